@@ -1,0 +1,36 @@
+"""evalbook: a notebook-first evaluation toolkit for LLM and AI systems.
+
+Example:
+    >>> import evalbook as eb
+    >>> correct = eb.define_score("correct", label="Correct", primary=True)
+"""
+
+from ._contract import Score, Unscored
+from ._errors import ConfigurationError, ScorerSignatureError, SkipScore
+from ._eval import Eval
+from ._run import Run
+from ._runner import arun, run
+from ._scorers import scorer
+from ._scores import Grader, ScoreDefinition, all_of, any_of, at_least, define_score, mean_of
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "ConfigurationError",
+    "Eval",
+    "Grader",
+    "Run",
+    "Score",
+    "ScoreDefinition",
+    "ScorerSignatureError",
+    "SkipScore",
+    "Unscored",
+    "all_of",
+    "any_of",
+    "arun",
+    "at_least",
+    "define_score",
+    "mean_of",
+    "run",
+    "scorer",
+]

@@ -1,0 +1,84 @@
+"""Calling user functions: async ones on the loop, sync ones in worker threads.
+
+Sync functions start in the run's thread pool, so blocking SDK calls never stall the event loop
+and `concurrency` holds for them. A sync function that has proved itself fast (its first
+`PROBE_CALLS` calls each took under `FAST_S`) is then called inline, which saves the thread
+hop (tens of microseconds) on cheap scorers; if an inline call ever takes longer than
+`SLOW_S`, the function goes back to the thread pool for the rest of the run.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import time
+from collections.abc import Callable
+from concurrent.futures import Executor
+from typing import Any
+
+__all__ = ["AttemptTimeout", "Caller"]
+
+PROBE_CALLS = 16
+FAST_S = 200e-6
+SLOW_S = 2e-3
+
+
+class AttemptTimeout(Exception):  # noqa: N818
+    """The call ran past the run's `timeout` (a user's own TimeoutError is not this)."""
+
+
+async def _bounded(awaitable: Any, timeout: float | None) -> Any:
+    if timeout is None:
+        return await awaitable
+    try:
+        async with asyncio.timeout(timeout) as scope:
+            return await awaitable
+    except TimeoutError:
+        if scope.expired():
+            raise AttemptTimeout from None
+        raise
+
+
+def _timed(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
+    t0 = time.perf_counter()
+    result = fn(*args, **kwargs)
+    return result, time.perf_counter() - t0
+
+
+class Caller:
+    """Calls one user function, choosing where it runs (see the module docstring)."""
+
+    __slots__ = ("fast_calls", "fn", "inline", "is_async", "pool", "pinned")
+
+    def __init__(self, fn: Callable[..., Any], is_async: bool, pool: Executor) -> None:
+        self.fn = fn
+        self.is_async = is_async
+        self.pool = pool
+        self.inline = False
+        self.pinned = False  # True once a slow inline call sent it back to threads for good
+        self.fast_calls = 0
+
+    async def __call__(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any], timeout: float | None = None
+    ) -> Any:
+        if self.is_async:
+            return await _bounded(self.fn(*args, **kwargs), timeout)
+        if self.inline:
+            t0 = time.perf_counter()
+            result = self.fn(*args, **kwargs)
+            elapsed = time.perf_counter() - t0
+            if elapsed > SLOW_S:
+                self.inline, self.pinned = False, True
+            if timeout is not None and elapsed > timeout:
+                raise AttemptTimeout
+        else:
+            loop = asyncio.get_running_loop()
+            future = loop.run_in_executor(self.pool, _timed, self.fn, args, kwargs)
+            result, elapsed = await _bounded(future, timeout)
+            if not self.pinned:
+                self.fast_calls = self.fast_calls + 1 if elapsed < FAST_S else 0
+                if self.fast_calls >= PROBE_CALLS:
+                    self.inline = True
+        if inspect.isawaitable(result):  # a sync function that hands back a coroutine
+            return await _bounded(result, timeout)
+        return result

@@ -1,0 +1,103 @@
+"""Column-wise storage of a run's results: one slot per case, one per (case, score)."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+
+from ._contract import Rec
+from ._scores import Grader
+
+__all__ = ["OUTCOMES", "Results"]
+
+# Final outcomes, by code. PENDING marks a case without a final outcome (not run yet).
+PASSED, FAILED, ERRORED, TIMED_OUT = 0, 1, 2, 3
+PENDING = -1
+OUTCOMES = ("passed", "failed", "errored", "timed_out")
+
+
+class Results:
+    """Preallocated columns; cases finishing in any order write to their own slots.
+
+    Record `i * n_scores + j` is case `i`, score `j`: input order, then definition order.
+    """
+
+    def __init__(self, case_ids: Sequence[str], n_scores: int) -> None:
+        n = len(case_ids)
+        size = n * n_scores
+        self.case_ids = list(case_ids)
+        self.n_scores = n_scores
+        self.outcome = np.full(n, PENDING, dtype=np.int8)
+        self.attempts = np.zeros(n, dtype=np.int32)
+        self.output: list[Any] = [None] * n
+        self.error_type: list[str | None] = [None] * n
+        self.error_message: list[str | None] = [None] * n
+        self.started_at = np.full(n, math.nan)
+        self.duration_s = np.full(n, math.nan)
+        self.status = np.zeros(size, dtype=np.int8)
+        self.value = np.full(size, math.nan)
+        self.reason: list[str | None] = [None] * size
+        self.message: list[str | None] = [None] * size
+        self.rationale: list[str | None] = [None] * size
+        self.metadata: list[dict[str, Any] | None] = [None] * size
+        self.grader: list[Grader | None] = [None] * size
+
+    @property
+    def n_cases(self) -> int:
+        return len(self.case_ids)
+
+    def set_case(
+        self,
+        pos: int,
+        outcome: int,
+        attempts: int,
+        output: Any,
+        error_type: str | None,
+        error_message: str | None,
+        started_at: float,
+        duration_s: float,
+        records: Sequence[Rec],
+    ) -> None:
+        """Store one finished case and its records (one per score, in definition order)."""
+        self.outcome[pos] = outcome
+        self.attempts[pos] = attempts
+        self.output[pos] = output
+        self.error_type[pos] = error_type
+        self.error_message[pos] = error_message
+        self.started_at[pos] = started_at
+        self.duration_s[pos] = duration_s
+        base = pos * self.n_scores
+        for j, rec in enumerate(records):
+            i = base + j
+            status, value, reason, message, rationale, metadata, grader = rec
+            self.status[i] = status
+            self.value[i] = value
+            if reason is not None:
+                self.reason[i] = reason
+            if message is not None:
+                self.message[i] = message
+            if rationale is not None:
+                self.rationale[i] = rationale
+            if metadata is not None:
+                self.metadata[i] = metadata
+            if grader is not None:
+                self.grader[i] = grader
+
+    def records_of(self, pos: int) -> list[Rec]:
+        """The records of one case, rebuilt (used by the store and by resume)."""
+        base = pos * self.n_scores
+        return [
+            Rec(
+                int(self.status[i]),
+                float(self.value[i]),
+                self.reason[i],
+                self.message[i],
+                self.rationale[i],
+                self.metadata[i],
+                self.grader[i],
+            )
+            for i in range(base, base + self.n_scores)
+        ]

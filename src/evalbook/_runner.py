@@ -1,0 +1,382 @@
+"""The runner: cases → attempts → records, with bounded concurrency."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import os
+import time
+import uuid
+from collections.abc import Callable, Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Protocol
+
+import pandas as pd
+
+from ._binding import call_args
+from ._calls import AttemptTimeout, Caller
+from ._context import CaseContext
+from ._contract import ERROR, SCORED, UNSCORED, Rec, error_rec, interpret, raised_rec, skip_rec
+from ._errors import ConfigurationError, SkipScore
+from ._plan import BoundScorer, Plan, make_plan
+from ._results import ERRORED, FAILED, PASSED, TIMED_OUT, Results
+from ._run import Run
+from ._scorers import Scorer
+from ._scores import ScoreDefinition
+
+__all__ = ["RunSink", "arun", "run"]
+
+log = logging.getLogger("evalbook")
+
+_NOT_RECORDED = Rec(UNSCORED, reason="not_recorded")
+
+
+class RunSink(Protocol):
+    """Receives a run's progress as it happens (the run store implements it)."""
+
+    def case_started(self, pos: int, attempt: int) -> None: ...
+
+    def case_ended(self, pos: int, results: Results) -> None: ...
+
+
+class _Engine:
+    """Runs every case of a plan and writes its results; one engine per run."""
+
+    def __init__(
+        self,
+        plan: Plan,
+        results: Results,
+        *,
+        concurrency: int,
+        timeout: float | None,
+        attempts: int,
+        pool: ThreadPoolExecutor,
+        sink: RunSink | None = None,
+        tick: Callable[[], None] | None = None,
+    ) -> None:
+        self.plan = plan
+        self.results = results
+        self.timeout = timeout
+        self.attempts = attempts
+        self.concurrency = concurrency
+        self.sink = sink
+        self.tick = tick
+        self.task = Caller(plan.task, plan.task_is_async, pool) if plan.task else None
+        self.scorers = [(b, Caller(b.scorer.fn, b.scorer.is_async, pool)) for b in plan.scorers]
+        self.n_scores = len(plan.definitions)
+        self.warned: set[str] = set()
+
+    async def execute(self, positions: Iterable[int]) -> None:
+        queue = iter(positions)
+
+        async def worker() -> None:
+            for pos in queue:  # a shared iterator: cases start in input order
+                await self.case(pos)
+
+        workers = min(self.concurrency, self.results.n_cases) or 1
+        if workers == 1:
+            await worker()
+        else:
+            await asyncio.gather(*(worker() for _ in range(workers)))
+
+    def _values(self, pos: int) -> dict[str, Any]:
+        plan = self.plan
+        values: dict[str, Any] = {c: plan.columns[c][pos] for c in plan.needed}
+        if plan.wants_row:
+            values["row"] = {k: plan.columns[k][pos] for k in plan.row_keys}
+        values["case_id"] = plan.case_ids[pos]
+        return values
+
+    async def case(self, pos: int) -> None:
+        plan = self.plan
+        values = self._values(pos)
+        started = time.time()
+        t0 = time.perf_counter()
+        recs: list[Rec | None] = [None] * self.n_scores
+        etype = emsg = None
+        output: Any = None
+        attempt = 0
+        if self.task is None:
+            outcome = PASSED
+            output = plan.columns[plan.output_column][pos]  # type: ignore[index]
+        else:
+            while True:
+                attempt += 1
+                if self.sink is not None:
+                    self.sink.case_started(pos, attempt)
+                ctx = CaseContext(plan.case_ids[pos], attempt, plan.index)
+                outcome, output, etype, emsg = await self._attempt(values, ctx)
+                if outcome in (ERRORED, TIMED_OUT) and attempt < self.attempts:
+                    continue
+                break
+            if outcome in (PASSED, FAILED):
+                for j, rec in ctx.recorded.items():
+                    recs[j] = rec
+        if outcome == PASSED:
+            values["output"] = output
+            await self._score(values, recs)
+            filled = [_NOT_RECORDED if r is None else r for r in recs]
+        elif outcome == FAILED:
+            failed = Rec(UNSCORED, reason="case_failed", message=emsg)
+            filled = [failed if r is None else r for r in recs]
+        else:
+            code = "case_errored" if outcome == ERRORED else "case_timed_out"
+            filled = [error_rec(code, f"{etype}: {emsg}")] * self.n_scores
+        if outcome in (PASSED, FAILED):
+            self._derive(filled, outcome)
+        self.results.set_case(
+            pos, outcome, attempt, output, etype, emsg, started, time.perf_counter() - t0, filled
+        )
+        if self.sink is not None:
+            self.sink.case_ended(pos, self.results)
+        if self.tick is not None:
+            self.tick()
+
+    async def _attempt(
+        self, values: dict[str, Any], ctx: CaseContext
+    ) -> tuple[int, Any, str | None, str | None]:
+        assert self.task is not None and self.plan.task_binding is not None
+        values["ctx"] = ctx
+        args, kwargs = call_args(self.plan.task_binding, values)
+        try:
+            output = await self.task(args, kwargs, self.timeout)
+        except AssertionError as exc:
+            return FAILED, None, type(exc).__name__, str(exc)
+        except AttemptTimeout:
+            return TIMED_OUT, None, "TimeoutError", f"the task took longer than {self.timeout}s"
+        except Exception as exc:
+            return ERRORED, None, type(exc).__name__, str(exc)
+        finally:
+            del values["ctx"]
+        return PASSED, output, None, None
+
+    async def _score(self, values: dict[str, Any], recs: list[Rec | None]) -> None:
+        slow = [(b, c) for b, c in self.scorers if c.is_async or not c.inline]
+        for b, c in self.scorers:
+            if c.is_async or not c.inline:
+                continue
+            self._place(b, await self._call_scorer(b, c, values), recs)
+        if len(slow) == 1:
+            b, c = slow[0]
+            self._place(b, await self._call_scorer(b, c, values), recs)
+        elif slow:
+            done = await asyncio.gather(*(self._call_scorer(b, c, values) for b, c in slow))
+            for (b, _), out in zip(slow, done, strict=True):
+                self._place(b, out, recs)
+
+    async def _call_scorer(
+        self, bound: BoundScorer, caller: Caller, values: dict[str, Any]
+    ) -> list[Rec]:
+        defs = bound.scorer.definitions
+        try:
+            args, kwargs = call_args(bound.binding, values)
+            result = await caller(args, kwargs)
+        except SkipScore as exc:
+            return [skip_rec(exc)] * len(defs)
+        except Exception as exc:
+            return [raised_rec(exc)] * len(defs)
+        out = interpret(result, defs)
+        name = bound.scorer.name
+        if name not in self.warned:
+            bad = next((r for r in out if r.reason == "invalid_score"), None)
+            if bad is not None:
+                self.warned.add(name)
+                log.warning(
+                    "scorer %r returned an invalid score for case %r: %s "
+                    "(logged once per scorer; every one is an error record in run.scores)",
+                    name,
+                    values["case_id"],
+                    bad.message,
+                )
+        return out
+
+    @staticmethod
+    def _place(bound: BoundScorer, out: Sequence[Rec], recs: list[Rec | None]) -> None:
+        for j, rec in zip(bound.positions, out, strict=True):
+            recs[j] = rec
+
+    def _derive(self, recs: list[Rec], outcome: int) -> None:
+        for d in self.plan.derived:
+            if outcome == FAILED:
+                recs[d.position] = Rec(UNSCORED, reason="case_failed")
+                continue
+            rec: Rec | None = None
+            for name, j in d.components:
+                if recs[j].status == ERROR:
+                    rec = error_rec(
+                        f"component_error:{name}",
+                        f"component {name!r} is an error: {recs[j].message or recs[j].reason}",
+                    )
+                    break
+            if rec is None:
+                for name, j in d.components:
+                    if recs[j].status != SCORED:
+                        rec = Rec(UNSCORED, reason=f"component_unscored:{name}")
+                        break
+            if rec is None:
+                value = d.combine.evaluate({name: recs[j].value for name, j in d.components})
+                rec = Rec(SCORED, value)
+            recs[d.position] = rec
+
+
+def _progress(total: int, enabled: bool, name: str) -> Any:
+    if not enabled or total == 0 or os.environ.get("EVALBOOK_PROGRESS", "1") in ("0", "false"):
+        return None
+    from tqdm.auto import tqdm  # lazy: tqdm.auto may import ipywidgets
+
+    return tqdm(total=total, desc=name, unit="case", delay=1.0, leave=False)
+
+
+def _check_options(concurrency: int, timeout: float | None, attempts: int) -> None:
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ConfigurationError(f"concurrency must be an integer >= 1, got {concurrency!r}")
+    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
+        raise ConfigurationError(f"attempts must be an integer >= 1, got {attempts!r}")
+    if timeout is not None and (
+        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
+    ):
+        raise ConfigurationError(f"timeout must be a number of seconds > 0 or None, got {timeout!r}")
+
+
+def _as_frame(data: Any) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        return data
+    try:
+        return pd.DataFrame(data)
+    except Exception as exc:
+        raise ConfigurationError(
+            f"data must be a pandas DataFrame (or something pd.DataFrame() accepts): {exc}"
+        ) from None
+
+
+async def arun(
+    data: Any,
+    task: Callable[..., Any] | None = None,
+    *,
+    scorers: Sequence[Scorer | Callable[..., Any]] = (),
+    scores: Sequence[ScoreDefinition | str] = (),
+    name: str | None = None,
+    output_column: str | None = None,
+    concurrency: int = 8,
+    timeout: float | None = None,
+    attempts: int = 1,
+    store: str | os.PathLike[str] | None = "runs",
+    resume: Any = None,
+    progress: bool = True,
+    executor: Any = None,
+) -> Run:
+    """The async form of `eb.run()`: `run = await eb.arun(df, task=...)`."""
+    _check_options(concurrency, timeout, attempts)
+    if executor is not None:
+        raise ConfigurationError(
+            "executor= is not available in this version; leave it as None to run locally"
+        )
+    if resume is not None:
+        raise ConfigurationError("resume= needs the run store, which this version does not have")
+    frame = _as_frame(data)
+    plan = make_plan(frame, task, scorers, scores, output_column)
+    run_name = name or (getattr(task, "__name__", None) if task else None) or "run"
+    if run_name == "<lambda>":
+        run_name = "run"
+    results = Results(plan.case_ids, len(plan.definitions))
+    bar = _progress(results.n_cases, progress, run_name)
+    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalbook")
+    engine = _Engine(
+        plan,
+        results,
+        concurrency=concurrency,
+        timeout=timeout,
+        attempts=attempts,
+        pool=pool,
+        tick=(lambda: bar.update(1)) if bar is not None else None,
+    )
+    try:
+        await engine.execute(range(results.n_cases))
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+        if bar is not None:
+            bar.close()
+    options = {
+        "concurrency": concurrency,
+        "timeout": timeout,
+        "attempts": attempts,
+        "output_column": output_column,
+    }
+    return Run(
+        name=run_name,
+        id=uuid.uuid4().hex[:12],
+        definitions=plan.definitions,
+        data=frame,
+        results=results,
+        options=options,
+    )
+
+
+def run(
+    data: Any,
+    task: Callable[..., Any] | None = None,
+    *,
+    scorers: Sequence[Scorer | Callable[..., Any]] = (),
+    scores: Sequence[ScoreDefinition | str] = (),
+    name: str | None = None,
+    output_column: str | None = None,
+    concurrency: int = 8,
+    timeout: float | None = None,
+    attempts: int = 1,
+    store: str | os.PathLike[str] | None = "runs",
+    resume: Any = None,
+    progress: bool = True,
+    executor: Any = None,
+) -> Run:
+    """Run `task` over every case of `data`, score the outputs, and return the `Run`.
+
+    Works in scripts and inside Jupyter's running event loop (there it runs on a fresh loop in
+    a worker thread); `await eb.arun(...)` is the async form.
+
+    Args:
+        data: The cases, one per row; `case_id` is the `id` column if present, else the index.
+        task: Called once per case attempt; its return value is the output. Parameters are
+            bound by name: columns, `row`, `case_id`, `ctx`.
+        scorers: `@eb.scorer` functions or plain functions (named after themselves).
+        scores: Further definitions: derived scores (`combine=`), scores the task records.
+        name: The run's name (default: the task's name).
+        output_column: Score outputs already in this column instead of calling a task.
+        concurrency: Cases in flight at once (sync functions get as many worker threads).
+        timeout: Seconds per task attempt; past it the attempt is `timed_out`.
+        attempts: Tries per case; only errored and timed-out cases are tried again.
+        store: Folder of the run store, or None to keep the run in memory.
+        resume: A stored run (path or Run) to continue.
+        progress: Show a progress bar on long runs (env `EVALBOOK_PROGRESS=0` turns it off).
+        executor: None to run locally.
+
+    Example:
+        >>> import pandas as pd, evalbook as eb
+        >>> df = pd.DataFrame({"q": ["a", "b"], "expected": ["A", "x"]})
+        >>> @eb.scorer
+        ... def exact(output, expected):
+        ...     return float(output == expected)
+        >>> eb.run(df, task=lambda q: q.upper(), scorers=[exact], store=None,
+        ...        progress=False).headline.text
+        'exact 50% · completed 100%'
+    """
+    coro = arun(
+        data,
+        task,
+        scorers=scorers,
+        scores=scores,
+        name=name,
+        output_column=output_column,
+        concurrency=concurrency,
+        timeout=timeout,
+        attempts=attempts,
+        store=store,
+        resume=resume,
+        progress=progress,
+        executor=executor,
+    )
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalbook-run") as ex:
+        return ex.submit(asyncio.run, coro).result()
