@@ -1,0 +1,56 @@
+"""The public surface of `evalbook` is exactly the names of DESIGN §3."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+
+import evalbook as eb
+
+PUBLIC = {
+    "ConfigurationError",
+    "Eval",
+    "Grader",
+    "Run",
+    "Score",
+    "ScoreDefinition",
+    "ScorerSignatureError",
+    "SkipScore",
+    "Unscored",
+    "all_of",
+    "any_of",
+    "arun",
+    "at_least",
+    "define_score",
+    "mean_of",
+    "run",
+    "scorer",
+}
+
+
+def test_all_is_pinned() -> None:
+    assert set(eb.__all__) == PUBLIC
+
+
+def test_every_public_name_exists() -> None:
+    for name in PUBLIC:
+        assert getattr(eb, name) is not None, name
+
+
+def test_no_other_public_attributes() -> None:
+    extra = {
+        n
+        for n in vars(eb)
+        if not n.startswith("_") and n not in PUBLIC and not isinstance(getattr(eb, n), type(eb))
+    }
+    assert extra == set()
+
+
+def test_import_is_light() -> None:
+    code = (
+        "import sys, evalbook; "
+        "heavy = [m for m in ('plotly', 'ipywidgets', 'IPython', 'scipy', 'dask', 'openai') "
+        "if m in sys.modules]; print(','.join(heavy))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == ""
