@@ -86,9 +86,7 @@ def bind(
     return Binding(tuple(params), tuple(positional), var_kw, wants_row)
 
 
-def call_args(
-    binding: Binding, values: dict[str, Any]
-) -> tuple[tuple[Any, ...], dict[str, Any]]:
+def call_args(binding: Binding, values: dict[str, Any]) -> tuple[tuple[Any, ...], dict[str, Any]]:
     """The positional and keyword arguments for one call, from the case's named values."""
     if binding.var_kw:
         kwargs = dict(values)

@@ -23,7 +23,7 @@ FAST_S = 200e-6
 SLOW_S = 2e-3
 
 
-class AttemptTimeout(Exception):  # noqa: N818
+class AttemptTimeout(Exception):
     """The call ran past the run's `timeout` (a user's own TimeoutError is not this)."""
 
 
@@ -48,7 +48,7 @@ def _timed(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 class Caller:
     """Calls one user function, choosing where it runs (see the module docstring)."""
 
-    __slots__ = ("fast_calls", "fn", "inline", "is_async", "pool", "pinned")
+    __slots__ = ("fast_calls", "fn", "inline", "is_async", "pinned", "pool")
 
     def __init__(self, fn: Callable[..., Any], is_async: bool, pool: Executor) -> None:
         self.fn = fn

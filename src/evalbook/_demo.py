@@ -43,9 +43,7 @@ def local_model(question: str) -> str:
 correct = define_score(
     "answer.correct", label="Correct answer", grader=Grader(kind="rule", id="exact")
 )
-concise = define_score(
-    "answer.concise", label="Concise", grader=Grader(kind="rule", id="length")
-)
+concise = define_score("answer.concise", label="Concise", grader=Grader(kind="rule", id="length"))
 passed = define_score(
     "answer.pass", label="Pass", combine=all_of(correct, at_least(concise, 0.5)), primary=True
 )

@@ -20,7 +20,7 @@ class ScorerSignatureError(ConfigurationError):
     """
 
 
-class SkipScore(Exception):  # noqa: N818 - public name fixed by the design
+class SkipScore(Exception):
     """Raise inside a scorer to leave this (case, score) unscored with a reason.
 
     Example:

@@ -212,7 +212,7 @@ def make_plan(
         derived=tuple(derived),
         task=task,
         task_binding=task_binding,
-        task_is_async=bool(task) and _is_async(task),
+        task_is_async=task is not None and _is_async(task),
         output_column=output_column,
         case_ids=ids,
         columns=columns,

@@ -35,7 +35,7 @@ class Run:
         self,
         *,
         name: str,
-        id: str,  # noqa: A002 - public attribute name
+        id: str,
         definitions: Sequence[ScoreDefinition],
         data: pd.DataFrame,
         results: Results,
@@ -96,11 +96,16 @@ class Run:
 
     def __repr__(self) -> str:
         lines = [f"<Run {self.name!r} · {self._results.n_cases} cases · {self.headline.text}>"]
-        for row in self._summary.itertuples(index=False):
-            ci = "" if np.isnan(row.mean) else f" [{format_pct(row.ci_low)}, {format_pct(row.ci_high)}]"
+        for row in self._summary.to_dict("records"):
+            mean = float(row["mean"])
+            ci = (
+                ""
+                if np.isnan(mean)
+                else f" [{format_pct(float(row['ci_low']))}, {format_pct(float(row['ci_high']))}]"
+            )
             lines.append(
-                f"  {row.score}: {format_pct(None if np.isnan(row.mean) else row.mean)}{ci}"
-                f"  counted {row.counted} · unscored {row.unscored} · errors {row.errors}"
-                f" · excluded {row.excluded}"
+                f"  {row['score']}: {format_pct(None if np.isnan(mean) else mean)}{ci}"
+                f"  counted {row['counted']} · unscored {row['unscored']} · errors {row['errors']}"
+                f" · excluded {row['excluded']}"
             )
         return "\n".join(lines)

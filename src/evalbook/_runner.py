@@ -96,9 +96,9 @@ class _Engine:
         etype = emsg = None
         output: Any = None
         attempt = 0
+        outcome = PASSED
         if self.task is None:
-            outcome = PASSED
-            output = plan.columns[plan.output_column][pos]  # type: ignore[index]
+            output = plan.columns[plan.output_column][pos]
         else:
             while True:
                 attempt += 1
@@ -235,7 +235,9 @@ def _check_options(concurrency: int, timeout: float | None, attempts: int) -> No
     if timeout is not None and (
         isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
     ):
-        raise ConfigurationError(f"timeout must be a number of seconds > 0 or None, got {timeout!r}")
+        raise ConfigurationError(
+            f"timeout must be a number of seconds > 0 or None, got {timeout!r}"
+        )
 
 
 def _as_frame(data: Any) -> pd.DataFrame:

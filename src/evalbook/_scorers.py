@@ -23,7 +23,10 @@ class Scorer:
     __slots__ = ("definitions", "fn", "is_async", "name")
 
     def __init__(
-        self, fn: Callable[..., Any], definitions: Iterable[ScoreDefinition], name: str | None = None
+        self,
+        fn: Callable[..., Any],
+        definitions: Iterable[ScoreDefinition],
+        name: str | None = None,
     ) -> None:
         self.fn = fn
         self.definitions = tuple(definitions)
@@ -76,8 +79,10 @@ def scorer(*definitions: Any) -> Scorer | Callable[[Callable[..., Any]], Scorer]
         >>> exact.definitions[0].name
         'correct'
     """
-    if len(definitions) == 1 and callable(definitions[0]) and not isinstance(
-        definitions[0], ScoreDefinition | str
+    if (
+        len(definitions) == 1
+        and callable(definitions[0])
+        and not isinstance(definitions[0], ScoreDefinition | str)
     ):
         fn = definitions[0]
         return Scorer(fn, [_definition(_score_name(fn))])

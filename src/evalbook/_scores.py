@@ -49,8 +49,9 @@ class Grader(_Frozen):
     votes: int | None = None
     reducer: str | None = None
 
-    def __init__(self, kind: str, id: str, **data: Any) -> None:  # noqa: A002 - public name
-        super().__init__(kind=kind, id=id, **data)
+    def __init__(self, kind: str, id: str, **data: Any) -> None:
+        fields: dict[str, Any] = {"kind": kind, "id": id, **data}
+        super().__init__(**fields)
 
 
 # A component of a derived score: a score name, or another combinator.

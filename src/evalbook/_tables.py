@@ -42,8 +42,8 @@ SCORE_COLUMNS = [
 ]
 
 
-def _codes(codes: np.ndarray, categories: Sequence[str]) -> pd.Categorical:
-    return pd.Categorical.from_codes(codes.astype(np.int16), categories=list(categories))
+def _codes(codes: np.ndarray, categories: Sequence[str]) -> pd.Categorical[str]:
+    return pd.Categorical.from_codes(codes.astype(np.int16), categories=pd.Index(categories))
 
 
 def _object(values: list[Any]) -> np.ndarray:
@@ -95,9 +95,7 @@ def scores_table(
     return pd.DataFrame(
         {
             "case_id": _object(results.case_ids).repeat(s),
-            "score": pd.Categorical.from_codes(
-                np.tile(np.arange(s, dtype=np.int16), n), categories=names
-            ),
+            "score": _codes(np.tile(np.arange(s, dtype=np.int16), n), names),
             "status": _codes(results.status, STATUSES),
             "value": results.value.copy(),
             "counted": counted,
