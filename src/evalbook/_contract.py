@@ -26,11 +26,13 @@ __all__ = [
     "InvalidScore",
     "Rec",
     "Score",
+    "ScoreError",
     "Unscored",
     "error_rec",
     "interpret",
     "record_of",
     "safe_repr",
+    "validate_on_scale",
     "validate_value",
 ]
 
@@ -97,10 +99,10 @@ def safe_repr(value: object) -> str:
     return text
 
 
-def _invalid(value: object, why: str) -> InvalidScore:
+def _invalid(value: object, why: str, low: float = 0, high: float = 1) -> InvalidScore:
     return InvalidScore(
         f"invalid score {safe_repr(value)} ({type(value).__name__}): {why}; "
-        "a score must be a finite real number in [0, 1]"
+        f"a score must be a finite real number in [{low}, {high}]"
     )
 
 
@@ -126,22 +128,34 @@ def validate_value(value: object) -> float:
             return value  # type: ignore[return-value]
     elif kind is int and (value == 0 or value == 1):
         return float(value)  # type: ignore[arg-type,unused-ignore]
+    return validate_on_scale(value, 0, 1)
+
+
+def validate_on_scale(value: object, low: float, high: float) -> float:
+    """Check a raw value against the closed scale [low, high], by the rules of `validate_value`.
+
+    Judges use it for their declared raw scale (e.g. 0–100) before normalising.
+
+    Example:
+        >>> validate_on_scale(95, 0, 100)
+        95.0
+    """
     if isinstance(value, bool | np.bool_):
-        raise _invalid(value, "booleans are not scores")
+        raise _invalid(value, "booleans are not scores", low, high)
     if isinstance(value, str | bytes):
-        raise _invalid(value, "strings are not scores, even numeric ones")
+        raise _invalid(value, "strings are not scores, even numeric ones", low, high)
     if not isinstance(value, numbers.Real | Decimal):
-        raise _invalid(value, "not a real number")
+        raise _invalid(value, "not a real number", low, high)
     try:
         finite = value.is_finite() if isinstance(value, Decimal) else math.isfinite(value)
-        in_range = finite and 0 <= value <= 1  # type: ignore[operator]  # exact, before rounding
+        in_range = finite and low <= value <= high  # type: ignore[operator]  # exact, no rounding
         result = float(value) if in_range else math.nan
     except (ArithmeticError, TypeError, ValueError):
-        raise _invalid(value, "not a comparable real number") from None
+        raise _invalid(value, "not a comparable real number", low, high) from None
     if not finite:
-        raise _invalid(value, "not finite")
+        raise _invalid(value, "not finite", low, high)
     if not in_range:
-        raise _invalid(value, "out of range")
+        raise _invalid(value, "out of range", low, high)
     return result
 
 
@@ -160,10 +174,30 @@ def _json_safe(metadata: Mapping[str, Any]) -> dict[str, Any]:
         return loaded
 
 
+@dataclass(frozen=True, slots=True)
+class ScoreError:
+    """An error a scorer reports with its own code (judges: `invalid_judge_output`, ...).
+
+    Internal: `record_of` turns it into an error record carrying the code and message.
+    """
+
+    code: str
+    message: str
+    rationale: str | None = None
+    metadata: Mapping[str, Any] | None = None
+
+
 def record_of(result: object, grader: Grader | None = None) -> Rec:
-    """Interpret one value (number, Score, Unscored) for one definition."""
+    """Interpret one value (number, Score, Unscored, ScoreError) for one definition."""
     if isinstance(result, Unscored):
         return Rec(UNSCORED, math.nan, str(result.reason))
+    if isinstance(result, ScoreError):
+        return error_rec(
+            result.code,
+            result.message,
+            rationale=_text(result.rationale),
+            metadata=_json_safe(result.metadata) if result.metadata else None,
+        )
     if isinstance(result, Score):
         try:
             value = validate_value(result.value)
