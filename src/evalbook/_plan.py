@@ -200,7 +200,8 @@ def make_plan(
     if data.columns.has_duplicates:
         dups = sorted({str(c) for c in data.columns[data.columns.duplicated()]})
         raise ConfigurationError(f"duplicate column names: {', '.join(dups)}; rename them first")
-    needed = tuple(c for c in names if c in named)
+    takes_all = any(b.var_kw for b in bindings)
+    needed = tuple(c for c in names if takes_all or c in named)
     loaded: list[Any] = list(data.columns) if wants_row else list(needed)
     if output_column is not None and output_column not in loaded:
         loaded.append(output_column)

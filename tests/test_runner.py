@@ -1,0 +1,446 @@
+"""The runner: binding, outcomes, attempts, timeouts, concurrency, configuration errors."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import threading
+import time
+from typing import Any
+
+import pandas as pd
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+import evalbook as eb
+
+DF = pd.DataFrame({"question": ["a", "b", "c"], "expected": ["A", "B", "x"]})
+
+
+def upper(question: str) -> str:
+    return question.upper()
+
+
+@eb.scorer
+def exact(output: str, expected: str) -> float:
+    return 1.0 if output == expected else 0.0
+
+
+def run(*args: Any, **kwargs: Any) -> eb.Run:
+    kwargs.setdefault("store", None)
+    kwargs.setdefault("progress", False)
+    return eb.run(*args, **kwargs)
+
+
+def test_basic_run() -> None:
+    r = run(DF, task=upper, scorers=[exact])
+    assert r.name == "upper"
+    assert list(r.cases["output"]) == ["A", "B", "C"]
+    assert list(r.scores["value"]) == [1.0, 1.0, 0.0]
+    assert r.headline.text == "exact 67% · completed 100%"
+
+
+def test_parameters_bound_by_name() -> None:
+    seen: list[tuple[Any, ...]] = []
+
+    def task(row: dict[str, Any], case_id: str, question: str) -> str:
+        seen.append((row, case_id, question))
+        return question
+
+    def scorer(output: str, **kwargs: Any) -> float:
+        assert set(kwargs) == {"id", "question", "expected", "row", "case_id"}
+        return 1.0
+
+    r = run(
+        pd.DataFrame({"id": [7], "question": ["q"], "expected": ["e"]}), task=task, scorers=[scorer]
+    )
+    assert seen == [({"id": 7, "question": "q", "expected": "e"}, "7", "q")]
+    assert r.scores["status"].tolist() == ["scored"]
+
+
+def test_case_ids_from_index_or_id_column() -> None:
+    df = pd.DataFrame({"question": ["a", "b"]}, index=[10, 20])
+    assert run(df, task=upper).cases["case_id"].tolist() == ["10", "20"]
+
+
+def test_duplicate_case_ids_are_rejected_before_any_case_runs() -> None:
+    calls = []
+    df = pd.DataFrame({"id": ["x", "x"], "question": ["a", "b"]})
+    with pytest.raises(eb.ConfigurationError, match="duplicate case ids.*'x'"):
+        run(df, task=lambda question: calls.append(question))
+    assert calls == []
+
+
+def test_signature_error_before_any_case_runs() -> None:
+    calls: list[str] = []
+
+    def task(question: str) -> str:
+        calls.append(question)
+        return question
+
+    def needs_missing(output: str, reference: str) -> float:
+        return 1.0
+
+    with pytest.raises(eb.ScorerSignatureError) as info:
+        run(DF, task=task, scorers=[needs_missing])
+    msg = str(info.value)
+    assert "needs_missing" in msg and "'reference'" in msg and "expected" in msg and "output" in msg
+    assert calls == []
+
+
+def test_task_signature_error() -> None:
+    with pytest.raises(eb.ScorerSignatureError, match="'answer'"):
+        run(DF, task=lambda answer: answer)
+
+
+def test_defaults_and_kwargs_are_fine() -> None:
+    r = run(
+        DF,
+        task=lambda question, missing="d": question + missing,
+        scorers=[lambda output, other=1: 1.0],
+    )
+    assert r.cases["output"].tolist() == ["ad", "bd", "cd"]
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "match"),
+    [
+        (
+            {"scores": [eb.define_score("p", primary=True), eb.define_score("q", primary=True)]},
+            "at most one primary",
+        ),
+        ({"scores": [eb.define_score("p", combine=eb.all_of("nope"))]}, "'nope'"),
+        ({"scorers": [exact, eb.scorer("exact")(lambda output: 1.0)]}, "bound to two scorers"),
+        ({"scores": [eb.define_score("exact", label="other")]}, "two different score definitions"),
+        ({"concurrency": 0}, "concurrency"),
+        ({"attempts": 0}, "attempts"),
+        ({"timeout": -1}, "timeout"),
+        ({"output_column": "question"}, "either task"),
+        ({"scores": ["unknown"]}, "unknown"),
+    ],
+)
+def test_configuration_errors(kwargs: dict[str, Any], match: str) -> None:
+    calls: list[str] = []
+
+    def task(question: str) -> str:
+        calls.append(question)
+        return question
+
+    kwargs.setdefault("scorers", [exact])
+    with pytest.raises(eb.ConfigurationError, match=match):
+        run(DF, task=task, **kwargs)
+    assert calls == []
+
+
+def test_derived_cycle_is_rejected() -> None:
+    a = eb.define_score("a", combine=eb.all_of("b"))
+    b = eb.define_score("b", combine=eb.all_of("a"))
+    with pytest.raises(eb.ConfigurationError, match="cycle"):
+        run(DF, task=upper, scores=[a, b])
+
+
+def test_output_column_scores_existing_outputs() -> None:
+    df = DF.assign(answer=["A", "b", "x"])
+    r = run(
+        df, output_column="answer", scorers=[lambda answer, expected: float(answer == expected)]
+    )
+    assert r.scores["value"].tolist() == [1.0, 0.0, 1.0]
+    assert r.cases["attempts"].tolist() == [0, 0, 0]
+
+
+def test_outcomes_and_scorers_never_called_on_errored_cases() -> None:
+    called: list[str] = []
+
+    def task(question: str) -> str:
+        if question == "b":
+            raise KeyError("missing")
+        if question == "c":
+            assert question == "z", "not z"
+        return question
+
+    def spy(output: str) -> float:
+        called.append(output)
+        return 1.0
+
+    r = run(DF, task=task, scorers=[spy])
+    assert r.cases["outcome"].tolist() == ["passed", "errored", "failed"]
+    assert r.cases["error_type"].tolist()[1:] == ["KeyError", "AssertionError"]
+    assert called == ["a"]
+    assert r.scores["reason"].tolist()[1:] == ["case_errored", "case_failed"]
+
+
+def test_attempts_retry_errored_cases_and_count_the_last() -> None:
+    tries: dict[str, int] = {}
+
+    def flaky(question: str) -> str:
+        tries[question] = tries.get(question, 0) + 1
+        if question == "a" and tries[question] < 2:
+            raise ConnectionError("flaky")
+        if question == "b":
+            raise ConnectionError("always")
+        if question == "c":
+            assert False, "failed cases are not retried"
+        return question
+
+    r = run(DF, task=flaky, scorers=[lambda output: 1.0], attempts=3)
+    assert r.cases["outcome"].tolist() == ["passed", "errored", "failed"]
+    assert r.cases["attempts"].tolist() == [2, 3, 1]
+    assert tries == {"a": 2, "b": 3, "c": 1}
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_timeouts(is_async: bool) -> None:
+    if is_async:
+
+        async def task(question: str) -> str:
+            await asyncio.sleep(1.0 if question == "b" else 0)
+            return question
+    else:
+
+        def task(question: str) -> str:  # type: ignore[misc]
+            time.sleep(1.0 if question == "b" else 0)
+            return question
+
+    r = run(DF, task=task, timeout=0.2, attempts=2)
+    assert r.cases["outcome"].tolist() == ["passed", "timed_out", "passed"]
+    assert r.cases["attempts"].tolist() == [1, 2, 1]
+
+
+def test_a_users_own_timeout_error_is_an_error_not_a_timeout() -> None:
+    def task(question: str) -> str:
+        raise TimeoutError("socket")
+
+    r = run(DF, task=task, timeout=5)
+    assert set(r.cases["outcome"]) == {"errored"}
+
+
+@pytest.mark.parametrize("is_async", [False, True])
+def test_concurrency_holds_for_sync_and_async_tasks(is_async: bool) -> None:
+    lock = threading.Lock()
+    active = peak = 0
+
+    def enter() -> None:
+        nonlocal active, peak
+        with lock:
+            active += 1
+            peak = max(peak, active)
+
+    def leave() -> None:
+        nonlocal active
+        with lock:
+            active -= 1
+
+    if is_async:
+
+        async def task(x: int) -> int:
+            enter()
+            await asyncio.sleep(0.02)
+            leave()
+            return x
+    else:
+
+        def task(x: int) -> int:  # type: ignore[misc]
+            enter()
+            time.sleep(0.02)
+            leave()
+            return x
+
+    df = pd.DataFrame({"x": range(40)})
+    run(df, task=task, concurrency=5)
+    assert peak == 5
+    peak = 0
+    run(df, task=task, concurrency=1)
+    assert peak == 1
+
+
+def test_blocking_sync_tasks_run_in_threads() -> None:
+    df = pd.DataFrame({"x": range(8)})
+    names: set[str] = set()
+
+    def task(x: int) -> int:
+        names.add(threading.current_thread().name)
+        time.sleep(0.05)
+        return x
+
+    run(df, task=task, concurrency=8)
+    assert all(n.startswith("evalbook") for n in names) and len(names) > 1
+
+
+def test_cases_start_in_input_order_with_concurrency_one() -> None:
+    order: list[int] = []
+    run(pd.DataFrame({"x": [3, 1, 2]}), task=lambda x: order.append(x), concurrency=1)
+    assert order == [3, 1, 2]
+
+
+def test_async_task_and_async_scorer() -> None:
+    async def task(question: str) -> str:
+        await asyncio.sleep(0)
+        return question.upper()
+
+    s = eb.define_score("s")
+
+    @eb.scorer(s)
+    async def judge(output: str, expected: str) -> float:
+        await asyncio.sleep(0)
+        return float(output == expected)
+
+    r = run(DF, task=task, scorers=[judge, lambda output: 1.0])
+    assert r.scores["value"].tolist() == [1.0, 1.0, 1.0, 1.0, 0.0, 1.0]
+
+
+def test_run_inside_a_running_event_loop() -> None:
+    async def main() -> eb.Run:
+        return run(DF, task=upper, scorers=[exact])
+
+    r = asyncio.run(main())
+    assert r.headline.value == pytest.approx(2 / 3)
+
+
+def test_arun() -> None:
+    r = asyncio.run(eb.arun(DF, task=upper, scorers=[exact], store=None, progress=False))
+    assert r.scores["value"].tolist() == [1.0, 1.0, 0.0]
+
+
+def test_ctx_records_scores_through_the_contract() -> None:
+    s, t = eb.define_score("s"), eb.define_score("t")
+
+    def task(question: str, ctx: Any) -> str:
+        ctx.record_score(s, 0.1)
+        ctx.record_score("s", 0.9, rationale="second wins")
+        ctx.record_score(t, True)
+        return question
+
+    r = run(DF.head(1), task=task, scores=[s, t])
+    rows = r.scores.to_dict("records")
+    assert (rows[0]["value"], rows[0]["rationale"]) == (0.9, "second wins")
+    assert rows[1]["status"] == "error" and "True" in rows[1]["message"]
+
+
+def test_ctx_unknown_score_errors_the_case_with_a_clear_message() -> None:
+    r = run(DF.head(1), task=lambda ctx: ctx.record_score("nope", 1))
+    assert r.cases["outcome"].tolist() == ["errored"]
+    assert "'nope' is not a score of this run" in r.cases["error_message"][0]
+
+
+def test_unrecorded_score_is_unscored() -> None:
+    r = run(DF.head(1), task=upper, scores=[eb.define_score("manual")])
+    assert r.scores["reason"].tolist() == ["not_recorded"]
+
+
+def test_scorer_outcomes_become_records() -> None:
+    s = eb.define_score("s")
+    outputs = {"a": eb.Unscored("why"), "b": "high", "c": 1.5}
+
+    @eb.scorer(s)
+    def sc(question: str) -> Any:
+        if question == "c":
+            raise eb.SkipScore("skipped")
+        return outputs[question]
+
+    def boom(output: str) -> float:
+        raise ValueError("bad scorer")
+
+    r = run(DF, task=upper, scorers=[sc, boom])
+    reasons = r.scores["reason"].astype(str).tolist()
+    assert reasons == [
+        "why",
+        "scorer_raised",
+        "invalid_score",
+        "scorer_raised",
+        "skipped",
+        "scorer_raised",
+    ]
+    assert "ValueError: bad scorer" in r.scores["message"][1]
+    assert "'high'" in r.scores["message"][2]
+
+
+def test_first_invalid_value_is_logged_once_per_scorer(caplog: pytest.LogCaptureFixture) -> None:
+    with caplog.at_level(logging.WARNING, logger="evalbook"):
+        run(DF, task=upper, scorers=[lambda output: "high"])
+    messages = [r.getMessage() for r in caplog.records if r.name == "evalbook"]
+    assert len(messages) == 1 and "'high'" in messages[0]
+
+
+def test_multi_score_scorer() -> None:
+    a, b = eb.define_score("a"), eb.define_score("b")
+
+    @eb.scorer(a, b)
+    def both(output: str) -> dict[str, float]:
+        return {"a": 1.0, "b": 0.5}
+
+    r = run(DF.head(1), task=upper, scorers=[both])
+    assert r.scores["value"].tolist() == [1.0, 0.5]
+
+
+def test_derived_scores() -> None:
+    correct = eb.define_score("correct")
+    natural = eb.define_score("natural")
+    passed = eb.define_score(
+        "pass", combine=eb.all_of(correct, eb.at_least(natural, 0.5)), primary=True
+    )
+    nat = {"a": 0.5, "b": eb.Unscored("n/a"), "c": "bad"}
+
+    @eb.scorer(natural)
+    def natural_fn(question: str) -> Any:
+        return nat[question]
+
+    r = run(DF, task=upper, scorers=[eb.scorer(correct)(exact.fn), natural_fn], scores=[passed])
+    assert [d.name for d in r.definitions] == ["correct", "natural", "pass"]
+    p = r.scores[r.scores["score"] == "pass"]
+    assert p["status"].tolist() == ["scored", "unscored", "error"]
+    assert p["value"].tolist()[0] == 1.0
+    assert p["reason"].astype(str).tolist()[1:] == [
+        "component_unscored:natural",
+        "component_error:natural",
+    ]
+    assert p["derived"].all()
+
+
+def test_lambdas_get_numbered_names() -> None:
+    r = run(DF.head(1), task=upper, scorers=[lambda output: 1.0, lambda output: 0.0])
+    assert [d.name for d in r.definitions] == ["lambda", "lambda_2"]
+
+
+def test_data_may_be_records() -> None:
+    r = run([{"question": "a", "expected": "A"}], task=upper, scorers=[exact])
+    assert r.headline.value == 1.0
+
+
+SCORER_RESULTS = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(min_value=-3, max_value=3),
+    st.booleans(),
+    st.text(max_size=4),
+    st.none(),
+    st.builds(eb.Unscored, st.text(max_size=4)),
+    st.builds(eb.Score, st.floats(), st.one_of(st.none(), st.text(max_size=4))),
+    st.lists(st.floats(), max_size=2),
+    st.just(ValueError("raised")),
+    st.just(eb.SkipScore("skip")),
+)
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(SCORER_RESULTS, min_size=1, max_size=6), st.sampled_from(["exclude", "zero"]))
+def test_no_exception_escapes_run_and_means_stay_in_range(results: list[Any], errors: str) -> None:
+    df = pd.DataFrame({"i": range(len(results))})
+    s = eb.define_score("s", errors=errors)  # type: ignore[arg-type]
+
+    @eb.scorer(s)
+    def scripted(i: int) -> Any:
+        item = results[i]
+        if isinstance(item, BaseException):
+            raise item
+        return item
+
+    r = run(df, task=lambda i: i, scorers=[scripted], concurrency=2)
+    assert len(r.scores) == len(results)
+    scored = r.scores["status"] == "scored"
+    assert r.scores.loc[~scored, "value"].isna().all()
+    assert r.scores.loc[scored, "value"].between(0, 1).all()
+    mean = r.summary().iloc[0]["mean"]
+    assert pd.isna(mean) or 0.0 <= mean <= 1.0
+    for msg, item in zip(r.scores["message"], results, strict=True):
+        if isinstance(msg, str) and "invalid score" in msg:
+            assert repr(item)[:50] in msg or repr(getattr(item, "value", None))[:50] in msg
