@@ -8,6 +8,7 @@ import sys
 import evalbook as eb
 
 PUBLIC = {
+    "Comparison",
     "ConfigurationError",
     "Eval",
     "Grader",
@@ -21,7 +22,9 @@ PUBLIC = {
     "any_of",
     "arun",
     "at_least",
+    "compare",
     "define_score",
+    "leaderboard",
     "mean_of",
     "run",
     "scorer",

@@ -5,6 +5,7 @@ Example:
     >>> correct = eb.define_score("correct", label="Correct", primary=True)
 """
 
+from ._compare import Comparison, compare, leaderboard
 from ._contract import Score, Unscored
 from ._errors import ConfigurationError, ScorerSignatureError, SkipScore
 from ._eval import Eval
@@ -16,6 +17,7 @@ from ._scores import Grader, ScoreDefinition, all_of, any_of, at_least, define_s
 __version__ = "0.1.0"
 
 __all__ = [
+    "Comparison",
     "ConfigurationError",
     "Eval",
     "Grader",
@@ -29,7 +31,9 @@ __all__ = [
     "any_of",
     "arun",
     "at_least",
+    "compare",
     "define_score",
+    "leaderboard",
     "mean_of",
     "run",
     "scorer",
