@@ -1,10 +1,12 @@
 """Calling user functions: async ones on the loop, sync ones in worker threads.
 
 Sync functions start in the run's thread pool, so blocking SDK calls never stall the event loop
-and `concurrency` holds for them. A sync function that has proved itself fast (its first
-`PROBE_CALLS` calls each took under `FAST_S`) is then called inline, which saves the thread
-hop (tens of microseconds) on cheap scorers; if an inline call ever takes longer than
-`SLOW_S`, the function goes back to the thread pool for the rest of the run.
+and `concurrency` holds for them. A sync function that has proved itself fast (the median of
+its first `PROBE_CALLS` calls took under `FAST_S`; the median because a thread can be preempted
+mid-call) is then called inline, which saves the thread hop (tens of microseconds) on cheap
+scorers; if `SLOW_STREAK` inline calls in a row take longer than `SLOW_S`, the function goes
+back to the thread pool for the rest of the run (one slow call is not enough: another thread
+holding the GIL can stall a fast call for a few milliseconds).
 """
 
 from __future__ import annotations
@@ -21,6 +23,9 @@ __all__ = ["AttemptTimeout", "Caller"]
 PROBE_CALLS = 16
 FAST_S = 200e-6
 SLOW_S = 2e-3
+SLOW_STREAK = 3
+# Results that are certainly not awaitable (checked first: inspect.isawaitable is slower).
+_PLAIN = (float, int, str, bytes, dict, list, tuple, type(None))
 
 
 class AttemptTimeout(Exception):
@@ -48,15 +53,16 @@ def _timed(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]
 class Caller:
     """Calls one user function, choosing where it runs (see the module docstring)."""
 
-    __slots__ = ("fast_calls", "fn", "inline", "is_async", "pinned", "pool")
+    __slots__ = ("fn", "inline", "is_async", "pinned", "pool", "probes", "slow_streak")
 
     def __init__(self, fn: Callable[..., Any], is_async: bool, pool: Executor) -> None:
         self.fn = fn
         self.is_async = is_async
         self.pool = pool
         self.inline = False
-        self.pinned = False  # True once a slow inline call sent it back to threads for good
-        self.fast_calls = 0
+        self.pinned = False  # True once the probes or a slow inline call chose threads for good
+        self.probes: list[float] = []
+        self.slow_streak = 0
 
     async def __call__(
         self, args: tuple[Any, ...], kwargs: dict[str, Any], timeout: float | None = None
@@ -68,17 +74,23 @@ class Caller:
             result = self.fn(*args, **kwargs)
             elapsed = time.perf_counter() - t0
             if elapsed > SLOW_S:
-                self.inline, self.pinned = False, True
+                self.slow_streak += 1
+                if self.slow_streak >= SLOW_STREAK:
+                    self.inline, self.pinned = False, True
+            else:
+                self.slow_streak = 0
             if timeout is not None and elapsed > timeout:
                 raise AttemptTimeout
         else:
             loop = asyncio.get_running_loop()
             future = loop.run_in_executor(self.pool, _timed, self.fn, args, kwargs)
             result, elapsed = await _bounded(future, timeout)
-            if not self.pinned:
-                self.fast_calls = self.fast_calls + 1 if elapsed < FAST_S else 0
-                if self.fast_calls >= PROBE_CALLS:
-                    self.inline = True
-        if inspect.isawaitable(result):  # a sync function that hands back a coroutine
+            if not self.pinned and not self.inline:
+                self.probes.append(elapsed)
+                if len(self.probes) >= PROBE_CALLS:
+                    self.inline = sorted(self.probes)[len(self.probes) // 2] < FAST_S
+                    self.pinned = not self.inline
+        if not isinstance(result, _PLAIN) and inspect.isawaitable(result):
+            # a sync function that handed back a coroutine
             return await _bounded(result, timeout)
         return result

@@ -225,8 +225,11 @@ def interpret(result: object, definitions: Sequence[ScoreDefinition]) -> list[Re
     A scorer bound to one definition returns a number, `Score` or `Unscored`; a scorer bound
     to several returns a dict keyed by name or definition. Anything else is `invalid_score`.
     """
-    if len(definitions) == 1 and not isinstance(result, Mapping):
-        return [record_of(result)]
+    if len(definitions) == 1:
+        if type(result) is float and 0.0 <= result <= 1.0:  # the common case, fast
+            return [Rec(SCORED, result)]
+        if not isinstance(result, Mapping):
+            return [record_of(result)]
     if not isinstance(result, Mapping):
         names = ", ".join(d.name for d in definitions)
         msg = str(_invalid(result, f"a scorer bound to several scores ({names}) returns a dict"))
