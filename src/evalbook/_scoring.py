@@ -161,6 +161,11 @@ class Headline:
     def __repr__(self) -> str:
         return f"<Headline {self.text}>"
 
+    def _repr_html_(self) -> str:
+        from .display import headline_only_html
+
+        return headline_only_html(self)
+
 
 def outcome_counts(results: Results) -> dict[str, int]:
     """Cases per final outcome (all four keys present)."""

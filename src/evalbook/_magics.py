@@ -1,0 +1,380 @@
+"""The `%eval` line magic and `%%eval` cell magic (`%load_ext evalbook`).
+
+They only wrap the public API: `eb.runs`, `eb.load_run`, `eb.show`, `eb.compare`, `eb.run`.
+IPython is imported here, and this module is imported only by `load_ipython_extension`.
+"""
+
+from __future__ import annotations
+
+import ast
+import keyword
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, TypeVar, cast
+
+import pandas as pd
+from IPython.core import magic as _magic_module
+from IPython.core import magic_arguments as _ma
+from IPython.core.error import UsageError
+from IPython.core.magic import Magics, magics_class
+
+from ._errors import ConfigurationError
+from ._run import Run
+from ._scores import ScoreDefinition
+
+__all__ = ["EvalMagics", "load_ipython_extension", "task_from_cell"]
+
+_SUBCOMMANDS = ("runs", "show", "compare", "export")
+_CELL_ONLY = ("scorers", "scores", "name", "concurrency", "attempts", "timeout", "as_")
+_TABLES = ("scores", "cases", "summary", "unscored", "wide")
+_RESERVED = {"row", "ctx", "case_id", "output", "kwargs"}
+
+_F = TypeVar("_F", bound=Callable[..., Any])
+# IPython's argument decorators are untyped: give them a typed face for mypy --strict.
+_argument: Any = _ma.argument
+_parse_argstring: Any = _ma.parse_argstring
+_magic_arguments: Any = _ma.magic_arguments
+_line_cell_magic: Any = _magic_module.line_cell_magic
+_no_var_expand: Any = _magic_module.no_var_expand
+
+
+def _typed(decorator: Any) -> Callable[[_F], _F]:
+    return cast(Callable[[_F], _F], decorator)
+
+
+def magic_arguments() -> Callable[[_F], _F]:
+    """`IPython.core.magic_arguments.magic_arguments` (usage in the docstring, for `%eval?`)."""
+    return _typed(_magic_arguments())
+
+
+def argument(*args: Any, **kwargs: Any) -> Callable[[_F], _F]:
+    """`IPython.core.magic_arguments.argument`."""
+    return _typed(_argument(*args, **kwargs))
+
+
+no_var_expand: Callable[[_F], _F] = _typed(_no_var_expand)
+line_cell_magic: Callable[[_F], _F] = _typed(_line_cell_magic)
+
+
+def _is_top_level_async(tree: ast.Module) -> bool:
+    """True when the body awaits outside any nested function (it becomes an `async def`)."""
+    todo: list[ast.AST] = list(tree.body)
+    while todo:
+        node = todo.pop()
+        if isinstance(node, ast.Await | ast.AsyncFor | ast.AsyncWith):
+            return True
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef):
+            continue
+        todo.extend(ast.iter_child_nodes(node))
+    return False
+
+
+def _assigns_output(tree: ast.Module) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Name) and node.id == "output" and isinstance(node.ctx, ast.Store):
+            return True
+    return False
+
+
+def task_from_cell(
+    body: str, columns: list[str], namespace: dict[str, Any], name: str
+) -> Callable[..., Any]:
+    """Turn a `%%eval` cell body into a task function.
+
+    The body becomes the body of a function whose parameters are the case's columns (those
+    that are identifiers) plus `row`, `ctx` and `case_id`; its globals are the notebook's
+    namespace. The output is `output` if the body assigns it, else the last expression.
+
+    Raises:
+        UsageError: the body does not parse, or has neither `output = ...` nor a final
+            expression.
+    """
+    try:
+        tree = ast.parse(body, filename="<%%eval cell>")
+    except SyntaxError as exc:
+        raise UsageError(f"%%eval cell: {exc.msg} (line {exc.lineno})") from None
+    if _assigns_output(tree):
+        tree.body.append(ast.Return(value=ast.Name(id="output", ctx=ast.Load())))
+    elif tree.body and isinstance(tree.body[-1], ast.Expr):
+        last = tree.body[-1]
+        assert isinstance(last, ast.Expr)
+        tree.body[-1] = ast.copy_location(ast.Return(value=last.value), last)
+    else:
+        raise UsageError(
+            "%%eval cell: assign the case's output to `output`, or end the cell with an "
+            "expression whose value is the output"
+        )
+    params = [
+        c for c in columns if c.isidentifier() and not keyword.iskeyword(c) and c not in _RESERVED
+    ]
+    params = list(dict.fromkeys(params))
+    arguments = ast.arguments(
+        posonlyargs=[],
+        args=[ast.arg(arg=p) for p in (*params, "row", "ctx", "case_id")],
+        kwonlyargs=[],
+        kw_defaults=[],
+        defaults=[],
+    )
+    cls = ast.AsyncFunctionDef if _is_top_level_async(tree) else ast.FunctionDef
+    func = cls(name=name, args=arguments, body=tree.body, decorator_list=[], returns=None)
+    module = ast.Module(body=[func], type_ignores=[])
+    ast.fix_missing_locations(module)
+    code = compile(module, "<%%eval cell>", "exec")
+    scope: dict[str, Any] = {}
+    exec(code, namespace, scope)  # defines the function; globals are the notebook's
+    task: Callable[..., Any] = scope[name]
+    return task
+
+
+def _eb() -> Any:
+    """The public API (`import evalbook`), as the magics' only way into the package's work."""
+    import evalbook
+
+    return evalbook
+
+
+def _split(names: str | None) -> list[str]:
+    return [n.strip() for n in (names or "").split(",") if n.strip()]
+
+
+@magics_class
+class EvalMagics(Magics):
+    """`%eval runs|show|compare|export ...` and the `%%eval DATA ...` cell magic."""
+
+    @magic_arguments()
+    @argument(
+        "words",
+        nargs="*",
+        help="runs [STORE] | show RUN | compare A B | export RUN PATH  (line);  DATA  (cell)",
+    )
+    @argument("--scorers", metavar="A,B", help="%%eval: scorer variables, comma-separated")
+    @argument("--scores", metavar="X,Y", help="%%eval: further score definitions (or names)")
+    @argument("--name", metavar="N", help="%%eval: the run's name (default: the DATA name)")
+    @argument("--concurrency", type=int, metavar="K", help="%%eval: cases in flight (8)")
+    @argument("--attempts", type=int, metavar="N", help="%%eval: tries per case (1)")
+    @argument("--timeout", type=float, metavar="S", help="%%eval: seconds per task attempt")
+    @argument("--as", dest="as_", metavar="VAR", help="%%eval: also bind the Run to VAR")
+    @argument("--score", metavar="NAME", help="compare: the score to compare")
+    @argument("--table", choices=_TABLES, default="scores", help="export: which table (scores)")
+    @argument("--store", metavar="DIR", default="runs", help="the run store (runs)")
+    @no_var_expand
+    @line_cell_magic
+    def eval(self, line: str, cell: str | None = None) -> Any:
+        """Run, show, compare and export evaluations from a notebook.
+
+        Line magic::
+
+            %eval runs [STORE]             the stored runs, as a DataFrame
+            %eval show RUN                 the interactive view of a run (or a Comparison)
+            %eval compare A B [--score X]  eb.compare(A, B): the Comparison
+            %eval export RUN PATH          write a table to PATH (.csv or .parquet)
+
+        RUN is a variable, a run folder, or a run name (or id) in the store (latest first).
+
+        Cell magic: ``%%eval DATA [--scorers a,b] [--scores x,y] [--name N] [--as VAR] ...``;
+        the cell body is the task, run once per row of DATA: the row's columns, ``row``,
+        ``ctx`` and ``case_id`` are variables, and ``output`` (or the last expression) is
+        the output. Returns the Run.
+        """
+        args = _parse_argstring(self.eval, line)
+        if cell is not None:
+            return self._cell(args, cell)
+        return self._line(args)
+
+    @property
+    def _ns(self) -> dict[str, Any]:
+        shell = self.shell
+        if shell is None:  # pragma: no cover - registered magics always have a shell
+            raise UsageError("%eval needs a running IPython shell")
+        ns: dict[str, Any] = shell.user_ns
+        return ns
+
+    # -- line magic ----------------------------------------------------------------------
+
+    def _line(self, args: Any) -> Any:
+        misplaced = ["--" + o.rstrip("_") for o in _CELL_ONLY if getattr(args, o, None) is not None]
+        if misplaced:
+            raise UsageError(f"{', '.join(misplaced)}: only for the %%eval cell magic")
+        if not args.words:
+            raise UsageError(
+                "%eval needs a subcommand: runs [STORE] | show RUN | compare A B | "
+                "export RUN PATH  (see %eval?)"
+            )
+        command, rest = args.words[0], args.words[1:]
+        if command not in _SUBCOMMANDS:
+            raise UsageError(
+                f"%eval: unknown subcommand {command!r}; use one of {', '.join(_SUBCOMMANDS)} "
+                "(or %%eval DATA as a cell magic)"
+            )
+        expected = {"runs": (0, 1), "show": (1, 1), "compare": (2, 2), "export": (2, 2)}[command]
+        if not expected[0] <= len(rest) <= expected[1]:
+            usage = {
+                "runs": "%eval runs [STORE]",
+                "show": "%eval show RUN",
+                "compare": "%eval compare A B [--score NAME]",
+                "export": "%eval export RUN PATH",
+            }[command]
+            raise UsageError(f"usage: {usage}")
+        if command == "runs":
+            eb = _eb()
+
+            return eb.runs(rest[0] if rest else args.store)
+        if command == "show":
+            eb = _eb()
+
+            return eb.show(self._resolve(rest[0], args.store, allow_comparison=True))
+        if command == "compare":
+            eb = _eb()
+
+            a, b = (self._resolve(r, args.store) for r in rest)
+            try:
+                return eb.compare(a, b, score=args.score)
+            except ConfigurationError as exc:
+                raise UsageError(str(exc)) from None
+        return self._export(self._resolve(rest[0], args.store), rest[1], args.table)
+
+    def _resolve(self, ref: str, store: str, allow_comparison: bool = False) -> Any:
+        """A run from a variable, a run folder, or a run name/id in `store` (latest)."""
+        eb = _eb()
+
+        ns = self._ns
+        if ref.isidentifier() and ref in ns:
+            value = ns[ref]
+            if isinstance(value, Run):
+                return value
+            if allow_comparison and all(
+                hasattr(value, a) for a in ("summary", "cases", "warnings")
+            ):
+                return value
+        path = Path(ref).expanduser()
+        if path.is_dir():
+            return self._load(path)
+        store_dir = Path(store).expanduser()
+        if (store_dir / ref).is_dir():
+            return self._load(store_dir / ref)
+        if store_dir.is_dir():
+            table = eb.runs(store_dir)
+            hit = table[(table["name"].astype(str) == ref) | (table["id"].astype(str) == ref)]
+            if len(hit):
+                latest = hit.sort_values("started_at", kind="stable").iloc[-1]
+                return self._load(Path(str(latest["path"])))
+        what = "a Run or Comparison" if allow_comparison else "a Run"
+        raise UsageError(
+            f"no run {ref!r}: not a variable holding {what}, not a run folder, and no run of "
+            f"that name in the store {str(store_dir)!r} (pass --store DIR)"
+        )
+
+    @staticmethod
+    def _load(path: Path) -> Run:
+        eb = _eb()
+
+        try:
+            run: Run = eb.load_run(path)
+        except (OSError, ValueError, KeyError) as exc:
+            raise UsageError(f"cannot read the run at {path}: {exc}") from None
+        return run
+
+    @staticmethod
+    def _export(run: Run, target: str, table: str) -> Path:
+        path = Path(target).expanduser()
+        suffix = path.suffix.lower()
+        if suffix not in (".csv", ".parquet", ".pq"):
+            raise UsageError(f"{target}: the file name must end in .csv or .parquet")
+        frame: pd.DataFrame = {
+            "scores": lambda: run.scores,
+            "cases": lambda: run.cases,
+            "summary": run.summary,
+            "unscored": run.unscored,
+            "wide": run.wide,
+        }[table]()
+        path.parent.mkdir(parents=True, exist_ok=True)
+        if suffix == ".csv":
+            frame.to_csv(path, index=False)
+        else:
+            _text_objects(frame).to_parquet(path, index=False)
+        return path
+
+    # -- cell magic ----------------------------------------------------------------------
+
+    def _cell(self, args: Any, cell: str) -> Run:
+        eb = _eb()
+
+        if len(args.words) != 1:
+            raise UsageError(
+                "usage: %%eval DATA [--scorers a,b] [--scores x,y] [--name N] "
+                "[--concurrency K] [--attempts N] [--timeout S] [--as VAR]"
+            )
+        if args.score is not None:
+            raise UsageError("--score: only for %eval compare")
+        if args.as_ is not None and (not args.as_.isidentifier() or keyword.iskeyword(args.as_)):
+            raise UsageError(f"--as {args.as_!r}: not a valid variable name")
+        ns = self._ns
+        data_name = args.words[0]
+        data = self._data(data_name)
+        scorers = []
+        for n in _split(args.scorers):
+            if n not in ns:
+                raise UsageError(f"--scorers: no variable named {n!r} in the notebook")
+            scorers.append(ns[n])
+        scores: list[ScoreDefinition | str] = []
+        for n in _split(args.scores):
+            value = ns.get(n)
+            scores.append(value if isinstance(value, ScoreDefinition) else n)
+        name = args.name or (Path(data_name).stem if not data_name.isidentifier() else data_name)
+        task = task_from_cell(cell, [str(c) for c in data.columns], ns, "eval_cell")
+        options: dict[str, Any] = {
+            k: getattr(args, k)
+            for k in ("concurrency", "attempts", "timeout")
+            if getattr(args, k) is not None
+        }
+        try:
+            result: Run = eb.run(
+                data, task, scorers=scorers, scores=scores, name=name, store=args.store, **options
+            )
+        except ConfigurationError as exc:
+            raise UsageError(str(exc)) from None
+        if args.as_:
+            ns[args.as_] = result
+        return result
+
+    def _data(self, ref: str) -> pd.DataFrame:
+        ns = self._ns
+        if ref.isidentifier() and ref in ns:
+            value = ns[ref]
+            if isinstance(value, pd.DataFrame):
+                return value
+            raise UsageError(f"{ref} is a {type(value).__name__}, not a pandas DataFrame")
+        path = Path(ref).expanduser()
+        readers: dict[str, Callable[[Path], pd.DataFrame]] = {
+            ".csv": pd.read_csv,
+            ".parquet": pd.read_parquet,
+            ".jsonl": _read_jsonl,
+        }
+        if path.suffix.lower() in readers and path.is_file():
+            return readers[path.suffix.lower()](path)
+        raise UsageError(
+            f"%%eval {ref}: DATA must name a DataFrame variable or a .csv/.parquet/.jsonl file"
+        )
+
+
+def _read_jsonl(path: Path) -> pd.DataFrame:
+    return pd.read_json(path, lines=True)
+
+
+def _text_objects(table: pd.DataFrame) -> pd.DataFrame:
+    """Object columns holding anything but text (task outputs) become JSON text for Parquet."""
+    import json
+
+    out = table.copy()
+    for col in out.columns:
+        if out[col].dtype == object and not all(v is None or isinstance(v, str) for v in out[col]):
+            out[col] = [
+                v if v is None or isinstance(v, str) else json.dumps(v, default=str)
+                for v in out[col]
+            ]
+    return out
+
+
+def load_ipython_extension(ipython: Any) -> None:
+    """Register `%eval` / `%%eval` (called by `%load_ext evalbook`)."""
+    ipython.register_magics(EvalMagics)

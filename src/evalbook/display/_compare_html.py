@@ -1,0 +1,163 @@
+"""Static HTML of a comparison, from its documented attributes only (DESIGN §7).
+
+`Comparison.summary`: `score, label, mean_a, mean_b, delta, ci_low, ci_high, p_value,
+p_adjusted, n_paired, improved, regressed, same, test`; `Comparison.cases`: `case_id, score, a,
+b, delta, change`; `Comparison.warnings`: `list[str]`. The two runs' names are read from `.a`
+and `.b` when the object has them.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+
+from ._style import (
+    BORDER,
+    MUTED,
+    STATUS_COLORS,
+    badge,
+    box,
+    esc,
+    fmt_num,
+    fmt_p,
+    is_missing,
+    pct,
+    pct_ci,
+    root,
+    signed_pct,
+)
+
+__all__ = ["comparison_html", "comparison_names", "comparison_text", "warnings_html"]
+
+
+def comparison_names(comp: Any) -> tuple[str, str]:
+    """The names of runs A and B (`"A"`/`"B"` when the comparison does not carry its runs)."""
+    names = []
+    for side, fallback in (("a", "A"), ("b", "B")):
+        run = getattr(comp, side, None)
+        name = getattr(run, "name", None)
+        names.append(str(name) if name else fallback)
+    return names[0], names[1]
+
+
+def warnings_html(warnings: list[str]) -> str:
+    """The comparison's warnings, shown prominently (amber box, one line each)."""
+    if not warnings:
+        return ""
+    color = STATUS_COLORS["warning"]
+    items = "".join(f'<div style="margin: 2px 0">⚠ {esc(w)}</div>' for w in warnings)
+    return (
+        f'<div data-evalbook="warnings" style="border: 1px solid {color}; border-left: 5px solid '
+        f"{color}; border-radius: 6px; padding: 8px 12px; margin-bottom: 10px; "
+        f'background: rgba(217, 119, 6, 0.10)"><div style="font-weight: 650; color: {color}">'
+        f"{len(warnings)} warning{'s' if len(warnings) != 1 else ''}</div>{items}</div>"
+    )
+
+
+def _delta_color(row: Any) -> str:
+    delta, lo, hi = row["delta"], row["ci_low"], row["ci_high"]
+    if is_missing(delta) or is_missing(lo) or is_missing(hi):
+        return "inherit"
+    if float(lo) > 0:
+        return STATUS_COLORS["improved"]
+    if float(hi) < 0:
+        return STATUS_COLORS["regressed"]
+    return "inherit"
+
+
+def _score_row(row: Any, name_a: str, name_b: str) -> str:
+    label, name = str(row["label"]), str(row["score"])
+    sub = f' <span style="{MUTED}; font-size: 11px">{esc(name)}</span>' if label != name else ""
+    p = fmt_p(row["p_value"])
+    if "p_adjusted" in row and not is_missing(row["p_adjusted"]):
+        p += f" (adjusted {fmt_p(row['p_adjusted']).removeprefix('p ').strip('= ')})"
+    test = f" · {row['test']}" if "test" in row and not is_missing(row["test"]) else ""
+    counts = (
+        badge(f"▲ improved {int(row['improved'])}", "improved")
+        + badge(f"▼ regressed {int(row['regressed'])}", "regressed")
+        + badge(f"= same {int(row['same'])}", "same")
+    )
+    ci = pct_ci(row["ci_low"], row["ci_high"])
+    ci_text = f"95% CI [{signed_pct(row['ci_low'])}, {signed_pct(row['ci_high'])}]" if ci else ""
+    inner = (
+        f'<div style="font-weight: 600">{esc(label)}{sub}</div>'
+        f'<div style="display: flex; gap: 14px; align-items: baseline; flex-wrap: wrap">'
+        f'<span>{esc(pct(row["mean_a"]))} <span style="{MUTED}">({esc(name_a)})</span> → '
+        f'{esc(pct(row["mean_b"]))} <span style="{MUTED}">({esc(name_b)})</span></span>'
+        f'<span style="font-size: 18px; font-weight: 650; color: {_delta_color(row)}">'
+        f"{esc(signed_pct(row['delta']))}</span>"
+        f'<span style="{MUTED}">{esc(ci_text)}</span></div>'
+        f'<div style="{MUTED}; font-size: 12px">{esc(p)} · {fmt_num(row["n_paired"])} paired'
+        f"{esc(test)}</div><div>{counts}</div>"
+    )
+    return box(inner, kind="comparison-score", extra="margin-bottom: 8px")
+
+
+def _change_counts(cases: pd.DataFrame) -> str:
+    if cases.empty or "change" not in cases:
+        return ""
+    counts = cases.groupby(cases["change"].astype(str), sort=False).size()
+    parts = "".join(
+        badge(f"{str(k).replace('_', ' ')} {int(v)}", str(k)) for k, v in counts.items()
+    )
+    return f'<div style="margin: 4px 0 8px 0">{parts}</div>'
+
+
+def regressions_html(cases: pd.DataFrame, limit: int = 20) -> str:
+    """The first regressed (case, score) pairs, with both values."""
+    if cases.empty:
+        return ""
+    worst = cases[cases["change"].astype(str) == "regressed"]
+    if worst.empty:
+        return f'<div style="{MUTED}">No regressions.</div>'
+    worst = worst.sort_values("delta", kind="stable").head(limit)
+    rows = "".join(
+        f'<div style="display: flex; gap: 10px; border-bottom: {BORDER}; padding: 2px 0">'
+        f'<span style="flex: 0 1 200px; overflow-wrap: anywhere">{esc(r["case_id"])}</span>'
+        f'<span style="flex: 0 1 180px; overflow-wrap: anywhere; {MUTED}">{esc(r["score"])}</span>'
+        f'<span style="flex: 0 0 120px">{fmt_num(r["a"])} → {fmt_num(r["b"])}</span>'
+        f'<span style="flex: 0 0 80px; color: {STATUS_COLORS["regressed"]}">'
+        f"{esc(signed_pct(r['delta']))}</span></div>"
+        for _, r in worst.iterrows()
+    )
+    return rows
+
+
+def comparison_html(comp: Any) -> str:
+    """Warnings first, then per score: means, delta with CI and p-value, changed cases."""
+    name_a, name_b = comparison_names(comp)
+    summary: pd.DataFrame = comp.summary
+    cases: pd.DataFrame = comp.cases
+    head = (
+        f'<div style="margin-bottom: 8px"><span style="font-weight: 650; font-size: 15px">'
+        f"{esc(name_a)} → {esc(name_b)}</span> "
+        f'<span style="{MUTED}">· comparison of {len(summary)} score'
+        f"{'s' if len(summary) != 1 else ''}</span></div>"
+    )
+    rows = "".join(_score_row(r, name_a, name_b) for _, r in summary.iterrows())
+    if not rows:
+        rows = f'<div style="{MUTED}">No score in common.</div>'
+    regressions = regressions_html(cases)
+    tail = ""
+    if regressions:
+        tail = (
+            f'<div style="margin-top: 10px; font-weight: 600">Cases by change</div>'
+            f"{_change_counts(cases)}<div style='font-weight: 600'>Regressions</div>{regressions}"
+        )
+    return root(head + warnings_html(list(comp.warnings)) + rows + tail, "comparison")
+
+
+def comparison_text(comp: Any) -> str:
+    """A plain-text summary of a comparison (for `text/plain`)."""
+    name_a, name_b = comparison_names(comp)
+    lines = [f"<Comparison {name_a} → {name_b}>"]
+    lines += [f"  ⚠ {w}" for w in comp.warnings]
+    for _, r in comp.summary.iterrows():
+        lines.append(
+            f"  {r['score']}: {pct(r['mean_a'])} → {pct(r['mean_b'])}  "
+            f"Δ {signed_pct(r['delta'])} [{signed_pct(r['ci_low'])}, {signed_pct(r['ci_high'])}]"
+            f"  {fmt_p(r['p_value'])}  improved {int(r['improved'])} · regressed "
+            f"{int(r['regressed'])} · same {int(r['same'])}"
+        )
+    return "\n".join(lines)

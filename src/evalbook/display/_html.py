@@ -1,0 +1,225 @@
+"""Static HTML of a run: headline card, score cards, unscored/error breakdown.
+
+Everything is rendered from the run's tables (`summary()`, `unscored()`, `headline`); nothing
+here looks at individual records. Every piece of text that came from user code is escaped.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, is_missing, pct, pct_ci, root
+
+if TYPE_CHECKING:
+    from .._run import Run
+    from .._scoring import Headline
+
+__all__ = [
+    "headline_html",
+    "run_html",
+    "score_cards_html",
+    "summary_html",
+    "unscored_html",
+]
+
+_OUTCOME_LABELS = (
+    ("passed", "passed"),
+    ("failed", "failed"),
+    ("errored", "errored"),
+    ("timed_out", "timed out"),
+)
+
+
+def _counts_line(row: Any) -> str:
+    """`counted 11 · unscored 0 · errors 1 · excluded 1` for one summary row."""
+    parts = [
+        f"counted {int(row['counted'])}",
+        f"unscored {int(row['unscored'])}",
+        f"errors {int(row['errors'])}",
+        f"excluded {int(row['excluded'])}",
+    ]
+    if int(row["zeroed"]):
+        parts.append(f"zeroed {int(row['zeroed'])}")
+    return " · ".join(parts)
+
+
+def _headline_inner(h: Headline, row: Any = None) -> str:
+    name = "passed rate (no primary score)" if h.score is None else h.score
+    ci = "" if h.ci is None else f"95% CI {pct_ci(h.ci[0], h.ci[1])}"
+    badges = "".join(
+        badge(f"{label} {h.counts.get(key, 0)}", key) for key, label in _OUTCOME_LABELS
+    )
+    pending = h.n_cases - sum(h.counts.values())
+    if pending > 0:
+        badges += badge(f"not run {pending}", "pending")
+    counts = (
+        f'<div style="{MUTED}; font-size: 12px">{esc(_counts_line(row))}</div>'
+        if row is not None
+        else ""
+    )
+    return (
+        f'<div style="{MUTED}; font-size: 11px; '
+        f'letter-spacing: 0.04em">Headline · {esc(name)}</div>'
+        f'<div style="display: flex; align-items: baseline; gap: 10px; flex-wrap: wrap">'
+        f'<span style="font-size: 30px; font-weight: 650">{esc(pct(h.value))}</span>'
+        f'<span style="font-size: 15px; font-weight: 600">{esc(h.label)}</span>'
+        f'<span style="{MUTED}">{esc(ci)}</span></div>'
+        f"<div>completed <b>{esc(pct(h.completion))}</b> · {h.n_cases} cases</div>"
+        f'<div style="margin-top: 4px">{badges}</div>{counts}'
+    )
+
+
+def headline_html(h: Headline, summary: pd.DataFrame | None = None) -> str:
+    """The headline card: label, value with CI, completion, counts by outcome, n cases.
+
+    Example:
+        >>> from evalbook._scoring import Headline
+        >>> "91%" in headline_html(Headline("pass", "Pass", 0.91, (0.6, 0.98), 1.0, {}, 12))
+        True
+    """
+    row = None
+    if summary is not None and h.score is not None:
+        match = summary[summary["score"].astype(str) == h.score]
+        if len(match):
+            row = match.iloc[0]
+    inner = _headline_inner(h, row)
+    return box(inner, kind="headline", extra="min-width: 260px; flex: 1 1 320px")
+
+
+def _score_card(row: Any) -> str:
+    label, name = str(row["label"]), str(row["score"])
+    tags = ""
+    if bool(row["primary"]):
+        tags += badge("primary", "scored")
+    if bool(row["derived"]):
+        tags += badge("derived", "same")
+    sub = f'<div style="{MUTED}; font-size: 11px">{esc(name)}</div>' if label != name else ""
+    inner = (
+        f'<div style="font-weight: 600">{esc(label)} {tags}</div>{sub}'
+        f'<div><span style="font-size: 20px; font-weight: 600">{esc(pct(row["mean"]))}</span> '
+        f'<span style="{MUTED}">{esc(pct_ci(row["ci_low"], row["ci_high"]))}</span></div>'
+        f'<div style="{MUTED}; font-size: 12px">{esc(_counts_line(row))}</div>'
+    )
+    return box(inner, kind="score", extra="min-width: 190px; flex: 0 1 230px; padding: 8px 12px")
+
+
+def score_cards_html(summary: pd.DataFrame, skip: str | None = None) -> str:
+    """A small card per score (mean, CI, counts), except the one named `skip`."""
+    cards = [_score_card(row) for _, row in summary.iterrows() if str(row["score"]) != skip]
+    return "".join(cards)
+
+
+def _bar(share: float, color: str) -> str:
+    width = max(0.0, min(1.0, share)) * 100
+    return (
+        f'<div style="flex: 1 1 120px; min-width: 60px; height: 8px; border-radius: 4px; '
+        f'background: rgba(127, 127, 127, 0.18)"><div style="width: {width:.1f}%; height: 8px; '
+        f'border-radius: 4px; background: {color}"></div></div>'
+    )
+
+
+def unscored_html(unscored: pd.DataFrame, summary: pd.DataFrame) -> str:
+    """Per score: each unscored reason and error code with its count and share of cases."""
+    if unscored.empty:
+        return (
+            f'<div style="{MUTED}">Every record was scored: no unscored reasons, no errors.</div>'
+        )
+    labels = {str(r["score"]): str(r["label"]) for _, r in summary.iterrows()}
+    n_cases = {str(r["score"]): int(r["n_cases"]) for _, r in summary.iterrows()}
+    blocks = []
+    for score, group in unscored.groupby(unscored["score"].astype(str), sort=False):
+        n = n_cases.get(str(score), 0)
+        rows = []
+        for _, r in group.iterrows():
+            status = str(r["status"])
+            share = int(r["n"]) / n if n else 0.0
+            rows.append(
+                f'<div style="display: flex; align-items: center; gap: 10px; margin: 2px 0">'
+                f'<span style="flex: 0 0 72px">{badge(status, status)}</span>'
+                f'<span style="flex: 0 1 240px; overflow-wrap: anywhere">{esc(r["reason"])}</span>'
+                f'<span style="flex: 0 0 42px; text-align: right; font-weight: 600">{int(r["n"])}'
+                f"</span>"
+                f'<span style="flex: 0 0 52px; text-align: right; {MUTED}">{esc(pct(share))}</span>'
+                f"{_bar(share, STATUS_COLORS.get(status, '#6b7280'))}</div>"
+            )
+        label = labels.get(str(score), str(score))
+        blocks.append(
+            f'<div data-evalbook="unscored-score" style="margin: 6px 0 10px 0">'
+            f'<div style="font-weight: 600">{esc(label)} '
+            f'<span style="{MUTED}; font-weight: 400; font-size: 12px">{esc(score)} · '
+            f"{n} cases</span></div>{''.join(rows)}</div>"
+        )
+    return "".join(blocks)
+
+
+def summary_html(summary: pd.DataFrame) -> str:
+    """The summary table as a grid of `<div>`s: one row per score with every count."""
+    heads = ["score", "mean", "95% CI", "counted", "unscored", "errors", "excluded", "zeroed"]
+    cols = "minmax(160px, 2fr) repeat(7, minmax(56px, 1fr))"
+    cell = "padding: 3px 6px; border-bottom: " + BORDER
+    out = [f'<div style="{cell}; font-weight: 600; {MUTED}">{h}</div>' for h in heads]
+    for _, r in summary.iterrows():
+        label = esc(r["label"])
+        name = esc(r["score"])
+        values = [
+            f"{label}<br><span style='{MUTED}; font-size: 11px'>{name}</span>",
+            esc(pct(r["mean"])),
+            esc(pct_ci(r["ci_low"], r["ci_high"])) or "—",
+            *(str(int(r[k])) for k in ("counted", "unscored", "errors", "excluded", "zeroed")),
+        ]
+        out.extend(f'<div style="{cell}">{v}</div>' for v in values)
+    return (
+        f'<div data-evalbook="summary" style="display: grid; grid-template-columns: {cols}; '
+        f'overflow-x: auto">{"".join(out)}</div>'
+    )
+
+
+def _section(title: str, inner: str) -> str:
+    return (
+        f'<div style="margin-top: 12px"><div style="font-weight: 600; margin-bottom: 4px">'
+        f"{esc(title)}</div>{inner}</div>"
+    )
+
+
+def run_header_html(run: Run) -> str:
+    """`Run NAME · 12 cases · id …` with the run's folder when it is stored."""
+    path = f" · {esc(run.path)}" if run.path is not None else ""
+    return (
+        f'<div style="margin-bottom: 8px"><span style="font-weight: 650; font-size: 15px">'
+        f"{esc(run.name)}</span> "
+        f'<span style="{MUTED}">· {len(run.cases)} cases · run {esc(run.id)}{path}</span></div>'
+    )
+
+
+def run_cards_html(run: Run) -> str:
+    """Headline card followed by a small card per other score, wrapping on narrow screens."""
+    summary = run.summary()
+    h = run.headline
+    return (
+        f'<div style="display: flex; flex-wrap: wrap; gap: 10px; align-items: stretch">'
+        f"{headline_html(h, summary)}{score_cards_html(summary, skip=h.score)}</div>"
+    )
+
+
+def run_html(run: Run) -> str:
+    """The full static view of a run: header, cards, unscored/error breakdown."""
+    summary = run.summary()
+    breakdown = unscored_html(run.unscored(), summary)
+    body = (
+        run_header_html(run)
+        + run_cards_html(run)
+        + _section("Unscored reasons and errors", breakdown)
+    )
+    return root(body, "run")
+
+
+def headline_only_html(h: Headline) -> str:
+    """The headline card alone (the repr of a `Headline`)."""
+    return root(headline_html(h), "headline-view")
+
+
+def is_empty_text(x: Any) -> bool:
+    """True when `x` has no text to show."""
+    return is_missing(x) or str(x) == ""

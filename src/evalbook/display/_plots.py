@@ -1,0 +1,218 @@
+"""Plotly figures of runs and comparisons (imported lazily: plotly is an optional extra).
+
+The figures are `plotly.graph_objects.Figure`s (not FigureWidgets). Their display bundle
+carries plotly's own mimetype (JupyterLab, VS Code) *and* a self-contained `text/html` version
+that loads plotly.js from its CDN, so the chart survives `nbconvert --to html` and any viewer
+without plotly's renderer extension.
+"""
+
+from __future__ import annotations
+
+import functools
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from ._style import STATUS_COLORS
+
+if TYPE_CHECKING:
+    from .._run import Run
+
+__all__ = ["ComparisonPlots", "RunPlots", "deltas_figure", "distribution_figure", "unscored_figure"]
+
+_PALETTE = ["#d97706", "#dc2626", "#7c3aed", "#0891b2", "#db2777", "#65a30d", "#ea580c", "#4f46e5"]
+
+
+def _go() -> Any:
+    try:
+        import plotly.graph_objects as go
+    except ImportError as exc:  # pragma: no cover - depends on the environment
+        raise ImportError(
+            'plots need plotly: pip install "evalbook[notebook]" (or pip install plotly)'
+        ) from exc
+    return go
+
+
+@functools.cache
+def _figure_class() -> Any:
+    base: Any = _go().Figure
+
+    class Figure(base):  # type: ignore[misc]
+        """A `go.Figure` that renders in exported notebooks too (plotly mimetype + HTML)."""
+
+        def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kw: Any) -> Any:
+            import plotly.io as pio
+
+            spec = self.to_plotly_json()
+            spec["config"] = {"displaylogo": False}
+            html = pio.to_html(self, include_plotlyjs="cdn", full_html=False)
+            return {
+                "application/vnd.plotly.v1+json": spec,
+                "text/html": html,
+                "text/plain": f"<plotly Figure: {self.layout.title.text or 'untitled'}>",
+            }
+
+    Figure.__module__ = "evalbook.display"
+    Figure.__qualname__ = "Figure"
+    return Figure
+
+
+def _figure(**kwargs: Any) -> Any:
+    """A `go.Figure` whose display bundle also holds export-safe HTML."""
+    fig = _figure_class()(**kwargs)
+    fig.update_layout(
+        template="plotly_white",
+        paper_bgcolor="rgba(0,0,0,0)",
+        plot_bgcolor="rgba(0,0,0,0)",
+        margin={"l": 60, "r": 20, "t": 50, "b": 50},
+        height=360,
+        font={"color": "#808080"},
+    )
+    fig.update_xaxes(gridcolor="rgba(127,127,127,0.25)", zerolinecolor="rgba(127,127,127,0.5)")
+    fig.update_yaxes(gridcolor="rgba(127,127,127,0.25)", zerolinecolor="rgba(127,127,127,0.5)")
+    return fig
+
+
+def _labels(run: Run) -> dict[str, str]:
+    return {d.name: d.display_label() for d in run.definitions}
+
+
+def unscored_figure(run: Run) -> Any:
+    """Stacked bars per score: scored records, then each unscored reason and error code.
+
+    Example:
+        >>> fig = run.plot.unscored()  # doctest: +SKIP
+    """
+    labels = _labels(run)
+    names = [d.name for d in run.definitions]
+    x = [labels[n] for n in names]
+    summary = run.summary()
+    scored = (
+        run.scores.groupby(run.scores["score"].astype(str), sort=False)["status"]
+        .apply(lambda s: int((s.astype(str) == "scored").sum()))
+        .reindex(names, fill_value=0)
+    )
+    go = _go()
+    traces = [go.Bar(name="scored", x=x, y=scored.to_list(), marker_color="rgba(127,127,127,0.35)")]
+    table = run.unscored()
+    keys = list(dict.fromkeys(zip(table["status"], table["reason"], strict=True)))
+    for i, (status, reason) in enumerate(keys):
+        part = table[(table["status"] == status) & (table["reason"] == reason)]
+        counts = part.groupby(part["score"].astype(str))["n"].sum().reindex(names, fill_value=0)
+        color = _PALETTE[i % len(_PALETTE)]
+        traces.append(
+            go.Bar(
+                name=f"{status}: {reason}",
+                x=x,
+                y=counts.to_list(),
+                marker_color=color,
+                hovertemplate="%{x}<br>" + f"{status}: {reason}" + "<br>%{y} cases<extra></extra>",
+            )
+        )
+    fig = _figure(data=traces)
+    n = int(summary["n_cases"].max()) if len(summary) else 0
+    fig.update_layout(
+        barmode="stack",
+        title=f"Unscored reasons and errors · {run.name}",
+        yaxis_title=f"records (of {n} cases)",
+        legend_title_text="status: reason",
+    )
+    return fig
+
+
+def distribution_figure(run: Run, score: str | None = None) -> Any:
+    """Histogram of recorded values, one trace per score (or just `score`)."""
+    labels = _labels(run)
+    names = [d.name for d in run.definitions]
+    if score is not None and score not in names:
+        raise ValueError(f"unknown score {score!r}; scores are {names}")
+    chosen = [score] if score is not None else names
+    go = _go()
+    scores = run.scores
+    traces = []
+    for i, name in enumerate(chosen):
+        rows = scores[(scores["score"].astype(str) == name) & scores["value"].notna()]
+        traces.append(
+            go.Histogram(
+                name=labels[name],
+                x=rows["value"].to_list(),
+                xbins={"start": 0.0, "end": 1.0001, "size": 0.05},
+                opacity=0.75 if len(chosen) > 1 else 0.9,
+                marker_color=_PALETTE[(i + 3) % len(_PALETTE)],
+            )
+        )
+    fig = _figure(data=traces)
+    fig.update_layout(
+        barmode="overlay",
+        title=f"Score distribution · {run.name}",
+        xaxis={"title": "recorded value", "range": [0, 1]},
+        yaxis_title="records",
+    )
+    return fig
+
+
+def deltas_figure(comp: Any) -> Any:
+    """Per score: the paired delta (B − A) with its 95 % CI as error bars."""
+    from ._compare_html import comparison_names
+
+    name_a, name_b = comparison_names(comp)
+    s: pd.DataFrame = comp.summary
+    s = s[s["delta"].notna()]
+    go = _go()
+    delta = (s["delta"] * 100).to_list()
+    plus = ((s["ci_high"] - s["delta"]) * 100).fillna(0).to_list()
+    minus = ((s["delta"] - s["ci_low"]) * 100).fillna(0).to_list()
+    colors = [
+        STATUS_COLORS["improved"] if lo > 0 else STATUS_COLORS["regressed"] if hi < 0 else "#6b7280"
+        for lo, hi in zip(s["ci_low"].fillna(0), s["ci_high"].fillna(0), strict=True)
+    ]
+    trace = go.Scatter(
+        x=delta,
+        y=s["label"].astype(str).to_list(),
+        mode="markers",
+        marker={"size": 11, "color": colors},
+        error_x={"type": "data", "symmetric": False, "array": plus, "arrayminus": minus},
+        hovertemplate="%{y}: %{x:+.1f} pp<extra></extra>",
+        name="delta",
+    )
+    fig = _figure(data=[trace])
+    fig.add_vline(x=0, line_dash="dot", line_color="rgba(127,127,127,0.8)")
+    fig.update_layout(
+        title=f"{name_b} − {name_a} (percentage points, 95% CI)",
+        xaxis_title="delta (pp)",
+        showlegend=False,
+        height=max(220, 80 + 50 * len(s)),
+    )
+    return fig
+
+
+class RunPlots:
+    """`run.plot`: figures of one run (`unscored()`, `distribution()`)."""
+
+    def __init__(self, run: Run) -> None:
+        self._run = run
+
+    def unscored(self) -> Any:
+        """Stacked bars of unscored reasons and error codes per score."""
+        return unscored_figure(self._run)
+
+    def distribution(self, score: str | None = None) -> Any:
+        """Histogram of recorded values per score."""
+        return distribution_figure(self._run, score)
+
+    def __repr__(self) -> str:
+        return f"<plots of run {self._run.name!r}: .unscored(), .distribution(score=None)>"
+
+
+class ComparisonPlots:
+    """`comparison.plot`: figures of a comparison (`deltas()`)."""
+
+    def __init__(self, comp: Any) -> None:
+        self._comp = comp
+
+    def deltas(self) -> Any:
+        """Per-score delta with CI error bars."""
+        return deltas_figure(self._comp)
+
+    def __repr__(self) -> str:
+        return "<plots of a comparison: .deltas()>"

@@ -1,0 +1,229 @@
+"""Interactive views (ipywidgets; imported lazily, only by `eb.show`).
+
+Each view's display bundle carries the live widget *and* the static HTML and a text summary,
+so a notebook opened without a kernel (nbconvert, GitHub, a viewer without widget support)
+still shows the results.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import ipywidgets as w
+import numpy as np
+import pandas as pd
+
+from ._cases import ALL, CaseFilter, case_html, filter_cases
+from ._compare_html import comparison_html, comparison_names, comparison_text, warnings_html
+from ._html import run_cards_html, run_header_html, run_html, summary_html, unscored_html
+from ._style import MUTED, esc, fmt_num, root, signed_pct
+
+if TYPE_CHECKING:
+    from .._run import Run
+
+__all__ = ["CaseExplorer", "ComparisonView", "RunView"]
+
+_MAX_OPTIONS = 500
+_OUTCOMES = [ALL, "passed", "failed", "errored", "timed_out"]
+_STATUSES = [ALL, "scored", "unscored", "error"]
+_CHANGES = [ALL, "improved", "regressed", "same", "only_a", "only_b"]
+
+
+def _html(value: str) -> Any:
+    return w.HTML(value=value)
+
+
+class _Static(w.VBox):  # type: ignore[misc]
+    """A VBox whose display bundle also holds static HTML and a text summary."""
+
+    _static_html: str = ""
+    _static_text: str = ""
+
+    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
+        data: dict[str, Any] = dict(super()._repr_mimebundle_(**kwargs) or {})
+        data["text/html"] = self._static_html
+        data["text/plain"] = self._static_text
+        return data
+
+
+class CaseExplorer(w.VBox):  # type: ignore[misc]
+    """Filter a run's cases by outcome, score status and value range; show one in full."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        names = [d.name for d in run.definitions]
+        labels = {d.name: d.display_label() for d in run.definitions}
+        small = w.Layout(width="190px")
+        self.outcome = w.Dropdown(options=_OUTCOMES, value=ALL, description="outcome", layout=small)
+        self.score = w.Dropdown(
+            options=[(f"{labels[n]} ({n})" if labels[n] != n else n, n) for n in names],
+            value=names[0] if names else None,
+            description="score",
+            layout=w.Layout(width="280px"),
+        )
+        self.status = w.Dropdown(options=_STATUSES, value=ALL, description="status", layout=small)
+        self.range = w.FloatRangeSlider(
+            value=(0.0, 1.0), min=0.0, max=1.0, step=0.05, description="value", readout_format=".2f"
+        )
+        self.count = _html("")
+        self.cases = w.Select(options=[], rows=10, layout=w.Layout(width="100%"))
+        self.detail = _html("")
+        for control in (self.outcome, self.score, self.status, self.range):
+            control.observe(self._refresh, names="value")
+        self.cases.observe(self._show_case, names="value")
+        filters = w.HBox(
+            [self.outcome, self.score, self.status, self.range],
+            layout=w.Layout(flex_flow="row wrap"),
+        )
+        super().__init__([filters, self.count, self.cases, self.detail])
+        self._refresh()
+
+    @property
+    def filter(self) -> CaseFilter:
+        """The current filter values."""
+        low, high = self.range.value
+        return CaseFilter(
+            outcome=self.outcome.value,
+            score=self.score.value,
+            status=self.status.value,
+            low=float(low),
+            high=float(high),
+        )
+
+    def _refresh(self, _change: Any = None) -> None:
+        positions = filter_cases(self.run, self.filter)
+        self.positions = positions
+        cases = self.run.cases
+        names = [d.name for d in self.run.definitions]
+        values: np.ndarray | None = None
+        if self.score.value in names:
+            j = names.index(self.score.value)
+            values = self.run.scores["value"].to_numpy()[j :: len(names)]
+        options = []
+        for pos in positions[:_MAX_OPTIONS]:
+            c = cases.iloc[int(pos)]
+            outcome = "pending" if pd.isna(c["outcome"]) else str(c["outcome"])
+            value = "" if values is None else f" · {fmt_num(values[int(pos)])}"
+            options.append((f"{c['case_id']} · {outcome}{value}", int(pos)))
+        shown = f" (first {_MAX_OPTIONS} listed)" if len(positions) > _MAX_OPTIONS else ""
+        self.count.value = (
+            f'<span style="{MUTED}">{len(positions)} of {len(cases)} cases match{shown}</span>'
+        )
+        self.cases.options = options
+        self.cases.value = options[0][1] if options else None
+        if not options:
+            self.detail.value = f'<div style="{MUTED}">No case matches these filters.</div>'
+
+    def _show_case(self, change: Any) -> None:
+        pos = change["new"] if isinstance(change, dict) else change
+        if pos is not None:
+            self.detail.value = case_html(self.run, int(pos))
+
+
+class RunView(_Static):
+    """`eb.show(run)`: tabs Headline, Scores, Unscored reasons, Cases."""
+
+    def __init__(self, run: Run) -> None:
+        self.run = run
+        summary = run.summary()
+        self.explorer = CaseExplorer(run)
+        self.tabs = w.Tab(
+            children=[
+                _html(root(run_cards_html(run), "run-cards")),
+                _html(root(summary_html(summary), "run-summary")),
+                _html(root(unscored_html(run.unscored(), summary), "run-unscored")),
+                self.explorer,
+            ],
+            titles=("Headline", "Scores", "Unscored reasons", "Cases"),
+        )
+        super().__init__([_html(root(run_header_html(run), "run-header")), self.tabs])
+        self._static_html = run_html(run)
+        self._static_text = repr(run)
+
+
+class ComparisonView(_Static):
+    """`eb.show(comparison)`: tabs Summary, Cases (filter by change and score), Warnings."""
+
+    def __init__(self, comp: Any) -> None:
+        self.comparison = comp
+        self.name_a, self.name_b = comparison_names(comp)
+        table: pd.DataFrame = comp.cases
+        scores = list(dict.fromkeys(table["score"].astype(str))) if len(table) else []
+        self.change = w.Dropdown(options=_CHANGES, value="regressed", description="change")
+        self.score = w.Dropdown(options=[ALL, *scores], value=ALL, description="score")
+        self.count = _html("")
+        self.cases = w.Select(options=[], rows=10, layout=w.Layout(width="100%"))
+        self.detail = _html("")
+        for control in (self.change, self.score):
+            control.observe(self._refresh, names="value")
+        self.cases.observe(self._show_case, names="value")
+        explorer = w.VBox([w.HBox([self.change, self.score]), self.count, self.cases, self.detail])
+        warnings = warnings_html(list(comp.warnings)) or f'<div style="{MUTED}">No warnings.</div>'
+        self.tabs = w.Tab(
+            children=[_html(comparison_html(comp)), explorer, _html(root(warnings, "warnings"))],
+            titles=("Summary", "Cases", f"Warnings ({len(comp.warnings)})"),
+        )
+        super().__init__([self.tabs])
+        self._static_html = comparison_html(comp)
+        self._static_text = comparison_text(comp)
+        self._refresh()
+
+    def _refresh(self, _change: Any = None) -> None:
+        table: pd.DataFrame = self.comparison.cases
+        keep = np.ones(len(table), dtype=bool)
+        if self.change.value != ALL:
+            keep &= (table["change"].astype(str) == self.change.value).to_numpy()
+        if self.score.value != ALL:
+            keep &= (table["score"].astype(str) == self.score.value).to_numpy()
+        rows = np.flatnonzero(keep)
+        options = []
+        for i in rows[:_MAX_OPTIONS]:
+            r = table.iloc[int(i)]
+            options.append(
+                (
+                    f"{r['case_id']} · {r['score']} · {fmt_num(r['a'])} → {fmt_num(r['b'])} "
+                    f"({signed_pct(r['delta'])})",
+                    int(i),
+                )
+            )
+        self.count.value = f'<span style="{MUTED}">{len(rows)} of {len(table)} pairs match</span>'
+        self.cases.options = options
+        self.cases.value = options[0][1] if options else None
+        if not options:
+            self.detail.value = f'<div style="{MUTED}">No pair matches these filters.</div>'
+
+    def _show_case(self, change: Any) -> None:
+        i = change["new"] if isinstance(change, dict) else change
+        if i is None:
+            return
+        case_id = str(self.comparison.cases.iloc[int(i)]["case_id"])
+        sides = []
+        for side, name in (("a", self.name_a), ("b", self.name_b)):
+            run = getattr(self.comparison, side, None)
+            ids = [] if run is None else [str(x) for x in run.cases["case_id"]]
+            inner = (
+                case_html(run, ids.index(case_id))
+                if run is not None and case_id in ids
+                else f'<div style="{MUTED}">not in this run</div>'
+            )
+            sides.append(
+                f'<div style="flex: 1 1 420px; min-width: 0"><div style="font-weight: 600">'
+                f"{esc(name)}</div>{inner}</div>"
+            )
+        self.detail.value = f'<div style="display: flex; gap: 10px">{"".join(sides)}</div>'
+
+
+def show(obj: Any) -> Any:
+    """The interactive view of a `Run` or a `Comparison`."""
+    from .._run import Run
+
+    if isinstance(obj, Run):
+        return RunView(obj)
+    if all(hasattr(obj, a) for a in ("summary", "cases", "warnings")) and isinstance(
+        getattr(obj, "summary", None), pd.DataFrame
+    ):
+        return ComparisonView(obj)
+    raise TypeError(
+        f"eb.show() takes a Run or a Comparison, not {type(obj).__name__}; "
+        "load a stored run first with eb.load_run(path)"
+    )

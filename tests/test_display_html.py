@@ -1,0 +1,188 @@
+"""Static HTML views: snapshots, content, dark-theme rules, and escaping of every field."""
+
+from __future__ import annotations
+
+import os
+import re
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+from display_fixtures import EVIL, EVIL_ESCAPED, FakeComparison, demo_run, evil_run
+from evalbook.display import (
+    CaseFilter,
+    case_html,
+    comparison_html,
+    comparison_text,
+    filter_cases,
+    headline_only_html,
+    run_html,
+    summary_html,
+    unscored_html,
+)
+from evalbook.display._style import fmt_p, pct, signed_pct
+
+SNAPSHOTS = Path(__file__).parent / "snapshots" / "display"
+UPDATE = os.environ.get("EVALBOOK_UPDATE_SNAPSHOTS") == "1"
+
+
+def _check_snapshot(name: str, html: str) -> None:
+    path = SNAPSHOTS / f"{name}.html"
+    if UPDATE or not path.exists():
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(html + "\n", encoding="utf-8")
+        if not UPDATE:
+            pytest.fail(f"snapshot {path.name} was missing and has been written; re-run")
+    assert html + "\n" == path.read_text(encoding="utf-8"), (
+        f"{name} changed; if intended, re-run with EVALBOOK_UPDATE_SNAPSHOTS=1 and review the diff"
+    )
+
+
+def _text(html: str) -> str:
+    """The visible text of an HTML fragment (tags removed, whitespace squeezed)."""
+    return unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip())
+
+
+@pytest.fixture(scope="module")
+def run():  # type: ignore[no-untyped-def]
+    return demo_run()
+
+
+# -- snapshots --------------------------------------------------------------------------------
+
+
+def test_run_card_snapshot(run) -> None:  # type: ignore[no-untyped-def]
+    _check_snapshot("run", run_html(run))
+
+
+def test_headline_snapshot(run) -> None:  # type: ignore[no-untyped-def]
+    _check_snapshot("headline", headline_only_html(run.headline))
+
+
+def test_case_snapshot(run) -> None:  # type: ignore[no-untyped-def]
+    errored = int(filter_cases(run, CaseFilter(outcome="errored"))[0])
+    _check_snapshot("case-errored", case_html(run, errored))
+
+
+def test_comparison_snapshot(run) -> None:  # type: ignore[no-untyped-def]
+    _check_snapshot("comparison", comparison_html(FakeComparison(run, demo_run("other"))))
+
+
+# -- what the cards say -----------------------------------------------------------------------
+
+
+def test_headline_card_shows_value_ci_completion_and_counts(run) -> None:  # type: ignore[no-untyped-def]
+    text = _text(run_html(run))
+    h = run.headline
+    assert f"{pct(h.value)} Pass 95% CI [{pct(h.ci[0])}, {pct(h.ci[1])}]" in text
+    assert "completed 92% · 12 cases" in text
+    for part in ("passed 11", "failed 0", "errored 1", "timed out 0"):
+        assert part in text
+    assert "counted 10 · unscored 1 · errors 1 · excluded 1" in text
+
+
+def test_every_other_score_gets_a_card(run) -> None:  # type: ignore[no-untyped-def]
+    html = run_html(run)
+    assert html.count('data-evalbook="score"') == len(run.definitions) - 1
+    assert html.count('data-evalbook="headline"') == 1
+    assert "Correct answer" in html and "Concise" in html
+
+
+def test_unscored_breakdown_counts_and_share(run) -> None:  # type: ignore[no-untyped-def]
+    text = _text(unscored_html(run.unscored(), run.summary()))
+    assert text.count("error case_errored 1 8%") == 3  # one per score, 1 of 12 cases
+    assert "unscored empty_output 1 8%" in text
+    assert "unscored component_unscored:answer.concise 1 8%" in text
+
+
+def test_unscored_breakdown_when_everything_scored(run) -> None:  # type: ignore[no-untyped-def]
+    empty = run.unscored().iloc[0:0]
+    assert "Every record was scored" in unscored_html(empty, run.summary())
+
+
+def test_summary_grid_has_a_row_per_score(run) -> None:  # type: ignore[no-untyped-def]
+    text = _text(summary_html(run.summary()))
+    for d in run.definitions:
+        assert d.name in text
+
+
+def test_no_tables_no_style_blocks_and_theme_safe(run) -> None:  # type: ignore[no-untyped-def]
+    for html in (run_html(run), comparison_html(FakeComparison(run, run))):
+        assert "<style" not in html and "<table" not in html and "<script" not in html
+        assert "color: inherit" in html
+        assert "rgba(127, 127, 127, 0.35)" in html  # translucent borders
+        assert "#fff" not in html.lower() and "#000" not in html  # no hard-coded page colours
+
+
+def test_case_detail_shows_input_output_and_every_score(run) -> None:  # type: ignore[no-untyped-def]
+    pos = 1
+    text = _text(case_html(run, pos))
+    row = run.data.iloc[pos]
+    assert row["question"] in text and str(run.cases["output"][pos]) in text
+    assert text.count("scored") >= len(run.definitions)
+    assert "grader rule / exact" in text
+
+
+def test_errored_case_shows_its_error(run) -> None:  # type: ignore[no-untyped-def]
+    pos = int(filter_cases(run, CaseFilter(outcome="errored"))[0])
+    text = _text(case_html(run, pos))
+    assert "ZeroDivisionError" in text and "case_errored" in text
+
+
+def test_comparison_shows_warnings_deltas_p_and_counts(run) -> None:  # type: ignore[no-untyped-def]
+    comp = FakeComparison(run, demo_run("candidate"))
+    html = comparison_html(comp)
+    text = _text(html)
+    assert html.index('data-evalbook="warnings"') < html.index('data-evalbook="comparison-score"')
+    assert "1 warning" in text and "grader differs" in text
+    assert "+10.0 pp" in text and "95% CI [+2.0 pp, +18.0 pp]" in text
+    assert "−15.0 pp" in text and "p < 0.001" in text and "p = 0.03" in text
+    assert "▲ improved 2" in text and "▼ regressed 3" in text
+    assert "arithmetic-demo → candidate" in text
+    assert "Regressions" in text and "q02" in text
+    plain = comparison_text(comp)
+    assert "⚠" in plain and "improved 2 · regressed 0" in plain
+
+
+def test_comparison_without_warnings_has_no_warning_box(run) -> None:  # type: ignore[no-untyped-def]
+    comp = FakeComparison(run, run)
+    comp.warnings = []
+    assert 'data-evalbook="warnings"' not in comparison_html(comp)
+
+
+# -- escaping ---------------------------------------------------------------------------------
+
+
+def test_every_view_escapes_every_field() -> None:
+    run = evil_run()
+    views = {"run": run_html(run), "headline": headline_only_html(run.headline)}
+    views.update({f"case{i}": case_html(run, i) for i in range(len(run.cases))})
+    views["comparison"] = comparison_html(FakeComparison(run, run, text=EVIL))
+    views["comparison-text"] = comparison_text(FakeComparison(run, run, text=EVIL))
+    for name, html in views.items():
+        if name != "comparison-text":
+            assert "<script" not in html.lower(), name
+    # Each field is actually shown (escaped), not dropped.
+    cases = "".join(v for k, v in views.items() if k.startswith("case"))
+    assert f"rationale: </span>{EVIL_ESCAPED}" in cases  # rationale
+    assert f"metadata {{&quot;{EVIL_ESCAPED}" in cases  # metadata
+    assert cases.count(EVIL_ESCAPED) >= 8  # ids, inputs, column names, output, reasons, errors
+    assert f"grader model / {EVIL_ESCAPED}" in cases  # grader id and model
+    assert f"RuntimeError</b> {EVIL_ESCAPED}" in cases  # task error message
+    assert f"ValueError: {EVIL_ESCAPED}" in cases  # scorer error message
+    assert EVIL_ESCAPED in views["run"]  # run name, labels, unscored reason
+    assert views["run"].count(EVIL_ESCAPED) >= 4
+    assert EVIL_ESCAPED in views["headline"]  # label
+    comp = views["comparison"]
+    assert comp.count(EVIL_ESCAPED) >= 3  # warning, label, case id, run names
+
+
+def test_formatting_helpers() -> None:
+    assert signed_pct(0.1) == "+10.0 pp" and signed_pct(-0.025) == "−2.5 pp"
+    assert signed_pct(0.0) == "0 pp" and signed_pct(float("nan")) == "—"
+    assert fmt_p(0.0001) == "p < 0.001" and fmt_p(None) == "p = —" and fmt_p(0.5) == "p = 0.5"
+
+
+def test_evil_text_constant_is_really_escaped_by_the_views() -> None:
+    assert EVIL not in run_html(evil_run())
