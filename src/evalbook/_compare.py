@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -20,6 +20,9 @@ from ._paired import PairedResult, holm, paired
 from ._run import Run
 from ._scores import ScoreDefinition
 from ._scoring import format_pct
+
+if TYPE_CHECKING:
+    from .display._plots import ComparisonPlots
 
 __all__ = [
     "CASE_COLUMNS",
@@ -144,6 +147,18 @@ class Comparison:
             lines.append(f"  {row.score}: {_row_text(row)}")
         lines.extend(f"  ! {w}" for w in self.warnings)
         return "\n".join(lines)
+
+    def _repr_html_(self) -> str:
+        from .display import comparison_html
+
+        return comparison_html(self)
+
+    @property
+    def plot(self) -> ComparisonPlots:
+        """Plotly figures of this comparison: `comparison.plot.deltas()`."""
+        from .display._plots import ComparisonPlots
+
+        return ComparisonPlots(self)
 
 
 def _take(column: pd.Series, rows: np.ndarray) -> Any:

@@ -1,0 +1,60 @@
+"""Plotly figures: go.Figure, the numbers they plot, and an export-safe display bundle."""
+
+from __future__ import annotations
+
+import plotly.graph_objects as go
+import pytest
+
+import evalbook as eb
+from display_fixtures import FakeComparison, demo_run
+
+
+@pytest.fixture(scope="module")
+def run() -> eb.Run:
+    return demo_run()
+
+
+def test_unscored_figure_stacks_every_record(run: eb.Run) -> None:
+    fig = run.plot.unscored()
+    assert isinstance(fig, go.Figure) and not isinstance(fig, go.FigureWidget)
+    assert fig.layout.barmode == "stack"
+    names = [t.name for t in fig.data]
+    assert names[0] == "scored"
+    assert "unscored: empty_output" in names and "error: case_errored" in names
+    totals = [sum(t.y[i] for t in fig.data) for i in range(len(run.definitions))]
+    assert totals == [12, 12, 12]  # exactly one record per (case, score)
+    empty = next(t for t in fig.data if t.name == "unscored: empty_output")
+    assert list(empty.y) == [0, 1, 0]
+
+
+def test_distribution_figure_counts_recorded_values(run: eb.Run) -> None:
+    fig = run.plot.distribution()
+    assert [t.name for t in fig.data] == [d.display_label() for d in run.definitions]
+    scored = run.scores[run.scores["value"].notna()]
+    assert sum(len(t.x) for t in fig.data) == len(scored)
+    one = run.plot.distribution("answer.correct")
+    assert len(one.data) == 1
+    with pytest.raises(ValueError, match="unknown score"):
+        run.plot.distribution("nope")
+
+
+def test_deltas_figure(run: eb.Run) -> None:
+    from evalbook.display._plots import ComparisonPlots
+
+    fig = ComparisonPlots(FakeComparison(run, run)).deltas()
+    (trace,) = fig.data
+    assert list(trace.x) == pytest.approx([10.0, -15.0])
+    assert list(trace.error_x.array) == pytest.approx([8.0, 14.0])
+    assert list(trace.error_x.arrayminus) == pytest.approx([8.0, 15.0])
+
+
+def test_bundle_survives_export(run: eb.Run) -> None:
+    bundle = run.plot.unscored()._repr_mimebundle_()
+    assert "application/vnd.plotly.v1+json" in bundle
+    html = bundle["text/html"]
+    assert "cdn.plot.ly" in html and "Plotly.newPlot" in html
+    assert bundle["text/plain"].startswith("<plotly Figure: Unscored reasons")
+
+
+def test_plot_accessor_repr(run: eb.Run) -> None:
+    assert ".unscored()" in repr(run.plot)
