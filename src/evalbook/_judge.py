@@ -252,10 +252,15 @@ class _Judge:
         else:
             loop = asyncio.get_running_loop()
             pending = loop.run_in_executor(self._threads(), self.client, messages, tool)
-        async with asyncio.timeout(self.timeout):
-            result = await pending
-            if inspect.isawaitable(result):  # a sync callable that hands back a coroutine
-                result = await result
+        try:
+            async with asyncio.timeout(self.timeout) as scope:
+                result = await pending
+                if inspect.isawaitable(result):  # a sync callable that hands back a coroutine
+                    result = await result
+        except TimeoutError:
+            if scope.expired():
+                raise TimeoutError(f"no reply within timeout={self.timeout}s") from None
+            raise
         return result
 
     def _threads(self) -> ThreadPoolExecutor:

@@ -1,0 +1,143 @@
+"""One judge call: reply parsing, transient errors, backoff, the reply cache."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from evalbook._judge_calls import ReplyCache, Vote, backoff_delay, is_transient, parse_reply
+
+
+def test_parse_reply_keeps_int_raw_scores_as_written() -> None:
+    vote = parse_reply({"score": 7, "justification": 3}, 0, 10)
+    assert (vote.raw, vote.shown, vote.justification, vote.valid) == (7.0, 7, "3", True)
+    assert vote.to_json() == {"raw": 7, "justification": "3"}
+
+
+def test_invalid_vote_json_names_the_code() -> None:
+    vote = parse_reply("{", 0, 10)
+    assert not vote.valid
+    assert vote.to_json() == {"error": "invalid_judge_output", "message": vote.message}
+    assert "'{'" in (vote.message or "")
+
+
+def test_vote_json_marks_cached_and_retried_votes() -> None:
+    vote = Vote(raw=1.0, shown=1, cached=True, tries=2)
+    assert vote.to_json() == {"raw": 1, "justification": None, "cached": True, "tries": 2}
+
+
+def test_fence_must_wrap_the_whole_reply() -> None:
+    assert parse_reply('```JSON\n{"score": 3}\n```', 0, 10).raw == 3.0
+    assert parse_reply('```{"score": 3}```', 0, 10).raw == 3.0
+    assert not parse_reply('```json\n{"score": 3}\n``` and more', 0, 10).valid
+
+
+class _Response:
+    def __init__(self, status_code: int, headers: dict[str, str] | None = None) -> None:
+        self.status_code = status_code
+        self.headers = headers or {}
+
+
+class _SdkError(Exception):
+    def __init__(self, response: _Response) -> None:
+        super().__init__("sdk error")
+        self.response = response
+
+
+class APITimeoutError(Exception):
+    """Named like the OpenAI SDK's timeout: recognised by name, no import needed."""
+
+
+class ReadTimeout(APITimeoutError):
+    pass
+
+
+@pytest.mark.parametrize(
+    ("exc", "transient"),
+    [
+        (TimeoutError(), True),
+        (ConnectionResetError(), True),
+        (_SdkError(_Response(429)), True),
+        (_SdkError(_Response(500)), True),
+        (_SdkError(_Response(599)), True),
+        (_SdkError(_Response(408)), True),
+        (_SdkError(_Response(400)), False),
+        (_SdkError(_Response(401)), False),
+        (_SdkError(_Response(404)), False),
+        (APITimeoutError(), True),
+        (ReadTimeout(), True),
+        (ValueError("x"), False),
+        (KeyError("x"), False),
+    ],
+)
+def test_is_transient(exc: BaseException, transient: bool) -> None:
+    assert is_transient(exc) is transient
+
+
+def test_backoff_grows_exponentially_up_to_the_cap() -> None:
+    rng = random.Random(1)
+    for retry, ceiling in [(0, 1.0), (1, 2.0), (2, 4.0), (3, 8.0), (6, 10.0), (20, 10.0)]:
+        for _ in range(50):
+            d = backoff_delay(retry, 1.0, 10.0, rng)
+            assert ceiling / 2 <= d <= ceiling
+
+
+def test_backoff_has_jitter() -> None:
+    rng = random.Random(2)
+    assert len({backoff_delay(3, 1.0, 30.0, rng) for _ in range(20)}) > 1
+
+
+def test_backoff_honours_retry_after_within_the_cap() -> None:
+    rng = random.Random(3)
+    hint = _SdkError(_Response(429, {"retry-after": "7"}))
+    assert backoff_delay(0, 1.0, 30.0, rng, hint) == 7.0
+    assert backoff_delay(0, 1.0, 5.0, rng, hint) == 5.0
+    junk = _SdkError(_Response(429, {"retry-after": "soon"}))
+    assert backoff_delay(0, 1.0, 30.0, rng, junk) <= 1.0
+    assert backoff_delay(0, 0.0, 30.0, rng) == 0.0
+
+
+def _key(cache: ReplyCache, **changes: Any) -> str | None:
+    request: dict[str, Any] = {
+        "model": "m",
+        "messages": [{"role": "user", "content": "hi"}],
+        "tool": {"type": "function"},
+        "params": {"temperature": 0},
+        "vote": 0,
+    }
+    request.update(changes)
+    return cache.key(**request)
+
+
+def test_cache_key_covers_every_part_of_the_request(tmp_path: Path) -> None:
+    cache = ReplyCache(tmp_path)
+    base = _key(cache)
+    assert base is not None and base == _key(cache)
+    others = [
+        _key(cache, model="m2"),
+        _key(cache, messages=[{"role": "user", "content": "hi!"}]),
+        _key(cache, tool={"type": "function", "x": 1}),
+        _key(cache, params={"temperature": 1}),
+        _key(cache, vote=1),
+    ]
+    assert len({base, *others}) == 6
+    assert _key(cache, messages=[{"role": "user", "content": object()}]) is None
+
+
+def test_cache_round_trip_and_misses(tmp_path: Path) -> None:
+    cache = ReplyCache(tmp_path / "c")
+    assert cache.get("ab" * 32) == (False, None)
+    cache.put("ab" * 32, {"score": 5})
+    cache.put("cd" * 32, b'{"score": 6}')
+    cache.put("ef" * 32, {"score": object()})  # JSON cannot hold it: not cached
+    assert cache.get("ab" * 32) == (True, {"score": 5})
+    assert cache.get("cd" * 32) == (True, '{"score": 6}')
+    assert cache.get("ef" * 32) == (False, None)
+    path = tmp_path / "c" / "ab" / f"{'ab' * 32}.json"
+    path.write_text(json.dumps({"schema_version": 999, "reply": 1}))
+    assert cache.get("ab" * 32) == (False, None)
+    assert not list((tmp_path / "c").rglob(".tmp-*"))
