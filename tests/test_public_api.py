@@ -24,8 +24,10 @@ PUBLIC = {
     "at_least",
     "compare",
     "define_score",
+    "judge",
     "leaderboard",
     "mean_of",
+    "openai_client",
     "run",
     "scorer",
 }

@@ -9,6 +9,8 @@ from ._compare import Comparison, compare, leaderboard
 from ._contract import Score, Unscored
 from ._errors import ConfigurationError, ScorerSignatureError, SkipScore
 from ._eval import Eval
+from ._judge import judge
+from ._openai import openai_client
 from ._run import Run
 from ._runner import arun, run
 from ._scorers import scorer
@@ -33,8 +35,10 @@ __all__ = [
     "at_least",
     "compare",
     "define_score",
+    "judge",
     "leaderboard",
     "mean_of",
+    "openai_client",
     "run",
     "scorer",
 ]
