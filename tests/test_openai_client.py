@@ -1,0 +1,210 @@
+"""eb.openai_client with the real `openai` SDK against a scripted OpenAI-compatible server.
+
+The server runs on 127.0.0.1 in a thread and answers `POST /v1/chat/completions` from a script:
+tool calls with chosen arguments (including the corrupted 989898 and 950), HTTP errors (429,
+500), or a plain text message. Nothing leaves the machine.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import threading
+from collections.abc import Iterator
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+import pandas as pd
+import pytest
+
+import evalbook as eb
+from evalbook._contract import ERROR, SCORED, Rec, record_of
+from evalbook._scorers import Scorer
+
+openai = pytest.importorskip("openai")
+
+
+def tool_call(arguments: str) -> tuple[int, dict[str, Any]]:
+    call = {
+        "id": "call_1",
+        "type": "function",
+        "function": {"name": "submit_evaluation", "arguments": arguments},
+    }
+    message = {"role": "assistant", "content": None, "tool_calls": [call]}
+    return 200, _completion(message, "tool_calls")
+
+
+def text_message(content: str) -> tuple[int, dict[str, Any]]:
+    return 200, _completion({"role": "assistant", "content": content}, "stop")
+
+
+def _completion(message: dict[str, Any], finish: str) -> dict[str, Any]:
+    return {
+        "id": "chatcmpl-test",
+        "object": "chat.completion",
+        "created": 0,
+        "model": "judge-1",
+        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
+        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
+    }
+
+
+def http_error(status: int) -> tuple[int, dict[str, Any]]:
+    return status, {"error": {"message": f"scripted {status}", "type": "server", "code": None}}
+
+
+def scored(value: float, why: str = "ok") -> tuple[int, dict[str, Any]]:
+    return tool_call(json.dumps({"justification": why, "score": value}))
+
+
+class Server:
+    """A loopback chat-completions server answering from a script (the last entry repeats)."""
+
+    def __init__(self) -> None:
+        self.script: list[tuple[int, dict[str, Any]]] = []
+        self.requests: list[dict[str, Any]] = []
+        self.lock = threading.Lock()
+        server = self
+
+        class Handler(BaseHTTPRequestHandler):
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
+                with server.lock:
+                    server.requests.append({"path": self.path, "body": body})
+                    entry = server.script.pop(0) if len(server.script) > 1 else server.script[0]
+                status, payload = entry if self.path == "/v1/chat/completions" else (404, {})
+                data = json.dumps(payload).encode()
+                self.send_response(status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, format: str, *args: Any) -> None:
+                pass
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def answer(self, *entries: tuple[int, dict[str, Any]]) -> None:
+        with self.lock:
+            self.script[:] = entries
+
+
+@pytest.fixture
+def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
+    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
+        monkeypatch.delenv(var, raising=False)
+    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
+    s = Server()
+    s.thread.start()
+    yield s
+    s.httpd.shutdown()
+    s.httpd.server_close()
+
+
+def sync_client(server: Server, **params: Any) -> Any:
+    sdk = openai.OpenAI(base_url=server.url, api_key="test-key", max_retries=0, timeout=10)
+    return eb.openai_client(sdk, model="judge-1", **params)
+
+
+def judged(j: Scorer, **values: Any) -> Rec:
+    return record_of(asyncio.run(j.fn(**values)))
+
+
+def test_a_scripted_tool_call_is_scored_and_the_request_is_right(server: Server) -> None:
+    server.answer(scored(95, "accurate"))
+    j = eb.judge("quality", "Rate: {output}", client=sync_client(server, temperature=0))
+    rec = judged(j, output="hello")
+    assert (rec.status, rec.value, rec.rationale) == (SCORED, 0.95, "accurate")
+    assert rec.metadata is not None and rec.metadata["model"] == "judge-1"
+    (request,) = server.requests
+    body = request["body"]
+    assert request["path"] == "/v1/chat/completions"
+    assert body["model"] == "judge-1"
+    assert body["temperature"] == 0
+    assert body["messages"] == [{"role": "user", "content": "Rate: hello"}]
+    assert [t["function"]["name"] for t in body["tools"]] == ["submit_evaluation"]
+    assert body["tool_choice"] == {"type": "function", "function": {"name": "submit_evaluation"}}
+    score_schema = body["tools"][0]["function"]["parameters"]["properties"]["score"]
+    assert (score_schema["minimum"], score_schema["maximum"]) == (0, 100)
+
+
+@pytest.mark.parametrize("raw", ["989898", "950"])
+def test_corrupted_tool_arguments_are_errors(server: Server, raw: str) -> None:
+    server.answer(tool_call(f'{{"justification": "great", "score": {raw}}}'))
+    rec = judged(eb.judge("quality", "{output}", client=sync_client(server)), output="x")
+    assert (rec.status, rec.reason) == (ERROR, "invalid_score")
+    assert raw in (rec.message or "")
+
+
+def test_malformed_arguments_and_text_replies(server: Server) -> None:
+    j = eb.judge("quality", "{output}", client=sync_client(server))
+    server.answer(tool_call('{"justification": "cut off", "sco'))
+    assert judged(j, output="x").reason == "invalid_judge_output"
+    server.answer(tool_call('{"justification": "no score"}'))
+    assert judged(j, output="x").reason == "invalid_judge_output"
+    server.answer(text_message("I would rate this an 8."))
+    rec = judged(j, output="x")
+    assert rec.reason == "invalid_judge_output"
+    assert "I would rate this an 8." in (rec.message or "")
+    server.answer(text_message('```json\n{"score": 40, "justification": "text"}\n```'))
+    assert judged(j, output="x").value == 0.4
+
+
+def test_429_then_success_is_retried(server: Server) -> None:
+    server.answer(http_error(429), scored(70))
+    j = eb.judge("quality", "{output}", client=sync_client(server), retries=2, backoff=0)
+    rec = judged(j, output="x")
+    assert (rec.status, rec.value) == (SCORED, 0.7)
+    assert len(server.requests) == 2
+    assert rec.metadata is not None and rec.metadata["votes"][0]["tries"] == 2
+
+
+def test_500_is_judge_raised_once_retries_are_spent(server: Server) -> None:
+    server.answer(http_error(500))
+    j = eb.judge("quality", "{output}", client=sync_client(server), retries=1, backoff=0)
+    rec = judged(j, output="x")
+    assert (rec.status, rec.reason) == (ERROR, "judge_raised")
+    assert "InternalServerError" in (rec.message or "") and "after 2 tries" in (rec.message or "")
+    assert len(server.requests) == 2
+
+
+def test_400_is_not_retried(server: Server) -> None:
+    server.answer(http_error(400), scored(70))
+    j = eb.judge("quality", "{output}", client=sync_client(server), retries=3, backoff=0)
+    assert judged(j, output="x").reason == "judge_raised"
+    assert len(server.requests) == 1
+
+
+def test_async_openai_client(server: Server) -> None:
+    server.answer(scored(20), scored(40), scored(60))
+    sdk = openai.AsyncOpenAI(base_url=server.url, api_key="test-key", max_retries=0, timeout=10)
+    client = eb.openai_client(sdk, model="judge-1")
+    j = eb.judge("quality", "{output}", client=client, votes=3, reducer="mean")
+    rec = judged(j, output="x")
+    assert (rec.status, rec.value) == (SCORED, pytest.approx(0.4))
+    assert len(server.requests) == 3
+
+
+def test_a_whole_run_through_the_server(server: Server) -> None:
+    server.answer(scored(98), scored(989898), scored(950), scored(90))
+    j = eb.judge("quality", "Q: {q}\nA: {output}", client=sync_client(server))
+    df = pd.DataFrame({"q": ["a", "b", "c", "d"]})
+    r = eb.run(df, task=lambda q: q * 2, scorers=[j], store=None, progress=False, concurrency=1)
+    assert list(r.scores["status"]) == ["scored", "error", "error", "scored"]
+    row = r.summary().iloc[0]
+    assert (row["mean"], row["counted"], row["errors"]) == (pytest.approx(0.94), 2, 2)
+    assert server.requests[1]["body"]["messages"][0]["content"] == "Q: b\nA: bb"
+
+
+def test_openai_client_configuration_errors() -> None:
+    with pytest.raises(eb.ConfigurationError, match=r"chat\.completions\.create"):
+        eb.openai_client(object(), model="m")
+    sdk = openai.OpenAI(base_url="http://127.0.0.1:9/v1", api_key="k")
+    with pytest.raises(eb.ConfigurationError, match="model"):
+        eb.openai_client(sdk, model="")
+    with pytest.raises(eb.ConfigurationError, match="tool_choice"):
+        eb.openai_client(sdk, model="m", tool_choice="auto")
+    assert eb.openai_client(sdk, model="m").model == "m"
