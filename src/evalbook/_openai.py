@@ -70,9 +70,7 @@ class OpenAIJudgeClient:
 class AsyncOpenAIJudgeClient(OpenAIJudgeClient):
     """A judge client over an async OpenAI-compatible client (`openai.AsyncOpenAI`)."""
 
-    async def __call__(
-        self, messages: list[dict[str, Any]], tool: dict[str, Any]
-    ) -> Any:
+    async def __call__(self, messages: list[dict[str, Any]], tool: dict[str, Any]) -> Any:
         completion = await self._create(**self.request(messages, tool))
         return _arguments(completion, tool["function"]["name"])
 
