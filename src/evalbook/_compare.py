@@ -421,7 +421,7 @@ def leaderboard(runs: Iterable[Run] | Mapping[str, Run]) -> pd.DataFrame:
     if isinstance(runs, Mapping):
         items = [(str(k), r) for k, r in runs.items()]
     else:
-        items = [(r.name, r) for r in runs]
+        items = [(str(getattr(r, "name", "")), r) for r in runs]
     records = []
     for name, run in items:
         if not hasattr(run, "headline"):
