@@ -26,10 +26,12 @@ PUBLIC = {
     "define_score",
     "judge",
     "leaderboard",
+    "load_ipython_extension",
     "mean_of",
     "openai_client",
     "run",
     "scorer",
+    "show",
 }
 
 

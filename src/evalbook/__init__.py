@@ -15,6 +15,7 @@ from ._run import Run
 from ._runner import arun, run
 from ._scorers import scorer
 from ._scores import Grader, ScoreDefinition, all_of, any_of, at_least, define_score, mean_of
+from .display import show
 
 __version__ = "0.1.0"
 
@@ -37,8 +38,17 @@ __all__ = [
     "define_score",
     "judge",
     "leaderboard",
+    "load_ipython_extension",
     "mean_of",
     "openai_client",
     "run",
     "scorer",
+    "show",
 ]
+
+
+def load_ipython_extension(ipython: object) -> None:
+    """Register the `%eval` / `%%eval` magics: `%load_ext evalbook` (imports IPython lazily)."""
+    from ._magics import load_ipython_extension as load
+
+    load(ipython)

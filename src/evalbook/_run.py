@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
@@ -14,6 +14,9 @@ from ._results import Results
 from ._scores import ScoreDefinition
 from ._scoring import Headline, counted_of, format_pct, headline_of, summarize
 from ._tables import cases_table, scores_table, unscored_table
+
+if TYPE_CHECKING:
+    from .display._plots import RunPlots
 
 __all__ = ["Run"]
 
@@ -91,6 +94,20 @@ class Run:
         table.insert(0, "outcome", self.cases["outcome"].to_numpy())
         table.insert(0, "case_id", self.cases["case_id"].to_numpy())
         return table
+
+    # -- display (imported lazily: evalbook.display) -------------------------------------
+
+    def _repr_html_(self) -> str:
+        from .display import run_html
+
+        return run_html(self)
+
+    @property
+    def plot(self) -> RunPlots:
+        """Plotly figures of this run: `run.plot.unscored()`, `run.plot.distribution()`."""
+        from .display._plots import RunPlots
+
+        return RunPlots(self)
 
     # -- text -----------------------------------------------------------------------------
 
