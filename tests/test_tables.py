@@ -113,3 +113,17 @@ def test_wide_table() -> None:
 def test_text_repr() -> None:
     text = repr(make())
     assert "4 cases" in text and "p:" in text and "(1 errored)" in text
+
+
+def test_tables_are_the_same_with_or_without_the_touched_index() -> None:
+    from evalbook._scoring import counted_of
+    from evalbook._tables import scores_table
+
+    r = make()
+    results = r._results
+    fast = scores_table(results, r.definitions, counted_of(results, r.definitions))
+    results.reason = list(results.reason)  # replaced wholesale: tables must scan everything
+    assert results.touched is None
+    slow = scores_table(results, r.definitions, counted_of(results, r.definitions))
+    pd.testing.assert_frame_equal(fast, slow)
+    assert slow["reason"].notna().sum() == 5

@@ -17,13 +17,25 @@ __all__ = ["OUTCOMES", "Results"]
 PASSED, FAILED, ERRORED, TIMED_OUT = 0, 1, 2, 3
 PENDING = -1
 OUTCOMES = ("passed", "failed", "errored", "timed_out")
+# Record columns that are mostly None; `Results.touched` tracks where they are not.
+SPARSE = ("reason", "message", "rationale", "metadata", "grader")
 
 
 class Results:
     """Preallocated columns; cases finishing in any order write to their own slots.
 
     Record `i * n_scores + j` is case `i`, score `j`: input order, then definition order.
+    `touched` lists the records whose sparse columns (`SPARSE`) hold anything, so tables are
+    built without scanning a million Nones; replacing a sparse column wholesale (as a loader
+    does) sets it to None, meaning "scan everything".
     """
+
+    touched: list[int] | None
+
+    def __setattr__(self, name: str, value: Any) -> None:
+        if name in SPARSE:
+            object.__setattr__(self, "touched", None)
+        object.__setattr__(self, name, value)
 
     def __init__(self, case_ids: Sequence[str], n_scores: int) -> None:
         n = len(case_ids)
@@ -44,6 +56,7 @@ class Results:
         self.rationale: list[str | None] = [None] * size
         self.metadata: list[dict[str, Any] | None] = [None] * size
         self.grader: list[Grader | None] = [None] * size
+        self.touched = []  # after the sparse columns: assigning them resets it
 
     @property
     def n_cases(self) -> int:
@@ -75,6 +88,14 @@ class Results:
             status, value, reason, message, rationale, metadata, grader = rec
             self.status[i] = status
             self.value[i] = value
+            if self.touched is not None and (
+                reason is not None
+                or message is not None
+                or rationale is not None
+                or metadata is not None
+                or grader is not None
+            ):
+                self.touched.append(i)
             if reason is not None:
                 self.reason[i] = reason
             if message is not None:

@@ -47,9 +47,46 @@ def _codes(codes: np.ndarray, categories: Sequence[str]) -> pd.Categorical[str]:
 
 
 def _object(values: list[Any]) -> np.ndarray:
-    out = np.empty(len(values), dtype=object)
-    out[:] = values
+    # fromiter stores each item as it is (lists stay lists) and is ~5× faster than np.array
+    return np.fromiter(values, dtype=object, count=len(values))
+
+
+def _text(values: list[Any]) -> pd.Series[Any]:
+    """Free text (or arbitrary objects) as an object column, None where missing, no inference."""
+    return pd.Series(_object(values), dtype=object, copy=False)
+
+
+def _present(values: np.ndarray) -> np.ndarray:
+    """Indices of the entries that are not None (most record columns are mostly None)."""
+    mask: np.ndarray = values != None  # noqa: E711 - elementwise comparison with None
+    return np.flatnonzero(mask)
+
+
+def _sparse(values: list[Any], touched: np.ndarray | None) -> np.ndarray:
+    """A record column as an object array, reading only the touched entries when known."""
+    if touched is None:
+        return _object(values)
+    out = np.full(len(values), None, dtype=object)
+    if touched.size:
+        out[touched] = np.fromiter((values[i] for i in touched), dtype=object, count=touched.size)
     return out
+
+
+def _sparse_categorical(
+    values: list[Any], touched: np.ndarray | None = None
+) -> pd.Categorical[str]:
+    """A categorical of a mostly-None column, factorising only the present entries."""
+    arr = _sparse(values, touched)
+    idx = _present(arr if touched is None else arr[touched])
+    if touched is not None:
+        idx = touched[idx]
+    codes = np.full(len(values), -1, dtype=np.int32)
+    uniques: list[str] = []
+    if idx.size:
+        sub_codes, cats = pd.factorize(arr[idx])
+        codes[idx] = sub_codes
+        uniques = [str(c) for c in cats]
+    return pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=object))
 
 
 def cases_table(results: Results) -> pd.DataFrame:
@@ -57,12 +94,12 @@ def cases_table(results: Results) -> pd.DataFrame:
     started = pd.to_datetime(results.started_at, unit="s", utc=True)
     return pd.DataFrame(
         {
-            "case_id": _object(results.case_ids),
+            "case_id": _text(results.case_ids),
             "outcome": _codes(results.outcome, OUTCOMES),  # -1 (not run) becomes NaN
             "attempts": results.attempts.copy(),
-            "output": _object(results.output),
-            "error_type": pd.Categorical(results.error_type),
-            "error_message": _object(results.error_message),
+            "output": _text(results.output),
+            "error_type": _sparse_categorical(results.error_type),
+            "error_message": _text(results.error_message),
             "started_at": started,
             "duration_s": results.duration_s.copy(),
         },
@@ -70,43 +107,71 @@ def cases_table(results: Results) -> pd.DataFrame:
     )
 
 
-def _metadata_json(items: list[dict[str, Any] | None]) -> np.ndarray:
-    out = np.empty(len(items), dtype=object)
-    for i, m in enumerate(items):
-        if m is not None:
-            out[i] = json.dumps(m, ensure_ascii=False, default=repr)
-    return out
+def _metadata_json(
+    items: list[dict[str, Any] | None], touched: np.ndarray | None
+) -> pd.Series[Any]:
+    arr = _sparse(items, touched)
+    out = np.full(len(items), None, dtype=object)
+    for i in _present(arr) if touched is None else touched:
+        if arr[i] is not None:
+            out[i] = json.dumps(arr[i], ensure_ascii=False, default=repr)
+    return pd.Series(out, dtype=object, copy=False)
+
+
+def _grader_columns(
+    results: Results, definitions: Sequence[ScoreDefinition], touched: np.ndarray | None
+) -> dict[str, pd.Categorical[str]]:
+    """grader_kind/id/model: the definition's grader, unless a record names its own."""
+    n, s = results.n_cases, len(definitions)
+    graders = _sparse(results.grader, touched)
+    overrides = _present(graders if touched is None else graders[touched])
+    if touched is not None:
+        overrides = touched[overrides]
+    columns: dict[str, pd.Categorical[str]] = {}
+    for key in ("kind", "id", "model"):
+        per_def = [getattr(d.grader, key) if d.grader else None for d in definitions]
+        extra = [getattr(graders[i], key) for i in overrides]
+        cats = list(dict.fromkeys(v for v in [*per_def, *extra] if v is not None))
+        lookup = {v: c for c, v in enumerate(cats)}
+        def_codes = np.array([lookup.get(v, -1) if v is not None else -1 for v in per_def])
+        codes = np.tile(def_codes.astype(np.int32), n) if s else np.zeros(0, dtype=np.int32)
+        for i, v in zip(overrides, extra, strict=True):
+            codes[i] = -1 if v is None else lookup[v]
+        columns[key] = pd.Categorical.from_codes(codes, categories=pd.Index(cats, dtype=object))
+    return columns
 
 
 def scores_table(
     results: Results, definitions: Sequence[ScoreDefinition], counted: np.ndarray
 ) -> pd.DataFrame:
-    """Exactly n_cases × n_scores rows: input order, then definition order."""
+    """Exactly n_cases × n_scores rows: input order, then definition order.
+
+    `case_id` is a categorical here (the ids, in input order, are its categories): the long
+    table repeats each id once per score.
+    """
     n, s = results.n_cases, len(definitions)
-    names = [d.name for d in definitions]
-    graders: dict[str, list[Any]] = {"kind": [], "id": [], "model": []}
-    for d in definitions:
-        for key in graders:
-            graders[key].append(getattr(d.grader, key) if d.grader else None)
-    columns: dict[str, list[Any]] = {k: v * n for k, v in graders.items()}
-    for i, g in enumerate(results.grader):
-        if g is not None:
-            columns["kind"][i], columns["id"][i], columns["model"][i] = g.kind, g.id, g.model
+    touched = None if results.touched is None else np.sort(np.array(results.touched, np.intp))
+    graders = _grader_columns(results, definitions, touched)
+    case_codes = np.repeat(np.arange(n, dtype=np.int32), s)
     return pd.DataFrame(
         {
-            "case_id": _object(results.case_ids).repeat(s),
-            "score": _codes(np.tile(np.arange(s, dtype=np.int16), n), names),
+            "case_id": pd.Categorical.from_codes(
+                case_codes, categories=pd.Index(results.case_ids, dtype=object)
+            ),
+            "score": _codes(
+                np.tile(np.arange(s, dtype=np.int16), n), [d.name for d in definitions]
+            ),
             "status": _codes(results.status, STATUSES),
             "value": results.value.copy(),
             "counted": counted,
-            "reason": pd.Categorical(results.reason),
-            "message": _object(results.message),
-            "rationale": _object(results.rationale),
-            "grader_kind": pd.Categorical(columns["kind"]),
-            "grader_id": pd.Categorical(columns["id"]),
-            "grader_model": pd.Categorical(columns["model"]),
+            "reason": _sparse_categorical(results.reason, touched),
+            "message": pd.Series(_sparse(results.message, touched), dtype=object, copy=False),
+            "rationale": pd.Series(_sparse(results.rationale, touched), dtype=object, copy=False),
+            "grader_kind": graders["kind"],
+            "grader_id": graders["id"],
+            "grader_model": graders["model"],
             "derived": np.tile(np.array([d.derived for d in definitions], dtype=bool), n),
-            "metadata": _metadata_json(results.metadata),
+            "metadata": _metadata_json(results.metadata, touched),
         },
         columns=SCORE_COLUMNS,
     )
