@@ -177,7 +177,12 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("a", metavar="A", help="the reference run (" + _RUN_HELP + ")")
     p.add_argument("b", metavar="B", help="the run compared with A")
-    p.add_argument("--score", metavar="NAME", help="compare only this score")
+    p.add_argument(
+        "--score",
+        metavar="NAME",
+        help="score(s) to compare, comma-separated (default: the primary score, else the "
+        "only common score, else every common score)",
+    )
     p.add_argument(
         "--top", type=count, default=10, metavar="N", help="regressed cases to list (default 10)"
     )

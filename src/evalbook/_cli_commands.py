@@ -264,59 +264,63 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     a = resolve_run(args.a, args.store)
     b = resolve_run(args.b, args.store)
+    score: str | list[str] | None = None
     if args.score is not None:
-        names = {d.name for d in a.definitions} | {d.name for d in b.definitions}
-        if args.score not in names:
-            known = ", ".join(sorted(names)) or "none"
-            raise CliError(f"unknown score {args.score!r}; the two runs' scores are: {known}")
-    comparison = compare(a, b, score=args.score)
+        wanted = [s.strip() for s in args.score.split(",") if s.strip()]
+        common = [d.name for d in a.definitions if d.name in {e.name for e in b.definitions}]
+        for name in wanted:
+            if name not in common:
+                known = ", ".join(common) or "none"
+                raise CliError(f"unknown score {name!r}; the scores both runs have: {known}")
+        score = wanted[0] if len(wanted) == 1 else wanted
+    comparison = compare(a, b, score=score)
     out = Out(sys.stdout)
     out.line(f"A: {clean(a.name)} ({clean(a.id)}) · {clean(a.headline.text)}", "dim")
     out.line(f"B: {clean(b.name)} ({clean(b.id)}) · {clean(b.headline.text)}", "dim")
     out.line()
-    rows = []
-    for _, r in comparison.summary.iterrows():
-        rows.append(
-            [
-                clean(r["score"]),
-                fmt_pct(r["mean_a"]),
-                fmt_pct(r["mean_b"]),
-                _signed_pct(r["delta"]),
-                fmt_ci(r["ci_low"], r["ci_high"]),
-                _p(r["p_value"]),
-                fmt_count(r["n_paired"]),
-                fmt_count(r["improved"]),
-                fmt_count(r["regressed"]),
-            ]
-        )
-    headers = ["score", "A", "B", "B − A", "95% CI", "p", "paired", "improved", "regressed"]
-    out.lines(render_table(headers, rows, [False] + [True] * 8))
+    rows = [
+        [
+            clean(r["score"]),
+            fmt_pct(r["mean_a"]),
+            fmt_pct(r["mean_b"]),
+            _signed_pct(r["delta"]),
+            fmt_ci(r["ci_low"], r["ci_high"]),
+            _p(r["p_value"]),
+            _p(r["p_adjusted"]),
+            fmt_count(r["n_paired"]),
+            fmt_count(r["improved"]),
+            fmt_count(r["regressed"]),
+        ]
+        for _, r in comparison.summary.iterrows()
+    ]
+    headers = ["score", "A", "B", "B − A", "95% CI", "p", "p (Holm)", "paired", "improved"]
+    headers.append("regressed")
+    out.lines(render_table(headers, rows, [False] + [True] * 9))
     for warning in comparison.warnings:
         out.line(f"warning: {clean(warning)}", "yellow")
-    cases = comparison.cases
-    regressed = cases[cases["change"].astype(str) == "regressed"]
-    if args.top and not regressed.empty:
-        top = regressed.sort_values(["delta", "case_id"], kind="stable").head(args.top)
-        out.line()
-        out.line(f"top regressions ({len(top)} of {len(regressed)}):")
-        rows = [
-            [
-                clean(r["case_id"], 30),
-                clean(r["score"]),
-                fmt_pct(r["a"]),
-                fmt_pct(r["b"]),
-                _signed_pct(r["delta"]),
-            ]
-            for _, r in top.iterrows()
-        ]
-        out.lines(
-            render_table(
-                ["case_id", "score", "A", "B", "B − A"], rows, [False, False, True, True, True]
-            )
-        )
-    elif args.top:
-        out.line()
+    if not args.top:
+        return 0
+    regressed = comparison.regressions()
+    out.line()
+    if regressed.empty:
         out.line("no case regressed")
+        return 0
+    top = regressed.head(args.top)
+    out.line(f"top regressions ({len(top)} of {len(regressed)}):")
+    rows = [
+        [
+            clean(r["case_id"], 30),
+            clean(r["score"]),
+            fmt_pct(r["a"]),
+            fmt_pct(r["b"]),
+            _signed_pct(r["delta"]),
+            clean(r.get("output_a"), 30),
+            clean(r.get("output_b"), 30),
+        ]
+        for _, r in top.iterrows()
+    ]
+    headers = ["case_id", "score", "A", "B", "B − A", "output A", "output B"]
+    out.lines(render_table(headers, rows, [False, False, True, True, True, False, False]))
     return 0
 
 

@@ -182,7 +182,8 @@ def check_gate(
     if spec.max_errors is not None:
         ok = target.errors <= spec.max_errors
         rel = "<=" if ok else ">"
-        what = "error records" if target.score is not None else "errored or timed-out cases"
+        what = "error record" if target.score is not None else "errored or timed-out case"
+        what += "" if target.errors == 1 else "s"
         checks.append(
             Check(
                 "--max-errors",
@@ -309,13 +310,13 @@ def cmd_gate(args: argparse.Namespace) -> int:
         max_unscored_rate=args.max_unscored_rate,
         max_regression=args.max_regression,
     )
+    if (args.baseline is None) != (args.max_regression is None):
+        raise CliError("--baseline RUN and --max-regression D go together: give both")
     if not spec.any():
         raise CliError(
             "no condition to check: give at least one of --min, --min-ci-low, --max-errors, "
             "--max-unscored-rate, --baseline RUN --max-regression D"
         )
-    if (args.baseline is None) != (args.max_regression is None):
-        raise CliError("--baseline RUN and --max-regression D go together: give both")
     run = resolve_run(args.run, args.store)
     baseline = resolve_run(args.baseline, args.store) if args.baseline is not None else None
     out = Out(sys.stdout)
