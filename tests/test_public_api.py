@@ -26,10 +26,12 @@ PUBLIC = {
     "define_score",
     "judge",
     "leaderboard",
+    "load_run",
     "load_ipython_extension",
     "mean_of",
     "openai_client",
     "run",
+    "runs",
     "scorer",
     "show",
 }

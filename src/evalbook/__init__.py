@@ -10,6 +10,7 @@ from ._contract import Score, Unscored
 from ._errors import ConfigurationError, ScorerSignatureError, SkipScore
 from ._eval import Eval
 from ._judge import judge
+from ._load import load_run, runs
 from ._openai import openai_client
 from ._run import Run
 from ._runner import arun, run
@@ -38,10 +39,12 @@ __all__ = [
     "define_score",
     "judge",
     "leaderboard",
+    "load_run",
     "load_ipython_extension",
     "mean_of",
     "openai_client",
     "run",
+    "runs",
     "scorer",
     "show",
 ]

@@ -16,6 +16,10 @@ from ._scoring import Headline, counted_of, format_pct, headline_of, summarize
 from ._tables import cases_table, scores_table, unscored_table
 
 if TYPE_CHECKING:
+    import os
+    from collections.abc import Callable
+
+    from ._scorers import Scorer
     from .display._plots import RunPlots
 
 __all__ = ["Run"]
@@ -94,6 +98,71 @@ class Run:
         table.insert(0, "outcome", self.cases["outcome"].to_numpy())
         table.insert(0, "case_id", self.cases["case_id"].to_numpy())
         return table
+
+    # -- store (evalbook._store; docs/file-formats.md) -----------------------------------
+
+    def save(self, store: str | os.PathLike[str] = "runs") -> Path:
+        """Write the run's folder (log, tables, summary) and return its path.
+
+        A stored run is completed in place (e.g. after a full disk); an in-memory run gets
+        a new folder `<store>/<name>-<timestamp>/` and `.path` is set.
+
+        Example:
+            >>> import pandas as pd, evalbook as eb, tempfile
+            >>> run = eb.run(pd.DataFrame({"x": [1]}), task=lambda x: x, store=None,
+            ...              scorers=[lambda output: 1.0], progress=False)
+            >>> run.save(tempfile.mkdtemp()) == run.path
+            True
+        """
+        from ._save import save_run
+
+        return save_run(self, store)
+
+    def to_csv(self, folder: str | os.PathLike[str]) -> dict[str, Path]:
+        """Write `cases.csv`, `scores.csv` and `summary.csv` into `folder`; return the paths.
+
+        Example:
+            >>> import pandas as pd, evalbook as eb, tempfile
+            >>> run = eb.run(pd.DataFrame({"x": [1]}), task=lambda x: x, store=None,
+            ...              scorers=[lambda output: 1.0], progress=False)
+            >>> sorted(run.to_csv(tempfile.mkdtemp()))
+            ['cases', 'scores', 'summary']
+        """
+        from ._files import export
+
+        return export(self, folder, "csv")
+
+    def to_parquet(self, folder: str | os.PathLike[str]) -> dict[str, Path]:
+        """Write `cases.parquet`, `scores.parquet` and `summary.parquet`; return the paths."""
+        from ._files import export
+
+        return export(self, folder, "parquet")
+
+    def rescore(
+        self,
+        scorers: Sequence[Scorer | Callable[..., Any]] = (),
+        scores: Sequence[ScoreDefinition | str] = (),
+        *,
+        name: str | None = None,
+        concurrency: int = 8,
+        progress: bool = True,
+    ) -> Run:
+        """Score the stored outputs again with new or changed scorers; the task is not called.
+
+        Scores bound to `scorers` are scored anew, derived scores are derived again, the
+        other records are kept. The new run is stored in this run's store (in memory if
+        this run is).
+
+        Example:
+            >>> import pandas as pd, evalbook as eb
+            >>> run = eb.run(pd.DataFrame({"x": ["a"]}), task=lambda x: x.upper(),
+            ...              scorers=[lambda output: 0.0], store=None, progress=False)
+            >>> run.rescore(scorers=[lambda output: 1.0], progress=False).headline.text
+            'lambda 100% · completed 100%'
+        """
+        from ._rescore import rescore
+
+        return rescore(self, scorers, scores, name=name, concurrency=concurrency, progress=progress)
 
     # -- display (imported lazily: evalbook.display) -------------------------------------
 

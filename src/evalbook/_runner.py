@@ -6,7 +6,6 @@ import asyncio
 import logging
 import os
 import time
-import uuid
 from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
@@ -23,6 +22,7 @@ from ._results import ERRORED, FAILED, PASSED, TIMED_OUT, Results
 from ._run import Run
 from ._scorers import Scorer
 from ._scores import ScoreDefinition
+from ._store import prepare
 
 __all__ = ["RunSink", "arun", "run"]
 
@@ -273,15 +273,21 @@ async def arun(
         raise ConfigurationError(
             "executor= is not available in this version; leave it as None to run locally"
         )
-    if resume is not None:
-        raise ConfigurationError("resume= needs the run store, which this version does not have")
     frame = _as_frame(data)
     plan = make_plan(frame, task, scorers, scores, output_column)
     run_name = name or (getattr(task, "__name__", None) if task else None) or "run"
     if run_name == "<lambda>":
         run_name = "run"
-    results = Results(plan.case_ids, len(plan.definitions))
-    bar = _progress(results.n_cases, progress, run_name)
+    options = {
+        "concurrency": concurrency,
+        "timeout": timeout,
+        "attempts": attempts,
+        "output_column": output_column,
+    }
+    # the run store (issue 3): name check, folder, run.started; resume pre-fills results
+    prepared = prepare(plan, frame, run_name, options, store=store, resume=resume)
+    results = prepared.results
+    bar = _progress(len(prepared.todo), progress, prepared.name)
     pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalbook")
     engine = _Engine(
         plan,
@@ -290,28 +296,29 @@ async def arun(
         timeout=timeout,
         attempts=attempts,
         pool=pool,
+        sink=prepared.sink,
         tick=(lambda: bar.update(1)) if bar is not None else None,
     )
     try:
-        await engine.execute(range(results.n_cases))
+        await engine.execute(prepared.todo)
+    except BaseException:
+        prepared.close()  # the log stays resumable
+        raise
     finally:
         pool.shutdown(wait=False, cancel_futures=True)
         if bar is not None:
             bar.close()
-    options = {
-        "concurrency": concurrency,
-        "timeout": timeout,
-        "attempts": attempts,
-        "output_column": output_column,
-    }
-    return Run(
-        name=run_name,
-        id=uuid.uuid4().hex[:12],
+    finished = Run(
+        name=prepared.name,
+        id=prepared.run_id,
         definitions=plan.definitions,
         data=frame,
         results=results,
         options=options,
+        path=prepared.path,
     )
+    prepared.finish(finished)
+    return finished
 
 
 def run(

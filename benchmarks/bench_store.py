@@ -1,0 +1,84 @@
+"""Cost of the run store: a 10,000-case run with `store=` a folder vs `store=None`.
+
+Runs both variants alternately (after a warm-up), several rounds, and prints the median
+wall time of each and their ratio. The issue's bar: store on ≤ 1.3× store off.
+
+    python benchmarks/bench_store.py [--cases 10000] [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import statistics
+import tempfile
+import time
+from pathlib import Path
+
+import pandas as pd
+
+import evalbook as eb
+
+
+def _data(n: int) -> pd.DataFrame:
+    return pd.DataFrame(
+        {
+            "question": [f"question {i}" for i in range(n)],
+            "expected": [f"QUESTION {i}" for i in range(n)],
+        }
+    )
+
+
+def _task(question: str) -> str:
+    return question.upper()
+
+
+@eb.scorer
+def exact(output: str, expected: str) -> float:
+    return float(output == expected)
+
+
+@eb.scorer
+def short(output: str) -> float:
+    return 1.0 if len(output) < 12 else 0.5
+
+
+def _once(data: pd.DataFrame, store: Path | None) -> float:
+    t0 = time.perf_counter()
+    eb.run(data, task=_task, scorers=[exact, short], store=store, progress=False)
+    return time.perf_counter() - t0
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--cases", type=int, default=10_000)
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    os.environ["EVALBOOK_PROGRESS"] = "0"
+    data = _data(args.cases)
+    root = Path(tempfile.mkdtemp(prefix="evalbook-bench-"))
+    try:
+        _once(data, None)
+        _once(data, root)
+        off: list[float] = []
+        on: list[float] = []
+        for _ in range(args.rounds):
+            off.append(_once(data, None))
+            on.append(_once(data, root))
+        size = sum(f.stat().st_size for f in next(root.iterdir()).iterdir())
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+    m_off, m_on = statistics.median(off), statistics.median(on)
+    print(f"cases: {args.cases}, rounds: {args.rounds} (alternating, after one warm-up each)")
+    print(
+        f"store=None   median {m_off * 1000:8.1f} ms  ({', '.join(f'{t * 1000:.0f}' for t in off)})"
+    )
+    print(
+        f"store=folder median {m_on * 1000:8.1f} ms  ({', '.join(f'{t * 1000:.0f}' for t in on)})"
+    )
+    print(f"ratio (on / off, medians): {m_on / m_off:.2f}x   · one run folder: {size / 1e6:.2f} MB")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,340 @@
+"""The event log of the run store: one JSON object per line in `events.jsonl`.
+
+Writing is on the hot path (once per case), so lines are assembled from pre-encoded pieces
+with the C string encoder of `json`; reading rebuilds the run's `Results` from the lines.
+The format is documented in docs/file-formats.md.
+"""
+
+from __future__ import annotations
+
+import ast
+import json
+import math
+import warnings
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from json.encoder import encode_basestring_ascii as _enc
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from ._contract import ERROR, SCORED, UNSCORED, Rec
+from ._results import OUTCOMES, Results
+from ._scores import Grader, ScoreDefinition
+
+__all__ = [
+    "SCHEMA_VERSION",
+    "EventLog",
+    "LineEncoder",
+    "NotARunLog",
+    "SchemaVersionError",
+    "decode_output",
+    "dumps",
+    "encode_output",
+    "read_events",
+]
+
+SCHEMA_VERSION = 1
+_V = f'{{"schema_version":{SCHEMA_VERSION},"event":'
+_OUTCOME_CODES = {name: code for code, name in enumerate(OUTCOMES)}
+_MAX_DEPTH = 64
+
+
+class NotARunLog(ValueError):
+    """A file named like a run log that does not start with `run.started`."""
+
+
+class SchemaVersionError(ValueError):
+    """A store file was written with a `schema_version` this evalbook cannot read."""
+
+
+def version_error(where: str, found: object) -> SchemaVersionError:
+    """The error for a file with another schema version, naming both versions."""
+    return SchemaVersionError(
+        f"{where} has schema_version {found!r}, but this evalbook reads schema_version "
+        f"{SCHEMA_VERSION}; open it with the evalbook version that wrote it"
+    )
+
+
+def dumps(obj: Any) -> str:
+    """Compact ASCII JSON (non-ASCII text and lone surrogates survive as escapes)."""
+    return json.dumps(obj, ensure_ascii=True, separators=(",", ":"), default=repr)
+
+
+# -- outputs ------------------------------------------------------------------------------
+
+
+def _native(x: Any, depth: int = 0) -> bool:
+    """True when JSON holds `x` exactly (str, int, float, bool, None, lists, str-keyed dicts)."""
+    t = type(x)
+    if t is str or t is int or t is float or t is bool or x is None:
+        return True
+    if depth > _MAX_DEPTH:
+        return False
+    if t is list:
+        return all(_native(v, depth + 1) for v in x)
+    if t is dict:
+        return all(type(k) is str and _native(v, depth + 1) for k, v in x.items())
+    return False
+
+
+def encode_output(output: Any) -> tuple[Any, str | None]:
+    """How an output is stored: `(value, kind)`.
+
+    kind None: `value` is the output itself (JSON-native). kind "literal": `value` is a Python
+    literal (`repr`) that `ast.literal_eval` turns back into an equal value (tuples, sets,
+    bytes, dicts with non-string keys). kind "repr": `value` is the output's `repr()`; the
+    object itself cannot be restored.
+    """
+    if _native(output):
+        return output, None
+    if isinstance(output, np.generic):
+        item = output.item()
+        if _native(item):
+            return item, None
+    try:
+        text = repr(output)
+    except Exception:  # a user's __repr__ may raise anything
+        return f"<{type(output).__name__} object with a failing __repr__>", "repr"
+    try:
+        back = ast.literal_eval(text)
+        if type(back) is type(output) and bool(back == output):
+            return text, "literal"
+    except Exception:  # not a literal, or == is not a plain bool (arrays, frames)
+        pass
+    return text, "repr"
+
+
+def decode_output(value: Any, kind: str | None) -> Any:
+    """The inverse of `encode_output` (a "repr" output stays its repr text)."""
+    if kind == "literal":
+        return ast.literal_eval(value)
+    return value
+
+
+# -- writing ------------------------------------------------------------------------------
+
+
+def _grader_json(grader: Grader) -> str:
+    return dumps(grader.model_dump(mode="json", exclude_none=True))
+
+
+class LineEncoder:
+    """Builds the event lines of one run; the per-case methods are the hot path."""
+
+    def __init__(self, definitions: Sequence[ScoreDefinition], case_ids: Sequence[str]) -> None:
+        self.case_ids = case_ids
+        self.n_scores = len(definitions)
+        self._record_head = [
+            f'"score":{_enc(d.name)},"derived":{"true" if d.derived else "false"},'
+            for d in definitions
+        ]
+
+    def case_started(self, pos: int, attempt: int, at: float) -> str:
+        return (
+            f'{_V}"case.started","case_id":{_enc(self.case_ids[pos])},'
+            f'"attempt":{attempt},"at":{at!r}}}\n'
+        )
+
+    def _record(self, results: Results, i: int, status: int, value: float) -> str:
+        """The body of one `score.recorded` line after its `score` and `derived` keys."""
+        if status == SCORED:
+            body = f'"value":{value!r}'
+        else:
+            msg = results.message[i]
+            reason = results.reason[i]
+            key, label = ("unscored", "reason") if status == UNSCORED else ("error", "code")
+            body = f'"{key}":{{"{label}":{"null" if reason is None else _enc(reason)}'
+            body += "}" if msg is None else f',"message":{_enc(msg)}}}'
+        rationale, grader, meta = results.rationale[i], results.grader[i], results.metadata[i]
+        if rationale is not None:
+            body += f',"rationale":{_enc(rationale)}'
+        if grader is not None:
+            body += f',"grader":{_grader_json(grader)}'
+        if meta is not None:
+            body += f',"metadata":{dumps(meta)}'
+        return body
+
+    def case_ended(self, pos: int, results: Results) -> str:
+        """The case's `score.recorded` lines, then its `case.ended` line."""
+        cid = _enc(self.case_ids[pos])
+        n = self.n_scores
+        base = pos * n
+        head = f'{_V}"score.recorded","case_id":{cid},'
+        statuses = results.status[base : base + n].tolist()
+        values = results.value[base : base + n].tolist()
+        rationales, graders, metadata = results.rationale, results.grader, results.metadata
+        parts: list[str] = []
+        for j, (st, value) in enumerate(zip(statuses, values, strict=True)):
+            i = base + j
+            if (
+                st == SCORED
+                and rationales[i] is None
+                and graders[i] is None
+                and metadata[i] is None
+            ):
+                # the common case, kept short
+                parts.append(f'{head}{self._record_head[j]}"value":{value!r}}}\n')
+                continue
+            parts.append(f"{head}{self._record_head[j]}{self._record(results, i, st, value)}}}\n")
+        output = results.output[pos]
+        if type(output) is str:
+            out = _enc(output)
+        else:
+            encoded, kind = encode_output(output)
+            out = dumps(encoded) if kind is None else f'{_enc(encoded)},"output_kind":"{kind}"'
+        etype, emsg = results.error_type[pos], results.error_message[pos]
+        if etype is not None:
+            out += f',"error_type":{_enc(etype)}'
+        if emsg is not None:
+            out += f',"error_message":{_enc(emsg)}'
+        parts.append(
+            f'{_V}"case.ended","case_id":{cid},"attempt":{results.attempts[pos]},'
+            f'"outcome":"{OUTCOMES[results.outcome[pos]]}","output":{out},'
+            f'"started_at":{results.started_at[pos].item()!r},'
+            f'"duration_s":{results.duration_s[pos].item()!r}}}\n'
+        )
+        return "".join(parts)
+
+
+def event_line(event: str, **fields: Any) -> str:
+    """One non-hot-path event line (run.started, score.defined, run.resumed, run.ended)."""
+    return dumps({"schema_version": SCHEMA_VERSION, "event": event, **fields}) + "\n"
+
+
+# -- reading ------------------------------------------------------------------------------
+
+
+def read_events(path: Path) -> Iterator[dict[str, Any]]:
+    """Yield the events of a log, checking every line's `schema_version`.
+
+    Only newline-terminated lines count: a truncated last line (a crash in the middle of a
+    write) is skipped with a warning. An unreadable complete line is an error naming it.
+    """
+    with path.open("rb") as f:
+        data = f.read()
+    body, _, tail = data.rpartition(b"\n")
+    if tail.strip():
+        warnings.warn(
+            f"{path}: the last line is truncated (the run was interrupted while writing it); "
+            "it is ignored",
+            RuntimeWarning,
+            stacklevel=3,
+        )
+    if not body:
+        return
+    for number, raw in enumerate(body.split(b"\n"), start=1):
+        if not raw.strip():
+            continue
+        try:
+            event = json.loads(raw)
+        except ValueError as exc:
+            raise ValueError(f"{path}, line {number}: not a valid event ({exc})") from None
+        if not isinstance(event, dict):
+            raise ValueError(f"{path}, line {number}: not a valid event (not a JSON object)")
+        found = event.get("schema_version")
+        if found != SCHEMA_VERSION:
+            raise version_error(f"{path} (line {number})", found)
+        yield event
+
+
+def _rec(event: dict[str, Any]) -> Rec:
+    grader = event.get("grader")
+    g = Grader(**grader) if grader is not None else None
+    rationale = event.get("rationale")
+    metadata = event.get("metadata")
+    if "value" in event:
+        return Rec(SCORED, float(event["value"]), None, None, rationale, metadata, g)
+    if "unscored" in event:
+        u = event["unscored"]
+        return Rec(UNSCORED, math.nan, u.get("reason"), u.get("message"), rationale, metadata, g)
+    e = event.get("error") or {}
+    return Rec(ERROR, math.nan, e.get("code"), e.get("message"), rationale, metadata, g)
+
+
+@dataclass
+class EventLog:
+    """What a run's event log says: its identity, definitions and finished cases."""
+
+    run_id: str
+    name: str
+    started_at: str | None
+    case_ids: list[str]
+    options: dict[str, Any]
+    definitions: list[ScoreDefinition]
+    results: Results
+    data_file: str | None = None
+    ended: dict[str, Any] | None = None
+    events: int = 0
+
+
+def replay(path: Path) -> EventLog:
+    """Rebuild a run from its event log alone (e.g. after a crash)."""
+    events = read_events(path)
+    first = next(events, None)
+    if first is None or first.get("event") != "run.started":
+        raise NotARunLog(f"{path} does not start with a run.started event; it is not a run log")
+    definitions: list[ScoreDefinition] = []
+    finished: dict[str, tuple[dict[str, Any], dict[str, Rec]]] = {}
+    pending: dict[str, dict[str, Rec]] = {}
+    case_ids: list[str] = list(first["case_ids"])
+    options: dict[str, Any] = dict(first.get("options") or {})
+    ended: dict[str, Any] | None = None
+    count = 1
+    for event in events:
+        count += 1
+        kind = event.get("event")
+        if kind == "score.recorded":
+            pending.setdefault(event["case_id"], {})[event["score"]] = _rec(event)
+        elif kind == "case.ended":
+            cid = event["case_id"]
+            finished[cid] = (event, pending.pop(cid, {}))
+        elif kind == "case.started":
+            pending.pop(event["case_id"], None)
+        elif kind == "score.defined":
+            definitions.append(ScoreDefinition.model_validate(event["definition"]))
+        elif kind == "run.resumed":
+            case_ids = list(event.get("case_ids") or case_ids)
+            options.update(event.get("options") or {})
+            ended = None
+        elif kind == "run.ended":
+            ended = event
+    results = Results(case_ids, len(definitions))
+    position = {cid: pos for pos, cid in enumerate(case_ids)}
+    for cid, (event, by_name) in finished.items():
+        pos = position.get(cid)
+        if pos is None:
+            continue
+        results.set_case(
+            pos,
+            _OUTCOME_CODES[event["outcome"]],
+            int(event["attempt"]),
+            decode_output(event.get("output"), event.get("output_kind")),
+            event.get("error_type"),
+            event.get("error_message"),
+            float(event["started_at"]),
+            float(event["duration_s"]),
+            [by_name.get(d.name) or _missing() for d in definitions],
+        )
+    return EventLog(
+        run_id=str(first["run_id"]),
+        name=str(first["name"]),
+        started_at=first.get("started_at"),
+        case_ids=case_ids,
+        options=options,
+        definitions=definitions,
+        results=results,
+        data_file=first.get("data_file"),
+        ended=ended,
+        events=count,
+    )
+
+
+def _missing() -> Rec:
+    return Rec(
+        ERROR,
+        math.nan,
+        "record_missing",
+        "events.jsonl has no score.recorded event for this (case, score)",
+    )

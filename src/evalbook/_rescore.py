@@ -1,0 +1,177 @@
+"""`run.rescore(...)`: score a run's stored outputs again, without calling the task."""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ._contract import UNSCORED, Rec, error_rec
+from ._errors import ConfigurationError
+from ._plan import make_plan
+from ._results import ERRORED, FAILED, PASSED, PENDING, Results
+from ._runner import _Engine, _progress
+from ._scorers import Scorer, as_scorers
+from ._scores import ScoreDefinition
+from ._store import prepare
+
+if TYPE_CHECKING:
+    from ._run import Run
+
+__all__ = ["rescore"]
+
+_NOT_RECORDED = Rec(UNSCORED, reason="not_recorded")
+
+
+class _RescoreEngine(_Engine):
+    """Per case: keep the source's outcome and output, score again, derive again."""
+
+    def __init__(self, source: Results, kept: dict[int, int], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.source = source
+        self.kept = kept  # new position -> source position, for records copied as they are
+
+    async def case(self, pos: int) -> None:
+        src = self.source
+        outcome = int(src.outcome[pos])
+        if outcome == PENDING:
+            return
+        output = src.output[pos]
+        etype, emsg = src.error_type[pos], src.error_message[pos]
+        old = src.records_of(pos)
+        recs: list[Rec | None] = [None] * self.n_scores
+        for j, k in self.kept.items():
+            recs[j] = old[k]
+        if outcome == PASSED:
+            values = self._values(pos)
+            values["output"] = output
+            await self._score(values, recs)
+            filled = [_NOT_RECORDED if r is None else r for r in recs]
+        elif outcome == FAILED:
+            failed = Rec(UNSCORED, reason="case_failed", message=emsg)
+            filled = [failed if r is None else r for r in recs]
+        else:
+            code = "case_errored" if outcome == ERRORED else "case_timed_out"
+            filled = [error_rec(code, f"{etype}: {emsg}")] * self.n_scores
+        if outcome in (PASSED, FAILED):
+            self._derive(filled, outcome)
+        self.results.set_case(
+            pos,
+            outcome,
+            int(src.attempts[pos]),
+            output,
+            etype,
+            emsg,
+            float(src.started_at[pos]),
+            float(src.duration_s[pos]),
+            filled,
+        )
+        if self.sink is not None:
+            self.sink.case_ended(pos, self.results)
+        if self.tick is not None:
+            self.tick()
+
+
+def _plain(d: ScoreDefinition) -> ScoreDefinition:
+    """The definition without the component objects a combinator may carry."""
+    return ScoreDefinition.model_validate(d.model_dump(mode="json"))
+
+
+async def arescore(
+    source: Run,
+    scorers: Sequence[Scorer | Callable[..., Any]],
+    scores: Sequence[ScoreDefinition | str],
+    *,
+    name: str | None,
+    concurrency: int,
+    progress: bool,
+) -> Run:
+    """The async form of `Run.rescore`."""
+    from ._run import Run
+
+    scorer_list = as_scorers(scorers)
+    rescored = {d.name for s in scorer_list for d in s.definitions}
+    given = {s.name for s in scores if isinstance(s, ScoreDefinition)}
+    kept_defs = [_plain(d) for d in source.definitions if d.name not in rescored | given]
+    column = "__evalbook_output__"
+    while column in source.data.columns:
+        column += "_"
+    frame = source.data.copy(deep=False)
+    outputs = np.empty(source._results.n_cases, dtype=object)
+    outputs[:] = source._results.output
+    frame[column] = pd.Series(outputs, index=frame.index, dtype=object)
+    plan = make_plan(frame, None, scorer_list, [*kept_defs, *scores], column)
+    if plan.case_ids != source._results.case_ids:
+        raise ConfigurationError(
+            "run.rescore(): the run's data does not give the run's case ids; it cannot be rescored"
+        )
+    src_index = {d.name: j for j, d in enumerate(source.definitions)}
+    kept = {
+        j: src_index[d.name]
+        for j, d in enumerate(plan.definitions)
+        if not d.derived and d.name not in rescored and d.name in src_index
+    }
+    run_name = name or f"{source.name}-rescored"
+    options = {"concurrency": concurrency, "rescored_from": source.id}
+    store = source.path.parent if source.path is not None else None
+    prepared = prepare(plan, source.data, run_name, options, store=store)
+    todo = [p for p in range(source._results.n_cases) if source._results.outcome[p] != PENDING]
+    bar = _progress(len(todo), progress, run_name)
+    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalbook")
+    engine = _RescoreEngine(
+        source._results,
+        kept,
+        plan=plan,
+        results=prepared.results,
+        concurrency=concurrency,
+        timeout=None,
+        attempts=1,
+        pool=pool,
+        sink=prepared.sink,
+        tick=(lambda: bar.update(1)) if bar is not None else None,
+    )
+    try:
+        await engine.execute(todo)
+    except BaseException:
+        prepared.close()
+        raise
+    finally:
+        pool.shutdown(wait=False, cancel_futures=True)
+        if bar is not None:
+            bar.close()
+    run = Run(
+        name=prepared.name,
+        id=prepared.run_id,
+        definitions=plan.definitions,
+        data=source.data,
+        results=prepared.results,
+        options=options,
+        path=prepared.path,
+    )
+    prepared.finish(run)
+    return run
+
+
+def rescore(
+    source: Run,
+    scorers: Sequence[Scorer | Callable[..., Any]] = (),
+    scores: Sequence[ScoreDefinition | str] = (),
+    *,
+    name: str | None = None,
+    concurrency: int = 8,
+    progress: bool = True,
+) -> Run:
+    """Run `arescore` from sync code, inside a running event loop too."""
+    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
+        raise ConfigurationError(f"concurrency must be an integer >= 1, got {concurrency!r}")
+    coro = arescore(source, scorers, scores, name=name, concurrency=concurrency, progress=progress)
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return asyncio.run(coro)
+    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalbook-rescore") as ex:
+        return ex.submit(asyncio.run, coro).result()

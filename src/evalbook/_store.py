@@ -1,0 +1,402 @@
+"""The run store: a folder per run, written as the run goes (DESIGN §6).
+
+`prepare()` sets a run up before any case runs (name check, folder, `run.started`), its
+`StoreSink` appends each finished case to `events.jsonl`, and `finish()` writes the final
+tables. See docs/file-formats.md for every file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+import uuid
+import warnings
+from collections.abc import Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ._errors import ConfigurationError
+from ._events import LineEncoder, event_line
+from ._files import cases_file_table, records, scores_file_table, write_json, write_parquet
+from ._results import PENDING, Results
+from ._scoring import outcome_counts
+
+if TYPE_CHECKING:
+    from ._plan import Plan
+    from ._run import Run
+
+__all__ = ["EVENTS", "StoreSink", "check_run_name", "finish_files", "now_iso", "prepare"]
+
+EVENTS = "events.jsonl"
+CASES, SCORES, SUMMARY, DATA = "cases.parquet", "scores.parquet", "summary.json", "data.parquet"
+FINAL_FILES = (CASES, SCORES, SUMMARY)
+_SYNC_EVERY_S = 1.0
+_NAME = re.compile(r"\w[\w.+-]*")
+_MAX_NAME = 100
+
+
+def now_iso() -> str:
+    """The current UTC time as ISO 8601 text."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
+
+
+def check_run_name(name: str) -> str:
+    """Return `name` if it is safe as part of a folder name, else raise ConfigurationError.
+
+    Example:
+        >>> check_run_name("baseline-v2")
+        'baseline-v2'
+    """
+    if (
+        not isinstance(name, str)
+        or not _NAME.fullmatch(name)
+        or ".." in name
+        or name.endswith(".")
+        or len(name) > _MAX_NAME
+    ):
+        slug = re.sub(r"[^\w.+-]+", "-", str(name)).replace("..", ".").strip(".-")[:_MAX_NAME]
+        hint = f" such as {slug!r}" if slug and _NAME.fullmatch(slug) else ""
+        raise ConfigurationError(
+            f"run name {name!r} cannot name a folder in the run store: use letters, digits, "
+            f"'_', '-', '+' and '.' (no '/', '\\\\', spaces or '..', at most {_MAX_NAME} "
+            f"characters), e.g. name=...{hint}"
+        )
+    return name
+
+
+def new_run_folder(store: str | os.PathLike[str], name: str) -> Path:
+    """Create `store/<name>-<timestamp>/` (exclusively: concurrent runs never share one)."""
+    check_run_name(name)
+    root = Path(store).expanduser().resolve()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigurationError(
+            f"store={str(store)!r}: cannot create the folder ({exc})"
+        ) from None
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    for n in range(1, 10_000):
+        folder = root / (f"{name}-{stamp}" if n == 1 else f"{name}-{stamp}-{n}")
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        if folder.resolve().parent != root:  # belt and braces: the name is already checked
+            raise ConfigurationError(f"run name {name!r} would write outside the store")
+        return folder
+    raise ConfigurationError(f"too many runs named {name!r} in {root} this second")
+
+
+class StoreSink:
+    """Appends a run's events to its `events.jsonl`; one write (and flush) per finished case.
+
+    Writes go straight to the file descriptor (no user-space buffer), so a case is on disk,
+    as far as a crash of the process is concerned, once `case_ended` returns; the file is
+    fsync'ed about once a second and at the end. A failing write (e.g. a full disk) warns
+    once and turns the sink off: the run itself carries on in memory.
+    """
+
+    def __init__(self, folder: Path, encoder: LineEncoder, *, append: bool) -> None:
+        self.folder = folder
+        self.path = folder / EVENTS
+        self.encoder = encoder
+        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (0 if append else os.O_EXCL)
+        self._fd: int | None = os.open(self.path, flags, 0o644)
+        self._started: list[str] = []
+        self._synced = time.monotonic()
+        self.error: BaseException | None = None
+
+    def write(self, text: str) -> None:
+        if self._fd is None or self.error is not None:
+            return
+        try:
+            data = text.encode("utf-8", "surrogatepass")
+            written = os.write(self._fd, data)
+            if written < len(data):  # short write (rare): finish it
+                view = memoryview(data)[written:]
+                while view:
+                    view = view[os.write(self._fd, view) :]
+            now = time.monotonic()
+            if now - self._synced > _SYNC_EVERY_S:
+                os.fsync(self._fd)
+                self._synced = now
+        except OSError as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: BaseException) -> None:
+        self.error = exc
+        warnings.warn(
+            f"evalbook could not write the run log {self.path} ({exc}); the run carries on in "
+            "memory, but the stored run is incomplete. Call run.save() once the problem is "
+            "fixed.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+
+    def case_started(self, pos: int, attempt: int) -> None:
+        self._started.append(self.encoder.case_started(pos, attempt, time.time()))
+
+    def case_ended(self, pos: int, results: Results) -> None:
+        if self.error is not None:
+            return
+        try:
+            text = self.encoder.case_ended(pos, results)
+        except Exception as exc:  # never let the log break a run
+            self._fail(exc)
+            return
+        if self._started:
+            text = "".join(self._started) + text
+            self._started.clear()
+        self.write(text)
+
+    def close(self) -> None:
+        if self._fd is None:
+            return
+        fd, self._fd = self._fd, None
+        try:
+            if self._started and self.error is None:
+                os.write(fd, "".join(self._started).encode())
+            os.fsync(fd)
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+
+def _write_data(frame: pd.DataFrame, folder: Path) -> str | None:
+    """Store the input data (so a loaded run can be rescored); None when Parquet cannot."""
+    try:
+        write_parquet(frame, folder / DATA, "data", index=True)
+    except Exception:  # columns pyarrow cannot hold (mixed objects): keep going without
+        (folder / DATA).unlink(missing_ok=True)
+        return None
+    return DATA
+
+
+def start_events(
+    run_id: str,
+    name: str,
+    started_at: str,
+    case_ids: Sequence[str],
+    options: dict[str, Any],
+    definitions: Sequence[Any],
+    data_file: str | None,
+) -> str:
+    """The `run.started` line and one `score.defined` line per definition."""
+    from . import __version__
+
+    lines = [
+        event_line(
+            "run.started",
+            run_id=run_id,
+            name=name,
+            started_at=started_at,
+            evalbook_version=__version__,
+            scores=[d.name for d in definitions],
+            options=options,
+            data_file=data_file,
+            case_ids=list(case_ids),
+        )
+    ]
+    lines += [
+        event_line("score.defined", position=j, definition=d.model_dump(mode="json"))
+        for j, d in enumerate(definitions)
+    ]
+    return "".join(lines)
+
+
+@dataclass
+class Prepared:
+    """A run ready to execute: its identity, results (maybe pre-filled) and sink."""
+
+    name: str
+    run_id: str
+    path: Path | None
+    results: Results
+    todo: Sequence[int]
+    sink: StoreSink | None
+    started_at: str
+
+    def close(self) -> None:
+        """Close the log without ending the run (an exception or cancellation)."""
+        if self.sink is not None:
+            self.sink.close()
+
+    def finish(self, run: Run) -> None:
+        """Log `run.ended` and write the final files."""
+        if self.sink is None:
+            return
+        sink = self.sink
+        status = finish_status(run._results)
+        ended_at = now_iso()
+        sink.write(
+            event_line(
+                "run.ended",
+                ended_at=ended_at,
+                status=status,
+                n_cases=run._results.n_cases,
+                counts=outcome_counts(run._results),
+            )
+        )
+        sink.close()
+        if sink.error is not None:
+            return
+        try:
+            finish_files(run, self.started_at, ended_at, status)
+        except Exception as exc:
+            warnings.warn(
+                f"evalbook could not write the final files of {run.path} ({exc}); the run log "
+                "is complete, so eb.load_run() still works. Call run.save() to retry.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+
+
+def finish_status(results: Results) -> str:
+    """`complete` when every case has a final outcome, else `incomplete`."""
+    return "incomplete" if bool(np.any(results.outcome == PENDING)) else "complete"
+
+
+def finish_files(run: Run, started_at: str, ended_at: str | None, status: str) -> None:
+    """Write `cases.parquet`, `scores.parquet` and `summary.json`, each atomically."""
+    from . import __version__
+
+    assert run.path is not None
+    folder = run.path
+    write_parquet(cases_file_table(run), folder / CASES, "cases")
+    write_parquet(scores_file_table(run), folder / SCORES, "scores")
+    h = run.headline
+    write_json(
+        folder / SUMMARY,
+        {
+            "run_id": run.id,
+            "name": run.name,
+            "started_at": started_at,
+            "ended_at": ended_at,
+            "status": status,
+            "n_cases": run._results.n_cases,
+            "completion": h.completion,
+            "counts": outcome_counts(run._results),
+            "evalbook_version": __version__,
+            "data_file": DATA if (folder / DATA).exists() else None,
+            "options": run.options,
+            "headline": {
+                "score": h.score,
+                "label": h.label,
+                "value": h.value,
+                "ci": list(h.ci) if h.ci is not None else None,
+                "completion": h.completion,
+                "text": h.text,
+            },
+            "definitions": [d.model_dump(mode="json") for d in run.definitions],
+            "summary": records(run.summary()),
+        },
+    )
+
+
+def _remove_final_files(folder: Path) -> None:
+    for name in FINAL_FILES:
+        (folder / name).unlink(missing_ok=True)
+
+
+def _cut_partial_line(path: Path) -> None:
+    """Drop a truncated last line so that appended events start on a line of their own."""
+    with path.open("rb+") as f:
+        data = f.read()
+        if data and not data.endswith(b"\n"):
+            f.truncate(data.rfind(b"\n") + 1)
+
+
+def prepare(
+    plan: Plan,
+    frame: pd.DataFrame,
+    name: str,
+    options: dict[str, Any],
+    *,
+    store: str | os.PathLike[str] | None,
+    resume: Any = None,
+) -> Prepared:
+    """Set a run up before any case runs; raises ConfigurationError on a bad name or resume."""
+    n = len(plan.definitions)
+    if resume is not None:
+        from ._resume import resume_source
+
+        return resume_source(resume, plan, frame, options, store)
+    results = Results(plan.case_ids, n)
+    run_id = uuid.uuid4().hex[:12]
+    started_at = now_iso()
+    if store is None:
+        return Prepared(name, run_id, None, results, range(results.n_cases), None, started_at)
+    folder = new_run_folder(store, name)
+    return open_new(folder, plan, frame, name, run_id, started_at, options, results, None)
+
+
+def open_new(
+    folder: Path,
+    plan: Plan,
+    frame: pd.DataFrame,
+    name: str,
+    run_id: str,
+    started_at: str,
+    options: dict[str, Any],
+    results: Results,
+    todo: Sequence[int] | None,
+) -> Prepared:
+    """Start the log of a new stored run (cases already in `results` are logged at once)."""
+    data_file = _write_data(frame, folder)
+    encoder = LineEncoder(plan.definitions, plan.case_ids)
+    sink = StoreSink(folder, encoder, append=False)
+    head = start_events(
+        run_id, name, started_at, plan.case_ids, options, plan.definitions, data_file
+    )
+    done = np.flatnonzero(results.outcome != PENDING)
+    sink.write(head + "".join(encoder.case_ended(int(p), results) for p in done))
+    if todo is None:
+        todo = range(results.n_cases)
+    return Prepared(name, run_id, folder, results, todo, sink, started_at)
+
+
+def open_existing(
+    folder: Path,
+    plan: Plan,
+    frame: pd.DataFrame,
+    name: str,
+    run_id: str,
+    started_at: str,
+    options: dict[str, Any],
+    results: Results,
+    todo: Sequence[int],
+) -> Prepared:
+    """Continue the log of a stored run (resume): its final files go until the run ends."""
+    _remove_final_files(folder)
+    _cut_partial_line(folder / EVENTS)
+    data_file = _write_data(frame, folder)
+    sink = StoreSink(folder, LineEncoder(plan.definitions, plan.case_ids), append=True)
+    sink.write(
+        event_line(
+            "run.resumed",
+            at=now_iso(),
+            options=options,
+            data_file=data_file,
+            kept=results.n_cases - len(todo),
+            to_run=len(todo),
+            case_ids=list(plan.case_ids),
+        )
+    )
+    return Prepared(name, run_id, folder, results, todo, sink, started_at)
+
+
+def first_started_at(results: Results) -> str:
+    """When the earliest case started (or now, for a run without cases)."""
+    started = results.started_at[~np.isnan(results.started_at)]
+    return _iso(float(started.min())) if started.size else now_iso()
