@@ -704,3 +704,12 @@ def test_any_reply_is_a_valid_record_or_an_error(reply: Any, scale: tuple[int, i
         assert rec.status == SCORED
         assert 0.0 <= rec.value <= 1.0
         assert rec.value == pytest.approx(expected)
+
+
+def test_a_judge_travels_with_cloudpickle() -> None:
+    cloudpickle = pytest.importorskip("cloudpickle")
+    j = eb.judge("q", "{output}", client=lambda m, t: score(30), votes=2, max_concurrency=1)
+    assert judged(j, output="x").value == 0.3  # its pool and semaphore exist now
+    copy = cloudpickle.loads(cloudpickle.dumps(j))
+    assert copy.definitions == j.definitions
+    assert judged(copy, output="x").value == 0.3

@@ -202,6 +202,21 @@ class _Judge:
         self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
         self._limits = weakref.WeakKeyDictionary()
 
+    def __getstate__(self) -> dict[str, Any]:
+        # Locks, threads and per-loop semaphores stay behind (a judge can travel to a worker
+        # process with cloudpickle); the copy makes its own when it first needs them.
+        state = dict(self.__dict__)
+        for name in ("_lock", "_pool", "_limits", "rng"):
+            del state[name]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.rng = random.Random()
+        self._lock = threading.Lock()
+        self._pool = None
+        self._limits = weakref.WeakKeyDictionary()
+
     # -- one case -------------------------------------------------------------------------
 
     async def score(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Score | ScoreError:
