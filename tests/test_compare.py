@@ -10,6 +10,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from scipy import stats
 
 import evalbook as eb
@@ -456,3 +458,68 @@ def test_leaderboard_of_nothing_and_of_non_runs() -> None:
     assert list(board.columns) == LEADERBOARD_COLUMNS and len(board) == 0
     with pytest.raises(eb.ConfigurationError, match="takes runs"):
         eb.leaderboard(["runs/x"])  # type: ignore[list-item]
+
+
+# -- properties -----------------------------------------------------------------------------
+
+
+class FakeRun:
+    """The public tables of a run, built directly (as a loader would)."""
+
+    def __init__(self, name: str, ids: list[str], counted: dict[str, list[float]]) -> None:
+        self.name = name
+        self.definitions = [eb.define_score(s) for s in counted]
+        n, names = len(ids), list(counted)
+        self.cases = pd.DataFrame({"case_id": ids, "outcome": ["passed"] * n, "output": ids})
+        values = np.array([counted[s] for s in names], dtype=float).T.reshape(-1)
+        self.scores = pd.DataFrame(
+            {
+                "case_id": np.repeat(np.array(ids, dtype=object), len(names)),
+                "score": pd.Categorical(names * n, categories=names),
+                "counted": values,
+                "rationale": [None] * (n * len(names)),
+            }
+        )
+
+
+cell = st.one_of(st.just(math.nan), st.sampled_from([0.0, 1.0]), st.floats(0.0, 1.0))
+
+
+@settings(max_examples=60, deadline=None)
+@given(
+    st.lists(st.tuples(cell, cell, cell, cell), min_size=0, max_size=25),
+    st.integers(0, 5),
+    st.booleans(),
+)
+def test_summary_and_cases_agree_with_the_pairing(
+    rows: list[tuple[float, float, float, float]], shift: int, binary: bool
+) -> None:
+    if binary:
+        rows = [tuple(v if math.isnan(v) else float(v >= 0.5) for v in r) for r in rows]  # type: ignore[misc]
+    n = len(rows)
+    ids_a = [f"c{i}" for i in range(n)]
+    ids_b = [f"c{i}" for i in range(shift, n + shift)]  # b is shifted: partial overlap
+    a = FakeRun("a", ids_a, {"x": [r[0] for r in rows], "y": [r[1] for r in rows]})
+    b = FakeRun("b", ids_b, {"x": [r[2] for r in rows], "y": [r[3] for r in rows]})
+    cmp = eb.compare(a, b)  # type: ignore[arg-type]
+    assert cmp.scores == ["x", "y"]
+    cases = cmp.cases
+    for row in cmp.summary.itertuples(index=False):
+        mine = cases[cases["score"] == row.score]
+        pairs = mine[mine["change"].isin(["improved", "regressed", "same"])]
+        assert row.n_paired == len(pairs) == row.improved + row.regressed + row.same
+        assert row.improved == (pairs["delta"] > 0).sum()
+        assert row.regressed == (pairs["delta"] < 0).sum()
+        if row.n_paired == 0:
+            assert math.isnan(row.p_value) and math.isnan(row.delta)
+            continue
+        assert row.mean_a == pytest.approx(pairs["a"].mean())
+        assert row.mean_b == pytest.approx(pairs["b"].mean())
+        assert row.delta == pytest.approx(row.mean_b - row.mean_a)
+        assert 0.0 <= row.p_value <= row.p_adjusted <= 1.0
+        assert -1.0 <= row.ci_low <= row.delta <= row.ci_high <= 1.0
+        if (pairs["delta"] == 0).all():
+            assert row.p_value == 1.0
+    assert not (cases["a"].isna() & cases["b"].isna()).any()
+    assert (cases.loc[cases["change"] == "only_a", "b"].isna()).all()
+    assert (cases.loc[cases["change"] == "only_b", "a"].isna()).all()

@@ -78,6 +78,18 @@ class Comparison:
         cases: One row per (case, score) counted in at least one run: `case_id, score, a, b,
             delta, change` with change in improved | regressed | same | only_a | only_b.
         warnings: Sentences about anything that makes the comparison less than like for like.
+        shared_cases: How many case ids the two runs have in common.
+
+    Example:
+        >>> import pandas as pd, evalbook as eb
+        >>> df = pd.DataFrame({"q": ["a", "b", "c"]})
+        >>> old = eb.run(df, task=lambda q: q, scorers=[eb.scorer("ok")(lambda q: float(q > "a"))],
+        ...              name="old", store=None, progress=False)
+        >>> new = eb.run(df, task=lambda q: q, scorers=[eb.scorer("ok")(lambda q: 1.0)],
+        ...              name="new", store=None, progress=False)
+        >>> cmp = eb.compare(old, new)
+        >>> cmp.cases["change"].tolist()
+        ['improved', 'same', 'same']
     """
 
     def __init__(
@@ -89,7 +101,7 @@ class Comparison:
         cases: pd.DataFrame,
         warnings: list[str],
         shared_cases: int,
-        _rows: dict[str, np.ndarray],
+        rows: dict[str, np.ndarray],
     ) -> None:
         self.a = a
         self.b = b
@@ -97,7 +109,7 @@ class Comparison:
         self.cases = cases
         self.warnings = warnings
         self.shared_cases = shared_cases
-        self._rows = _rows
+        self._rows = rows  # per .cases row: row numbers in each run's cases / scores
 
     @property
     def scores(self) -> list[str]:
@@ -364,7 +376,7 @@ def compare(a: Run, b: Run, *, score: ScoreSelection = None) -> Comparison:
         "score_b": rb[case_i, score_j],
     }
     return Comparison(
-        a, b, summary=summary, cases=cases, warnings=warnings, shared_cases=shared, _rows=rows
+        a, b, summary=summary, cases=cases, warnings=warnings, shared_cases=shared, rows=rows
     )
 
 
