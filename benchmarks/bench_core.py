@@ -13,6 +13,7 @@ import platform
 import statistics
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).parent))
@@ -47,7 +48,13 @@ def latency(n: int, concurrency: int, delay: float, sync: bool) -> dict[str, flo
             return question
 
         t_eb, _ = timed(evalbook_run, make_data(n), concurrency, task)
-        t_bare = float("nan")
+        pool = ThreadPoolExecutor(max_workers=concurrency)
+
+        async def in_thread(question: str) -> str:
+            return await asyncio.get_running_loop().run_in_executor(pool, task, question)
+
+        t_bare, _ = timed(lambda: asyncio.run(bare(make_data(n), concurrency, in_thread)))
+        pool.shutdown()
     else:
 
         async def atask(question: str) -> str:
