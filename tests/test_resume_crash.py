@@ -38,7 +38,7 @@ SCORERS = textwrap.dedent(
     """
 )
 namespace: dict[str, Any] = {}
-exec(SCORERS, namespace)  # noqa: S102 - the test's own source text
+exec(SCORERS, namespace)  # the test's own source text
 SCORER_LIST = [namespace["upper"], namespace["length"]]
 
 CHILD = SCORERS + textwrap.dedent(
@@ -263,7 +263,7 @@ def test_resume_mismatches_are_configuration_errors(tmp_path: Path) -> None:
         warnings.simplefilter("ignore")
         with pytest.raises(eb.ConfigurationError, match="same scores"):
             eb.run(DATA, task=task, scorers=SCORER_LIST[:1], resume=folder, progress=False)
-        with pytest.raises(eb.ConfigurationError, match="same cases.*2 stored cases"):
+        with pytest.raises(eb.ConfigurationError, match=r"same cases.*2 stored cases"):
             eb.run(DATA.iloc[2:], task=task, scorers=SCORER_LIST, resume=folder, progress=False)
     with pytest.raises(eb.ConfigurationError, match="no run folder"):
         eb.run(DATA, task=task, scorers=SCORER_LIST, resume=tmp_path / "nope", progress=False)
