@@ -269,12 +269,13 @@ async def arun(
 ) -> Run:
     """The async form of `eb.run()`: `run = await eb.arun(df, task=...)`."""
     _check_options(concurrency, timeout, attempts)
-    if executor is not None:
-        raise ConfigurationError(
-            "executor= is not available in this version; leave it as None to run locally"
-        )
     frame = _as_frame(data)
     plan = make_plan(frame, task, scorers, scores, output_column)
+    remote = None
+    if executor is not None:  # issue 9: checks the executor and that the functions travel
+        from ._dask import DaskRunner  # lazy: dask is imported only when it is used
+
+        remote = DaskRunner(executor, plan)
     run_name = name or (getattr(task, "__name__", None) if task else None) or "run"
     if run_name == "<lambda>":
         run_name = "run"
@@ -300,7 +301,10 @@ async def arun(
         tick=(lambda: bar.update(1)) if bar is not None else None,
     )
     try:
-        await engine.execute(prepared.todo)
+        if remote is None:
+            await engine.execute(prepared.todo)
+        else:
+            await remote.execute(engine, prepared.todo)
     except BaseException:
         prepared.close()  # the log stays resumable
         raise

@@ -1,0 +1,308 @@
+"""Scale-out on Dask: the same tables as a local run, functions that travel, a cluster-wide
+limit, a worker killed mid-run, resume through the cluster.
+
+One `LocalCluster(n_workers=2, threads_per_worker=2, processes=True)` serves the module.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import fcntl
+import json
+import os
+import threading
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from pandas.testing import assert_frame_equal
+
+import evalbook as eb
+from evalbook._dask import MAX_BATCH, batch_size, partition
+
+distributed = pytest.importorskip("distributed")
+dask = pytest.importorskip("dask")
+
+TIMING = ["started_at", "duration_s"]
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    settings = {
+        # a dead worker's leases come back quickly, and a case that kills its worker twice
+        # is given up on (KilledWorker) without many restarts
+        "distributed.scheduler.locks.lease-timeout": "2s",
+        "distributed.scheduler.locks.lease-validation-interval": "500ms",
+        "distributed.scheduler.allowed-failures": 1,
+    }
+    with (
+        dask.config.set(settings),
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c
+
+
+def run(data: Any, **kwargs: Any) -> eb.Run:
+    kwargs.setdefault("store", None)
+    kwargs.setdefault("progress", False)
+    return eb.run(data, **kwargs)
+
+
+def assert_same_frame(a: pd.DataFrame, b: pd.DataFrame) -> None:
+    """Equal values and dtypes; a categorical's categories may be listed in another order
+    (they follow the order cases finished in, which differs between any two runs)."""
+    assert [str(t) for t in a.dtypes] == [str(t) for t in b.dtypes]
+    assert_frame_equal(a, b, check_categorical=False)
+
+
+def assert_same_tables(local: eb.Run, remote: eb.Run) -> None:
+    assert_same_frame(local.cases.drop(columns=TIMING), remote.cases.drop(columns=TIMING))
+    assert_same_frame(local.scores, remote.scores)
+    assert_same_frame(local.summary(), remote.summary())
+    assert_same_frame(local.unscored(), remote.unscored())
+    assert_same_frame(local.wide(), remote.wide())
+    assert local.headline == remote.headline
+
+
+def ended_per_case(path: Path) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for line in (path / "events.jsonl").read_text().splitlines():
+        event = json.loads(line)
+        if event["event"] == "case.ended":
+            counts[event["case_id"]] = counts.get(event["case_id"], 0) + 1
+    return counts
+
+
+# -- batches (no cluster) --------------------------------------------------------------------
+
+
+@given(
+    n=st.integers(0, 5000),
+    slots=st.integers(0, 64),
+    concurrency=st.integers(1, 2000),
+)
+def test_batches_cover_every_case_once_in_order(n: int, slots: int, concurrency: int) -> None:
+    size = batch_size(n, slots, concurrency)
+    assert 1 <= size <= MAX_BATCH
+    positions = list(range(0, 3 * n, 3))
+    batches = partition(positions, size)
+    assert [p for b in batches for p in b] == positions
+    assert all(1 <= len(b) <= size for b in batches)
+    if n and slots:  # running batches can hold the limit, unless the batch cap is reached
+        assert size * slots >= min(concurrency, n) or size == MAX_BATCH
+
+
+# -- the same tables -------------------------------------------------------------------------
+
+
+def test_tables_match_a_local_run(client: Any) -> None:
+    ids = [f"c{i:02d}" for i in range(24)]
+    df = pd.DataFrame({"id": ids, "n": range(24)})
+    correct = eb.define_score("correct", label="Correct")
+    style = eb.define_score("style", grader=eb.Grader(kind="model", id="judge", model="m"))
+    noted = eb.define_score("noted")
+    passed = eb.define_score(
+        "pass", combine=eb.all_of(correct, eb.at_least(style, 0.5)), primary=True
+    )
+
+    async def task(n: int, ctx: Any) -> Any:  # async: runs on the worker's event loop
+        if n == 1:
+            raise ValueError("boom")
+        if n == 2:
+            assert n < 0, "n is not negative"
+        if n == 3:
+            ctx.fail("refused")
+        if n in (4, 5) and ctx.attempt == 1:
+            raise ConnectionError("flaky")  # passes on the second attempt
+        if n == 6 or (n == 7 and ctx.attempt == 1):
+            await asyncio.sleep(30)  # timed out (always / once)
+        ctx.record_score(noted, n / 24 if n != 8 else "high", rationale=f"r{n}")
+        return {"n": n, "text": f"out-{n}"} if n % 2 else n * 10
+
+    @eb.scorer(correct)
+    def exact(output: Any, n: int) -> Any:  # sync: runs in the worker's threads
+        if n == 9:
+            raise KeyError("missing")
+        if n == 10:
+            return True  # invalid: bool is not a score
+        if n == 11:
+            return eb.Unscored("no_reference")
+        return 1.0 if n % 3 else 0.0
+
+    @eb.scorer(style)
+    async def judge(output: Any, n: int) -> Any:
+        if n == 12:
+            raise eb.SkipScore("too short")
+        return eb.Score(n / 24, rationale="fine", metadata={"raw": n})
+
+    options: dict[str, Any] = {
+        "task": task,
+        "scorers": [exact, judge],
+        "scores": [noted, passed],
+        "attempts": 2,
+        "timeout": 1.0,
+        "concurrency": 5,
+    }
+    local = run(df, **options)
+    remote = run(df, executor=client, **options)
+    outcomes = remote.cases["outcome"].astype(str).tolist()
+    assert {"passed", "failed", "errored", "timed_out"} <= set(outcomes)
+    assert remote.cases["attempts"].tolist()[4:8] == [2, 2, 2, 2]
+    assert "invalid_score" in set(remote.scores["reason"].dropna())
+    assert_same_tables(local, remote)
+
+
+def test_scoring_stored_outputs_on_the_cluster(client: Any) -> None:
+    df = pd.DataFrame({"answer": ["a", "b", "c"], "expected": ["a", "x", "c"]})
+    options: dict[str, Any] = {
+        "output_column": "answer",
+        "scorers": [lambda output, expected: float(output == expected)],
+    }
+    assert_same_tables(run(df, **options), run(df, executor=client, **options))
+
+
+# -- what travels ----------------------------------------------------------------------------
+
+
+def test_a_function_that_cannot_travel_fails_before_any_case_runs(
+    client: Any, tmp_path: Path
+) -> None:
+    lock = threading.Lock()
+
+    def guarded(q: str) -> str:
+        with lock:
+            return q
+
+    df = pd.DataFrame({"q": ["a", "b"]})
+    with pytest.raises(eb.ConfigurationError, match=r"the task .*guarded.* cannot be sent to"):
+        run(df, task=guarded, executor=client, store=tmp_path)
+    with pytest.raises(
+        eb.ConfigurationError,
+        match=r"scorer '.*lambda>' \(scores: locked\) cannot be sent.*_thread.lock",
+    ):
+        run(
+            df,
+            task=lambda q: q,
+            scorers=[eb.scorer("locked")(lambda output: lock.locked() or 1.0)],
+            executor=client,
+            store=tmp_path,
+        )
+    assert list(tmp_path.iterdir()) == []  # no run was started
+
+
+def test_bad_executor_is_a_configuration_error() -> None:
+    df = pd.DataFrame({"q": ["a"]})
+    with pytest.raises(eb.ConfigurationError, match=r'dask.distributed.Client or "dask"'):
+        run(df, task=lambda q: q, executor="spark")
+    with pytest.raises(eb.ConfigurationError, match=r"not <object"):
+        run(df, task=lambda q: q, executor=object())
+
+
+# -- a cluster-wide limit --------------------------------------------------------------------
+
+
+def test_concurrency_is_a_cluster_wide_limit(client: Any, tmp_path: Path) -> None:
+    counter = tmp_path / "counter"
+    counter.write_text("0 0\n")
+    pids = tmp_path / "pids"
+
+    def update(delta: int) -> None:
+        with counter.open("r+") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            now, peak = map(int, f.read().split())
+            now += delta
+            f.seek(0)
+            f.truncate()
+            f.write(f"{now} {max(now, peak)}\n")
+
+    def task(n: int) -> int:
+        update(+1)
+        with pids.open("a") as f:
+            f.write(f"{os.getpid()}\n")
+        import time
+
+        time.sleep(0.05)
+        update(-1)
+        return n
+
+    r = run(pd.DataFrame({"n": range(24)}), task=task, executor=client, concurrency=3)
+    assert r.cases["outcome"].astype(str).tolist() == ["passed"] * 24
+    now, peak = map(int, counter.read_text().split())
+    assert now == 0 and 1 <= peak <= 3
+    assert len(set(pids.read_text().split())) == 2  # both workers ran cases
+
+
+# -- a worker dies mid-run -------------------------------------------------------------------
+
+
+@pytest.mark.filterwarnings("ignore:Closing semaphore")  # the dead worker's leases
+def test_a_killed_worker_loses_no_case_and_records_none_twice(client: Any, tmp_path: Path) -> None:
+    flag = tmp_path / "killed"
+    df = pd.DataFrame({"n": range(40)})
+
+    def task(n: int) -> int:
+        if n >= 8 and not flag.exists():  # the first worker to get here dies
+            flag.touch()
+            os._exit(1)
+        return n * 2
+
+    def half(output: int) -> float:
+        return output % 4 / 2
+
+    remote = run(df, task=task, scorers=[half], executor=client, concurrency=4, store=tmp_path)
+    assert flag.exists()
+    assert remote.path is not None
+    assert ended_per_case(remote.path) == {str(i): 1 for i in range(40)}
+    assert_same_tables(run(df, task=task, scorers=[half]), remote)
+
+
+def test_a_case_that_always_kills_its_worker_is_errored(client: Any) -> None:
+    def task(n: int) -> int:
+        if n == 3:
+            os._exit(1)
+        return n
+
+    r = run(pd.DataFrame({"n": range(6)}), task=task, executor=client, concurrency=6)
+    cases = r.cases.set_index("case_id")
+    assert cases.loc["3", "outcome"] == "errored"
+    assert cases.loc["3", "error_type"] == "KilledWorker"
+    assert (cases.drop(index="3")["outcome"] == "passed").all()
+    assert cases.drop(index="3")["output"].tolist() == [0, 1, 2, 4, 5]
+
+
+# -- resume ----------------------------------------------------------------------------------
+
+
+def test_resume_runs_only_the_missing_cases_on_the_cluster(client: Any, tmp_path: Path) -> None:
+    df = pd.DataFrame({"n": range(12)})
+    calls = tmp_path / "calls"
+
+    def interrupted(n: int) -> int:
+        if n == 5:
+            raise KeyboardInterrupt  # the driver is interrupted: cases 0-4 are stored
+        return n + 1
+
+    def task(n: int) -> int:
+        with calls.open("a") as f:
+            f.write(f"{n}\n")
+        return n + 1
+
+    def odd(output: int) -> float:
+        return float(output % 2)
+
+    store = tmp_path / "runs"
+    with pytest.raises(KeyboardInterrupt):
+        run(df, task=interrupted, scorers=[odd], concurrency=1, store=store, name="r")
+    (folder,) = store.iterdir()
+    resumed = run(df, task=task, scorers=[odd], executor=client, resume=folder, store=store)
+    assert sorted(map(int, calls.read_text().split())) == list(range(5, 12))
+    assert ended_per_case(folder) == {str(i): 1 for i in range(12)}
+    assert_same_tables(run(df, task=task, scorers=[odd], name="r"), resumed)
+    assert_same_tables(resumed, eb.load_run(folder))
