@@ -27,7 +27,6 @@ from ._terminal import (
 )
 
 __all__ = [
-    "api",
     "cmd_compare",
     "cmd_demo",
     "cmd_export",
@@ -40,22 +39,12 @@ __all__ = [
 ]
 
 
-def api(name: str) -> Any:
-    """A public `evalbook` function (looked up when used)."""
-    import evalbook
-
-    try:
-        return getattr(evalbook, name)
-    except AttributeError:
-        raise CliError(f"this evalbook installation has no eb.{name}") from None
-
-
 # -- resolving RUN ---------------------------------------------------------------------------
 
 
 def resolve_run(ref: str, store: str | Path) -> Run:
     """A run from a folder path, or the latest run named (or with id) `ref` in `store`."""
-    runs = api("runs")
+    from ._load import runs
 
     path = Path(ref)
     if path.is_dir():
@@ -79,7 +68,8 @@ def resolve_run(ref: str, store: str | Path) -> Run:
 
 
 def _load(path: Path) -> Run:
-    load_run = api("load_run")
+    from ._load import load_run
+
     try:
         run: Run = load_run(path)
     except (OSError, ValueError, KeyError) as exc:
@@ -213,7 +203,7 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     """`evalbook runs [STORE]`: one line per stored run, oldest first."""
-    runs = api("runs")
+    from ._load import runs
 
     store = Path(args.store)
     if not store.is_dir():
@@ -231,14 +221,12 @@ def cmd_runs(args: argparse.Namespace) -> int:
             _when(r["started_at"]),
             clean(r["status"]),
             fmt_count(r["n_cases"]),
-            fmt_pct(r["completion"]),
             clean(r["headline"], 60),
-            clean(Path(str(r["path"])).name),
         ]
         for _, r in table.iterrows()
     ]
-    headers = ["name", "id", "started (UTC)", "status", "cases", "completed", "headline", "folder"]
-    right = [False, False, False, False, True, True, False, False]
+    headers = ["name", "id", "started (UTC)", "status", "cases", "headline"]
+    right = [False, False, False, False, True, False]
     out.lines(render_table(headers, rows, right))
     return 0
 
@@ -260,7 +248,7 @@ def _when(value: Any) -> str:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """`evalbook compare A B [--score NAME]`: summary, warnings, top regressions."""
-    compare = api("compare")
+    from ._compare import compare
 
     a = resolve_run(args.a, args.store)
     b = resolve_run(args.b, args.store)

@@ -340,15 +340,15 @@ def cmd_gate(args: argparse.Namespace) -> int:
     if failed:
         out.line(f"gate failed: {failed} of {len(checks)} conditions", "red", "bold")
         return EXIT_GATE_FAILED
-    out.line(f"gate passed: {len(checks)} of {len(checks)} conditions hold", "green", "bold")
+    n = len(checks)
+    held = f"{n} conditions hold" if n != 1 else "1 condition holds"
+    out.line(f"gate passed: {held}", "green", "bold")
     return EXIT_OK
 
 
 def _regression_against(baseline: Run, run: Run, notes: list[str]) -> Callable[[str], float | None]:
     def change(score: str) -> float | None:
-        from ._cli_commands import api
-
-        compare = api("compare")
+        from ._compare import compare
 
         if score not in {d.name for d in baseline.definitions}:
             raise GateError(f"the baseline run {baseline.name!r} has no score {score!r}")
