@@ -67,3 +67,17 @@ def test_signature_error_names_function_parameter_and_available_names() -> None:
         bind(my_scorer, ["question"], kind="scorer", allow=("output", "row", "case_id"))
     msg = str(info.value)
     assert "my_scorer" in msg and "'gold'" in msg and "question, output, row, case_id" in msg
+
+
+def test_rebinding_a_scorer_binds_its_function() -> None:
+    import pandas as pd
+
+    @eb.scorer
+    def near(output: str, expected: str) -> float:
+        return 1.0 if output.lower() == expected.lower() else 0.0
+
+    again = eb.scorer(eb.define_score("near_again"))(near)
+    assert again.fn is near.fn
+    df = pd.DataFrame({"id": ["a"], "output": ["X"], "expected": ["x"]})
+    run = eb.run(df, output_column="output", scorers=[again], store=None, progress=False)
+    assert run.scores["value"].tolist() == [1.0]

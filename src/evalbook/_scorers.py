@@ -28,6 +28,8 @@ class Scorer:
         definitions: Iterable[ScoreDefinition],
         name: str | None = None,
     ) -> None:
+        while isinstance(fn, Scorer):  # re-binding a scorer binds its function
+            fn = fn.fn
         self.fn = fn
         self.definitions = tuple(definitions)
         if not self.definitions:
