@@ -213,6 +213,11 @@ def test_demo_runs_offline_and_prints_the_headline(tmp_path: Path) -> None:
     assert "arithmetic-demo" in proc.stdout
     assert "Pass " in proc.stdout and "completed" in proc.stdout
     assert "\x1b[" not in proc.stdout  # not a TTY: no colour
+    assert "answer.plausible" in proc.stdout and "invalid_score" in proc.stdout  # the judge
+    warnings = proc.stderr.strip().splitlines()
+    assert len(warnings) == 1 and warnings[0].startswith("evalbook: warning: ")
+    assert "950" in warnings[0]
+    assert f"stored: {tmp_path / 'store'}" in proc.stdout
 
 
 # -- stored runs: show, runs, export, compare, gate ------------------------------------------

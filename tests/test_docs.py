@@ -1,4 +1,5 @@
-"""The documentation runs: every ```python block of every `docs/*.md` is executed.
+"""The documentation runs: every ```python block of every `docs/*.md` (and of the README) is
+executed.
 
 Blocks of one file run in order in one namespace (like cells of a notebook), in a temporary
 working directory, offline, with progress bars off. A block that starts with `>>>` is a
@@ -94,7 +95,8 @@ def _run_doctest(path: Path, block: Block, namespace: dict[str, Any]) -> None:
         )
 
 
-DOC_FILES = sorted(DOCS.glob("*.md"))
+# The README's examples run too, so that the first page anyone reads stays true.
+DOC_FILES = [*sorted(DOCS.glob("*.md")), DOCS.parent / "README.md"]
 
 
 @pytest.mark.parametrize("doc", DOC_FILES, ids=[p.name for p in DOC_FILES])

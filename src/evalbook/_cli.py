@@ -7,6 +7,7 @@ file, unknown run, bad number, unknown score, configuration error) · 3 an unexp
 from __future__ import annotations
 
 import argparse
+import logging
 import math
 import os
 import sys
@@ -220,13 +221,35 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class _StderrHandler(logging.Handler):
+    """Library warnings (e.g. a scorer's first invalid value) as `evalbook: warning:` lines."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = _one_line(record.getMessage())
+            sys.stderr.write(f"evalbook: {record.levelname.lower()}: {message}\n")
+        except Exception:  # pragma: no cover - never let logging break a command
+            self.handleError(record)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `evalbook` console script and `python -m evalbook`.
 
     Example:
-        >>> main(["demo", "--no-store"])  # doctest: +SKIP
+        >>> main(["--version"])
+        evalbook 0.1.0
         0
     """
+    log = logging.getLogger("evalbook")
+    handler = _StderrHandler(logging.WARNING)
+    log.addHandler(handler)
+    try:
+        return _main(argv)
+    finally:
+        log.removeHandler(handler)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     from ._cli_gate import GateError
     from ._errors import ConfigurationError
 
