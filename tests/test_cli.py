@@ -431,3 +431,35 @@ def test_unreadable_runs_are_one_line_errors(
     (tmp_path / "empty").mkdir()
     code, _, err = in_process(capsys, "gate", str(tmp_path / "empty"), "--min", "0.5")
     assert code == 2 and "is not a stored run" in err
+
+
+def test_functions_of_a_run_file_travel_by_value(project: Path) -> None:
+    """Dask workers cannot import the file: its functions must pickle by value."""
+    cloudpickle = pytest.importorskip("cloudpickle")
+    from evalbook._cli_commands import import_file
+
+    module = import_file("evals.py")
+    blob = cloudpickle.dumps(module.model)
+    del sys.modules[module.__name__]
+    assert cloudpickle.loads(blob)("2+2") == "4"
+
+
+def test_an_incomplete_run_is_shown_and_gated_with_a_note(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A crashed run (no summary, log cut before the last cases ended) still reads."""
+    folder = tmp_path / "store" / "qa-crashed"
+    shutil.copytree(next((store / "runs").glob("qa-*")), folder)
+    for name in ("summary.json", "cases.parquet", "scores.parquet"):
+        (folder / name).unlink(missing_ok=True)
+    events = (folder / "events.jsonl").read_text().splitlines()
+    last_ended = max(i for i, e in enumerate(events) if '"case.ended"' in e)
+    kept = [e for i, e in enumerate(events) if i < last_ended and '"run.ended"' not in e]
+    (folder / "events.jsonl").write_text("\n".join(kept) + "\n")
+    code, out, err = in_process(capsys, "runs", str(tmp_path / "store"))
+    assert code == 0 and "incomplete" in out, err
+    code, out, _ = in_process(capsys, "show", str(folder))
+    assert code == 0 and "not run 1" in out
+    code, out, _ = in_process(capsys, "gate", str(folder), "--max-errors", "5")
+    assert code == 0
+    assert "note: the run is incomplete: 1 case has no final outcome" in out

@@ -105,7 +105,17 @@ def import_file(file: str) -> Any:
     finally:
         if sys.path and sys.path[0] == folder:
             sys.path.pop(0)
+    _pickle_by_value(module)
     return module
+
+
+def _pickle_by_value(module: Any) -> None:
+    """Functions of the file travel by value to Dask workers, where the file is not importable."""
+    try:
+        import cloudpickle
+    except ImportError:
+        return
+    cloudpickle.register_pickle_by_value(module)
 
 
 def _user_frame(exc: BaseException, path: Path) -> str:

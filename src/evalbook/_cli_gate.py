@@ -328,7 +328,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
     out.line(f"gate {clean(run.name)}{where}: {clean(run.headline.text)}")
     pending = run.headline.n_cases - sum(run.headline.counts.values())
     if pending > 0:
-        notes.append(f"the run is incomplete: {pending} cases have no final outcome")
+        cases = f"{pending} cases have" if pending != 1 else "1 case has"
+        notes.append(f"the run is incomplete: {cases} no final outcome")
     for note in notes:
         out.line(f"note: {clean(note)}", "yellow")
     for check in checks:
