@@ -134,7 +134,7 @@ class LineEncoder:
     def case_started(self, pos: int, attempt: int, at: float) -> str:
         return (
             f'{_V}"case.started","case_id":{_enc(self.case_ids[pos])},'
-            f'"attempt":{attempt},"at":{at!r}}}\n'
+            f'"attempt":{attempt},"at":{at:.3f}}}\n'
         )
 
     def _record(self, results: Results, i: int, status: int, value: float) -> str:
@@ -165,19 +165,21 @@ class LineEncoder:
         statuses = results.status[base : base + n].tolist()
         values = results.value[base : base + n].tolist()
         rationales, graders, metadata = results.rationale, results.grader, results.metadata
+        heads = self._record_head
         parts: list[str] = []
-        for j, (st, value) in enumerate(zip(statuses, values, strict=True)):
-            i = base + j
+        i = base
+        for j in range(n):
+            st = statuses[j]
             if (
                 st == SCORED
                 and rationales[i] is None
                 and graders[i] is None
                 and metadata[i] is None
             ):
-                # the common case, kept short
-                parts.append(f'{head}{self._record_head[j]}"value":{value!r}}}\n')
-                continue
-            parts.append(f"{head}{self._record_head[j]}{self._record(results, i, st, value)}}}\n")
+                parts.append(f'{head}{heads[j]}"value":{values[j]!r}}}\n')  # the common case
+            else:
+                parts.append(f"{head}{heads[j]}{self._record(results, i, st, values[j])}}}\n")
+            i += 1
         output = results.output[pos]
         if type(output) is str:
             out = _enc(output)

@@ -109,7 +109,7 @@ def write_parquet(frame: pd.DataFrame, path: Path, table: str, index: bool = Fal
     meta = dict(arrow.schema.metadata or {})
     meta[_META_KEY] = json.dumps({"schema_version": SCHEMA_VERSION, "table": table}).encode()
     arrow = arrow.replace_schema_metadata(meta)
-    atomic_write(path, lambda tmp: pq.write_table(arrow, tmp))
+    atomic_write(path, lambda tmp: pq.write_table(arrow, tmp, write_statistics=False))
 
 
 def check_parquet_version(path: Path) -> Any:
@@ -164,11 +164,17 @@ def decode_file_output(text: str | None, kind: str | None) -> Any:
 def cases_file_table(run: Run) -> pd.DataFrame:
     """`run.cases` with `output` as text and its `output_kind` next to it."""
     table = run.cases.copy(deep=False)
-    encoded = [_file_output(o) for o in run._results.output]
-    texts = np.empty(len(encoded), dtype=object)
-    texts[:] = [t for t, _ in encoded]
+    outputs = run._results.output
+    texts = np.empty(len(outputs), dtype=object)
+    if all(type(o) is str and o.isascii() for o in outputs):  # the common case, fast
+        texts[:] = outputs
+        codes = np.full(len(outputs), OUTPUT_KINDS.index("text"), dtype=np.int8)
+    else:
+        encoded = [_file_output(o) for o in outputs]
+        texts[:] = [t for t, _ in encoded]
+        codes = np.array([OUTPUT_KINDS.index(k) for _, k in encoded], dtype=np.int8)
     table["output"] = texts
-    kinds = pd.Categorical([k for _, k in encoded], categories=list(OUTPUT_KINDS))
+    kinds = pd.Categorical.from_codes(codes, categories=list(OUTPUT_KINDS))
     at = list(table.columns).index("output") + 1
     table.insert(at, "output_kind", pd.Series(kinds, index=table.index))
     return table

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import re
+import threading
 import time
 import uuid
 import warnings
@@ -65,11 +66,11 @@ def check_run_name(name: str) -> str:
         or len(name) > _MAX_NAME
     ):
         slug = re.sub(r"[^\w.+-]+", "-", str(name)).replace("..", ".").strip(".-")[:_MAX_NAME]
-        hint = f" such as {slug!r}" if slug and _NAME.fullmatch(slug) else ""
+        hint = f"; e.g. name={slug!r}" if slug and _NAME.fullmatch(slug) else ""
         raise ConfigurationError(
             f"run name {name!r} cannot name a folder in the run store: use letters, digits, "
-            f"'_', '-', '+' and '.' (no '/', '\\\\', spaces or '..', at most {_MAX_NAME} "
-            f"characters), e.g. name=...{hint}"
+            f"'_', '-', '+' and '.' (no '/', '\\', spaces or '..', not starting with '.', at "
+            f"most {_MAX_NAME} characters){hint}"
         )
     return name
 
@@ -97,12 +98,29 @@ def new_run_folder(store: str | os.PathLike[str], name: str) -> Path:
     raise ConfigurationError(f"too many runs named {name!r} in {root} this second")
 
 
+def _sync(fd: int, close: bool) -> None:
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        if close:
+            os.close(fd)
+
+
+def _background(fn: Any, *args: Any) -> threading.Thread:
+    thread = threading.Thread(target=fn, args=args, name="evalbook-fsync", daemon=True)
+    thread.start()
+    return thread
+
+
 class StoreSink:
     """Appends a run's events to its `events.jsonl`; one write (and flush) per finished case.
 
     Writes go straight to the file descriptor (no user-space buffer), so a case is on disk,
     as far as a crash of the process is concerned, once `case_ended` returns; the file is
-    fsync'ed about once a second and at the end. A failing write (e.g. a full disk) warns
+    fsync'ed (by a helper thread, as fsync waits on the disk) about once a second and at
+    the end. A failing write (e.g. a full disk) warns
     once and turns the sink off: the run itself carries on in memory.
     """
 
@@ -114,6 +132,7 @@ class StoreSink:
         self._fd: int | None = os.open(self.path, flags, 0o644)
         self._started: list[str] = []
         self._synced = time.monotonic()
+        self._syncer: threading.Thread | None = None
         self.error: BaseException | None = None
 
     def write(self, text: str) -> None:
@@ -127,9 +146,11 @@ class StoreSink:
                 while view:
                     view = view[os.write(self._fd, view) :]
             now = time.monotonic()
-            if now - self._synced > _SYNC_EVERY_S:
-                os.fsync(self._fd)
+            if now - self._synced > _SYNC_EVERY_S and not (
+                self._syncer is not None and self._syncer.is_alive()
+            ):
                 self._synced = now
+                self._syncer = _background(_sync, self._fd, False)
         except OSError as exc:
             self._fail(exc)
 
@@ -166,11 +187,12 @@ class StoreSink:
         try:
             if self._started and self.error is None:
                 os.write(fd, "".join(self._started).encode())
-            os.fsync(fd)
         except OSError:
             pass
-        finally:
-            os.close(fd)
+        if self._syncer is not None:
+            self._syncer.join()
+        # fsync waits on the disk, not the CPU: let a thread do it (and close the file)
+        _background(_sync, fd, True)
 
 
 def _write_data(frame: pd.DataFrame, folder: Path) -> str | None:
