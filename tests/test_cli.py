@@ -463,3 +463,37 @@ def test_an_incomplete_run_is_shown_and_gated_with_a_note(
     code, out, _ = in_process(capsys, "gate", str(folder), "--max-errors", "5")
     assert code == 0
     assert "note: the run is incomplete: 1 case has no final outcome" in out
+
+
+def test_a_folder_named_like_a_run_does_not_hide_it(
+    store: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(store)
+    (store / "qa2").mkdir(exist_ok=True)  # not a run folder
+    code, out, err = in_process(capsys, "show", "qa2")
+    assert code == 0 and "qa2 · 4 cases" in out, err
+
+
+def test_parquet_export_of_outputs_that_are_not_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "objs.py").write_text(
+        "import pandas as pd\nimport evalbook as eb\n"
+        "ev = eb.Eval(pd.DataFrame({'x': [1, 2]}), task=lambda x: {'answer': x} if x == 1 else x,"
+        " scorers=[lambda output: 1.0], name='objs')\n"
+    )
+    assert main(["run", "objs.py"]) == 0
+    assert main(["export", "objs", "cases.parquet", "--table", "cases"]) == 0
+    assert main(["export", "objs", "cases.csv", "--table", "cases"]) == 0
+    capsys.readouterr()
+    outputs = pd.read_parquet("cases.parquet")["output"].tolist()
+    assert outputs == ['{"answer": 1}', "2"]
+
+
+def test_an_eval_with_an_unknown_run_option(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (project / "opt.py").write_text(EVAL_FILE.replace('name="qa")', 'name="qa", retries=3)'))
+    code, _, err = in_process(capsys, "run", "opt.py", "--no-store")
+    assert code == 2 and "unknown run option" in err and "retries" in err

@@ -47,11 +47,13 @@ def resolve_run(ref: str, store: str | Path) -> Run:
     from ._load import runs
 
     path = Path(ref)
-    if path.is_dir():
+    if _is_run_folder(path):
         return _load(path)
     store_dir = Path(store)
-    if (store_dir / ref).is_dir():
+    if _is_run_folder(store_dir / ref):
         return _load(store_dir / ref)
+    if path.is_dir() and not (store_dir.is_dir() and _named(store_dir, ref)):
+        return _load(path)  # a folder that is not a run: say so
     if not store_dir.is_dir():
         raise CliError(
             f"no run {ref!r}: it is not a run folder and there is no run store at {store_dir}/ "
@@ -65,6 +67,17 @@ def resolve_run(ref: str, store: str | Path) -> Run:
         raise CliError(f"no run named {ref!r} in the store {store_dir}/ (runs there: {known})")
     latest = matches.sort_values("started_at", kind="stable").iloc[-1]
     return _load(Path(str(latest["path"])))
+
+
+def _is_run_folder(path: Path) -> bool:
+    return path.is_dir() and any((path / f).is_file() for f in ("events.jsonl", "summary.json"))
+
+
+def _named(store_dir: Path, ref: str) -> bool:
+    from ._load import runs
+
+    table = runs(store_dir)
+    return bool(((table["name"].astype(str) == ref) | (table["id"].astype(str) == ref)).any())
 
 
 def _load(path: Path) -> Run:
@@ -170,6 +183,8 @@ def cmd_run(args: argparse.Namespace) -> int:
         except ConfigurationError as exc:
             raise CliError(f"Eval {var!r}: {exc}") from None
         except TypeError as exc:
+            if "unexpected keyword argument" not in str(exc):
+                raise
             raise CliError(f"Eval {var!r} has an unknown run option: {exc}") from None
         if i:
             out.line()
