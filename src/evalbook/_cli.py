@@ -148,10 +148,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--concurrency", type=positive_int, metavar="K", help="cases in flight")
     p.add_argument("--attempts", type=positive_int, metavar="N", help="tries per case")
     p.add_argument("--timeout", type=seconds, metavar="S", help="seconds per task attempt")
-    p.add_argument(
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
         "--store", metavar="DIR", help="run store folder (default: the Eval's, else ./runs)"
     )
-    p.add_argument("--no-store", action="store_true", help="keep the runs in memory only")
+    where.add_argument("--no-store", action="store_true", help="keep the runs in memory only")
     p.set_defaults(func=cmd.cmd_run)
 
     p = sub.add_parser(
@@ -215,8 +216,9 @@ def build_parser() -> argparse.ArgumentParser:
         description="Run the bundled arithmetic example (a deterministic local model and a "
         "judge with a scripted client; no network), store the run and print its headline.",
     )
-    p.add_argument("--store", metavar="DIR", default="runs", help="run store (default ./runs)")
-    p.add_argument("--no-store", action="store_true", help="keep the run in memory only")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--store", metavar="DIR", default="runs", help="run store (default ./runs)")
+    where.add_argument("--no-store", action="store_true", help="keep the run in memory only")
     p.set_defaults(func=cmd.cmd_demo)
     return parser
 

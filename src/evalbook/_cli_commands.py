@@ -175,9 +175,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             options["store"] = None
         elif args.store is not None:
             options["store"] = args.store
-        data = ev.data if isinstance(ev.data, pd.DataFrame) else pd.DataFrame(ev.data)
+        data = ev.data
         if args.limit is not None:
-            data = data.head(args.limit)
+            data = (data if isinstance(data, pd.DataFrame) else pd.DataFrame(data)).head(args.limit)
         try:
             result = run(data, ev.task, scorers=ev.scorers, scores=ev.scores, name=name, **options)
         except ConfigurationError as exc:
