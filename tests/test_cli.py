@@ -272,6 +272,20 @@ def test_runs_lists_the_store(store: Path, tmp_path: Path) -> None:
     assert main(["runs", str(tmp_path / "none")]) == 2
 
 
+def test_a_terminal_without_unicode_gets_replacements_not_a_crash(store: Path) -> None:
+    env = {**_env(), "PYTHONIOENCODING": "ascii"}
+    proc = subprocess.run(
+        [sys.executable, "-m", "evalbook", "runs"],
+        cwd=store,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "Correct 67% ? completed 75% (1 errored)" in proc.stdout
+
+
 def test_runs_of_an_empty_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = in_process(capsys, "runs", str(tmp_path))
     assert code == 0 and "no runs" in out

@@ -242,6 +242,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         evalbook 0.1.0
         0
     """
+    for stream in (sys.stdout, sys.stderr):
+        # A terminal that cannot show "·" or "—" gets "?" rather than a crash.
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
     log = logging.getLogger("evalbook")
     handler = _StderrHandler(logging.WARNING)
     log.addHandler(handler)
