@@ -171,6 +171,24 @@ def test_scoring_stored_outputs_on_the_cluster(client: Any) -> None:
 # -- what travels ----------------------------------------------------------------------------
 
 
+def test_a_notebook_judge_travels(client: Any) -> None:
+    quality = eb.define_score("quality", grader=eb.Grader(kind="model", id="judge", model="fake"))
+
+    def fake_model(messages: list[dict[str, Any]], tool: dict[str, Any]) -> dict[str, Any]:
+        text = messages[-1]["content"]
+        score = 989898 if "B" in text else (40 if "C" in text else 80)  # 989898: off the scale
+        return {"score": score, "justification": f"scripted for {text[-1]}"}
+
+    options: dict[str, Any] = {
+        "task": lambda q: q.upper(),
+        "scorers": [eb.judge(quality, "Rate this answer: {output}", client=fake_model)],
+    }
+    df = pd.DataFrame({"q": ["a", "b", "c"]})
+    remote = run(df, executor=client, **options)
+    assert remote.scores["reason"].tolist()[1] == "invalid_score"
+    assert_same_tables(run(df, **options), remote)
+
+
 def test_a_function_that_cannot_travel_fails_before_any_case_runs(
     client: Any, tmp_path: Path
 ) -> None:
@@ -195,6 +213,14 @@ def test_a_function_that_cannot_travel_fails_before_any_case_runs(
             store=tmp_path,
         )
     assert list(tmp_path.iterdir()) == []  # no run was started
+
+
+def test_executor_dask_starts_and_closes_a_local_cluster() -> None:
+    before = distributed.client._get_global_client()
+    df = pd.DataFrame({"q": ["a", "b", "c"]})
+    r = run(df, task=lambda q: q * 2, executor="dask")
+    assert r.cases["output"].tolist() == ["aa", "bb", "cc"]
+    assert distributed.client._get_global_client() is before  # its client is gone again
 
 
 def test_bad_executor_is_a_configuration_error() -> None:

@@ -1,15 +1,10 @@
-"""Scale-out on Dask: the same per-case engine, run in batches on a `distributed` cluster.
+"""Scale-out on Dask, the driver side: `eb.run(executor=<dask Client> | "dask")`.
 
-Driver (the process that called `eb.run`): checks that the run's functions travel
+The driver (the process that called `eb.run`) checks that the run's functions travel
 (cloudpickle), partitions the cases to run into batches, submits them, and applies each batch's
-results as it finishes (`as_completed`) — to the run's `Results` and the store sink, which only
-the driver writes. Every case is applied once: a batch that Dask re-runs after a worker died
-returns once, and positions already applied are skipped.
-
-Worker: a batch runs on the worker's event loop with the local runner's `_Engine` (sync
-functions in threads), so every backend produces the same records; `concurrency=` is a
-cluster-wide `distributed.Semaphore` acquired per case. The batch returns its cases compactly,
-one tuple per case (see `Row`), cloudpickled.
+rows as it finishes (`as_completed`) to the run's `Results` and the store sink, which only the
+driver writes. Every case is applied once: a batch that Dask re-runs after a worker died returns
+once, and positions already applied are skipped. The worker side is `_dask_worker.py`.
 
 dask and distributed are imported only here, and only when `executor=` is given.
 """
@@ -22,21 +17,18 @@ import math
 import threading
 import time
 import uuid
+from collections import deque
 from collections.abc import Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
 from ._contract import Rec, error_rec, safe_repr
+from ._dask_worker import PlanPlugin, Row, run_batch
 from ._errors import ConfigurationError
 from ._plan import Plan
-from ._results import ERRORED, Results
+from ._results import ERRORED
 from ._runner import _Engine
-
-try:  # this module is imported only when executor= is given; workers always have it
-    from distributed.diagnostics.plugin import WorkerPlugin
-except ImportError:  # pragma: no cover - the driver reports the missing install
-    WorkerPlugin = object  # type: ignore[assignment,misc]
 
 __all__ = ["DaskRunner", "batch_size", "partition"]
 
@@ -45,10 +37,6 @@ log = logging.getLogger("evalbook")
 WAVES = 4  # aim for about this many batches per worker thread: balance, little lost work
 MAX_BATCH = 256  # cases per batch at most (bounds the work a dead worker takes with it)
 INSTALL = 'pip install "evalbook[dask]"'
-
-# One finished case: (pos, outcome, attempts, output, error_type, error_message,
-# started_at, duration_s, records).
-Row = tuple[int, int, int, Any, str | None, str | None, float, float, list[Rec]]
 
 
 # -- batches ---------------------------------------------------------------------------------
@@ -131,155 +119,11 @@ def _pickle_batch(plan: Plan, batch: list[int]) -> bytes:
         ) from None
 
 
-def _pack(rows: list[Row]) -> bytes:
-    """The batch's rows, cloudpickled; an output that cannot be pickled travels as its repr."""
+def _unpack(blob: bytes) -> list[Row]:
     import cloudpickle
 
-    try:
-        return bytes(cloudpickle.dumps(rows))
-    except Exception:
-        safe: list[Row] = []
-        for row in rows:
-            try:
-                cloudpickle.dumps(row)
-                safe.append(row)
-            except Exception:
-                recs = [
-                    r._replace(metadata={"repr": safe_repr(r.metadata)})
-                    if r.metadata is not None
-                    else r
-                    for r in row[8]
-                ]
-                safe.append((*row[:3], safe_repr(row[3]), *row[4:8], recs))
-        return bytes(cloudpickle.dumps(safe))
-
-
-# -- worker side -----------------------------------------------------------------------------
-
-
-class _Collector(Results):
-    """Stands in for a run's `Results` on a worker: keeps one compact row per finished case."""
-
-    def __init__(self, positions: Sequence[int]) -> None:  # no column storage on workers
-        self.positions = list(positions)
-        self.rows: list[Row] = []
-
-    @property
-    def n_cases(self) -> int:
-        return len(self.positions)
-
-    def set_case(
-        self,
-        pos: int,
-        outcome: int,
-        attempts: int,
-        output: Any,
-        error_type: str | None,
-        error_message: str | None,
-        started_at: float,
-        duration_s: float,
-        records: Sequence[Rec],
-    ) -> None:
-        self.rows.append(
-            (
-                self.positions[pos],
-                outcome,
-                attempts,
-                output,
-                error_type,
-                error_message,
-                started_at,
-                duration_s,
-                list(records),
-            )
-        )
-
-
-class _BatchEngine(_Engine):
-    """The local engine, holding a cluster-wide lease for each case in flight."""
-
-    limit: Any = None  # a distributed.Semaphore
-
-    async def case(self, pos: int) -> None:
-        if self.limit is None:
-            await super().case(pos)
-            return
-        await self.limit.acquire()
-        try:
-            await super().case(pos)
-        finally:
-            await self.limit.release()
-
-
-_BLOBS: dict[str, bytes] = {}  # per worker process: the plans of the runs in progress
-_PLANS: dict[str, Plan] = {}
-_PLANS_LOCK = threading.Lock()
-
-
-class _PlanPlugin(WorkerPlugin):
-    """Puts a run's plan on every worker, including workers that join or restart mid-run."""
-
-    def __init__(self, token: str, blob: bytes) -> None:
-        self.token = token
-        self.blob = blob
-        self.name = f"evalbook-plan-{token}"
-
-    def setup(self, worker: Any) -> None:
-        with _PLANS_LOCK:
-            _BLOBS[self.token] = self.blob
-
-    def teardown(self, worker: Any) -> None:
-        with _PLANS_LOCK:
-            _BLOBS.pop(self.token, None)
-            _PLANS.pop(self.token, None)
-
-
-def _plan_of(token: str) -> Plan:
-    """The run's plan, unpickled once per worker process (errors surface in the batch)."""
-    import cloudpickle
-
-    with _PLANS_LOCK:
-        plan = _PLANS.get(token)
-        if plan is None:
-            blob = _BLOBS.get(token)
-            if blob is None:
-                raise RuntimeError(f"the plan of run {token} is not installed on this worker")
-            plan = _PLANS[token] = cloudpickle.loads(blob)
-        return plan
-
-
-async def run_batch(
-    token: str,
-    batch_blob: bytes,
-    limit: str | None,
-    concurrency: int,
-    timeout: float | None,
-    attempts: int,
-) -> bytes:
-    """Run one batch of cases on a Dask worker; returns its rows (see `Row`), cloudpickled."""
-    import cloudpickle
-
-    static = _plan_of(token)
-    positions, ids, columns = cloudpickle.loads(batch_blob)
-    plan = replace(static, case_ids=ids, columns=columns)
-    out = _Collector(positions)
-    threads = max(1, min(concurrency, len(positions)))
-    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="evalbook")
-    engine = _BatchEngine(
-        plan, out, concurrency=concurrency, timeout=timeout, attempts=attempts, pool=pool
-    )
-    engine.warned.update(b.scorer.name for b in plan.scorers)  # the driver warns, once
-    if limit is not None:
-        sem = _distributed().Semaphore(max_leases=concurrency, name=limit)
-        await sem
-        engine.limit = sem
-    try:
-        await engine.execute(range(len(positions)))
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
-        if engine.limit is not None:
-            engine.limit.refresh_callback.stop()
-    return _pack(out.rows)
+    rows: list[Row] = cloudpickle.loads(blob)
+    return rows
 
 
 # -- driver side -----------------------------------------------------------------------------
@@ -359,18 +203,15 @@ class DaskRunner:
             return
         dist = _distributed()
         with (
-            dist.LocalCluster(processes=True, dashboard_address=None) as cluster,
+            dist.LocalCluster(processes=True, dashboard_address=":0") as cluster,
             dist.Client(cluster) as client,
         ):
             self._stream(client, engine, todo, stop)
 
     def _stream(self, client: Any, engine: _Engine, todo: list[int], stop: threading.Event) -> None:
         dist = _distributed()
-        from distributed.scheduler import KilledWorker
-
         slots = sum(client.nthreads().values())
-        size = batch_size(len(todo), slots, engine.concurrency)
-        batches = partition(todo, size)
+        batches = partition(todo, batch_size(len(todo), slots, engine.concurrency))
         blobs = [_pickle_batch(self.plan, b) for b in batches]  # all checked before any runs
         token = uuid.uuid4().hex
         limit: str | None = None
@@ -386,53 +227,14 @@ class DaskRunner:
             sem.register()
         # The plan travels once per worker, as a worker plugin: workers that join or restart
         # mid-run get it too (scattered data would be lost with the worker that held it).
-        plugin = _PlanPlugin(token, self.plan_blob)
+        plugin = PlanPlugin(token, self.plan_blob)
         client.register_plugin(plugin)
         options = (limit, engine.concurrency, engine.timeout, engine.attempts)
-        done = [False] * engine.results.n_cases
-        owner: dict[str, list[int]] = {}
-        split: set[str] = set()
-
-        def submit(batch: list[int], blob: bytes, single: bool = False) -> Any:
-            future = client.submit(
-                run_batch, token, blob, *options, key=f"evalbook-{uuid.uuid4().hex}"
-            )
-            owner[future.key] = batch
-            if single:
-                split.add(future.key)
-            return future
-
-        futures = [submit(b, blob) for b, blob in zip(batches, blobs, strict=True)]
-        stream = dist.as_completed(futures)
+        flow = _Flow(self, client, engine, token, options)
         try:
-            for future in stream:
-                if stop.is_set():
-                    break
-                batch = owner.pop(future.key, None)
-                if batch is None:  # already handled (a result Dask had to compute again)
-                    continue
-                try:
-                    blob = future.result()
-                except KilledWorker as exc:
-                    left = [p for p in batch if not done[p]]
-                    if future.key in split or len(left) <= 1:
-                        self._apply(engine, [_killed(p, engine.plan, exc) for p in left], done)
-                    else:  # find the case that kills its worker: one case per batch
-                        for p in left:
-                            stream.add(submit([p], _pickle_batch(self.plan, [p]), single=True))
-                    continue
-                except Exception as exc:
-                    raise RuntimeError(
-                        f"a batch of cases failed on the Dask cluster: {type(exc).__name__}: "
-                        f"{exc}. Cases finished so far are kept; functions imported from your own "
-                        "modules must be importable on the workers"
-                    ) from exc
-                import cloudpickle
-
-                self._apply(engine, cloudpickle.loads(blob), done)
-                future.release()
+            flow.run(batches, blobs, stop)
         finally:
-            for future in futures:
+            for future in flow.live:
                 if not future.done():
                     future.cancel()
             try:
@@ -445,7 +247,7 @@ class DaskRunner:
                 except Exception:  # the scheduler drops it with the cluster anyway
                     log.debug("could not close semaphore %s", limit, exc_info=True)
 
-    def _apply(self, engine: _Engine, rows: Iterable[Row], done: list[bool]) -> None:
+    def apply(self, engine: _Engine, rows: Iterable[Row], done: list[bool]) -> None:
         results, sink, tick = engine.results, engine.sink, engine.tick
         for pos, outcome, attempts, output, etype, emsg, started, duration, recs in rows:
             if done[pos]:
@@ -476,6 +278,82 @@ class DaskRunner:
                 engine.results.case_ids[pos],
                 rec.message,
             )
+
+
+class _Flow:
+    """Submits a run's batches and applies each one's rows as it finishes, exactly once.
+
+    A batch that Dask gave up on because its workers died (`KilledWorker`) is split: its
+    unfinished cases run again one at a time, alone in flight among the retried cases, so a
+    case that kills its worker is found and recorded as errored while the others complete.
+    """
+
+    def __init__(
+        self, runner: DaskRunner, client: Any, engine: _Engine, token: str, options: tuple[Any, ...]
+    ) -> None:
+        self.runner = runner
+        self.client = client
+        self.engine = engine
+        self.token = token
+        self.options = options
+        self.done = [False] * engine.results.n_cases
+        self.owner: dict[Any, tuple[list[int], bool]] = {}  # future key -> (cases, single)
+        self.live: list[Any] = []
+        self.singles: deque[int] = deque()
+        self.stream: Any = None
+
+    def submit(self, batch: list[int], blob: bytes, single: bool = False) -> Any:
+        future = self.client.submit(
+            run_batch, self.token, blob, *self.options, key=f"evalbook-{uuid.uuid4().hex}"
+        )
+        self.owner[future.key] = (batch, single)
+        self.live.append(future)
+        return future
+
+    def next_single(self) -> bool:
+        while self.singles:
+            p = self.singles.popleft()
+            if not self.done[p]:
+                blob = _pickle_batch(self.runner.plan, [p])
+                self.stream.add(self.submit([p], blob, single=True))
+                return True
+        return False
+
+    def run(self, batches: list[list[int]], blobs: list[bytes], stop: threading.Event) -> None:
+        from distributed.scheduler import KilledWorker
+
+        runner, engine, done = self.runner, self.engine, self.done
+        for b, blob in zip(batches, blobs, strict=True):
+            self.submit(b, blob)
+        self.stream = _distributed().as_completed(list(self.live))
+        single_running = False
+        for future in self.stream:
+            if stop.is_set():
+                return
+            batch, single = self.owner.pop(future.key, (None, False))
+            if batch is None:  # already handled (a result Dask had to compute again)
+                continue
+            try:
+                blob = future.result()
+            except KilledWorker as exc:
+                left = [p for p in batch if not done[p]]
+                if single:  # alone, and its worker died every time: errored, never lost
+                    runner.apply(engine, [_killed(p, engine.plan, exc) for p in left], done)
+                else:
+                    self.singles.extend(left)
+                if single or not single_running:
+                    single_running = self.next_single()
+                continue
+            except Exception as exc:
+                raise RuntimeError(
+                    f"a batch of cases failed on the Dask cluster: {type(exc).__name__}: "
+                    f"{exc}. Cases finished so far are kept; functions imported from your own "
+                    "modules must be importable on the workers"
+                ) from exc
+            runner.apply(engine, _unpack(blob), done)
+            future.release()
+            if single:
+                single_running = self.next_single()
 
 
 def _killed(pos: int, plan: Plan, exc: BaseException) -> Row:
