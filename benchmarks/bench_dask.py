@@ -29,8 +29,9 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).parent))
 os.environ.setdefault("EVALBOOK_PROGRESS", "0")
 
-import evalbook as eb
 from _work import SCORERS, make_data
+
+import evalbook as eb
 
 DELAY = 0.05
 BURN_S = 0.005
