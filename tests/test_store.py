@@ -249,6 +249,39 @@ def test_load_from_the_log_alone_is_identical(tmp_path: Path) -> None:
     _assert_same(run, eb.load_run(run.path))
 
 
+def test_unreadable_final_files_fall_back_to_the_log(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    assert run.path is not None
+    (run.path / "scores.parquet").write_bytes(b"")  # e.g. a power cut before writeback
+    with pytest.warns(RuntimeWarning, match="cannot be read"):
+        loaded = eb.load_run(run.path)
+    _assert_same(run, loaded)
+
+
+def test_an_interrupted_run_can_be_resumed(tmp_path: Path) -> None:
+    def task(question: str) -> str:
+        if question == "none":
+            raise KeyboardInterrupt
+        return question.upper()
+
+    with pytest.raises(KeyboardInterrupt):
+        eb.run(DATA, task=task, scorers=[exact], store=tmp_path, concurrency=1, progress=False)
+    (folder,) = list(tmp_path.iterdir())
+    assert eb.runs(tmp_path)["status"].tolist() == ["incomplete"]
+    partial = eb.load_run(folder)
+    assert partial.cases["outcome"].notna().sum() == 4  # a, b, err, fail
+    calls: list[str] = []
+
+    def again(question: str) -> str:
+        calls.append(question)
+        return question.upper()
+
+    done = eb.run(DATA, task=again, scorers=[exact], resume=folder, progress=False)
+    assert calls == ["none", "boom", "bad", "c"]
+    assert done.cases["outcome"].notna().all()
+    assert eb.runs(tmp_path)["status"].tolist() == ["complete"]
+
+
 def test_load_accepts_a_file_of_the_folder(tmp_path: Path) -> None:
     run = _run(tmp_path)
     assert run.path is not None

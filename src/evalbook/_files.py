@@ -106,10 +106,13 @@ def write_parquet(frame: pd.DataFrame, path: Path, table: str, index: bool = Fal
     import pyarrow.parquet as pq
 
     arrow = pa.Table.from_pandas(frame, preserve_index=index)
+    # dictionary-encode the categorical columns only: building dictionaries of unique text
+    # (ids, outputs) costs time and saves nothing
+    cats = [str(c) for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
     meta = dict(arrow.schema.metadata or {})
     meta[_META_KEY] = json.dumps({"schema_version": SCHEMA_VERSION, "table": table}).encode()
     arrow = arrow.replace_schema_metadata(meta)
-    atomic_write(path, lambda tmp: pq.write_table(arrow, tmp, write_statistics=False))
+    atomic_write(path, lambda tmp: pq.write_table(arrow, tmp, write_statistics=False, use_dictionary=cats))
 
 
 def check_parquet_version(path: Path) -> Any:

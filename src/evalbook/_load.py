@@ -13,7 +13,7 @@ import numpy as np
 import pandas as pd
 
 from ._contract import STATUSES
-from ._events import SCHEMA_VERSION, NotARunLog, replay, version_error
+from ._events import SCHEMA_VERSION, NotARunLog, SchemaVersionError, replay, version_error
 from ._files import check_parquet_version, decode_file_output
 from ._results import OUTCOMES, PENDING, Results
 from ._run import Run
@@ -148,7 +148,18 @@ def load_run(path: str | os.PathLike[str]) -> Run:
     """
     folder = _folder(path)
     if _has_final_files(folder):
-        return _from_files(folder)
+        try:
+            return _from_files(folder)
+        except SchemaVersionError:
+            raise
+        except Exception as exc:  # e.g. a file cut short by a power cut: the log decides
+            if not (folder / EVENTS).exists():
+                raise
+            warnings.warn(
+                f"{folder}: the final files cannot be read ({exc}); loading from {EVENTS}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
     if (folder / EVENTS).exists():
         return _from_log(folder)
     raise FileNotFoundError(
