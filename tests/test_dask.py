@@ -303,6 +303,24 @@ def test_a_case_that_always_kills_its_worker_is_errored(client: Any) -> None:
     assert cases.drop(index="3")["output"].tolist() == [0, 1, 2, 4, 5]
 
 
+@pytest.mark.timeout(60)  # batches left running would hold the driver for 10 minutes
+def test_cancelling_the_run_cancels_its_batches(client: Any, tmp_path: Path) -> None:
+    async def slow(n: int) -> int:
+        await asyncio.sleep(0 if n < 4 else 600)
+        return n
+
+    async def interrupted() -> None:
+        df = pd.DataFrame({"n": range(12)})
+        coro = eb.arun(df, slow, store=tmp_path, progress=False, executor=client, concurrency=12)
+        await asyncio.wait_for(coro, timeout=3.0)
+
+    with pytest.raises(TimeoutError):
+        asyncio.run(interrupted())
+    assert not any(client.processing().values())  # the batches were cancelled
+    (stored,) = eb.runs(tmp_path)["status"].tolist()
+    assert stored == "incomplete"  # and the run can be resumed
+
+
 # -- resume ----------------------------------------------------------------------------------
 
 

@@ -183,6 +183,7 @@ class DaskRunner:
         self.plan = plan
         self.plan_blob = _pickle_plan(plan)
         self.scorer_at = {j: b.scorer.name for b in plan.scorers for j in b.positions}
+        self.flow: _Flow | None = None
 
     async def execute(self, engine: _Engine, positions: Iterable[int]) -> None:
         """Run `positions` on the cluster; results go to `engine.results`, sink and tick."""
@@ -194,8 +195,12 @@ class DaskRunner:
         with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalbook-dask") as ex:
             try:
                 await loop.run_in_executor(ex, self._drive, engine, todo, stop)
-            finally:
+            except BaseException:  # cancelled or interrupted: stop the batches, then the thread
                 stop.set()
+                flow = self.flow
+                if flow is not None:
+                    flow.cancel()  # cancelled futures wake the driver thread, which returns
+                raise
 
     def _drive(self, engine: _Engine, todo: list[int], stop: threading.Event) -> None:
         if self.client is not None:
@@ -230,13 +235,11 @@ class DaskRunner:
         plugin = PlanPlugin(token, self.plan_blob)
         client.register_plugin(plugin)
         options = (limit, engine.concurrency, engine.timeout, engine.attempts)
-        flow = _Flow(self, client, engine, token, options)
+        flow = self.flow = _Flow(self, client, engine, token, options)
         try:
             flow.run(batches, blobs, stop)
         finally:
-            for future in flow.live:
-                if not future.done():
-                    future.cancel()
+            flow.cancel()
             try:
                 client.unregister_worker_plugin(plugin.name)
             except Exception:  # e.g. the cluster is shutting down
@@ -309,6 +312,15 @@ class _Flow:
         self.owner[future.key] = (batch, single)
         self.live.append(future)
         return future
+
+    def cancel(self) -> None:
+        """Cancel every batch not finished yet (safe from any thread, more than once)."""
+        pending = [f for f in self.live if not f.done()]
+        if pending:
+            try:
+                self.client.cancel(pending)
+            except Exception:  # the cluster is going away: nothing left to cancel
+                log.debug("could not cancel %d batches", len(pending), exc_info=True)
 
     def next_single(self) -> bool:
         while self.singles:
