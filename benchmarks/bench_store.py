@@ -3,7 +3,7 @@
 Runs both variants alternately (after a warm-up), several rounds, and prints the median
 wall time of each and their ratio. The issue's bar: store on ≤ 1.3× store off.
 
-    python benchmarks/bench_store.py [--cases 10000] [--rounds 5]
+    python benchmarks/bench_store.py [--cases 10000] [--rounds 5] [--sleep-ms 0]
 """
 
 from __future__ import annotations
@@ -30,7 +30,12 @@ def _data(n: int) -> pd.DataFrame:
     )
 
 
+SLEEP_S = 0.0
+
+
 def _task(question: str) -> str:
+    if SLEEP_S:
+        time.sleep(SLEEP_S)  # a stand-in for a model call
     return question.upper()
 
 
@@ -55,7 +60,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cases", type=int, default=10_000)
     parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument(
+        "--sleep-ms", type=float, default=0.0, help="per-case task latency (default 0: worst case)"
+    )
     args = parser.parse_args()
+    global SLEEP_S
+    SLEEP_S = args.sleep_ms / 1000
     os.environ["EVALBOOK_PROGRESS"] = "0"
     data = _data(args.cases)
     root = Path(tempfile.mkdtemp(prefix="evalbook-bench-"))
@@ -70,7 +80,10 @@ def main() -> None:
         size = sum(f.stat().st_size for f in next(root.iterdir()).iterdir())
     finally:
         shutil.rmtree(root, ignore_errors=True)
-    print(f"cases: {args.cases}, rounds: {args.rounds} (alternating, after one warm-up each)")
+    print(
+        f"cases: {args.cases}, task latency: {args.sleep_ms} ms, rounds: {args.rounds} "
+        "(alternating, after one warm-up each)"
+    )
     for k, what in enumerate(("wall", "cpu")):
         t_off = [t[k] for t in off]
         t_on = [t[k] for t in on]

@@ -215,6 +215,20 @@ def test_event_log_shape(tmp_path: Path) -> None:
     assert events[-1]["status"] == "complete"
 
 
+def test_the_log_writer_reports_errors(tmp_path: Path) -> None:
+    from evalbook._store import raw_write
+
+    path = tmp_path / "x"
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
+    try:
+        assert raw_write()(fd, b"abc\n") == 4
+    finally:
+        os.close(fd)
+    assert path.read_bytes() == b"abc\n"
+    with pytest.raises(OSError):
+        raw_write()(fd, b"closed")  # a closed descriptor: EBADF, raised as OSError
+
+
 def test_log_is_written_as_the_run_goes(tmp_path: Path) -> None:
     seen: list[int] = []
 
@@ -558,17 +572,18 @@ def test_save_an_in_memory_run(tmp_path: Path) -> None:
 
 
 def test_a_full_disk_does_not_stop_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    real_write = os.write
+    from evalbook import _store
+
+    real_write = _store.raw_write()
     calls = {"n": 0}
 
-    def flaky(fd: int, data: Any) -> int:
-        if os.readlink(f"/proc/self/fd/{fd}").endswith("events.jsonl"):
-            calls["n"] += 1
-            if calls["n"] > 3:
-                raise OSError(28, "No space left on device")
+    def flaky(fd: int, data: bytes) -> int:
+        calls["n"] += 1
+        if calls["n"] > 3:
+            raise OSError(28, "No space left on device")
         return real_write(fd, data)
 
-    monkeypatch.setattr(os, "write", flaky)
+    monkeypatch.setattr(_store, "_RAW_WRITE", flaky)
     with pytest.warns(RuntimeWarning, match="No space left"):
         run = _run(tmp_path, concurrency=1)
     monkeypatch.undo()

@@ -7,13 +7,14 @@ tables. See docs/file-formats.md for every file.
 
 from __future__ import annotations
 
+import errno
 import os
 import re
 import threading
 import time
 import uuid
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -98,6 +99,46 @@ def new_run_folder(store: str | os.PathLike[str], name: str) -> Path:
     raise ConfigurationError(f"too many runs named {name!r} in {root} this second")
 
 
+_RAW_WRITE: Callable[[int, bytes], int] | None = None
+
+
+def raw_write() -> Callable[[int, bytes], int]:
+    """The function the log is written with: `os.write`, or libc's write holding the GIL.
+
+    `os.write` releases the GIL, and while worker threads run sync tasks, taking it back
+    costs far more (tens of µs) than the write itself, once per case. A write to the page
+    cache takes microseconds, so where libc is at hand it is called without releasing the
+    GIL (`ctypes.PyDLL`).
+    """
+    global _RAW_WRITE
+    if _RAW_WRITE is None:
+        _RAW_WRITE = _libc_write() or os.write
+    return _RAW_WRITE
+
+
+def _libc_write() -> Callable[[int, bytes], int] | None:
+    try:
+        import ctypes
+
+        libc = ctypes.PyDLL(None, use_errno=True)
+        fn = libc.write
+    except (OSError, AttributeError):  # no libc (e.g. Windows)
+        return None
+    fn.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t)
+    fn.restype = ctypes.c_ssize_t
+
+    def write(fd: int, data: bytes) -> int:
+        while True:
+            n: int = fn(fd, data, len(data))
+            if n >= 0:
+                return n
+            err = ctypes.get_errno()
+            if err != errno.EINTR:
+                raise OSError(err, os.strerror(err))
+
+    return write
+
+
 def _sync(fd: int, close: bool) -> None:
     try:
         os.fsync(fd)
@@ -133,6 +174,7 @@ class StoreSink:
         self._started: list[str] = []
         self._synced = time.monotonic()
         self._syncer: threading.Thread | None = None
+        self._write = raw_write()
         self.error: BaseException | None = None
 
     def write(self, text: str) -> None:
@@ -140,11 +182,11 @@ class StoreSink:
             return
         try:
             data = text.encode("utf-8", "surrogatepass")
-            written = os.write(self._fd, data)
-            if written < len(data):  # short write (rare): finish it
-                view = memoryview(data)[written:]
-                while view:
-                    view = view[os.write(self._fd, view) :]
+            write = self._write
+            written = write(self._fd, data)
+            while written < len(data):  # a short write (rare): finish it
+                data = data[written:]
+                written = write(self._fd, data)
             now = time.monotonic()
             if now - self._synced > _SYNC_EVERY_S and not (
                 self._syncer is not None and self._syncer.is_alive()
