@@ -177,7 +177,7 @@ def cases_file_table(run: Run) -> pd.DataFrame:
         texts[:] = [t for t, _ in encoded]
         codes = np.array([OUTPUT_KINDS.index(k) for _, k in encoded], dtype=np.int8)
     table["output"] = texts
-    kinds = pd.Categorical.from_codes(codes, categories=list(OUTPUT_KINDS))
+    kinds = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(list(OUTPUT_KINDS)))
     at = list(table.columns).index("output") + 1
     table.insert(at, "output_kind", pd.Series(kinds, index=table.index))
     return table
