@@ -512,3 +512,17 @@ def test_an_eval_with_an_unknown_run_option(
     (project / "opt.py").write_text(EVAL_FILE.replace('name="qa")', 'name="qa", retries=3)'))
     code, _, err = in_process(capsys, "run", "opt.py", "--no-store")
     assert code == 2 and "unknown run option" in err and "retries" in err
+
+
+def test_gate_baseline_without_the_score(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    assert main(["demo", "--store", str(tmp_path)]) == 0
+    demo = next(tmp_path.glob("arithmetic-demo-*"))
+    capsys.readouterr()
+    code, out, err = in_process(
+        capsys, "gate", "qa", "--store", str(store / "runs"),
+        "--baseline", str(demo), "--max-regression", "0.1",
+    )  # fmt: skip
+    assert code == 2 and out == ""
+    assert "the baseline run 'arithmetic-demo' has no score 'qa.correct'" in err
