@@ -129,7 +129,7 @@ def box(inner: str, *, extra: str = "", kind: str = "") -> str:
     marker = f' data-evalbook="{esc(kind)}"' if kind else ""
     return (
         f'<div{marker} style="border: {BORDER}; border-radius: 8px; padding: 10px 14px; '
-        f'background: {PANEL_BG}; {extra}">{inner}</div>'
+        f'box-sizing: border-box; background: {PANEL_BG}; {extra}">{inner}</div>'
     )
 
 
