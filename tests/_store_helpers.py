@@ -1,0 +1,96 @@
+"""Shared fixtures of the run store tests (test_store, test_load, test_files, test_rescore)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+from pandas.testing import assert_frame_equal
+
+import evalbook as eb
+
+# -- fixtures -------------------------------------------------------------------------------
+
+correct = eb.define_score(
+    "correct",
+    label={"en": "Correct", "zh-Hans": "正确"},
+    grader=eb.Grader(kind="rule", id="exact"),
+)
+judged = eb.define_score("judged", label="Judged", errors="zero")
+passed = eb.define_score("pass", combine=eb.all_of(correct, eb.at_least(judged, 0.5)), primary=True)
+
+
+@eb.scorer(correct)
+def exact(output: Any, expected: str) -> float:
+    if output == "BOOM":
+        raise ValueError("scorer exploded")
+    return float(output == expected)
+
+
+@eb.scorer(judged)
+def judge(output: Any) -> Any:
+    if output is None:
+        return eb.Unscored("no_output")
+    if output == "BAD":
+        return "high"  # invalid: an error record
+    return eb.Score(0.75, rationale="<b>fine</b> 很好", metadata={"raw": 75, "votes": [70, 80]})
+
+
+def task_fn(question: str, ctx: Any) -> Any:
+    if question == "err":
+        raise RuntimeError("model down")
+    if question == "fail":
+        ctx.fail("refused")
+    if question == "none":
+        return None
+    return question.upper()
+
+
+DATA = pd.DataFrame(
+    {
+        "question": ["a", "b", "err", "fail", "none", "boom", "bad", "c"],
+        "expected": ["A", "x", "E", "F", "N", "BOOM", "BAD", "C"],
+    }
+)
+
+
+def run_t(store: Path | None, **kw: Any) -> eb.Run:
+    return eb.run(
+        DATA,
+        task=task_fn,
+        scorers=[exact, judge],
+        scores=[passed],
+        name=kw.pop("name", "t"),
+        store=store,
+        progress=False,
+        **kw,
+    )
+
+
+def assert_same(a: eb.Run, b: eb.Run) -> None:
+    assert_frame_equal(a.cases, b.cases)
+    assert_frame_equal(a.scores, b.scores)
+    assert_frame_equal(a.summary(), b.summary())
+    assert_frame_equal(a.unscored(), b.unscored())
+    assert_frame_equal(a.wide(), b.wide())
+    assert a.headline == b.headline
+    assert a.headline.text == b.headline.text
+    assert [d.model_dump() for d in a.definitions] == [d.model_dump() for d in b.definitions]
+    assert (a.name, a.id) == (b.name, b.id)
+
+
+def events_of(run: eb.Run) -> list[dict[str, Any]]:
+    assert run.path is not None
+    lines = (run.path / "events.jsonl").read_text(encoding="utf-8").splitlines()
+    return [json.loads(line) for line in lines]
+
+
+FINAL_FILES = ("cases.parquet", "scores.parquet", "summary.json")
+
+
+def drop_final_files(folder: Path) -> None:
+    """Leave only the event log and the data (as after a crash)."""
+    for name in FINAL_FILES:
+        (folder / name).unlink()
