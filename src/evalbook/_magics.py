@@ -126,13 +126,6 @@ def task_from_cell(
     return task
 
 
-def _eb() -> Any:
-    """The public API (`import evalbook`), as the magics' only way into the package's work."""
-    import evalbook
-
-    return evalbook
-
-
 def _split(names: str | None) -> list[str]:
     return [n.strip() for n in (names or "").split(",") if n.strip()]
 
@@ -216,15 +209,15 @@ class EvalMagics(Magics):
             }[command]
             raise UsageError(f"usage: {usage}")
         if command == "runs":
-            eb = _eb()
+            import evalbook as eb
 
             return eb.runs(rest[0] if rest else args.store)
         if command == "show":
-            eb = _eb()
+            import evalbook as eb
 
             return eb.show(self._resolve(rest[0], args.store, allow_comparison=True))
         if command == "compare":
-            eb = _eb()
+            import evalbook as eb
 
             a, b = (self._resolve(r, args.store) for r in rest)
             try:
@@ -235,16 +228,14 @@ class EvalMagics(Magics):
 
     def _resolve(self, ref: str, store: str, allow_comparison: bool = False) -> Any:
         """A run from a variable, a run folder, or a run name/id in `store` (latest)."""
-        eb = _eb()
+        import evalbook as eb
 
         ns = self._ns
         if ref.isidentifier() and ref in ns:
             value = ns[ref]
             if isinstance(value, Run):
                 return value
-            if allow_comparison and all(
-                hasattr(value, a) for a in ("summary", "cases", "warnings")
-            ):
+            if allow_comparison and isinstance(value, eb.Comparison):
                 return value
         path = Path(ref).expanduser()
         if path.is_dir():
@@ -266,7 +257,7 @@ class EvalMagics(Magics):
 
     @staticmethod
     def _load(path: Path) -> Run:
-        eb = _eb()
+        import evalbook as eb
 
         try:
             run: Run = eb.load_run(path)
@@ -297,7 +288,7 @@ class EvalMagics(Magics):
     # -- cell magic ----------------------------------------------------------------------
 
     def _cell(self, args: Any, cell: str) -> Run:
-        eb = _eb()
+        import evalbook as eb
 
         if len(args.words) != 1:
             raise UsageError(
