@@ -10,6 +10,8 @@ import asyncio
 import fcntl
 import json
 import os
+import subprocess
+import sys
 import threading
 from collections.abc import Iterator
 from pathlib import Path
@@ -97,6 +99,15 @@ def test_batches_cover_every_case_once_in_order(n: int, slots: int, concurrency:
     assert all(1 <= len(b) <= size for b in batches)
     if n and slots:  # running batches can hold the limit, unless the batch cap is reached
         assert size * slots >= min(concurrency, n) or size == MAX_BATCH
+
+
+def test_import_evalbook_does_not_import_dask() -> None:
+    code = (
+        "import sys, evalbook, evalbook._runner; "
+        "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "[]"
 
 
 # -- the same tables -------------------------------------------------------------------------
