@@ -87,10 +87,13 @@ def unscored_figure(run: Run) -> Any:
     names = [d.name for d in run.definitions]
     x = [labels[n] for n in names]
     summary = run.summary()
+    scores = run.scores
+    is_scored = pd.Series((scores["status"] == "scored").to_numpy(), index=scores.index)
     scored = (
-        run.scores.groupby(run.scores["score"].astype(str), sort=False)["status"]
-        .apply(lambda s: int((s.astype(str) == "scored").sum()))
+        is_scored.groupby(scores["score"].astype(str).to_numpy(), sort=False)
+        .sum()
         .reindex(names, fill_value=0)
+        .astype(int)
     )
     go = _go()
     traces = [go.Bar(name="scored", x=x, y=scored.to_list(), marker_color="rgba(127,127,127,0.35)")]
