@@ -112,7 +112,11 @@ def write_parquet(frame: pd.DataFrame, path: Path, table: str, index: bool = Fal
     meta = dict(arrow.schema.metadata or {})
     meta[_META_KEY] = json.dumps({"schema_version": SCHEMA_VERSION, "table": table}).encode()
     arrow = arrow.replace_schema_metadata(meta)
-    atomic_write(path, lambda tmp: pq.write_table(arrow, tmp, write_statistics=False, use_dictionary=cats))
+
+    def write(tmp: Path) -> None:
+        pq.write_table(arrow, tmp, write_statistics=False, use_dictionary=cats)
+
+    atomic_write(path, write)
 
 
 def check_parquet_version(path: Path) -> Any:
