@@ -58,3 +58,15 @@ def test_bundle_survives_export(run: eb.Run) -> None:
 
 def test_plot_accessor_repr(run: eb.Run) -> None:
     assert ".unscored()" in repr(run.plot)
+
+
+def test_ipython_display_publishes_the_whole_bundle(run: eb.Run) -> None:
+    # plotly's own hook would publish only the default renderer's output (no HTML fallback).
+    from IPython.testing.globalipapp import start_ipython
+    from IPython.utils.capture import capture_output
+
+    start_ipython()
+    with capture_output() as captured:
+        run.plot.unscored()._ipython_display_()
+    (output,) = captured.outputs
+    assert {"application/vnd.plotly.v1+json", "text/html", "text/plain"} <= set(output.data)

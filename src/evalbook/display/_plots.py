@@ -52,6 +52,13 @@ def _figure_class() -> Any:
                 "text/plain": f"<plotly Figure: {self.layout.title.text or 'untitled'}>",
             }
 
+        def _ipython_display_(self) -> None:
+            # plotly's own hook shows only the default renderer's output; show the full bundle.
+            from IPython import display as ipython_display
+
+            display: Any = ipython_display.display
+            display(self._repr_mimebundle_(), raw=True)
+
     Figure.__module__ = "evalbook.display"
     Figure.__qualname__ = "Figure"
     return Figure
