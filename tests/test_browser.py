@@ -78,6 +78,11 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
         "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
     }
+    # No "get notified about Jupyter news?" toast over the screenshots.
+    (home / "config" / "labconfig").mkdir(parents=True)
+    (home / "config" / "labconfig" / "page_config.json").write_text(
+        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
+    )
     log = (home / "lab.log").open("w")
     server = subprocess.Popen(
         [
@@ -200,6 +205,19 @@ def test_quickstart_shows_the_headline_card(browser: Any, lab: str) -> None:
     tabs = page.locator(".jp-OutputArea-output .lm-TabBar-tab, .jp-OutputArea-output .p-TabBar-tab")
     tabs.first.wait_for(timeout=30_000)
     assert "Unscored reasons" in " ".join(tabs.all_inner_texts())
+    # The case explorer works in the browser: filter to the errored case and read it.
+    widget = page.locator(".jp-OutputArea-output", has=page.locator(".lm-TabBar-tab")).first
+    widget.locator(".lm-TabBar-tab", has_text="Cases").click()
+    widget.locator(".widget-dropdown select").first.select_option("errored")
+    detail = widget.locator("[data-evalbook='case']")
+    detail.wait_for(timeout=30_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-evalbook=\"case\"]')]"
+        ".some(e => e.innerText.includes('ZeroDivisionError'))",
+        timeout=30_000,
+    )
+    widget.scroll_into_view_if_needed()
+    widget.screenshot(path=str(IMG / "case-explorer.png"))
     page.close()
 
 

@@ -158,7 +158,11 @@ def case_html(run: Run, pos: int) -> str:
         + f'<div style="margin-top: 6px; {MUTED}; font-size: 12px">input</div>'
         + _input_html(run, pos)
         + f'<div style="margin-top: 6px; {MUTED}; font-size: 12px">output</div>'
-        + _pre(_text_of(c["output"]))
+        + (
+            _pre(_text_of(c["output"]))
+            if _text_of(c["output"])
+            else f'<div style="{MUTED}">(no output)</div>'
+        )
         + f'<div style="margin-top: 6px; {MUTED}; font-size: 12px">scores</div>'
         + "".join(_record_html(r, labels.get(str(r["score"]), "")) for _, r in records.iterrows())
     )
