@@ -93,6 +93,10 @@ def new_run_folder(store: str | os.PathLike[str], name: str) -> Path:
             folder.mkdir()
         except FileExistsError:
             continue
+        except OSError as exc:
+            raise ConfigurationError(
+                f"store={str(store)!r}: cannot create {folder} ({exc})"
+            ) from None
         if folder.resolve().parent != root:  # belt and braces: the name is already checked
             raise ConfigurationError(f"run name {name!r} would write outside the store")
         return folder
