@@ -112,3 +112,14 @@ def test_widgets_escape_user_text() -> None:
 def test_show_rejects_other_objects() -> None:
     with pytest.raises(TypeError, match="takes a Run or a Comparison"):
         eb.show(42)
+
+
+def test_show_a_real_comparison(run: eb.Run) -> None:
+    other = demo_run("other")
+    comp = eb.compare(run, other, score="answer.correct")
+    view = eb.show(comp)
+    assert view.tabs.get_title(0) == "Summary"
+    html = comp._repr_html_()
+    assert html == view._repr_mimebundle_()["text/html"]
+    assert "arithmetic-demo → other" in html and "answer.correct" in html
+    assert comp.plot.deltas().data[0].x == (0.0,)
