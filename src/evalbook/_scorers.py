@@ -21,6 +21,7 @@ class Scorer:
     """
 
     __slots__ = ("definitions", "fn", "is_async", "name")
+    fn: Callable[..., Any]
 
     def __init__(
         self,
