@@ -713,3 +713,12 @@ def test_a_judge_travels_with_cloudpickle() -> None:
     copy = cloudpickle.loads(cloudpickle.dumps(j))
     assert copy.definitions == j.definitions
     assert judged(copy, output="x").value == 0.3
+
+
+def test_model_name_falls_back_to_the_definitions_grader() -> None:
+    d = eb.define_score("graded", grader=eb.Grader(kind="model", id="judge", model="gpt-x"))
+    j = eb.judge(d, "Rate {output}", client=lambda messages, tool: {"score": 50})
+    run = eb.run(
+        pd.DataFrame({"x": ["a"]}), task=lambda x: x, scorers=[j], store=None, progress=False
+    )
+    assert json.loads(run.scores["metadata"][0])["model"] == "gpt-x"

@@ -422,6 +422,8 @@ def judge(
         found = getattr(client, "model", None)
         model = found if isinstance(found, str) else None
     d = _definition_of(definition, model, votes, reducer)
+    if model is None and d.grader is not None:
+        model = d.grader.model  # the definition's grader names the model
     name = f"judge({d.name})"
     state = _Judge(
         definition=d,
