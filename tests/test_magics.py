@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from IPython import get_ipython
 from IPython.core.error import UsageError
 from IPython.testing.globalipapp import start_ipython
 
@@ -17,7 +18,7 @@ from evalbook._magics import task_from_cell
 
 @pytest.fixture(scope="module")
 def ip() -> Any:
-    shell = start_ipython()
+    shell = start_ipython() or get_ipython()  # None if another test started it first
     shell.run_line_magic("load_ext", "evalbook")
     return shell
 
