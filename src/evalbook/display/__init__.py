@@ -35,9 +35,10 @@ def show(obj: Any) -> Any:
     so the result still shows where widgets don't (nbconvert, GitHub, no kernel).
 
     Example:
-        >>> import evalbook as eb
-        >>> from evalbook._demo import demo_eval
-        >>> view = eb.show(demo_eval().run(store=None, progress=False))
+        >>> import pandas as pd, evalbook as eb
+        >>> run = eb.run(pd.DataFrame({"x": ["a"]}), task=lambda x: x,
+        ...              scorers=[lambda output: 1.0], store=None, progress=False)
+        >>> view = eb.show(run)
         >>> [view.tabs.get_title(i) for i in range(4)]
         ['Headline', 'Scores', 'Unscored reasons', 'Cases']
     """

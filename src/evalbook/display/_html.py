@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, is_missing, pct, pct_ci, root
+from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, pct, pct_ci, root
 
 if TYPE_CHECKING:
     from .._run import Run
@@ -218,8 +218,3 @@ def run_html(run: Run) -> str:
 def headline_only_html(h: Headline) -> str:
     """The headline card alone (the repr of a `Headline`)."""
     return root(headline_html(h), "headline-view")
-
-
-def is_empty_text(x: Any) -> bool:
-    """True when `x` has no text to show."""
-    return is_missing(x) or str(x) == ""
