@@ -2,8 +2,9 @@
 
 Chromium is Debian's (`/usr/bin/chromium`, installed by `.ci/run`); nothing is downloaded
 (never `playwright install`). The notebooks are copied to a temporary folder so that JupyterLab
-never writes outputs into the committed ones. Screenshots go to `docs/img/` (the README shows
-them). Skipped when chromium, JupyterLab or Playwright is missing, except under CI=true.
+never writes outputs into the committed ones. Screenshots go to a temporary folder, or to
+`docs/img/` (which the README shows) with EVALBOOK_UPDATE_SCREENSHOTS=1. Skipped when chromium,
+JupyterLab or Playwright is missing, except under CI=true.
 """
 
 from __future__ import annotations
@@ -29,7 +30,11 @@ pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[1]
 NOTEBOOKS = ROOT / "notebooks"
-IMG = ROOT / "docs" / "img"
+IMG = (
+    ROOT / "docs" / "img"
+    if os.environ.get("EVALBOOK_UPDATE_SCREENSHOTS") == "1"
+    else Path(tempfile.mkdtemp(prefix="evalbook-screenshots-"))
+)
 CHROMIUM = "/usr/bin/chromium"
 CHROMIUM_ARGS = [
     "--headless",
