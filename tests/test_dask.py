@@ -13,6 +13,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -113,7 +114,7 @@ def test_import_evalbook_does_not_import_dask() -> None:
 # -- the same tables -------------------------------------------------------------------------
 
 
-def test_tables_match_a_local_run(client: Any) -> None:
+def test_tables_match_a_local_run(client: Any, caplog: pytest.LogCaptureFixture) -> None:
     ids = [f"c{i:02d}" for i in range(24)]
     df = pd.DataFrame({"id": ids, "n": range(24)})
     correct = eb.define_score("correct", label="Correct")
@@ -162,7 +163,10 @@ def test_tables_match_a_local_run(client: Any) -> None:
         "concurrency": 5,
     }
     local = run(df, **options)
+    caplog.clear()
     remote = run(df, executor=client, **options)
+    warned = [r.getMessage() for r in caplog.records if "invalid score" in r.getMessage()]
+    assert len(warned) == 1 and "'c10'" in warned[0]  # once per scorer, by the driver
     outcomes = remote.cases["outcome"].astype(str).tolist()
     assert {"passed", "failed", "errored", "timed_out"} <= set(outcomes)
     assert remote.cases["attempts"].tolist()[4:8] == [2, 2, 2, 2]
@@ -325,9 +329,18 @@ def test_cancelling_the_run_cancels_its_batches(client: Any, tmp_path: Path) -> 
         coro = eb.arun(df, slow, store=tmp_path, progress=False, executor=client, concurrency=12)
         await asyncio.wait_for(coro, timeout=3.0)
 
+    def busy(dask_worker: Any) -> int:  # batches still running on a worker, cancelled or not
+        return sum(
+            ts.state in ("executing", "cancelled") for ts in dask_worker.state.tasks.values()
+        )
+
     with pytest.raises(TimeoutError):
         asyncio.run(interrupted())
-    assert not any(client.processing().values())  # the batches were cancelled
+    assert not any(client.processing().values())  # the scheduler let go of the batches
+    deadline = time.monotonic() + 20  # and the workers stop them (they check every 0.5 s)
+    while any(client.run(busy).values()) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert not any(client.run(busy).values())
     (stored,) = eb.runs(tmp_path)["status"].tolist()
     assert stored == "incomplete"  # and the run can be resumed
 

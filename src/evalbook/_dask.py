@@ -306,9 +306,8 @@ class _Flow:
         self.stream: Any = None
 
     def submit(self, batch: list[int], blob: bytes, single: bool = False) -> Any:
-        future = self.client.submit(
-            run_batch, self.token, blob, *self.options, key=f"evalbook-{uuid.uuid4().hex}"
-        )
+        key = f"evalbook-{uuid.uuid4().hex}"
+        future = self.client.submit(run_batch, key, self.token, blob, *self.options, key=key)
         self.owner[future.key] = (batch, single)
         self.live.append(future)
         return future
@@ -364,7 +363,11 @@ class _Flow:
                 ) from exc
             runner.apply(engine, _unpack(blob), done)
             future.release()
-            if single:
+            missing = [p for p in batch if not done[p]]
+            if missing and single:
+                raise RuntimeError(f"the Dask batch of case {missing[0]} returned no result")
+            self.singles.extend(missing)  # never happens unless a batch was cut short
+            if single or (missing and not single_running):
                 single_running = self.next_single()
 
 

@@ -29,6 +29,7 @@ except ImportError:  # pragma: no cover - the driver reports the missing install
 __all__ = ["LEASE_WAIT_S", "PlanPlugin", "Row", "run_batch"]
 
 LEASE_WAIT_S = 1.0  # a lane waiting for a lease checks this often whether its batch is done
+WATCH_S = 0.5  # a running batch checks this often whether the driver cancelled it
 
 # One finished case: (pos, outcome, attempts, output, error_type, error_message,
 # started_at, duration_s, records).
@@ -178,7 +179,26 @@ def _plan_of(token: str) -> Plan:
         return plan
 
 
+async def _watch(key: str, work: asyncio.Future[None]) -> bool:
+    """Cancel `work` once the batch's task is no longer wanted (the driver cancelled it).
+
+    Dask does not interrupt a running async task whose key was cancelled; without this its
+    cases would go on, holding the worker's thread slot and the run's leases.
+    """
+    from distributed import get_worker
+
+    worker = get_worker()
+    while not work.done():
+        await asyncio.sleep(WATCH_S)
+        ts = worker.state.tasks.get(key)
+        if ts is None or ts.state not in ("executing", "long-running", "resumed"):
+            work.cancel()
+            return True
+    return False
+
+
 async def run_batch(
+    key: str,
     token: str,
     batch_blob: bytes,
     limit: str | None,
@@ -205,9 +225,16 @@ async def run_batch(
         sem: Any = distributed.Semaphore(max_leases=concurrency, name=limit)  # type: ignore[no-untyped-call]
         await sem
         engine.limit = sem
+    work = asyncio.ensure_future(engine.execute(range(len(positions))))
+    watch = asyncio.ensure_future(_watch(key, work))
     try:
-        await engine.execute(range(len(positions)))
+        await work
+    except asyncio.CancelledError:
+        if watch.done() and not watch.cancelled() and watch.result():
+            return _pack([])  # cancelled by the driver: nobody reads this
+        raise  # the worker is closing: Dask runs the batch again elsewhere
     finally:
+        watch.cancel()
         pool.shutdown(wait=False, cancel_futures=True)
         if engine.limit is not None:
             engine.limit.refresh_callback.stop()
