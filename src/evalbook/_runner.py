@@ -360,7 +360,8 @@ def run(
         store: Folder of the run store, or None to keep the run in memory.
         resume: A stored run (path or Run) to continue.
         progress: Show a progress bar on long runs (env `EVALBOOK_PROGRESS=0` turns it off).
-        executor: None to run locally.
+        executor: None to run locally; a `dask.distributed.Client` (or `"dask"` for a
+            LocalCluster) runs batches of cases on a cluster: docs/scaling.md.
 
     Example:
         >>> import pandas as pd, evalbook as eb
