@@ -374,3 +374,19 @@ def test_resume_runs_only_the_missing_cases_on_the_cluster(client: Any, tmp_path
     assert ended_per_case(folder) == {str(i): 1 for i in range(12)}
     assert_same_tables(run(df, task=task, scorers=[odd], name="r"), resumed)
     assert_same_tables(resumed, eb.load_run(folder))
+
+
+# -- the benchmark keeps working (a tiny smoke run; no time is asserted) ----------------------
+
+
+def test_dask_benchmark_smoke() -> None:
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_dask.py"
+    out = subprocess.run(
+        [sys.executable, str(script), "--quick"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
+    rows = [line for line in out.stdout.splitlines() if line.startswith("| ") and "×" in line]
+    assert len(rows) == 3, out.stdout
