@@ -178,16 +178,17 @@ class _Engine:
         out = interpret(result, defs)
         name = bound.scorer.name
         if name not in self.warned:
-            bad = next((r for r in out if r.reason == "invalid_score"), None)
-            if bad is not None:
-                self.warned.add(name)
-                log.warning(
-                    "scorer %r returned an invalid score for case %r: %s "
-                    "(logged once per scorer; every one is an error record in run.scores)",
-                    name,
-                    values["case_id"],
-                    bad.message,
-                )
+            for rec in out:
+                if rec.reason == "invalid_score":
+                    self.warned.add(name)
+                    log.warning(
+                        "scorer %r returned an invalid score for case %r: %s "
+                        "(logged once per scorer; every one is an error record in run.scores)",
+                        name,
+                        values["case_id"],
+                        rec.message,
+                    )
+                    break
         return out
 
     @staticmethod
