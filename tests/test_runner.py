@@ -67,7 +67,7 @@ def test_case_ids_from_index_or_id_column() -> None:
 def test_duplicate_case_ids_are_rejected_before_any_case_runs() -> None:
     calls = []
     df = pd.DataFrame({"id": ["x", "x"], "question": ["a", "b"]})
-    with pytest.raises(eb.ConfigurationError, match="duplicate case ids.*'x'"):
+    with pytest.raises(eb.ConfigurationError, match=r"duplicate case ids.*'x'"):
         run(df, task=lambda question: calls.append(question))
     assert calls == []
 
@@ -180,7 +180,7 @@ def test_attempts_retry_errored_cases_and_count_the_last() -> None:
         if question == "b":
             raise ConnectionError("always")
         if question == "c":
-            assert False, "failed cases are not retried"
+            raise AssertionError("failed cases are not retried")
         return question
 
     r = run(DF, task=flaky, scorers=[lambda output: 1.0], attempts=3)

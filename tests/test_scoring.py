@@ -117,7 +117,7 @@ def test_mean_is_none_when_nothing_is_counted() -> None:
 
 def test_wilson_and_t_intervals_bracket_the_mean() -> None:
     mean, lo, hi = mean_ci(np.array([1.0, 1.0, 0.0, 1.0]))
-    assert mean is not None and lo <= mean <= hi and 0 <= lo and hi <= 1
+    assert mean is not None and lo <= mean <= hi and lo >= 0 and hi <= 1
     assert (lo, hi) == pytest.approx(wilson(3, 4))
     mean, lo, hi = mean_ci(np.array([0.2, 0.4, 0.9]))
     assert mean is not None and lo < mean < hi

@@ -1,0 +1,82 @@
+"""Run every benchmark and write RESULTS.md (machine, date, tables).
+
+Run: python benchmarks/run_all.py [--quick]
+Each benchmark runs as its own process; their Markdown tables are collected in order.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import importlib.util
+import os
+import platform
+import subprocess
+import sys
+from pathlib import Path
+
+HERE = Path(__file__).parent
+
+FULL = [
+    [
+        "bench_core.py",
+        "--n",
+        "1000",
+        "10000",
+        "100000",
+        "--repeats",
+        "3",
+        "--latency-n",
+        "2000",
+        "10000",
+    ],
+    ["bench_store.py"],
+    ["bench_scale.py"],
+    ["bench_import.py"],
+]
+QUICK = [
+    ["bench_core.py", "--quick"],
+    ["bench_store.py", "--cases", "200", "--rounds", "1"],
+    ["bench_scale.py", "--cases", "2000", "--scores", "3"],
+    ["bench_import.py", "--repeats", "1"],
+]
+PEERS = ("inspect_ai", "braintrust", "deepeval")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--quick", action="store_true", help="tiny runs, no RESULTS.md")
+    args = parser.parse_args()
+    env = {**os.environ, "EVALBOOK_PROGRESS": "0"}
+    sections = []
+    for cmd in QUICK if args.quick else FULL:
+        out = subprocess.run(
+            [sys.executable, str(HERE / cmd[0]), *cmd[1:]],
+            capture_output=True,
+            text=True,
+            check=True,
+            env=env,
+        )
+        sections.append(f"`python benchmarks/{' '.join(cmd)}`\n\n{out.stdout.strip()}\n")
+        print(sections[-1], flush=True)
+    peers = [p for p in PEERS if importlib.util.find_spec(p) is not None]
+    note = (
+        f"Peers importable here: {', '.join(peers)}."
+        if peers
+        else "No peer framework (inspect-ai, braintrust, deepeval) is installed here, so no peer "
+        "ratio was measured in this run; they are never dependencies of evalbook."
+    )
+    print(note)
+    if args.quick:
+        return
+    header = (
+        "# Benchmark results\n\n"
+        f"Measured {dt.date.today().isoformat()} on {platform.platform()}, "
+        f"{os.cpu_count()} cores, Python {platform.python_version()}, "
+        "by `python benchmarks/run_all.py`. Ratios are what matter: the machine is shared.\n"
+    )
+    (HERE / "RESULTS.md").write_text(header + "\n" + "\n".join(sections) + "\n" + note + "\n")
+
+
+if __name__ == "__main__":
+    main()
