@@ -444,3 +444,41 @@ def test_no_exception_escapes_run_and_means_stay_in_range(results: list[Any], er
     for msg, item in zip(r.scores["message"], results, strict=True):
         if isinstance(msg, str) and "invalid score" in msg:
             assert repr(item)[:50] in msg or repr(getattr(item, "value", None))[:50] in msg
+
+
+def test_ctrl_c_inside_a_running_loop_cancels_the_run(tmp_path: Any) -> None:
+    import signal
+
+    calls: list[int] = []
+
+    async def slow(x: int) -> int:
+        calls.append(x)
+        await asyncio.sleep(0.05)
+        return x
+
+    def interrupt() -> None:
+        signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
+
+    async def notebook_cell() -> None:
+        threading.Timer(0.3, interrupt).start()
+        eb.run(
+            pd.DataFrame({"x": range(400)}),
+            task=slow,
+            concurrency=1,
+            store=tmp_path,
+            progress=False,
+        )
+
+    # Like a Jupyter kernel: a running loop, and Python's own SIGINT handler (asyncio.run would
+    # install one that only cancels its main task).
+    loop = asyncio.new_event_loop()
+    t0 = time.monotonic()
+    with pytest.raises(KeyboardInterrupt):
+        loop.run_until_complete(notebook_cell())
+    loop.close()
+    assert time.monotonic() - t0 < 10
+    n = len(calls)
+    time.sleep(0.3)
+    assert len(calls) == n < 400  # the run stopped; nothing goes on in the background
+    listed = eb.runs(tmp_path)
+    assert listed["status"].tolist() == ["incomplete"]

@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 import os
+import threading
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Coroutine, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
@@ -393,5 +395,30 @@ def run(
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(coro)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalbook-run") as ex:
-        return ex.submit(asyncio.run, coro).result()
+    return _run_in_thread(coro)
+
+
+def _run_in_thread(coro: Coroutine[Any, Any, Run]) -> Run:
+    """Run on a fresh loop in a worker thread (inside Jupyter's loop); Ctrl-C cancels it."""
+    started = threading.Event()
+    handle: dict[str, Any] = {}
+
+    async def main() -> Run:
+        handle["loop"], handle["task"] = asyncio.get_running_loop(), asyncio.current_task()
+        started.set()
+        return await coro
+
+    ex = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalbook-run")
+    future = ex.submit(asyncio.run, main())
+    try:
+        return future.result()
+    except KeyboardInterrupt:
+        # An interrupt reaches this thread only: cancel the run on its own loop and wait for it
+        # to wind down, so the store records an incomplete, resumable run.
+        if started.wait(5):
+            handle["loop"].call_soon_threadsafe(handle["task"].cancel)
+        with contextlib.suppress(BaseException):
+            future.result(timeout=30)
+        raise
+    finally:
+        ex.shutdown(wait=False)
