@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ._contract import UNSCORED, Rec, error_rec
+from ._contract import Rec
 from ._errors import ConfigurationError
 from ._plan import make_plan
-from ._results import ERRORED, FAILED, PASSED, PENDING, Results
+from ._results import PENDING, Results
 from ._runner import _Engine, _progress
 from ._scorers import Scorer, as_scorers
 from ._scores import ScoreDefinition
@@ -23,8 +23,6 @@ if TYPE_CHECKING:
     from ._run import Run
 
 __all__ = ["rescore"]
-
-_NOT_RECORDED = Rec(UNSCORED, reason="not_recorded")
 
 
 class _RescoreEngine(_Engine):
@@ -46,21 +44,10 @@ class _RescoreEngine(_Engine):
         recs: list[Rec | None] = [None] * self.n_scores
         for j, k in self.kept.items():
             recs[j] = old[k]
-        if outcome == PASSED:
-            values = self._values(pos)
-            values["output"] = output
-            await self._score(values, recs)
-            filled = [_NOT_RECORDED if r is None else r for r in recs]
-        elif outcome == FAILED:
-            failed = Rec(UNSCORED, reason="case_failed", message=emsg)
-            filled = [failed if r is None else r for r in recs]
-        else:
-            code = "case_errored" if outcome == ERRORED else "case_timed_out"
-            filled = [error_rec(code, f"{etype}: {emsg}")] * self.n_scores
-        if outcome in (PASSED, FAILED):
-            self._derive(filled, outcome)
-        self.results.set_case(
+        await self.finish(
             pos,
+            self._values(pos),
+            recs,
             outcome,
             int(src.attempts[pos]),
             output,
@@ -68,12 +55,7 @@ class _RescoreEngine(_Engine):
             emsg,
             float(src.started_at[pos]),
             float(src.duration_s[pos]),
-            filled,
         )
-        if self.sink is not None:
-            self.sink.case_ended(pos, self.results)
-        if self.tick is not None:
-            self.tick()
 
 
 def _plain(d: ScoreDefinition) -> ScoreDefinition:

@@ -114,6 +114,36 @@ class _Engine:
             if outcome in (PASSED, FAILED):
                 for j, rec in ctx.recorded.items():
                     recs[j] = rec
+        await self.finish(
+            pos,
+            values,
+            recs,
+            outcome,
+            attempt,
+            output,
+            etype,
+            emsg,
+            started,
+            time.perf_counter() - t0,
+        )
+
+    async def finish(
+        self,
+        pos: int,
+        values: dict[str, Any],
+        recs: list[Rec | None],
+        outcome: int,
+        attempts: int,
+        output: Any,
+        etype: str | None,
+        emsg: str | None,
+        started: float,
+        duration: float,
+    ) -> None:
+        """Score a case by its final outcome, fill every record, store it, tell the sink.
+
+        `recs` holds what is already recorded (by `ctx`, or kept by a rescore).
+        """
         if outcome == PASSED:
             values["output"] = output
             await self._score(values, recs)
@@ -127,7 +157,7 @@ class _Engine:
         if outcome in (PASSED, FAILED):
             self._derive(filled, outcome)
         self.results.set_case(
-            pos, outcome, attempt, output, etype, emsg, started, time.perf_counter() - t0, filled
+            pos, outcome, attempts, output, etype, emsg, started, duration, filled
         )
         if self.sink is not None:
             self.sink.case_ended(pos, self.results)
