@@ -16,6 +16,8 @@ import tempfile
 import time
 from pathlib import Path
 
+import pandas as pd
+
 os.environ.setdefault("EVALBOOK_PROGRESS", "0")
 
 
@@ -49,19 +51,47 @@ def _peak_mb() -> float:
 
 
 def step_build(n: int, k: int) -> dict[str, float]:
-    """Run, then time tables+summary against a plain pandas groupby of the same long table."""
+    """Run, then time tables + summary against plain pandas doing the same from the records.
+
+    The baseline is what a user without evalbook would write: a DataFrame of the long table's
+    columns built from Python lists, then a groupby for mean, count and std per score.
+    """
     run = _make_run(n, k, 1, None)
+    res = run._results  # type: ignore[attr-defined]
+    names = [d.name for d in run.definitions]  # type: ignore[attr-defined]
+    statuses = ("scored", "unscored", "error")
+    raw = {
+        "case_id": [c for c in res.case_ids for _ in range(k)],
+        "score": names * n,
+        "status": [statuses[s] for s in res.status.tolist()],
+        "value": res.value.tolist(),
+        "counted": res.value.tolist(),
+        "reason": res.reason,
+        "message": res.message,
+        "rationale": res.rationale,
+        "grader_kind": [None] * (n * k),
+        "grader_id": [None] * (n * k),
+        "grader_model": [None] * (n * k),
+        "derived": [False] * (n * k),
+        "metadata": res.metadata,
+    }
     t0 = time.perf_counter()
-    scores = run.scores  # type: ignore[attr-defined]
+    plain = pd.DataFrame(raw)
+    t1 = time.perf_counter()
+    plain.groupby("score")["counted"].agg(["mean", "count", "std"])
+    t_groupby = time.perf_counter() - t1
+    t_plain = time.perf_counter() - t0
+    t0 = time.perf_counter()
+    _ = run.scores  # type: ignore[attr-defined]
     run.summary()  # type: ignore[attr-defined]
     _ = run.cases  # type: ignore[attr-defined]
     t_build = time.perf_counter() - t0
-    plain = scores[["case_id", "score", "counted"]].copy()
-    plain["score"] = plain["score"].astype(str)
-    t0 = time.perf_counter()
-    plain.groupby("score")["counted"].agg(["mean", "count", "std"])
-    t_groupby = time.perf_counter() - t0
-    return {"build_s": t_build, "groupby_s": t_groupby, "peak_mb": _peak_mb()}
+    return {
+        "build_s": t_build,
+        "plain_s": t_plain,
+        "groupby_s": t_groupby,
+        "peak_mb": _peak_mb(),
+    }
 
 
 def step_store(n: int, k: int, folder: str) -> dict[str, float]:
@@ -127,7 +157,11 @@ def main() -> None:
     print("|---|---|---|")
     print(f"| peak RSS, run + tables + summary | {build['peak_mb']:.0f} MB | ≤ 1,500 MB |")
     ratio = build["build_s"] / build["groupby_s"]
-    print(f"| tables + summary vs plain pandas groupby | {ratio:.2f}× | ≤ 2× |")
+    print(f"| tables + summary vs a groupby of the built long table | {ratio:.2f}× | ≤ 2× |")
+    ratio = build["build_s"] / build["plain_s"]
+    print(
+        f"| tables + summary vs plain pandas (records → DataFrame → groupby) | {ratio:.2f}× | — |"
+    )
     print(f"| load_run (scores table ready) | {store['load_s']:.2f} s | — |")
     print(f"| compare two runs ({records:,} paired records) | {store['compare_s']:.2f} s | ≤ 1 s |")
     print(f"| run folder size | {store['store_bytes'] / records:.1f} bytes/record | — |")
