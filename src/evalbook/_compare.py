@@ -242,8 +242,59 @@ def _select(a: Run, b: Run, score: ScoreSelection, common: list[str]) -> list[st
 # -- pairing ----------------------------------------------------------------------------------
 
 
+def _case_ids(run: Run) -> pd.Index:
+    """The run's case ids in input order (the categories of `scores.case_id` when it has them)."""
+    if isinstance(run, Run):  # its scores table's case_id categories are exactly its ids
+        column = run.scores["case_id"]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            return pd.Index(column.cat.categories)
+    return pd.Index(run.cases["case_id"])
+
+
+def _canonical(
+    run: Run, index: pd.Index, selected: list[str]
+) -> tuple[np.ndarray, np.ndarray] | None:
+    """`_positions` by reshaping, when `scores` is in canonical layout over exactly `index`.
+
+    Canonical: `case_id` is a categorical whose categories are `index` (input order) and the
+    rows are case-major with each case's scores in the same order. None when it is not.
+    """
+    scores = run.scores
+    ids, names = scores["case_id"], scores["score"]
+    n = len(index)
+    if not (
+        isinstance(ids.dtype, pd.CategoricalDtype)
+        and isinstance(names.dtype, pd.CategoricalDtype)
+        and n > 0
+        and len(scores) % n == 0
+    ):
+        return None
+    cats = ids.cat.categories
+    if not (cats is index or cats.equals(index)):
+        return None
+    k = len(scores) // n
+    case_codes = ids.cat.codes.to_numpy().reshape(n, k)
+    if not bool((case_codes == np.arange(n)[:, None]).all()):
+        return None
+    score_codes = names.cat.codes.to_numpy().reshape(n, k)
+    first = score_codes[0]
+    if not bool((score_codes == first).all()):
+        return None
+    label = [str(c) for c in names.cat.categories]
+    where = {label[c]: p for p, c in enumerate(first.tolist()) if c >= 0}
+    if len(where) != k or any(name not in where for name in selected):
+        return None
+    cols = np.array([where[name] for name in selected], dtype=np.int64)
+    counted = scores["counted"].to_numpy(dtype=np.float64).reshape(n, k)[:, cols]
+    rows = np.arange(n, dtype=np.int64)[:, None] * k + cols[None, :]
+    return counted, rows
+
+
 def _positions(run: Run, index: pd.Index, selected: list[str]) -> tuple[np.ndarray, np.ndarray]:
     """Counted values and scores-table row numbers, shaped (cases of `index`, selected)."""
+    fast = _canonical(run, index, selected)
+    if fast is not None:
+        return fast
     scores = run.scores
     cat = pd.Categorical(scores["score"])
     wanted = {name: j for j, name in enumerate(selected)}
@@ -300,7 +351,9 @@ def compare(a: Run, b: Run, *, score: ScoreSelection = None) -> Comparison:
         [{'score': 'exact', 'mean_a': 0.25, 'mean_b': 1.0, 'delta': 0.75}]
     """
     for side, run in (("a", a), ("b", b)):
-        if not all(hasattr(run, attr) for attr in ("scores", "cases", "definitions", "name")):
+        if not isinstance(run, Run) and not all(
+            hasattr(run, attr) for attr in ("scores", "cases", "definitions", "name")
+        ):
             raise ConfigurationError(
                 f"compare() takes two runs (from eb.run(...) or eb.load_run(path)); "
                 f"{side} is {type(run).__name__}"
@@ -310,12 +363,15 @@ def compare(a: Run, b: Run, *, score: ScoreSelection = None) -> Comparison:
     common = [n for n in names_a if n in names_b]
     selected = _select(a, b, score, common)
 
-    ids_a = pd.Index(a.cases["case_id"])
-    ids_b = pd.Index(b.cases["case_id"])
-    in_a = ids_b.get_indexer(ids_a) >= 0
-    b_only = ids_b[ids_a.get_indexer(ids_b) < 0]
-    index = ids_a.append(b_only)
-    shared = int(in_a.sum())
+    ids_a, ids_b = _case_ids(a), _case_ids(b)
+    same_ids = ids_a is ids_b or ids_a.equals(ids_b)
+    if same_ids:  # the common case: no hashing of ids needed
+        index, b_only, shared = ids_a, ids_b[:0], len(ids_a)
+    else:
+        in_a = ids_b.get_indexer(ids_a) >= 0
+        b_only = ids_b[ids_a.get_indexer(ids_b) < 0]
+        index = ids_a.append(b_only)
+        shared = int(in_a.sum())
 
     warnings = _case_set_warning(a, b, len(ids_a) - shared, len(b_only), shared)
     warnings += primary_warning(a, b)
@@ -355,7 +411,8 @@ def compare(a: Run, b: Run, *, score: ScoreSelection = None) -> Comparison:
     )
     cases = pd.DataFrame(
         {
-            "case_id": index.take(case_i).array,
+            # the ids' column type is inferred once over the unique ids, then taken per row
+            "case_id": pd.Series(index.to_numpy(), copy=False).array.take(case_i),
             "score": pd.Categorical.from_codes(
                 score_j.astype(np.int32), categories=pd.Index(selected)
             ),
@@ -371,7 +428,7 @@ def compare(a: Run, b: Run, *, score: ScoreSelection = None) -> Comparison:
     n_a = len(ids_a)
     rows = {
         "case_a": np.where(case_i < n_a, case_i, -1),
-        "case_b": ids_b.get_indexer(index)[case_i],
+        "case_b": case_i.copy() if same_ids else ids_b.get_indexer(index)[case_i],
         "score_a": ra[case_i, score_j],
         "score_b": rb[case_i, score_j],
     }
