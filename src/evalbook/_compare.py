@@ -247,8 +247,10 @@ def _case_ids(run: Run) -> pd.Index:
     if isinstance(run, Run):  # its scores table's case_id categories are exactly its ids
         column = run.scores["case_id"]
         if isinstance(column.dtype, pd.CategoricalDtype):
-            return pd.Index(column.cat.categories)
-    return pd.Index(run.cases["case_id"])
+            categories: pd.Index = pd.Index(column.cat.categories)
+            return categories
+    ids: pd.Index = pd.Index(run.cases["case_id"])
+    return ids
 
 
 def _canonical(
