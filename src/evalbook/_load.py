@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 import json
-import math
 import os
 import warnings
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -14,7 +14,7 @@ import pandas as pd
 
 from ._contract import STATUSES
 from ._events import SCHEMA_VERSION, NotARunLog, SchemaVersionError, replay, version_error
-from ._files import check_parquet_version, decode_file_output
+from ._files import OUTPUT_KINDS, check_parquet_version, decode_file_output
 from ._results import OUTCOMES, PENDING, Results
 from ._run import Run
 from ._scores import Grader, ScoreDefinition
@@ -52,9 +52,69 @@ def _data(folder: Path, data_file: str | None, case_ids: list[str]) -> pd.DataFr
     return pd.DataFrame(index=pd.Index(case_ids, dtype=object))
 
 
-def _codes(values: list[Any], names: tuple[str, ...], missing: int) -> np.ndarray:
+def _codes(column: Any, names: tuple[str, ...], missing: int, strict: bool = True) -> np.ndarray:
+    """Codes of a text column by position in `names`, vectorised for dictionary columns.
+
+    Null is `missing`; an unknown value raises KeyError, or is `missing` when not `strict`.
+    """
+    import pyarrow as pa
+
     code = {name: i for i, name in enumerate(names)}
-    return np.array([missing if v is None else code[v] for v in values], dtype=np.int8)
+
+    def one(v: Any) -> int:
+        return missing if v is None else code[v] if strict else code.get(v, missing)
+
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    out: np.ndarray
+    if pa.types.is_dictionary(array.type) and pa.types.is_string(array.type.value_type):
+        lookup = np.array([one(v) for v in array.dictionary.to_pylist()] + [missing], np.int8)
+        indices = array.indices.fill_null(len(array.dictionary))
+        out = lookup[indices.to_numpy(zero_copy_only=False)]
+    else:
+        out = np.array([one(v) for v in array.to_pylist()], dtype=np.int8)
+    return out
+
+
+def _sparse(column: Any, size: int) -> tuple[list[Any], np.ndarray]:
+    """A mostly-null text column as a list (None where null) and the indices that are set."""
+    import pyarrow as pa
+
+    if column.null_count == len(column):
+        return [None] * size, np.zeros(0, dtype=np.intp)
+    valid = column.is_valid().to_numpy(zero_copy_only=False)
+    where = np.flatnonzero(valid)
+    out: list[Any] = [None] * size
+    for i, v in zip(
+        where.tolist(), column.filter(valid).cast(pa.string()).to_pylist(), strict=True
+    ):
+        out[i] = v
+    return out, where
+
+
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def _json(text: str) -> Any:
+    """`json.loads(text)`, through the C scanner directly when the text is one bare value."""
+    try:
+        value, end = _SCAN(text, 0)
+    except StopIteration:
+        return json.loads(text)  # raises the usual error, or reads leading whitespace
+    return value if end == len(text) else json.loads(text)
+
+
+def _outputs(texts: list[str | None], kinds: np.ndarray) -> list[Any]:
+    """Decoded outputs; plain text (most outputs) is taken as it is."""
+    out: list[Any] = list(texts)
+    text_kind, json_kind = OUTPUT_KINDS.index("text"), OUTPUT_KINDS.index("json")
+    where = np.flatnonzero(kinds != text_kind)
+    for i, k in zip(where.tolist(), kinds[where].tolist(), strict=True):
+        t = texts[i]
+        if k == json_kind and t is not None:
+            out[i] = _json(t)
+        else:
+            out[i] = decode_file_output(t, OUTPUT_KINDS[k] if k >= 0 else None)
+    return out
 
 
 def _results_from_files(folder: Path, n_scores: int) -> Results:
@@ -62,36 +122,46 @@ def _results_from_files(folder: Path, n_scores: int) -> Results:
 
     cases = check_parquet_version(folder / CASES)
     scores = check_parquet_version(folder / SCORES)
-    ids = [str(x) for x in cases.column("case_id").to_pylist()]
+    ids = cases.column("case_id").to_pylist()
+    if not all(type(x) is str for x in ids):
+        ids = [str(x) for x in ids]
     results = Results(ids, n_scores)
     if scores.num_rows != len(ids) * n_scores:
         raise ValueError(
             f"{folder / SCORES} has {scores.num_rows} rows, expected {len(ids)} cases × "
             f"{n_scores} scores"
         )
-    results.outcome[:] = _codes(cases.column("outcome").to_pylist(), OUTCOMES, PENDING)
-    results.attempts[:] = np.asarray(cases.column("attempts").to_pylist(), dtype=np.int32)
-    texts = cases.column("output").to_pylist()
-    kinds = cases.column("output_kind").to_pylist()
-    results.output = [decode_file_output(t, k) for t, k in zip(texts, kinds, strict=True)]
-    results.error_type = cases.column("error_type").cast(pa.string()).to_pylist()
-    results.error_message = cases.column("error_message").cast(pa.string()).to_pylist()
+    results.outcome[:] = _codes(cases.column("outcome"), OUTCOMES, PENDING)
+    attempts = cases.column("attempts")
+    if attempts.null_count:
+        attempts = attempts.to_pylist()  # None raises, as it always did
+    results.attempts[:] = np.asarray(attempts, dtype=np.int32)
+    kinds = _codes(cases.column("output_kind"), OUTPUT_KINDS, -1, strict=False)
+    results.output = _outputs(cases.column("output").to_pylist(), kinds)
+    results.error_type = _sparse(cases.column("error_type"), len(ids))[0]
+    results.error_message = _sparse(cases.column("error_message"), len(ids))[0]
     ns = cases.column("started_at").cast(pa.timestamp("ns", tz="UTC")).cast(pa.int64())
-    started = np.array([math.nan if v is None else v / 1e9 for v in ns.to_pylist()])
+    started = ns.to_numpy(zero_copy_only=False).astype(np.float64) / 1e9  # nulls become NaN
     results.started_at[:] = started
     results.duration_s[:] = cases.column("duration_s").to_numpy(zero_copy_only=False)
-    results.status[:] = _codes(scores.column("status").to_pylist(), STATUSES, 0)
+    results.status[:] = _codes(scores.column("status"), STATUSES, 0)
     results.value[:] = scores.column("value").to_numpy(zero_copy_only=False)
 
-    def text(column: str) -> list[Any]:
-        values: list[Any] = scores.column(column).cast(pa.string()).to_pylist()
-        return values
-
-    results.reason = text("reason")
-    results.message = text("message")
-    results.rationale = text("rationale")
-    results.metadata = [None if m is None else json.loads(m) for m in text("metadata")]
-    results.grader = [None if g is None else Grader(**json.loads(g)) for g in text("record_grader")]
+    size = scores.num_rows
+    results.reason, set_reason = _sparse(scores.column("reason"), size)
+    results.message, set_message = _sparse(scores.column("message"), size)
+    results.rationale, set_rationale = _sparse(scores.column("rationale"), size)
+    metadata, set_metadata = _sparse(scores.column("metadata"), size)
+    for i in set_metadata.tolist():
+        metadata[i] = json.loads(metadata[i])
+    results.metadata = metadata
+    graders, set_grader = _sparse(scores.column("record_grader"), size)
+    for i in set_grader.tolist():
+        graders[i] = Grader(**json.loads(graders[i]))
+    results.grader = graders
+    # after the sparse columns (assigning them resets it): the records that hold anything
+    sets = (set_reason, set_message, set_rationale, set_metadata, set_grader)
+    results.touched = np.unique(np.concatenate(sets)).tolist()
     return results
 
 
