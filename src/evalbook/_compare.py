@@ -405,12 +405,25 @@ def compare(a: Run, b: Run, *, score: ScoreSelection = None) -> Comparison:
             warnings.append(f"Score {name!r} has no case counted in both runs.")
     summary = _summary_table(selected, labels, results)
 
-    case_i, score_j = np.nonzero(has_a | has_b)  # case-major: input order, then score order
-    a_vals, b_vals = va[case_i, score_j], vb[case_i, score_j]
+    # the rows counted in a run or both: case-major, i.e. input order, then score order
+    n_sel = len(selected)
+    present = (has_a | has_b).reshape(-1)
+    flat: np.ndarray | slice
+    if present.all():  # the common case: every row, no gathering
+        flat = slice(None)
+        case_i = np.repeat(np.arange(len(index), dtype=np.int64), n_sel)
+        score_j = np.tile(np.arange(n_sel, dtype=np.int64), len(index))
+    else:
+        flat = np.flatnonzero(present)
+        case_i, score_j = np.divmod(flat, n_sel)
+    a_vals, b_vals = va.reshape(-1)[flat].copy(), vb.reshape(-1)[flat].copy()
     delta = b_vals - a_vals
-    change = np.select(
-        [delta > 0, delta < 0, delta == 0, np.isnan(b_vals)], [0, 1, 2, 3], default=4
-    )
+    # the first that holds of: improved (0), regressed (1), same (2), only_a (3); else only_b
+    change = np.full(len(delta), 4, dtype=np.int8)
+    change[np.isnan(b_vals)] = 3
+    change[delta == 0] = 2
+    change[delta < 0] = 1
+    change[delta > 0] = 0
     cases = pd.DataFrame(
         {
             # the ids' column type is inferred once over the unique ids, then taken per row
@@ -421,9 +434,7 @@ def compare(a: Run, b: Run, *, score: ScoreSelection = None) -> Comparison:
             "a": a_vals,
             "b": b_vals,
             "delta": delta,
-            "change": pd.Categorical.from_codes(
-                change.astype(np.int8), categories=pd.Index(CHANGES)
-            ),
+            "change": pd.Categorical.from_codes(change, categories=pd.Index(CHANGES)),
         },
         columns=CASE_COLUMNS,
     )
@@ -431,8 +442,8 @@ def compare(a: Run, b: Run, *, score: ScoreSelection = None) -> Comparison:
     rows = {
         "case_a": np.where(case_i < n_a, case_i, -1),
         "case_b": case_i.copy() if same_ids else ids_b.get_indexer(index)[case_i],
-        "score_a": ra[case_i, score_j],
-        "score_b": rb[case_i, score_j],
+        "score_a": ra.reshape(-1)[flat].copy(),
+        "score_b": rb.reshape(-1)[flat].copy(),
     }
     return Comparison(
         a, b, summary=summary, cases=cases, warnings=warnings, shared_cases=shared, rows=rows
