@@ -9,6 +9,7 @@
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterable
 from typing import Any
 
@@ -64,13 +65,20 @@ def _recorded_graders(run: Run, names: set[str]) -> dict[str, dict[str, set[Any]
     present = [f for f in _RECORDED if f"grader_{f}" in scores.columns]
     if not present or len(scores) == 0:
         return {}
+    # a grader column without categories is None on every record: it adds nothing to the key
+    present = [f for f in present if len(pd.Categorical(scores[f"grader_{f}"]).categories)]
     columns = [pd.Categorical(scores[c]) for c in ["score", *(f"grader_{f}" for f in present)]]
     sizes = [len(cat.categories) + 1 for cat in columns]
-    key = np.zeros(len(scores), dtype=np.int64)
-    for cat, size in zip(columns, sizes, strict=True):  # one integer per combination of codes
+    key = columns[0].codes.astype(np.int64) + 1
+    for cat, size in zip(columns[1:], sizes[1:], strict=True):  # one integer per combination
         key = key * size + (cat.codes.astype(np.int64) + 1)
+    combos = math.prod(sizes)
+    if combos <= 4 * len(key):  # few combinations: count them instead of hashing
+        uniques = np.flatnonzero(np.bincount(key, minlength=combos))
+    else:
+        uniques = pd.unique(key)
     out: dict[str, dict[str, set[Any]]] = {}
-    for found in pd.unique(key):
+    for found in uniques:
         combo, codes = int(found), []
         for size in reversed(sizes):
             combo, code = divmod(combo, size)
