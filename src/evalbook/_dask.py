@@ -53,7 +53,7 @@ def batch_size(n: int, slots: int, concurrency: int) -> int:
         >>> batch_size(1000, slots=4, concurrency=8)
         63
         >>> batch_size(10, slots=4, concurrency=64)
-        10
+        3
     """
     if n <= 0:
         return 1
