@@ -2,9 +2,7 @@
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -14,7 +12,7 @@ from ._contract import Rec
 from ._errors import ConfigurationError
 from ._plan import make_plan
 from ._results import PENDING, Results
-from ._runner import _Engine, _progress
+from ._runner import _Engine, check_options, drive, run_sync
 from ._scorers import Scorer, as_scorers
 from ._scores import ScoreDefinition
 from ._store import prepare
@@ -73,8 +71,6 @@ async def arescore(
     progress: bool,
 ) -> Run:
     """The async form of `Run.rescore`."""
-    from ._run import Run
-
     scorer_list = as_scorers(scorers)
     rescored = {d.name for s in scorer_list for d in s.definitions}
     given = {s.name for s in scores if isinstance(s, ScoreDefinition)}
@@ -102,40 +98,27 @@ async def arescore(
     store = source.path.parent if source.path is not None else None
     prepared = prepare(plan, source.data, run_name, options, store=store)
     todo = [p for p in range(source._results.n_cases) if source._results.outcome[p] != PENDING]
-    bar = _progress(len(todo), progress, run_name)
-    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalbook")
-    engine = _RescoreEngine(
-        source._results,
-        kept,
-        plan=plan,
-        results=prepared.results,
-        concurrency=concurrency,
-        timeout=None,
-        attempts=1,
-        pool=pool,
-        sink=prepared.sink,
-        tick=(lambda: bar.update(1)) if bar is not None else None,
-    )
-    try:
-        await engine.execute(todo)
-    except BaseException:
-        prepared.close()
-        raise
-    finally:
-        pool.shutdown(wait=False, cancel_futures=True)
-        if bar is not None:
-            bar.close()
-    run = Run(
-        name=prepared.name,
-        id=prepared.run_id,
-        definitions=plan.definitions,
+    return await drive(
+        lambda pool, tick: _RescoreEngine(
+            source._results,
+            kept,
+            plan=plan,
+            results=prepared.results,
+            concurrency=concurrency,
+            timeout=None,
+            attempts=1,
+            pool=pool,
+            sink=prepared.sink,
+            tick=tick,
+        ),
+        plan,
+        prepared,
+        todo,
         data=source.data,
-        results=prepared.results,
         options=options,
-        path=prepared.path,
+        concurrency=concurrency,
+        progress=progress,
     )
-    prepared.finish(run)
-    return run
 
 
 def rescore(
@@ -148,12 +131,7 @@ def rescore(
     progress: bool = True,
 ) -> Run:
     """Run `arescore` from sync code, inside a running event loop too."""
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ConfigurationError(f"concurrency must be an integer >= 1, got {concurrency!r}")
-    coro = arescore(source, scorers, scores, name=name, concurrency=concurrency, progress=progress)
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalbook-rescore") as ex:
-        return ex.submit(asyncio.run, coro).result()
+    check_options(concurrency, None, 1)
+    return run_sync(
+        arescore(source, scorers, scores, name=name, concurrency=concurrency, progress=progress)
+    )

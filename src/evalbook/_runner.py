@@ -24,7 +24,7 @@ from ._results import ERRORED, FAILED, PASSED, TIMED_OUT, Results
 from ._run import Run
 from ._scorers import Scorer
 from ._scores import ScoreDefinition
-from ._store import prepare
+from ._store import Prepared, prepare
 
 __all__ = ["RunSink", "arun", "run"]
 
@@ -260,7 +260,7 @@ def _progress(total: int, enabled: bool, name: str) -> Any:
     return tqdm(total=total, desc=name, unit="case", delay=1.0, leave=False)
 
 
-def _check_options(concurrency: int, timeout: float | None, attempts: int) -> None:
+def check_options(concurrency: int, timeout: float | None, attempts: int) -> None:
     if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
         raise ConfigurationError(f"concurrency must be an integer >= 1, got {concurrency!r}")
     if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
@@ -301,7 +301,7 @@ async def arun(
     executor: Any = None,
 ) -> Run:
     """The async form of `eb.run()`: `run = await eb.arun(df, task=...)`."""
-    _check_options(concurrency, timeout, attempts)
+    check_options(concurrency, timeout, attempts)
     frame = _as_frame(data)
     plan = make_plan(frame, task, scorers, scores, output_column)
     remote = None
@@ -320,24 +320,53 @@ async def arun(
     }
     # the run store (issue 3): name check, folder, run.started; resume pre-fills results
     prepared = prepare(plan, frame, run_name, options, store=store, resume=resume)
-    results = prepared.results
-    bar = _progress(len(prepared.todo), progress, prepared.name)
-    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalbook")
-    engine = _Engine(
+    return await drive(
+        lambda pool, tick: _Engine(
+            plan,
+            prepared.results,
+            concurrency=concurrency,
+            timeout=timeout,
+            attempts=attempts,
+            pool=pool,
+            sink=prepared.sink,
+            tick=tick,
+        ),
         plan,
-        results,
+        prepared,
+        prepared.todo,
+        data=frame,
+        options=options,
         concurrency=concurrency,
-        timeout=timeout,
-        attempts=attempts,
-        pool=pool,
-        sink=prepared.sink,
-        tick=(lambda: bar.update(1)) if bar is not None else None,
+        progress=progress,
+        remote=remote,
     )
+
+
+async def drive(
+    make_engine: Callable[[ThreadPoolExecutor, Callable[[], None] | None], _Engine],
+    plan: Plan,
+    prepared: Prepared,
+    todo: Sequence[int],
+    *,
+    data: pd.DataFrame,
+    options: dict[str, Any],
+    concurrency: int,
+    progress: bool,
+    remote: Any = None,
+) -> Run:
+    """Run `todo` through an engine (locally or on `remote`), then finish and return the Run.
+
+    Shared by `arun` and `Run.rescore`: the thread pool, the progress bar, closing the log on
+    an interruption (so it stays resumable) and writing the final files.
+    """
+    bar = _progress(len(todo), progress, prepared.name)
+    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalbook")
+    engine = make_engine(pool, (lambda: bar.update(1)) if bar is not None else None)
     try:
         if remote is None:
-            await engine.execute(prepared.todo)
+            await engine.execute(todo)
         else:
-            await remote.execute(engine, prepared.todo)
+            await remote.execute(engine, todo)
     except BaseException:
         prepared.close()  # the log stays resumable
         raise
@@ -349,8 +378,8 @@ async def arun(
         name=prepared.name,
         id=prepared.run_id,
         definitions=plan.definitions,
-        data=frame,
-        results=results,
+        data=data,
+        results=prepared.results,
         options=options,
         path=prepared.path,
     )
@@ -421,6 +450,11 @@ def run(
         progress=progress,
         executor=executor,
     )
+    return run_sync(coro)
+
+
+def run_sync(coro: Coroutine[Any, Any, Run]) -> Run:
+    """Run a coroutine to completion from sync code, also inside a running event loop."""
     try:
         asyncio.get_running_loop()
     except RuntimeError:
