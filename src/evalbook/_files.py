@@ -11,7 +11,7 @@ import json
 import math
 import os
 import tempfile
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -25,12 +25,18 @@ if TYPE_CHECKING:
 
 __all__ = [
     "OUTPUT_KINDS",
+    "SURROGATE_TEXT",
     "atomic_write",
     "cases_file_table",
     "check_parquet_version",
     "decode_file_output",
+    "decode_text",
+    "encode_text",
     "export",
+    "frame_of",
     "scores_file_table",
+    "surrogate_text_columns",
+    "text_list",
     "write_json",
     "write_parquet",
     "write_text",
@@ -38,6 +44,7 @@ __all__ = [
 
 OUTPUT_KINDS = ("none", "text", "json", "literal", "repr")
 _META_KEY = b"evalbook"
+SURROGATE_TEXT = "surrogate_text"
 
 
 def atomic_write(path: Path, write: Callable[[Path], None], *, sync: bool = False) -> None:
@@ -100,23 +107,196 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
-def write_parquet(frame: pd.DataFrame, path: Path, table: str, index: bool = False) -> None:
-    """Write a table atomically as Parquet, with `schema_version` in the file's metadata."""
+def encode_text(values: Iterable[Any]) -> list[Any]:
+    """Strings as UTF-8 bytes with lone surrogates kept (`surrogatepass`); others as they are.
+
+    The encoding of a text column that Parquet cannot hold as text; `decode_text` undoes it.
+
+    Example:
+        >>> encode_text(["x\\ud800y", None])
+        [b'x\\xed\\xa0\\x80y', None]
+    """
+    return [v.encode("utf-8", "surrogatepass") if isinstance(v, str) else v for v in values]
+
+
+def decode_text(values: Iterable[Any]) -> list[Any]:
+    """The strings of `encode_text` back, exactly.
+
+    Example:
+        >>> decode_text([b"x\\xed\\xa0\\x80y", None]) == ["x\\ud800y", None]
+        True
+    """
+    return [v.decode("utf-8", "surrogatepass") if isinstance(v, bytes) else v for v in values]
+
+
+def _objects(values: list[Any]) -> np.ndarray:
+    """An object array of the values, each stored as it is."""
+    return np.fromiter(values, dtype=object, count=len(values))
+
+
+def _odd(values: Iterable[Any]) -> bool:
+    """Whether some string in `values` is not valid UTF-8 (holds a lone surrogate)."""
+    return any(isinstance(v, str) and not _utf8(v) for v in values)
+
+
+class _NotStoreTable(Exception):
+    """A column the direct conversion does not take: the frame goes through `from_pandas`."""
+
+
+def _text_array(values: np.ndarray, may_be_empty: bool = True) -> tuple[Any, bool]:
+    """Text as an Arrow string array, or binary (`encode_text`) if it holds lone surrogates."""
     import pyarrow as pa
+
+    if may_be_empty:
+        missing = pd.isna(values)
+        if missing.all():
+            return pa.nulls(len(values)), False  # type null, as `from_pandas` infers it
+    try:
+        return pa.array(values, type=pa.string(), from_pandas=True), False
+    except UnicodeEncodeError:
+        return pa.array(encode_text(values), type=pa.binary(), from_pandas=True), True
+    except (pa.ArrowInvalid, pa.ArrowTypeError) as exc:  # not all text
+        raise _NotStoreTable from exc
+
+
+def _column_array(series: pd.Series[Any]) -> tuple[Any, bool]:
+    """One column as an Arrow array, its type known from its dtype (nothing is inferred)."""
+    import pyarrow as pa
+
+    dtype = series.dtype
+    if isinstance(dtype, pd.CategoricalDtype):
+        categories = np.asarray(dtype.categories, dtype=object)
+        dictionary, escaped = _text_array(categories, may_be_empty=False)
+        codes = series.cat.codes.to_numpy()
+        missing = codes < 0
+        indices = pa.array(codes, mask=missing) if missing.any() else pa.array(codes)
+        array = pa.DictionaryArray.from_arrays(indices, dictionary, ordered=dtype.ordered)
+        return array, escaped
+    if isinstance(dtype, np.dtype) and dtype.kind == "O":
+        return _text_array(series.to_numpy())
+    if isinstance(dtype, np.dtype) and dtype.kind in "biuf":
+        return pa.array(series.to_numpy()), False
+    if isinstance(dtype, pd.DatetimeTZDtype) or (isinstance(dtype, np.dtype) and dtype.kind == "M"):
+        return pa.array(series), False
+    raise _NotStoreTable(str(dtype))
+
+
+def _direct_arrow(frame: pd.DataFrame) -> tuple[Any, list[str]]:
+    """The frame as an Arrow table built column by column, without pandas metadata."""
+    import pyarrow as pa
+
+    names = [str(c) for c in frame.columns]
+    if len(set(names)) != len(names) or not isinstance(frame.index, pd.RangeIndex):
+        raise _NotStoreTable("labels")
+    arrays, escaped = [], []
+    for pos, name in enumerate(names):
+        array, odd = _column_array(frame.iloc[:, pos])
+        arrays.append(array)
+        if odd:
+            escaped.append(name)
+    return pa.Table.from_arrays(arrays, names=names), escaped
+
+
+def _pandas_arrow(frame: pd.DataFrame, index: bool) -> tuple[Any, list[str]]:
+    """`pa.Table.from_pandas`; text with lone surrogates first becomes `encode_text` bytes."""
+    import pyarrow as pa
+
+    try:
+        return pa.Table.from_pandas(frame, preserve_index=index), []
+    except UnicodeEncodeError:
+        pass
+    frame = frame.copy(deep=False)
+    escaped: list[str] = []
+    for pos, label in enumerate(frame.columns):
+        column = frame.iloc[:, pos]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            categories = list(column.cat.categories)
+            if _odd(categories):
+                frame.isetitem(pos, column.cat.rename_categories(encode_text(categories)).array)
+                escaped.append(str(label))
+        elif not pd.api.types.is_numeric_dtype(column.dtype) and _odd(column):
+            frame.isetitem(pos, _objects(encode_text(column)))
+            escaped.append(str(label))
+    if index and not isinstance(frame.index, pd.MultiIndex) and _odd(frame.index):
+        name = frame.index.name
+        frame.index = pd.Index(encode_text(frame.index), dtype=object, name=name)
+        escaped.append("__index_level_0__" if name is None else str(name))
+    return pa.Table.from_pandas(frame, preserve_index=index), escaped
+
+
+def write_parquet(frame: pd.DataFrame, path: Path, table: str, index: bool = False) -> None:
+    """Write a table atomically as Parquet, with `schema_version` in the file's metadata.
+
+    The store's tables (text, categorical, numeric and time columns, a plain index) are
+    converted column by column with their Arrow types known; any other frame (and the
+    input data, whose index and dtypes must come back) goes through `pa.Table.from_pandas`.
+    A text column holding a string that is not valid UTF-8 (a lone surrogate) is written as
+    binary (`encode_text`) and named under `surrogate_text` in the `evalbook` metadata.
+    """
     import pyarrow.parquet as pq
 
-    arrow = pa.Table.from_pandas(frame, preserve_index=index)
+    try:
+        if index:
+            raise _NotStoreTable("index")
+        arrow, escaped = _direct_arrow(frame)
+    except _NotStoreTable:
+        arrow, escaped = _pandas_arrow(frame, index)
     # dictionary-encode the categorical columns only: building dictionaries of unique text
     # (ids, outputs) costs time and saves nothing
     cats = [str(c) for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
+    info: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "table": table}
+    if escaped:
+        info[SURROGATE_TEXT] = escaped
     meta = dict(arrow.schema.metadata or {})
-    meta[_META_KEY] = json.dumps({"schema_version": SCHEMA_VERSION, "table": table}).encode()
+    meta[_META_KEY] = json.dumps(info).encode()
     arrow = arrow.replace_schema_metadata(meta)
 
     def write(tmp: Path) -> None:
         pq.write_table(arrow, tmp, write_statistics=False, use_dictionary=cats)
 
     atomic_write(path, write)
+
+
+def surrogate_text_columns(arrow: Any) -> list[str]:
+    """The columns of a table file written as `encode_text` bytes (see `write_parquet`)."""
+    raw = (arrow.schema.metadata or {}).get(_META_KEY)
+    found = json.loads(raw).get(SURROGATE_TEXT) if raw else None
+    return [str(c) for c in found or []]
+
+
+def text_list(column: Any) -> list[Any]:
+    """An Arrow text column as Python strings (None where null), `encode_text` bytes decoded.
+
+    Takes string, binary, dictionary and null columns, chunked or not.
+    """
+    import pyarrow as pa
+
+    kind = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
+    if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
+        return decode_text(column.cast(kind).to_pylist())
+    values: list[Any] = column.cast(pa.string()).to_pylist()
+    return values
+
+
+def frame_of(arrow: Any) -> pd.DataFrame:
+    """`arrow.to_pandas()`, with the columns and index written by `encode_text` decoded."""
+    frame: pd.DataFrame = arrow.to_pandas()
+    escaped = set(surrogate_text_columns(arrow))
+    if not escaped:
+        return frame
+    for pos, label in enumerate(frame.columns):
+        if str(label) not in escaped:
+            continue
+        column = frame.iloc[:, pos]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            categories = decode_text(column.cat.categories)
+            frame.isetitem(pos, column.cat.rename_categories(categories).array)
+        else:
+            frame.isetitem(pos, _objects(decode_text(column)))
+    name = frame.index.name
+    if ("__index_level_0__" if name is None else str(name)) in escaped:
+        frame.index = pd.Index(decode_text(frame.index), dtype=object, name=name)
+    return frame
 
 
 def check_parquet_version(path: Path) -> Any:
@@ -141,18 +321,50 @@ def _utf8(text: str) -> bool:
     return True
 
 
+def _literal(value: Any) -> str | None:
+    """`repr(value)` when `ast.literal_eval` gives back an equal value of the same type."""
+    import ast
+
+    text = repr(value)
+    try:
+        back = ast.literal_eval(text)
+    except Exception:  # not a literal (nan, objects)
+        return None
+    return text if type(back) is type(value) and bool(back == value) else None
+
+
 def _file_output(output: Any) -> tuple[str | None, str]:
     if output is None:
         return None, "none"
     if type(output) is str:
         if _utf8(output):
             return output, "text"
-        return json.dumps(output), "json"
+        # a Python literal, not JSON: JSON reads a high and a low surrogate escape as one
+        # character, a literal keeps them apart ("\ud83d\ude00" stays two code points)
+        return repr(output), "literal"
     value, kind = encode_output(output)
     if kind is None:
         text = json.dumps(value, ensure_ascii=False)
-        return (text if _utf8(text) else json.dumps(value)), "json"
+        if _utf8(text):
+            return text, "json"
+        text = json.dumps(value)
+        if json.loads(text) == value:
+            return text, "json"
+        literal = _literal(value)
+        if literal is not None:
+            return literal, "literal"
+        return text, "json"
     return (value if _utf8(value) else value.encode("utf-8", "backslashreplace").decode()), kind
+
+
+def _float_texts(outputs: list[Any]) -> list[str]:
+    """JSON texts of floats (`repr`, or NaN / Infinity / -Infinity as Python's json writes)."""
+    texts = list(map(float.__repr__, outputs))
+    if not np.isfinite(np.array(outputs, dtype=np.float64)).all():
+        texts = [
+            t if math.isfinite(o) else json.dumps(o) for t, o in zip(texts, outputs, strict=True)
+        ]
+    return texts
 
 
 def decode_file_output(text: str | None, kind: str | None) -> Any:
@@ -173,14 +385,20 @@ def cases_file_table(run: Run) -> pd.DataFrame:
     table = run.cases.copy(deep=False)
     outputs = run._results.output
     texts = np.empty(len(outputs), dtype=object)
-    if all(type(o) is str and o.isascii() for o in outputs):  # the common case, fast
+    kind = OUTPUT_KINDS.index("text")
+    if all(type(o) is str for o in outputs) and _utf8("".join(outputs)):  # the common case
         texts[:] = outputs
-        codes = np.full(len(outputs), OUTPUT_KINDS.index("text"), dtype=np.int8)
+    elif all(type(o) is float for o in outputs):  # numbers, e.g. scores of stored outputs
+        texts[:] = _float_texts(outputs)
+        kind = OUTPUT_KINDS.index("json")
     else:
+        kind = -1
         encoded = [_file_output(o) for o in outputs]
         texts[:] = [t for t, _ in encoded]
         codes = np.array([OUTPUT_KINDS.index(k) for _, k in encoded], dtype=np.int8)
-    table["output"] = texts
+    if kind >= 0:
+        codes = np.full(len(outputs), kind, dtype=np.int8)
+    table["output"] = pd.Series(texts, index=table.index, dtype=object, copy=False)
     kinds = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(list(OUTPUT_KINDS)))
     at = list(table.columns).index("output") + 1
     table.insert(at, "output_kind", pd.Series(kinds, index=table.index))
@@ -213,6 +431,9 @@ def export(run: Run, folder: str | os.PathLike[str], fmt: str) -> dict[str, Path
         if fmt == "parquet":
             write_parquet(frame, path, name)
         else:
-            write_text(path, frame.to_csv(index=False))
+            text = frame.to_csv(index=False)
+            if not _utf8(text):  # lone surrogates: written as Python escapes (\ud800)
+                text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+            write_text(path, text)
         paths[name] = path
     return paths
