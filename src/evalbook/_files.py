@@ -147,10 +147,9 @@ def _text_array(values: np.ndarray, may_be_empty: bool = True) -> tuple[Any, boo
     """Text as an Arrow string array, or binary (`encode_text`) if it holds lone surrogates."""
     import pyarrow as pa
 
-    if may_be_empty:
-        missing = pd.isna(values)
-        if missing.all():
-            return pa.nulls(len(values)), False  # type null, as `from_pandas` infers it
+    # all null (a set first value rules that out cheaply): type null, as `from_pandas` infers
+    if may_be_empty and (len(values) == 0 or values[0] is None) and pd.isna(values).all():
+        return pa.nulls(len(values)), False
     try:
         return pa.array(values, type=pa.string(), from_pandas=True), False
     except UnicodeEncodeError:
@@ -167,7 +166,7 @@ def _column_array(series: pd.Series[Any]) -> tuple[Any, bool]:
     if isinstance(dtype, pd.CategoricalDtype):
         categories = np.asarray(dtype.categories, dtype=object)
         dictionary, escaped = _text_array(categories, may_be_empty=False)
-        codes = series.cat.codes.to_numpy()
+        codes = series.array.codes
         missing = codes < 0
         indices = pa.array(codes, mask=missing) if missing.any() else pa.array(codes)
         array = pa.DictionaryArray.from_arrays(indices, dictionary, ordered=dtype.ordered)
@@ -189,8 +188,8 @@ def _direct_arrow(frame: pd.DataFrame) -> tuple[Any, list[str]]:
     if len(set(names)) != len(names) or not isinstance(frame.index, pd.RangeIndex):
         raise _NotStoreTable("labels")
     arrays, escaped = [], []
-    for pos, name in enumerate(names):
-        array, odd = _column_array(frame.iloc[:, pos])
+    for name, (_, series) in zip(names, frame.items(), strict=True):
+        array, odd = _column_array(series)
         arrays.append(array)
         if odd:
             escaped.append(name)
@@ -233,6 +232,7 @@ def write_parquet(frame: pd.DataFrame, path: Path, table: str, index: bool = Fal
     A text column holding a string that is not valid UTF-8 (a lone surrogate) is written as
     binary (`encode_text`) and named under `surrogate_text` in the `evalbook` metadata.
     """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     try:
@@ -243,7 +243,7 @@ def write_parquet(frame: pd.DataFrame, path: Path, table: str, index: bool = Fal
         arrow, escaped = _pandas_arrow(frame, index)
     # dictionary-encode the categorical columns only: building dictionaries of unique text
     # (ids, outputs) costs time and saves nothing
-    cats = [str(c) for c in frame.columns if isinstance(frame[c].dtype, pd.CategoricalDtype)]
+    cats = [f.name for f in arrow.schema if pa.types.is_dictionary(f.type)]
     info: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "table": table}
     if escaped:
         info[SURROGATE_TEXT] = escaped
@@ -408,11 +408,15 @@ def cases_file_table(run: Run) -> pd.DataFrame:
 def scores_file_table(run: Run) -> pd.DataFrame:
     """`run.scores` with `record_grader`: the record's own grader as JSON (else empty)."""
     table = run.scores.copy(deep=False)
-    graders = np.empty(len(table), dtype=object)
-    for i, g in enumerate(run._results.grader):
+    results = run._results
+    graders = np.full(len(table), None, dtype=object)
+    # only the records that hold anything in their sparse columns can have a grader
+    where = range(len(table)) if results.touched is None else results.touched
+    for i in where:
+        g = results.grader[i]
         if g is not None:
             graders[i] = json.dumps(g.model_dump(mode="json", exclude_none=True))
-    table["record_grader"] = graders
+    table["record_grader"] = pd.Series(graders, index=table.index, dtype=object, copy=False)
     return table
 
 
