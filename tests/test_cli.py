@@ -19,6 +19,7 @@ import pandas as pd
 import pytest
 
 from evalbook._cli import main
+from evalbook._events import SCHEMA_VERSION
 
 EVAL_FILE = textwrap.dedent(
     """
@@ -439,10 +440,12 @@ def test_unreadable_runs_are_one_line_errors(
     folder = tmp_path / "copy"
     shutil.copytree(next((store / "runs").glob("qa-*")), folder)
     summary = folder / "summary.json"
-    summary.write_text(summary.read_text().replace('"schema_version": 1', '"schema_version": 99'))
+    summary.write_text(
+        summary.read_text().replace(f'"schema_version": {SCHEMA_VERSION}', '"schema_version": 99')
+    )
     code, out, err = in_process(capsys, "show", str(folder))
     assert code == 2 and out == "" and len(err.splitlines()) == 1
-    assert "cannot read the run" in err and "99" in err and "1" in err
+    assert "cannot read the run" in err and "99" in err and str(SCHEMA_VERSION) in err
     (tmp_path / "empty").mkdir()
     code, _, err = in_process(capsys, "gate", str(tmp_path / "empty"), "--min", "0.5")
     assert code == 2 and "is not a stored run" in err

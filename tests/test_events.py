@@ -54,8 +54,8 @@ def runs(draw: Any) -> tuple[list[eb.ScoreDefinition], Results]:
             draw(outputs),
             draw(maybe_text),
             draw(maybe_text),
-            draw(st.floats(1e9, 2e9)),
-            draw(st.floats(0, 1e4)),
+            draw(st.integers(10**15, 2 * 10**15)) / 1e6,  # the engine takes whole µs
+            draw(st.integers(0, 10**10)) / 1e6,
             [draw(records()) for _ in range(n_scores)],
         )
     return definitions, results

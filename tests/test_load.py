@@ -134,12 +134,15 @@ def test_schema_version_mismatch_names_both_versions(tmp_path: Path) -> None:
     assert run.path is not None
     _bump_json(run.path / "summary.json")
     with pytest.raises(
-        ValueError, match=r"summary\.json has schema_version 99.*reads schema_version 1"
+        ValueError,
+        match=rf"summary\.json has schema_version 99.*reads schema_version {SCHEMA_VERSION}",
     ):
         eb.load_run(run.path)
     (run.path / "summary.json").unlink()
     _bump_json(run.path / "events.jsonl", line=7)
-    with pytest.raises(ValueError, match=r"line 8\) has schema_version 99.*schema_version 1"):
+    with pytest.raises(
+        ValueError, match=rf"line 8\) has schema_version 99.*schema_version {SCHEMA_VERSION}"
+    ):
         eb.load_run(run.path)
 
 
@@ -162,7 +165,7 @@ def test_summary_json_content(tmp_path: Path) -> None:
     run = run_t(tmp_path)
     assert run.path is not None
     summary = json.loads((run.path / "summary.json").read_text(encoding="utf-8"))
-    assert summary["schema_version"] == 1
+    assert summary["schema_version"] == SCHEMA_VERSION
     assert summary["status"] == "complete" and summary["n_cases"] == len(DATA)
     assert summary["headline"]["text"] == run.headline.text
     assert summary["headline"]["score"] == "pass"
@@ -194,7 +197,9 @@ def test_runs_lists_complete_and_incomplete_and_ignores_the_rest(tmp_path: Path)
     (tmp_path / "notes.txt").write_text("not a run")
     (tmp_path / "empty-folder").mkdir()
     (tmp_path / "junk").mkdir()
-    (tmp_path / "junk" / "events.jsonl").write_text('{"schema_version": 1, "event": "x"}\n')
+    (tmp_path / "junk" / "events.jsonl").write_text(
+        f'{{"schema_version": {SCHEMA_VERSION}, "event": "x"}}\n'
+    )
     table = eb.runs(tmp_path)
     assert list(table.columns) == [
         "name",

@@ -17,6 +17,7 @@ from _store_helpers import (
     events_of,
     run_t,
 )
+from evalbook._events import SCHEMA_VERSION
 from evalbook._store import check_run_name
 
 # -- folders and names ----------------------------------------------------------------------
@@ -98,7 +99,9 @@ def test_bad_store_is_a_configuration_error(tmp_path: Path) -> None:
 def test_event_log_shape(tmp_path: Path) -> None:
     run = run_t(tmp_path)
     events = events_of(run)
-    assert all(type(e["schema_version"]) is int and e["schema_version"] == 1 for e in events)
+    assert all(
+        type(e["schema_version"]) is int and e["schema_version"] == SCHEMA_VERSION for e in events
+    )
     kinds = [e["event"] for e in events]
     assert kinds[0] == "run.started" and kinds[-1] == "run.ended"
     assert kinds[1:4] == ["score.defined"] * 3
@@ -121,7 +124,7 @@ def test_event_log_shape(tmp_path: Path) -> None:
     assert ended["4"]["output"] is None and "output_kind" not in ended["4"]
     recorded = [e for e in events if e["event"] == "score.recorded" and e["case_id"] == "0"]
     assert recorded[0] == {
-        "schema_version": 1,
+        "schema_version": SCHEMA_VERSION,
         "event": "score.recorded",
         "case_id": "0",
         "score": "correct",
@@ -136,20 +139,6 @@ def test_event_log_shape(tmp_path: Path) -> None:
     none = [e for e in events if e["event"] == "score.recorded" and e["case_id"] == "4"]
     assert none[1]["unscored"] == {"reason": "no_output"}
     assert events[-1]["status"] == "complete"
-
-
-def test_the_log_writer_reports_errors(tmp_path: Path) -> None:
-    from evalbook._store import raw_write
-
-    path = tmp_path / "x"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
-    try:
-        assert raw_write()(fd, b"abc\n") == 4
-    finally:
-        os.close(fd)
-    assert path.read_bytes() == b"abc\n"
-    with pytest.raises(OSError):
-        raw_write()(fd, b"closed")  # a closed descriptor: EBADF, raised as OSError
 
 
 def test_log_is_written_as_the_run_goes(tmp_path: Path) -> None:
@@ -180,18 +169,19 @@ def test_save_an_in_memoryrun_t(tmp_path: Path) -> None:
 
 
 def test_a_full_disk_does_not_stop_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from evalbook import _store
+    from evalbook import _logfile
 
-    real_write = _store.raw_write()
+    real_reserve = _logfile.reserve
     calls = {"n": 0}
 
-    def flaky(fd: int, data: bytes) -> int:
+    def filling_up(fd: int, offset: int, length: int) -> None:
         calls["n"] += 1
-        if calls["n"] > 3:
+        if calls["n"] > 1:  # the first page (the run's first events) fits, then the disk is full
             raise OSError(28, "No space left on device")
-        return real_write(fd, data)
+        real_reserve(fd, offset, length)
 
-    monkeypatch.setattr(_store, "_RAW_WRITE", flaky)
+    monkeypatch.setattr(_logfile, "WINDOW", 4096)  # a new window (and reservation) every page
+    monkeypatch.setattr(_logfile, "reserve", filling_up)
     with pytest.warns(RuntimeWarning, match="No space left"):
         run = run_t(tmp_path, concurrency=1)
     monkeypatch.undo()
@@ -232,3 +222,23 @@ def test_two_runs_in_one_store_at_once(tmp_path: Path) -> None:
     for run in out.values():
         assert_same(run, eb.load_run(run.path))  # type: ignore[arg-type]
     assert len(eb.runs(tmp_path)) == 2
+
+
+def test_resuming_a_folder_another_run_writes_is_refused(tmp_path: Path) -> None:
+    refused: list[str] = []
+
+    def task(question: str) -> str:
+        if question == "b":  # mid-run: try to resume this very folder
+            folder = next(tmp_path.iterdir())
+            try:
+                eb.run(DATA, task=lambda question: question, resume=folder, progress=False)
+            except eb.ConfigurationError as exc:
+                refused.append(str(exc))
+        return question.upper()
+
+    run = eb.run(DATA, task=task, name="busy", store=tmp_path, concurrency=1, progress=False)
+    assert len(refused) == 1 and "another run" in refused[0] and "resume=" in refused[0]
+    assert run.path is not None and (run.path / "summary.json").exists()
+    loaded = eb.load_run(run.path)
+    assert loaded.cases["output"].tolist() == [q.upper() for q in DATA["question"]]
+    assert len(list(tmp_path.iterdir())) == 1

@@ -261,7 +261,9 @@ class DaskRunner:
                     sink.case_started(pos, attempt)
             results.set_case(pos, outcome, attempts, output, etype, emsg, started, duration, recs)
             if sink is not None:
-                sink.case_ended(pos, results)
+                sink.case_ended(
+                    pos, outcome, attempts, output, etype, emsg, started, duration, recs
+                )
             self._warn(engine, pos, recs)
             if tick is not None:
                 tick()

@@ -20,6 +20,7 @@ from typing import Any
 import numpy as np
 
 from ._contract import ERROR, SCORED, UNSCORED, Rec
+from ._logfile import strip_padding
 from ._results import OUTCOMES, Results
 from ._scores import Grader, ScoreDefinition
 
@@ -35,7 +36,7 @@ __all__ = [
     "read_events",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: case times as integer microseconds (started_us, duration_us, at_us)
 _V = f'{{"schema_version":{SCHEMA_VERSION},"event":'
 _OUTCOME_CODES = {name: code for code, name in enumerate(OUTCOMES)}
 _MAX_DEPTH = 64
@@ -121,83 +122,104 @@ def _grader_json(grader: Grader) -> str:
 
 
 class LineEncoder:
-    """Builds the event lines of one run; the per-case methods are the hot path."""
+    """Builds the event lines of one run; `case_started` and `case_lines` are the hot path."""
 
     def __init__(self, definitions: Sequence[ScoreDefinition], case_ids: Sequence[str]) -> None:
         self.case_ids = case_ids
         self.n_scores = len(definitions)
+        self._recorded = f'{_V}"score.recorded","case_id":'
+        self._ended = f'{_V}"case.ended","case_id":'
+        self._started = f'{_V}"case.started","case_id":'
         self._record_head = [
-            f'"score":{_enc(d.name)},"derived":{"true" if d.derived else "false"},'
+            f',"score":{_enc(d.name)},"derived":{"true" if d.derived else "false"},'
             for d in definitions
         ]
 
-    def case_started(self, pos: int, attempt: int, at: float) -> str:
-        return (
-            f'{_V}"case.started","case_id":{_enc(self.case_ids[pos])},'
-            f'"attempt":{attempt},"at":{at:.3f}}}\n'
-        )
+    def case_started(self, pos: int, attempt: int, at_us: int) -> str:
+        """The `case.started` line of an attempt that started at `at_us` (Unix µs)."""
+        return f'{self._started}{_enc(self.case_ids[pos])},"attempt":{attempt},"at_us":{at_us}}}\n'
 
-    def _record(self, results: Results, i: int, status: int, value: float) -> str:
-        """The body of one `score.recorded` line after its `score` and `derived` keys."""
-        if status == SCORED:
-            body = f'"value":{value!r}'
-        else:
-            msg = results.message[i]
-            reason = results.reason[i]
-            key, label = ("unscored", "reason") if status == UNSCORED else ("error", "code")
-            body = f'"{key}":{{"{label}":{"null" if reason is None else _enc(reason)}'
-            body += "}" if msg is None else f',"message":{_enc(msg)}}}'
-        rationale, grader, meta = results.rationale[i], results.grader[i], results.metadata[i]
-        if rationale is not None:
-            body += f',"rationale":{_enc(rationale)}'
-        if grader is not None:
-            body += f',"grader":{_grader_json(grader)}'
-        if meta is not None:
-            body += f',"metadata":{dumps(meta)}'
-        return body
+    def case_lines(
+        self,
+        pos: int,
+        outcome: int,
+        attempts: int,
+        output: Any,
+        error_type: str | None,
+        error_message: str | None,
+        started_at: float,
+        duration_s: float,
+        records: Sequence[Rec],
+    ) -> str:
+        """A finished case's `score.recorded` lines (definition order), then its `case.ended`.
 
-    def case_ended(self, pos: int, results: Results) -> str:
-        """The case's `score.recorded` lines, then its `case.ended` line."""
+        Takes the values `Results.set_case` takes, as plain Python objects (no numpy reads).
+        Times are written as integer microseconds: the engine takes them at that precision,
+        so they read back exactly, and integers format several times faster than floats.
+        """
         cid = _enc(self.case_ids[pos])
-        n = self.n_scores
-        base = pos * n
-        head = f'{_V}"score.recorded","case_id":{cid},'
-        statuses = results.status[base : base + n].tolist()
-        values = results.value[base : base + n].tolist()
-        rationales, graders, metadata = results.rationale, results.grader, results.metadata
-        heads = self._record_head
-        parts: list[str] = []
-        i = base
-        for j in range(n):
-            st = statuses[j]
-            if (
-                st == SCORED
-                and rationales[i] is None
-                and graders[i] is None
-                and metadata[i] is None
-            ):
-                parts.append(f'{head}{heads[j]}"value":{values[j]!r}}}\n')  # the common case
-            else:
-                parts.append(f"{head}{heads[j]}{self._record(results, i, st, values[j])}}}\n")
-            i += 1
-        output = results.output[pos]
+        head = self._recorded
+        lines = [
+            f'{head}{cid}{h}"value":{float(r[1])!r}}}\n'  # the common case, kept cheap
+            if r[0] == SCORED and r[4] is None and r[5] is None and r[6] is None
+            else f"{head}{cid}{h}{_record_body(r)}}}\n"
+            for h, r in zip(self._record_head, records, strict=True)
+        ]
         if type(output) is str:
             out = _enc(output)
         else:
             encoded, kind = encode_output(output)
             out = dumps(encoded) if kind is None else f'{_enc(encoded)},"output_kind":"{kind}"'
-        etype, emsg = results.error_type[pos], results.error_message[pos]
-        if etype is not None:
-            out += f',"error_type":{_enc(etype)}'
-        if emsg is not None:
-            out += f',"error_message":{_enc(emsg)}'
-        parts.append(
-            f'{_V}"case.ended","case_id":{cid},"attempt":{results.attempts[pos]},'
-            f'"outcome":"{OUTCOMES[results.outcome[pos]]}","output":{out},'
-            f'"started_at":{results.started_at[pos].item()!r},'
-            f'"duration_s":{results.duration_s[pos].item()!r}}}\n'
+        if error_type is not None:
+            out += f',"error_type":{_enc(error_type)}'
+        if error_message is not None:
+            out += f',"error_message":{_enc(error_message)}'
+        lines.append(
+            f'{self._ended}{cid},"attempt":{attempts},"outcome":"{OUTCOMES[outcome]}",'
+            f'"output":{out},"started_us":{_us(started_at)},"duration_us":{_us(duration_s)}}}\n'
         )
-        return "".join(parts)
+        return "".join(lines)
+
+    def case_ended(self, pos: int, results: Results) -> str:
+        """`case_lines` for a case already stored in `results` (not the hot path)."""
+        return self.case_lines(
+            pos,
+            int(results.outcome[pos]),
+            int(results.attempts[pos]),
+            results.output[pos],
+            results.error_type[pos],
+            results.error_message[pos],
+            float(results.started_at[pos]),
+            float(results.duration_s[pos]),
+            results.records_of(pos),
+        )
+
+
+def _us(seconds: float) -> int | str:
+    """Seconds as whole microseconds (JSON null for NaN, a time never taken)."""
+    return round(seconds * 1e6) if seconds == seconds else "null"
+
+
+def _seconds(us: int | None) -> float:
+    return math.nan if us is None else us / 1e6
+
+
+def _record_body(rec: Rec) -> str:
+    """The body of one `score.recorded` line after its `score` and `derived` keys."""
+    status, value, reason, message, rationale, metadata, grader = rec
+    if status == SCORED:
+        body = f'"value":{float(value)!r}'
+    else:
+        key, label = ("unscored", "reason") if status == UNSCORED else ("error", "code")
+        body = f'"{key}":{{"{label}":{"null" if reason is None else _enc(reason)}'
+        body += "}" if message is None else f',"message":{_enc(message)}}}'
+    if rationale is not None:
+        body += f',"rationale":{_enc(rationale)}'
+    if grader is not None:
+        body += f',"grader":{_grader_json(grader)}'
+    if metadata is not None:
+        body += f',"metadata":{dumps(metadata)}'
+    return body
 
 
 def event_line(event: str, **fields: Any) -> str:
@@ -212,10 +234,11 @@ def read_events(path: Path) -> Iterator[dict[str, Any]]:
     """Yield the events of a log, checking every line's `schema_version`.
 
     Only newline-terminated lines count: a truncated last line (a crash in the middle of a
-    write) is skipped with a warning. An unreadable complete line is an error naming it.
+    write) is skipped with a warning, and NUL bytes after it (space reserved by the writer)
+    are ignored. An unreadable complete line is an error naming it.
     """
     with path.open("rb") as f:
-        data = f.read()
+        data = strip_padding(f.read())  # what a hard crash leaves of the reserved space
     body, _, tail = data.rpartition(b"\n")
     if tail.strip():
         warnings.warn(
@@ -315,8 +338,8 @@ def replay(path: Path) -> EventLog:
             decode_output(event.get("output"), event.get("output_kind")),
             event.get("error_type"),
             event.get("error_message"),
-            float(event["started_at"]),
-            float(event["duration_s"]),
+            _seconds(event.get("started_us")),
+            _seconds(event.get("duration_us")),
             [by_name.get(d.name) or _missing() for d in definitions],
         )
     return EventLog(

@@ -38,7 +38,19 @@ class RunSink(Protocol):
 
     def case_started(self, pos: int, attempt: int) -> None: ...
 
-    def case_ended(self, pos: int, results: Results) -> None: ...
+    def case_ended(
+        self,
+        pos: int,
+        outcome: int,
+        attempts: int,
+        output: Any,
+        error_type: str | None,
+        error_message: str | None,
+        started_at: float,
+        duration_s: float,
+        records: Sequence[Rec],
+    ) -> None:
+        """A finished case, with the values `Results.set_case` stores."""
 
 
 class _Engine:
@@ -92,8 +104,9 @@ class _Engine:
     async def case(self, pos: int) -> None:
         plan = self.plan
         values = self._values(pos)
-        started = time.time()
-        t0 = time.perf_counter()
+        # times in whole microseconds, so that the run log holds them exactly as integers
+        started = time.time_ns() // 1000 / 1e6
+        t0 = time.perf_counter_ns()
         recs: list[Rec | None] = [None] * self.n_scores
         etype = emsg = None
         output: Any = None
@@ -124,7 +137,7 @@ class _Engine:
             etype,
             emsg,
             started,
-            time.perf_counter() - t0,
+            (time.perf_counter_ns() - t0) // 1000 / 1e6,
         )
 
     async def finish(
@@ -160,7 +173,9 @@ class _Engine:
             pos, outcome, attempts, output, etype, emsg, started, duration, filled
         )
         if self.sink is not None:
-            self.sink.case_ended(pos, self.results)
+            self.sink.case_ended(
+                pos, outcome, attempts, output, etype, emsg, started, duration, filled
+            )
         if self.tick is not None:
             self.tick()
 

@@ -42,7 +42,9 @@ def full_log(run: Run, started_at: str, data_file: str | None) -> str:
     for pos in np.flatnonzero(results.outcome != PENDING):
         p = int(pos)
         parts.append(
-            encoder.case_started(p, int(results.attempts[p]), float(results.started_at[p]))
+            encoder.case_started(
+                p, int(results.attempts[p]), round(float(results.started_at[p]) * 1e6)
+            )
         )
         parts.append(encoder.case_ended(p, results))
     status = finish_status(results)

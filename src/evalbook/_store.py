@@ -7,14 +7,12 @@ tables. See docs/file-formats.md for every file.
 
 from __future__ import annotations
 
-import errno
 import os
 import re
-import threading
 import time
 import uuid
 import warnings
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -23,9 +21,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from ._contract import Rec
 from ._errors import ConfigurationError
 from ._events import LineEncoder, event_line
 from ._files import cases_file_table, records, scores_file_table, write_json, write_parquet
+from ._logfile import LogFile, LogInUse
 from ._results import PENDING, Results
 from ._scoring import outcome_counts
 
@@ -38,7 +38,6 @@ __all__ = ["EVENTS", "StoreSink", "check_run_name", "finish_files", "now_iso", "
 EVENTS = "events.jsonl"
 CASES, SCORES, SUMMARY, DATA = "cases.parquet", "scores.parquet", "summary.json", "data.parquet"
 FINAL_FILES = (CASES, SCORES, SUMMARY)
-_SYNC_EVERY_S = 1.0
 _NAME = re.compile(r"\w[\w.+-]*")
 _MAX_NAME = 100
 
@@ -103,100 +102,35 @@ def new_run_folder(store: str | os.PathLike[str], name: str) -> Path:
     raise ConfigurationError(f"too many runs named {name!r} in {root} this second")
 
 
-_RAW_WRITE: Callable[[int, bytes], int] | None = None
-
-
-def raw_write() -> Callable[[int, bytes], int]:
-    """The function the log is written with: `os.write`, or libc's write holding the GIL.
-
-    `os.write` releases the GIL, and while worker threads run sync tasks, taking it back
-    costs far more (tens of µs) than the write itself, once per case. A write to the page
-    cache takes microseconds, so where libc is at hand it is called without releasing the
-    GIL (`ctypes.PyDLL`).
-    """
-    global _RAW_WRITE
-    if _RAW_WRITE is None:
-        _RAW_WRITE = _libc_write() or os.write
-    return _RAW_WRITE
-
-
-def _libc_write() -> Callable[[int, bytes], int] | None:
-    try:
-        import ctypes
-
-        libc = ctypes.PyDLL(None, use_errno=True)
-        fn = libc.write
-    except (OSError, AttributeError):  # no libc (e.g. Windows)
-        return None
-    fn.argtypes = (ctypes.c_int, ctypes.c_char_p, ctypes.c_size_t)
-    fn.restype = ctypes.c_ssize_t
-
-    def write(fd: int, data: bytes) -> int:
-        while True:
-            n: int = fn(fd, data, len(data))
-            if n >= 0:
-                return n
-            err = ctypes.get_errno()
-            if err != errno.EINTR:
-                raise OSError(err, os.strerror(err))
-
-    return write
-
-
-def _sync(fd: int, close: bool) -> None:
-    try:
-        os.fsync(fd)
-    except OSError:
-        pass
-    finally:
-        if close:
-            os.close(fd)
-
-
-def _background(fn: Any, *args: Any) -> threading.Thread:
-    thread = threading.Thread(target=fn, args=args, name="evalbook-fsync", daemon=True)
-    thread.start()
-    return thread
-
-
 class StoreSink:
-    """Appends a run's events to its `events.jsonl`; one write (and flush) per finished case.
+    """Appends a run's events to its `events.jsonl`; one write per finished case.
 
-    Writes go straight to the file descriptor (no user-space buffer), so a case is on disk,
-    as far as a crash of the process is concerned, once `case_ended` returns; the file is
-    fsync'ed (by a helper thread, as fsync waits on the disk) about once a second and at
-    the end. A failing write (e.g. a full disk) warns
-    once and turns the sink off: the run itself carries on in memory.
+    Each finished case (its `score.recorded` lines, then `case.ended`, with the `case.started`
+    lines logged since the last write) is handed to the kernel before `case_ended` returns,
+    so a crash of the process loses at most the cases in flight (see `_logfile.LogFile`).
+    A failing write (e.g. a full disk) warns once and turns the sink off: the run itself
+    carries on in memory.
     """
 
     def __init__(self, folder: Path, encoder: LineEncoder, *, append: bool) -> None:
         self.folder = folder
         self.path = folder / EVENTS
         self.encoder = encoder
-        flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (0 if append else os.O_EXCL)
-        self._fd: int | None = os.open(self.path, flags, 0o644)
+        try:
+            self._log = LogFile(self.path, append=append)
+        except LogInUse as exc:
+            raise ConfigurationError(
+                f"{exc}: another run (or a resume) is writing to {folder}; wait for it to "
+                "end, or resume into a new folder with resume=eb.load_run(path), store=..."
+            ) from None
         self._started: list[str] = []
-        self._synced = time.monotonic()
-        self._syncer: threading.Thread | None = None
-        self._write = raw_write()
         self.error: BaseException | None = None
 
     def write(self, text: str) -> None:
-        if self._fd is None or self.error is not None:
+        if self.error is not None:
             return
         try:
-            data = text.encode("utf-8", "surrogatepass")
-            write = self._write
-            written = write(self._fd, data)
-            while written < len(data):  # a short write (rare): finish it
-                data = data[written:]
-                written = write(self._fd, data)
-            now = time.monotonic()
-            if now - self._synced > _SYNC_EVERY_S and not (
-                self._syncer is not None and self._syncer.is_alive()
-            ):
-                self._synced = now
-                self._syncer = _background(_sync, self._fd, False)
+            self._log.write(text.encode("utf-8", "surrogatepass"))
         except OSError as exc:
             self._fail(exc)
 
@@ -211,13 +145,35 @@ class StoreSink:
         )
 
     def case_started(self, pos: int, attempt: int) -> None:
-        self._started.append(self.encoder.case_started(pos, attempt, time.time()))
+        self._started.append(self.encoder.case_started(pos, attempt, time.time_ns() // 1000))
 
-    def case_ended(self, pos: int, results: Results) -> None:
+    def case_ended(
+        self,
+        pos: int,
+        outcome: int,
+        attempts: int,
+        output: Any,
+        error_type: str | None,
+        error_message: str | None,
+        started_at: float,
+        duration_s: float,
+        records: Sequence[Rec],
+    ) -> None:
+        """Log a finished case (the values `Results.set_case` takes)."""
         if self.error is not None:
             return
         try:
-            text = self.encoder.case_ended(pos, results)
+            text = self.encoder.case_lines(
+                pos,
+                outcome,
+                attempts,
+                output,
+                error_type,
+                error_message,
+                started_at,
+                duration_s,
+                records,
+            )
         except Exception as exc:  # never let the log break a run
             self._fail(exc)
             return
@@ -227,18 +183,10 @@ class StoreSink:
         self.write(text)
 
     def close(self) -> None:
-        if self._fd is None:
-            return
-        fd, self._fd = self._fd, None
-        try:
-            if self._started and self.error is None:
-                os.write(fd, "".join(self._started).encode())
-        except OSError:
-            pass
-        if self._syncer is not None:
-            self._syncer.join()
-        # fsync waits on the disk, not the CPU: let a thread do it (and close the file)
-        _background(_sync, fd, True)
+        if self._started and self.error is None:
+            self.write("".join(self._started))
+            self._started.clear()
+        self._log.close()
 
 
 def _write_data(frame: pd.DataFrame, folder: Path) -> str | None:
@@ -377,14 +325,6 @@ def _remove_final_files(folder: Path) -> None:
         (folder / name).unlink(missing_ok=True)
 
 
-def _cut_partial_line(path: Path) -> None:
-    """Drop a truncated last line so that appended events start on a line of their own."""
-    with path.open("rb+") as f:
-        data = f.read()
-        if data and not data.endswith(b"\n"):
-            f.truncate(data.rfind(b"\n") + 1)
-
-
 def prepare(
     plan: Plan,
     frame: pd.DataFrame,
@@ -446,10 +386,11 @@ def open_existing(
     todo: Sequence[int],
 ) -> Prepared:
     """Continue the log of a stored run (resume): its final files go until the run ends."""
-    _remove_final_files(folder)
-    _cut_partial_line(folder / EVENTS)
-    data_file = _write_data(frame, folder)
+    # opening locks the log (ConfigurationError if another process writes it) and cuts
+    # what a crash left after the last complete line
     sink = StoreSink(folder, LineEncoder(plan.definitions, plan.case_ids), append=True)
+    _remove_final_files(folder)
+    data_file = _write_data(frame, folder)
     sink.write(
         event_line(
             "run.resumed",

@@ -89,9 +89,20 @@ def _sparse_categorical(
     return pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=object))
 
 
+def _timestamps(seconds: np.ndarray[Any, np.dtype[np.float64]]) -> pd.DatetimeIndex:
+    """Unix seconds (taken in whole µs; NaN: not started) as UTC timestamps, exactly.
+
+    Converting through integer microseconds (not `unit="s"` floats) keeps the conversion
+    exact, so tables read back from the store's Parquet files equal the original ones.
+    """
+    ns = np.full(seconds.shape, np.iinfo(np.int64).min, dtype=np.int64)  # NaT
+    taken = ~np.isnan(seconds)
+    ns[taken] = np.round(seconds[taken] * 1e6).astype(np.int64) * 1000
+    return pd.DatetimeIndex(ns.view("M8[ns]")).tz_localize("UTC")
+
+
 def cases_table(results: Results) -> pd.DataFrame:
     """One row per case, in input order."""
-    started = pd.to_datetime(results.started_at, unit="s", utc=True)
     return pd.DataFrame(
         {
             "case_id": _text(results.case_ids),
@@ -100,7 +111,7 @@ def cases_table(results: Results) -> pd.DataFrame:
             "output": _text(results.output),
             "error_type": _sparse_categorical(results.error_type),
             "error_message": _text(results.error_message),
-            "started_at": started,
+            "started_at": _timestamps(results.started_at),
             "duration_s": results.duration_s.copy(),
         },
         columns=CASE_COLUMNS,
