@@ -139,6 +139,10 @@ def test_plain_runs_escape_nothing(tmp_path: Path) -> None:
         meta = json.loads(pq.read_schema(run.path / f"{name}.parquet").metadata[b"evalbook"])
         assert "surrogate_text" not in meta
     assert pd.read_parquet(run.path / "data.parquet")["kind"].tolist() == data["kind"].tolist()
+    schema = pq.read_schema(run.path / "scores.parquet")  # no messages: an all-null column
+    assert str(schema.field("message").type) == "null"
+    assert str(schema.field("rationale").type) == "string"
+    assert eb.load_run(run.path).scores["rationale"].tolist() == run.scores["rationale"].tolist()
 
 
 def test_exports_do_not_crash_and_say_what_they_hold(tmp_path: Path) -> None:

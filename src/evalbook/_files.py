@@ -45,6 +45,7 @@ __all__ = [
 OUTPUT_KINDS = ("none", "text", "json", "literal", "repr")
 _META_KEY = b"evalbook"
 SURROGATE_TEXT = "surrogate_text"
+_NULL_COLUMNS = "evalbook_null_columns"  # a frame's attrs: its columns known to be all None
 
 
 def atomic_write(path: Path, write: Callable[[Path], None], *, sync: bool = False) -> None:
@@ -188,7 +189,11 @@ def _direct_arrow(frame: pd.DataFrame) -> tuple[Any, list[str]]:
     if len(set(names)) != len(names) or not isinstance(frame.index, pd.RangeIndex):
         raise _NotStoreTable("labels")
     arrays, escaped = [], []
+    null = set(frame.attrs.get(_NULL_COLUMNS, ()))  # known to be all None: nothing to scan
     for name, (_, series) in zip(names, frame.items(), strict=True):
+        if name in null:
+            arrays.append(pa.nulls(len(frame)))
+            continue
         array, odd = _column_array(series)
         arrays.append(array)
         if odd:
@@ -417,6 +422,13 @@ def scores_file_table(run: Run) -> pd.DataFrame:
         if g is not None:
             graders[i] = json.dumps(g.model_dump(mode="json", exclude_none=True))
     table["record_grader"] = pd.Series(graders, index=table.index, dtype=object, copy=False)
+    if results.touched is not None:  # the text columns are None outside the touched records
+        touched = np.asarray(results.touched, dtype=np.intp)
+        table.attrs[_NULL_COLUMNS] = [
+            c
+            for c in ("message", "rationale", "metadata", "record_grader")
+            if not touched.size or pd.isna(table[c].to_numpy()[touched]).all()
+        ]
     return table
 
 
