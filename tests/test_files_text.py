@@ -6,7 +6,9 @@ import json
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pyarrow.parquet as pq
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -14,7 +16,15 @@ from pandas.testing import assert_frame_equal
 
 import evalbook as eb
 from _store_helpers import drop_final_files
-from evalbook._files import decode_text, encode_text
+from evalbook._files import (
+    check_parquet_version,
+    decode_text,
+    encode_text,
+    frame_of,
+    surrogate_text_columns,
+    text_list,
+    write_parquet,
+)
 
 rated = eb.define_score("rated")
 other = eb.define_score("other")
@@ -175,3 +185,56 @@ def test_escape_text_round_trips(values: list[str | None]) -> None:
     encoded = encode_text(values)
     assert all(v is None or type(v) is bytes for v in encoded)
     assert decode_text(encoded) == values
+
+
+optional_texts = st.lists(st.none() | texts, min_size=1, max_size=6)
+
+
+@settings(max_examples=100, deadline=None)
+@given(values=optional_texts, labels=st.lists(texts, min_size=1, max_size=3, unique=True))
+def test_store_tables_keep_any_text(
+    tmp_path_factory: Any, values: list[Any], labels: list[str]
+) -> None:
+    n = len(values)
+    frame = pd.DataFrame(
+        {
+            "text": pd.Series(values, dtype=object),
+            "category": pd.Categorical.from_codes(
+                [i % (len(labels) + 1) - 1 for i in range(n)],
+                categories=pd.Index(labels, dtype=object),
+            ),
+            "value": np.linspace(0, 1, n),
+        }
+    )
+    path = tmp_path_factory.mktemp("t") / "t.parquet"
+    write_parquet(frame, path, "scores")
+    arrow = check_parquet_version(path)
+    assert text_list(arrow.column("text")) == values
+    expected = [None if c < 0 else labels[c] for c in frame["category"].array.codes]
+    assert text_list(arrow.column("category")) == expected
+    assert arrow.column("value").type == pa.float64()
+    odd = {"text": _has_surrogate(values), "category": _has_surrogate(labels)}
+    assert set(surrogate_text_columns(arrow)) == {c for c, o in odd.items() if o}
+
+
+@settings(max_examples=100, deadline=None)
+@given(values=optional_texts, index=st.lists(texts, min_size=6, max_size=6, unique=True))
+def test_input_data_keeps_any_text(
+    tmp_path_factory: Any, values: list[Any], index: list[str]
+) -> None:
+    n = len(values)
+    frame = pd.DataFrame(
+        {"note": np.fromiter(values, dtype=object, count=n), "x": range(n)},
+        index=pd.Index(index[:n], dtype=object, name="id"),
+    )
+    path = tmp_path_factory.mktemp("d") / "data.parquet"
+    write_parquet(frame, path, "data", index=True)
+    back = frame_of(check_parquet_version(path))
+    # plain text comes back as pandas' str (NaN where missing), odd text as object (None)
+    assert [None if pd.isna(v) else v for v in back["note"]] == values
+    assert back.index.tolist() == index[:n] and back.index.name == "id"
+    assert back["x"].tolist() == list(range(n))
+
+
+def _has_surrogate(values: list[Any]) -> bool:
+    return any(v is not None and any("\ud800" <= ch <= "\udfff" for ch in v) for v in values)
