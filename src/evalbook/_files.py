@@ -165,10 +165,12 @@ def _column_array(series: pd.Series[Any]) -> tuple[Any, bool]:
 
     dtype = series.dtype
     if isinstance(dtype, pd.CategoricalDtype):
-        categories = np.asarray(dtype.categories, dtype=object)
-        dictionary, escaped = _text_array(categories, may_be_empty=False)
         codes = series.array.codes
         missing = codes < 0
+        if missing.all():  # type null, as `from_pandas` writes it (cheaper to read back)
+            return pa.nulls(len(codes)), False
+        categories = np.asarray(dtype.categories, dtype=object)
+        dictionary, escaped = _text_array(categories, may_be_empty=False)
         indices = pa.array(codes, mask=missing) if missing.any() else pa.array(codes)
         array = pa.DictionaryArray.from_arrays(indices, dictionary, ordered=dtype.ordered)
         return array, escaped
