@@ -23,6 +23,7 @@ from evalbook._files import (
     frame_of,
     surrogate_text_columns,
     text_list,
+    write_json,
     write_parquet,
 )
 
@@ -238,3 +239,13 @@ def test_input_data_keeps_any_text(
 
 def _has_surrogate(values: list[Any]) -> bool:
     return any(v is not None and any("\ud800" <= ch <= "\udfff" for ch in v) for v in values)
+
+
+def test_json_files_stay_utf8_with_lone_surrogates(tmp_path: Path) -> None:
+    path = tmp_path / "s.json"
+    write_json(path, {"label": "lab\ud800el", "plain": "naïve"})
+    text = path.read_bytes().decode("utf-8")  # strict: the file is valid UTF-8
+    assert "\\ud800" in text
+    assert json.loads(text)["label"] == "lab\ud800el" and json.loads(text)["plain"] == "naïve"
+    write_json(path, {"plain": "naïve"})
+    assert "naïve" in path.read_text(encoding="utf-8")  # non-ASCII stays readable

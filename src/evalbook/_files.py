@@ -93,9 +93,11 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     """Write a JSON file atomically (UTF-8, `schema_version` first)."""
     body = {"schema_version": SCHEMA_VERSION, **data}
     text = json.dumps(body, ensure_ascii=False, indent=2, default=repr)
+    if not _utf8(text):  # lone surrogates: as JSON escapes (\ud800), so the file is UTF-8
+        text = json.dumps(body, indent=2, default=repr)
 
     def write(tmp: Path) -> None:
-        tmp.write_text(text + "\n", encoding="utf-8", errors="surrogatepass")
+        tmp.write_text(text + "\n", encoding="utf-8")
 
     atomic_write(path, write)
 
