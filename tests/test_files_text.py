@@ -177,7 +177,11 @@ def test_exports_do_not_crash_and_say_what_they_hold(tmp_path: Path) -> None:
         assert decode_text(values) == expected.tolist()
 
 
-texts = st.text(alphabet=st.characters(codec=None, exclude_categories=()), max_size=8)
+# lone surrogates often (a high and a low one side by side too), and any other character
+odd_chars = st.sampled_from(["\ud800", "\udcff", "\ud83d", "\ude00", "😀", "é", "日", "a", ""])
+texts = st.lists(odd_chars | st.characters(codec=None, exclude_categories=()), max_size=8).map(
+    "".join
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -214,7 +218,8 @@ def test_store_tables_keep_any_text(
     expected = [None if c < 0 else labels[c] for c in frame["category"].array.codes]
     assert text_list(arrow.column("category")) == expected
     assert arrow.column("value").type == pa.float64()
-    odd = {"text": _has_surrogate(values), "category": _has_surrogate(labels)}
+    used = bool(len(expected) - expected.count(None))  # an all-null column has no categories
+    odd = {"text": _has_surrogate(values), "category": used and _has_surrogate(labels)}
     assert set(surrogate_text_columns(arrow)) == {c for c, o in odd.items() if o}
 
 
@@ -224,10 +229,8 @@ def test_input_data_keeps_any_text(
     tmp_path_factory: Any, values: list[Any], index: list[str]
 ) -> None:
     n = len(values)
-    frame = pd.DataFrame(
-        {"note": np.fromiter(values, dtype=object, count=n), "x": range(n)},
-        index=pd.Index(index[:n], dtype=object, name="id"),
-    )
+    ids = pd.Index(index[:n], dtype=object, name="id")
+    frame = pd.DataFrame({"note": pd.Series(values, index=ids, dtype=object), "x": range(n)})
     path = tmp_path_factory.mktemp("d") / "data.parquet"
     write_parquet(frame, path, "data", index=True)
     back = frame_of(check_parquet_version(path))
@@ -249,3 +252,21 @@ def test_json_files_stay_utf8_with_lone_surrogates(tmp_path: Path) -> None:
     assert json.loads(text)["label"] == "lab\ud800el" and json.loads(text)["plain"] == "naïve"
     write_json(path, {"plain": "naïve"})
     assert "naïve" in path.read_text(encoding="utf-8")  # non-ASCII stays readable
+
+
+def test_side_by_side_surrogates_stay_two_code_points_in_the_files(tmp_path: Path) -> None:
+    pair = "a\ud83d\ude00b"  # a high and a low surrogate as two code points, not "a😀b"
+    outputs: list[Any] = [pair, {"k": pair}, ["\ud800"], "a😀b"]
+    run = eb.run(
+        pd.DataFrame({"i": range(len(outputs))}),
+        task=lambda i: outputs[i],
+        scorers=[eb.scorer(rated)(lambda output: eb.Score(1.0, rationale=pair))],
+        store=tmp_path,
+        progress=False,
+    )
+    assert run.path is not None
+    loaded = eb.load_run(run.path)  # from the Parquet files
+    assert loaded.cases["output"].tolist() == outputs
+    assert [len(o) for o in (loaded.cases["output"][0], loaded.scores["rationale"][0])] == [4, 4]
+    kinds = pd.read_parquet(run.path / "cases.parquet")["output_kind"].astype(str).tolist()
+    assert kinds == ["literal", "literal", "json", "text"]

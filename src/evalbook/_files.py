@@ -301,7 +301,9 @@ def frame_of(arrow: Any) -> pd.DataFrame:
             categories = decode_text(column.cat.categories)
             frame.isetitem(pos, column.cat.rename_categories(categories).array)
         else:
-            frame.isetitem(pos, _objects(decode_text(column)))
+            # a Series: an array would be inferred as pandas' str, which cannot hold them
+            decoded = pd.Series(decode_text(column), index=frame.index, dtype=object)
+            frame.isetitem(pos, decoded)  # type: ignore[arg-type]  # a Series is fine
     name = frame.index.name
     if ("__index_level_0__" if name is None else str(name)) in escaped:
         frame.index = pd.Index(decode_text(frame.index), dtype=object, name=name)
