@@ -1,97 +1,95 @@
-"""Cost of the run store: a 10,000-case run with `store=` a folder vs `store=None`.
+"""Cost of the run store: the reference work with `store=` a folder vs `store=None`.
 
-Runs both variants alternately (after a warm-up), several rounds, and prints the median
-wall time of each and their ratio. The issue's bar: store on ≤ 1.3× store off.
+The reference work is the one of `bench_core.py` (`_work.py`: an echo task, three sync
+scorers, then the long table and the per-score means), 10,000 cases. Both variants run
+alternately after a warm-up; each round pairs one run of each. Printed: the median wall and
+CPU times, the ratio of the medians, the median of the per-round ratios, and the bytes the
+store wrote per (case, score) record. The issue's bar: store on ≤ 1.3× store off.
 
-    python benchmarks/bench_store.py [--cases 10000] [--rounds 5] [--sleep-ms 0]
+    python benchmarks/bench_store.py [--cases 10000] [--rounds 7] [--sleep-ms 0]
 """
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import gc
 import os
 import shutil
 import statistics
+import sys
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
-import pandas as pd
+sys.path.insert(0, str(Path(__file__).parent))
+from _work import SCORERS, echo, make_data
 
 import evalbook as eb
 
 
-def _data(n: int) -> pd.DataFrame:
-    return pd.DataFrame(
-        {
-            "question": [f"question {i}" for i in range(n)],
-            "expected": [f"QUESTION {i}" for i in range(n)],
-        }
-    )
+def _sleeping(seconds: float) -> Any:
+    async def task(question: str) -> str:
+        await asyncio.sleep(seconds)  # a stand-in for a model call
+        return question
+
+    return task
 
 
-SLEEP_S = 0.0
-
-
-def _task(question: str) -> str:
-    if SLEEP_S:
-        time.sleep(SLEEP_S)  # a stand-in for a model call
-    return question.upper()
-
-
-@eb.scorer
-def exact(output: str, expected: str) -> float:
-    return float(output == expected)
-
-
-@eb.scorer
-def short(output: str) -> float:
-    return 1.0 if len(output) < 12 else 0.5
-
-
-def _once(data: pd.DataFrame, store: Path | None) -> tuple[float, float]:
-    """Wall time and CPU time (of the whole process) of one run."""
+def _once(data: Any, task: Any, store: Path | None) -> tuple[float, float]:
+    """Wall and CPU time (the whole process) of one run, its long table and its means."""
+    gc.collect()  # start each run from the same heap: no collection of the last run's garbage
     w0, c0 = time.perf_counter(), time.process_time()
-    eb.run(data, task=_task, scorers=[exact, short], store=store, progress=False)
+    run = eb.run(data, task=task, scorers=list(SCORERS), store=store, progress=False)
+    _ = run.scores
+    run.summary()
     return time.perf_counter() - w0, time.process_time() - c0
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cases", type=int, default=10_000)
-    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument(
         "--sleep-ms", type=float, default=0.0, help="per-case task latency (default 0: worst case)"
     )
     args = parser.parse_args()
-    global SLEEP_S
-    SLEEP_S = args.sleep_ms / 1000
     os.environ["EVALBOOK_PROGRESS"] = "0"
-    data = _data(args.cases)
+    task = _sleeping(args.sleep_ms / 1000) if args.sleep_ms else echo
+    data = make_data(args.cases)
     root = Path(tempfile.mkdtemp(prefix="evalbook-bench-"))
     try:
-        _once(data, None)
-        _once(data, root)
+        _once(data, task, None)
+        _once(data, task, root)
         off: list[tuple[float, float]] = []
         on: list[tuple[float, float]] = []
         for _ in range(args.rounds):
-            off.append(_once(data, None))
-            on.append(_once(data, root))
-        size = sum(f.stat().st_size for f in next(root.iterdir()).iterdir())
+            off.append(_once(data, task, None))
+            on.append(_once(data, task, root))
+        folder = next(root.iterdir())
+        sizes = {f.name: f.stat().st_size for f in folder.iterdir()}
     finally:
         shutil.rmtree(root, ignore_errors=True)
     print(
-        f"cases: {args.cases}, task latency: {args.sleep_ms} ms, rounds: {args.rounds} "
-        "(alternating, after one warm-up each)"
+        f"cases: {args.cases}, scores: {len(SCORERS)}, task latency: {args.sleep_ms} ms, "
+        f"rounds: {args.rounds} (alternating, after one warm-up each)"
     )
     for k, what in enumerate(("wall", "cpu")):
         t_off = [t[k] for t in off]
         t_on = [t[k] for t in on]
         m_off, m_on = statistics.median(t_off), statistics.median(t_on)
+        paired = statistics.median(b[k] / a[k] for a, b in zip(off, on, strict=True))
         print(f"{what:4} store=None   median {m_off * 1000:7.1f} ms  ({_ms(t_off)})")
         print(f"{what:4} store=folder median {m_on * 1000:7.1f} ms  ({_ms(t_on)})")
-        print(f"{what:4} ratio (on / off, medians): {m_on / m_off:.2f}x")
-    print(f"one run folder: {size / 1e6:.2f} MB")
+        print(f"{what:4} ratio on/off: {m_on / m_off:.2f}x (medians), {paired:.2f}x (per round)")
+    records = args.cases * len(SCORERS)
+    total = sum(sizes.values())
+    print(
+        f"one run folder: {total / 1e6:.2f} MB, {total / records:.0f} bytes per record "
+        f"(events.jsonl {sizes.get('events.jsonl', 0) / records:.0f}, "
+        f"scores.parquet {sizes.get('scores.parquet', 0) / records:.1f})"
+    )
 
 
 def _ms(times: list[float]) -> str:

@@ -38,6 +38,7 @@ __all__ = [
 
 SCHEMA_VERSION = 2  # 2: case times as integer microseconds (started_us, duration_us, at_us)
 _V = f'{{"schema_version":{SCHEMA_VERSION},"event":'
+_VALUE_TEXT = {0.0: "0.0", 1.0: "1.0", 0.5: "0.5"}  # -0.0 is written 0.0 (an equal value)
 _OUTCOME_CODES = {name: code for code, name in enumerate(OUTCOMES)}
 _MAX_DEPTH = 64
 
@@ -127,11 +128,12 @@ class LineEncoder:
     def __init__(self, definitions: Sequence[ScoreDefinition], case_ids: Sequence[str]) -> None:
         self.case_ids = case_ids
         self.n_scores = len(definitions)
-        self._recorded = f'{_V}"score.recorded","case_id":'
         self._ended = f'{_V}"case.ended","case_id":'
         self._started = f'{_V}"case.started","case_id":'
-        self._record_head = [
-            f',"score":{_enc(d.name)},"derived":{"true" if d.derived else "false"},'
+        # each score's line up to its case id: a record line is then 4 pieces
+        self._record_prefix = [
+            f'{_V}"score.recorded","score":{_enc(d.name)},'
+            f'"derived":{"true" if d.derived else "false"},"case_id":'
             for d in definitions
         ]
 
@@ -158,12 +160,12 @@ class LineEncoder:
         so they read back exactly, and integers format several times faster than floats.
         """
         cid = _enc(self.case_ids[pos])
-        head = self._recorded
         lines = [
-            f'{head}{cid}{h}"value":{float(r[1])!r}}}\n'  # the common case, kept cheap
+            # the common case (a plain value) is kept cheap: 0.0 and 1.0 are not even formatted
+            f'{p}{cid},"value":{_VALUE_TEXT.get(r[1]) or repr(float(r[1]))}}}\n'
             if r[0] == SCORED and r[4] is None and r[5] is None and r[6] is None
-            else f"{head}{cid}{h}{_record_body(r)}}}\n"
-            for h, r in zip(self._record_head, records, strict=True)
+            else f"{p}{cid},{_record_body(r)}}}\n"
+            for p, r in zip(self._record_prefix, records, strict=False)  # one per score
         ]
         if type(output) is str:
             out = _enc(output)
@@ -176,7 +178,9 @@ class LineEncoder:
             out += f',"error_message":{_enc(error_message)}'
         lines.append(
             f'{self._ended}{cid},"attempt":{attempts},"outcome":"{OUTCOMES[outcome]}",'
-            f'"output":{out},"started_us":{_us(started_at)},"duration_us":{_us(duration_s)}}}\n'
+            f'"output":{out},"started_us":'
+            f"{round(started_at * 1e6) if started_at == started_at else 'null'},"  # NaN: null
+            f'"duration_us":{round(duration_s * 1e6) if duration_s == duration_s else "null"}}}\n'
         )
         return "".join(lines)
 
@@ -193,11 +197,6 @@ class LineEncoder:
             float(results.duration_s[pos]),
             results.records_of(pos),
         )
-
-
-def _us(seconds: float) -> int | str:
-    """Seconds as whole microseconds (JSON null for NaN, a time never taken)."""
-    return round(seconds * 1e6) if seconds == seconds else "null"
 
 
 def _seconds(us: int | None) -> float:
