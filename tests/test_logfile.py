@@ -104,7 +104,7 @@ def test_a_second_writer_is_refused_until_the_first_closes(tmp_path: Path) -> No
     path = tmp_path / "events.jsonl"
     first = LogFile(path, append=False)
     first.write(b"a\n")
-    with pytest.raises(LogInUse, match="another process"):
+    with pytest.raises(LogInUse, match="open for writing elsewhere"):
         LogFile(path, append=True)
     first.close()
     second = LogFile(path, append=True)  # at once, while the fsync thread may still run

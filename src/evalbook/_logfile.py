@@ -33,7 +33,7 @@ _POPULATE_WRITE: int | None = getattr(
 
 
 class LogInUse(RuntimeError):
-    """Another process holds the run log open for writing."""
+    """Another writer (a run or a resume, in this process or another) holds the log."""
 
 
 def strip_padding(data: bytes) -> bytes:
@@ -122,8 +122,7 @@ def _lock(fd: int, path: Path) -> None:
     try:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
-        os.close(fd)
-        raise LogInUse(f"{path} is being written by another process") from None
+        raise LogInUse(f"{path} is open for writing elsewhere") from None
 
 
 def _unlock(fd: int) -> None:
@@ -172,12 +171,17 @@ class LogFile:
         after cutting what a crash left behind its last complete line)."""
         self.path = path
         flags = os.O_RDWR | os.O_CREAT | (0 if append else os.O_EXCL)
-        self._fd: int | None = os.open(path, flags, 0o644)
-        _lock(self._fd, path)
-        if append:
-            cut_partial_line(path)
-        self._end = os.fstat(self._fd).st_size  # where the next byte goes
-        os.lseek(self._fd, self._end, os.SEEK_SET)  # plain writes go on from the end
+        fd = os.open(path, flags, 0o644)
+        try:
+            _lock(fd, path)
+            if append:
+                cut_partial_line(path)
+            self._end = os.fstat(fd).st_size  # where the next byte goes
+            os.lseek(fd, self._end, os.SEEK_SET)  # plain writes go on from the end
+        except BaseException:
+            os.close(fd)
+            raise
+        self._fd: int | None = fd
         self._map: mmap.mmap | None = None
         self._base = 0  # the file offset of the map
         self._mapped = mapped and hasattr(os, "pwrite") and hasattr(mmap, "MAP_SHARED")

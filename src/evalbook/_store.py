@@ -120,10 +120,13 @@ class StoreSink:
             self._log = LogFile(self.path, append=append)
         except LogInUse as exc:
             raise ConfigurationError(
-                f"{exc}: another run (or a resume) is writing to {folder}; wait for it to "
-                "end, or resume into a new folder with resume=eb.load_run(path), store=..."
+                f"cannot write {folder}: another run (or a resume) is writing to it right now; "
+                "wait for it to end, or resume into a new folder with "
+                "resume=eb.load_run(path), store=..."
             ) from None
         self._started: list[str] = []
+        self._started_line = encoder.case_started
+        self._case_lines = encoder.case_lines
         self.error: BaseException | None = None
 
     def write(self, text: str) -> None:
@@ -145,7 +148,7 @@ class StoreSink:
         )
 
     def case_started(self, pos: int, attempt: int) -> None:
-        self._started.append(self.encoder.case_started(pos, attempt, time.time_ns() // 1000))
+        self._started.append(self._started_line(pos, attempt, time.time_ns() // 1000))
 
     def case_ended(
         self,
@@ -159,11 +162,11 @@ class StoreSink:
         duration_s: float,
         records: Sequence[Rec],
     ) -> None:
-        """Log a finished case (the values `Results.set_case` takes)."""
+        """Log a finished case (the values `Results.set_case` takes): the hot path."""
         if self.error is not None:
             return
         try:
-            text = self.encoder.case_lines(
+            text = self._case_lines(
                 pos,
                 outcome,
                 attempts,
@@ -177,10 +180,15 @@ class StoreSink:
         except Exception as exc:  # never let the log break a run
             self._fail(exc)
             return
-        if self._started:
-            text = "".join(self._started) + text
-            self._started.clear()
-        self.write(text)
+        started = self._started
+        if started:  # the case.started lines logged since the last write go first
+            started.append(text)
+            text = "".join(started)
+            started.clear()
+        try:
+            self._log.write(text.encode("utf-8", "surrogatepass"))
+        except OSError as exc:
+            self._fail(exc)
 
     def close(self) -> None:
         if self._started and self.error is None:
