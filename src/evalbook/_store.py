@@ -118,7 +118,7 @@ class StoreSink:
         self.encoder = encoder
         try:
             self._log = LogFile(self.path, append=append)
-        except LogInUse as exc:
+        except LogInUse:
             raise ConfigurationError(
                 f"cannot write {folder}: another run (or a resume) is writing to it right now; "
                 "wait for it to end, or resume into a new folder with "
