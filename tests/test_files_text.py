@@ -116,10 +116,10 @@ def test_odd_case_ids_round_trip(tmp_path: Path) -> None:
     assert run.path is not None
     assert run.cases["case_id"].tolist() == ids
     loaded = eb.load_run(run.path)
-    assert_same(loaded, run, wide=False)  # run.wide() itself fails on such ids (pandas' str)
+    assert_same(loaded, run)
     assert_frame_equal(loaded.data, run.data)  # the input data (index too) is stored as well
     drop_final_files(run.path)
-    assert_same(eb.load_run(run.path), run, wide=False)
+    assert_same(eb.load_run(run.path), run)
 
 
 def test_only_the_odd_columns_are_binary_and_the_files_say_which(tmp_path: Path) -> None:
@@ -136,7 +136,7 @@ def test_only_the_odd_columns_are_binary_and_the_files_say_which(tmp_path: Path)
     assert rationales[0].decode("utf-8", "surrogatepass") == "x\ud800y"
     first = scores["metadata"].dropna().tolist()[0].decode("utf-8", "surrogatepass")
     assert json.loads(first) == {"k": "\ud800", "\udcff": [1]}
-    reasons = scores["reason"].cat.categories.tolist()
+    reasons = scores["reason"].dropna().tolist()  # plain binary: the table's column is object
     assert b"why\xed\xbf\xbf" in reasons and all(type(r) is bytes for r in reasons)
     cases_meta = json.loads(pq.read_schema(run.path / "cases.parquet").metadata[b"evalbook"])
     assert sorted(cases_meta["surrogate_text"]) == ["error_message"]

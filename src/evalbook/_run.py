@@ -96,7 +96,9 @@ class Run:
         values = self._counted.reshape(n, s)
         table = pd.DataFrame(values, columns=[d.name for d in self.definitions])
         table.insert(0, "outcome", self.cases["outcome"].to_numpy())
-        table.insert(0, "case_id", self.cases["case_id"].to_numpy())
+        # object, as in `cases`: an id may hold text pandas' `str` dtype rejects (surrogates)
+        ids = pd.Series(self.cases["case_id"].to_numpy(), dtype=object, copy=False)
+        table.insert(0, "case_id", ids)
         return table
 
     # -- store (evalbook._store; docs/file-formats.md) -----------------------------------
@@ -181,6 +183,8 @@ class Run:
     # -- text -----------------------------------------------------------------------------
 
     def __repr__(self) -> str:
+        from .display._style import visible  # lone surrogates (e.g. in a label) as escapes
+
         lines = [f"<Run {self.name!r} · {self._results.n_cases} cases · {self.headline.text}>"]
         for row in self._summary.to_dict("records"):
             mean = float(row["mean"])
@@ -194,4 +198,4 @@ class Run:
                 f"  counted {row['counted']} · unscored {row['unscored']} · errors {row['errors']}"
                 f" · excluded {row['excluded']}"
             )
-        return "\n".join(lines)
+        return visible("\n".join(lines))

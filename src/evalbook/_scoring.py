@@ -95,7 +95,6 @@ def summarize(
         rows.append(
             (
                 d.name,
-                d.display_label(),
                 d.primary,
                 d.derived,
                 math.nan if mean is None else mean,
@@ -109,8 +108,12 @@ def summarize(
                 int(np.sum(status[:, j] == ERROR)),
             )
         )
-    table = pd.DataFrame.from_records(rows, columns=SUMMARY_COLUMNS)
+    table = pd.DataFrame.from_records(rows, columns=[c for c in SUMMARY_COLUMNS if c != "label"])
     table["score"] = pd.Categorical(table["score"], categories=[d.name for d in definitions])
+    # Labels are user text: an object column holds any str (pandas' `str` dtype rejects
+    # lone surrogates).
+    labels = [d.display_label() for d in definitions]
+    table.insert(1, "label", pd.Series(labels, dtype=object, index=table.index))
     return table
 
 
@@ -159,7 +162,9 @@ class Headline:
         return self.text
 
     def __repr__(self) -> str:
-        return f"<Headline {self.text}>"
+        from .display._style import visible  # a label's lone surrogates as escapes
+
+        return f"<Headline {visible(self.text)}>"
 
     def _repr_html_(self) -> str:
         from .display import headline_only_html

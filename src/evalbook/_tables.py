@@ -72,9 +72,33 @@ def _sparse(values: list[Any], touched: np.ndarray | None) -> np.ndarray:
     return out
 
 
+def _has_surrogate(texts: Sequence[str]) -> bool:
+    """True when some text is not valid UTF-8 (it holds a lone surrogate such as "\\ud800")."""
+    try:
+        "".join(texts).encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
+
+
+def _text_categorical(
+    codes: np.ndarray, categories: list[str]
+) -> pd.Categorical[str] | pd.Series[Any]:
+    """A categorical of text (code -1: missing), or its values as objects when it cannot be one.
+
+    pandas cannot hash a categorical dtype whose categories hold lone surrogates (e.g. model
+    output decoded with `surrogateescape`): `df.iloc[i]`, `iterrows`, `concat` then fail. Such
+    a column is a plain object column instead (None where missing), holding the text exactly.
+    """
+    if _has_surrogate(categories):
+        values = _object([*categories, None])[codes]  # code -1 picks the trailing None
+        return pd.Series(values, dtype=object, copy=False)
+    return pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype=object))
+
+
 def _sparse_categorical(
     values: list[Any], touched: np.ndarray | None = None
-) -> pd.Categorical[str]:
+) -> pd.Categorical[str] | pd.Series[Any]:
     """A categorical of a mostly-None column, factorising only the present entries."""
     arr = _sparse(values, touched)
     idx = _present(arr if touched is None else arr[touched])
@@ -86,7 +110,7 @@ def _sparse_categorical(
         sub_codes, cats = pd.factorize(arr[idx])
         codes[idx] = sub_codes
         uniques = [str(c) for c in cats]
-    return pd.Categorical.from_codes(codes, categories=pd.Index(uniques, dtype=object))
+    return _text_categorical(codes, uniques)
 
 
 def _timestamps(seconds: np.ndarray[Any, np.dtype[np.float64]]) -> pd.DatetimeIndex:
@@ -131,14 +155,14 @@ def _metadata_json(
 
 def _grader_columns(
     results: Results, definitions: Sequence[ScoreDefinition], touched: np.ndarray | None
-) -> dict[str, pd.Categorical[str]]:
+) -> dict[str, pd.Categorical[str] | pd.Series[Any]]:
     """grader_kind/id/model: the definition's grader, unless a record names its own."""
     n, s = results.n_cases, len(definitions)
     graders = _sparse(results.grader, touched)
     overrides = _present(graders if touched is None else graders[touched])
     if touched is not None:
         overrides = touched[overrides]
-    columns: dict[str, pd.Categorical[str]] = {}
+    columns: dict[str, pd.Categorical[str] | pd.Series[Any]] = {}
     for key in ("kind", "id", "model"):
         per_def = [getattr(d.grader, key) if d.grader else None for d in definitions]
         extra = [getattr(graders[i], key) for i in overrides]
@@ -148,7 +172,7 @@ def _grader_columns(
         codes = np.tile(def_codes.astype(np.int32), n) if s else np.zeros(0, dtype=np.int32)
         for i, v in zip(overrides, extra, strict=True):
             codes[i] = -1 if v is None else lookup[v]
-        columns[key] = pd.Categorical.from_codes(codes, categories=pd.Index(cats, dtype=object))
+        columns[key] = _text_categorical(codes, cats)
     return columns
 
 
@@ -158,7 +182,8 @@ def scores_table(
     """Exactly n_cases × n_scores rows: input order, then definition order.
 
     `case_id` is a categorical here (the ids, in input order, are its categories): the long
-    table repeats each id once per score.
+    table repeats each id once per score. Text columns whose values pandas cannot hold as
+    categories (lone surrogates) are object columns instead (`_text_categorical`).
     """
     n, s = results.n_cases, len(definitions)
     touched = None if results.touched is None else np.sort(np.array(results.touched, np.intp))
@@ -166,9 +191,7 @@ def scores_table(
     case_codes = np.repeat(np.arange(n, dtype=np.int32), s)
     return pd.DataFrame(
         {
-            "case_id": pd.Categorical.from_codes(
-                case_codes, categories=pd.Index(results.case_ids, dtype=object)
-            ),
+            "case_id": _text_categorical(case_codes, results.case_ids),
             "score": _codes(
                 np.tile(np.arange(s, dtype=np.int16), n), [d.name for d in definitions]
             ),
@@ -189,14 +212,28 @@ def scores_table(
 
 
 def unscored_table(scores: pd.DataFrame) -> pd.DataFrame:
-    """Unscored reasons and error codes per score: `score, status, reason, n`."""
+    """Unscored reasons and error codes per score: `score, status, reason, n`.
+
+    Reasons are grouped by integer codes and put back as an object column: pandas cannot
+    group by (or hold as `str`) text with lone surrogates, and reasons are user text.
+    """
     rest = scores.loc[scores["status"] != "scored", ["score", "status", "reason"]]
+    reason = rest["reason"]
+    if isinstance(reason.dtype, pd.CategoricalDtype):
+        codes = reason.cat.codes.to_numpy()
+        uniques = np.asarray(reason.cat.categories, dtype=object)
+    else:  # an object column (`_text_categorical`): None is missing, code -1
+        codes, uniques = pd.factorize(reason.to_numpy(dtype=object))
+    keyed = pd.DataFrame({"score": rest["score"].array, "status": rest["status"].array})
+    keyed["reason"] = codes
     table = (
-        rest.groupby(["score", "status", "reason"], observed=True, sort=False)
+        keyed[codes >= 0]
+        .groupby(["score", "status", "reason"], observed=True, sort=False)
         .size()
         .reset_index(name="n")
     )
     table = table.sort_values(["score", "n"], ascending=[True, False], kind="stable")
-    table["status"] = table["status"].astype(str)
-    table["reason"] = table["reason"].astype(str)
+    table["status"] = table["status"].astype(str)  # the fixed codes scored/unscored/error
+    reasons = uniques[table["reason"].to_numpy(dtype=np.intp)]
+    table["reason"] = pd.Series(reasons, index=table.index, dtype=object)
     return table.reset_index(drop=True)

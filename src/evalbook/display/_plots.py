@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ._style import STATUS_COLORS
+from ._style import STATUS_COLORS, visible
 
 if TYPE_CHECKING:
     from .._run import Run
@@ -81,7 +81,8 @@ def _figure(**kwargs: Any) -> Any:
 
 
 def _labels(run: Run) -> dict[str, str]:
-    return {d.name: d.display_label() for d in run.definitions}
+    # plotly's JSON (orjson) rejects lone surrogates: every user text shown goes via `visible`
+    return {d.name: visible(d.display_label()) for d in run.definitions}
 
 
 def unscored_figure(run: Run) -> Any:
@@ -108,22 +109,23 @@ def unscored_figure(run: Run) -> Any:
     keys = list(dict.fromkeys(zip(table["status"], table["reason"], strict=True)))
     for i, (status, reason) in enumerate(keys):
         part = table[(table["status"] == status) & (table["reason"] == reason)]
+        shown = visible(f"{status}: {reason}")
         counts = part.groupby(part["score"].astype(str))["n"].sum().reindex(names, fill_value=0)
         color = _PALETTE[i % len(_PALETTE)]
         traces.append(
             go.Bar(
-                name=f"{status}: {reason}",
+                name=shown,
                 x=x,
                 y=counts.to_list(),
                 marker_color=color,
-                hovertemplate="%{x}<br>" + f"{status}: {reason}" + "<br>%{y} cases<extra></extra>",
+                hovertemplate="%{x}<br>" + shown + "<br>%{y} cases<extra></extra>",
             )
         )
     fig = _figure(data=traces)
     n = int(summary["n_cases"].max()) if len(summary) else 0
     fig.update_layout(
         barmode="stack",
-        title=f"Unscored reasons and errors · {run.name}",
+        title=visible(f"Unscored reasons and errors · {run.name}"),
         yaxis_title=f"records (of {n} cases)",
         legend_title_text="status: reason",
     )
@@ -154,7 +156,7 @@ def distribution_figure(run: Run, score: str | None = None) -> Any:
     fig = _figure(data=traces)
     fig.update_layout(
         barmode="overlay",
-        title=f"Score distribution · {run.name}",
+        title=visible(f"Score distribution · {run.name}"),
         xaxis={"title": "recorded value", "range": [0, 1]},
         yaxis_title="records",
     )
@@ -178,7 +180,7 @@ def deltas_figure(comp: Any) -> Any:
     ]
     trace = go.Scatter(
         x=delta,
-        y=s["label"].astype(str).to_list(),
+        y=[visible(str(v)) for v in s["label"]],
         mode="markers",
         marker={"size": 11, "color": colors},
         error_x={"type": "data", "symmetric": False, "array": plus, "arrayminus": minus},
@@ -188,7 +190,7 @@ def deltas_figure(comp: Any) -> Any:
     fig = _figure(data=[trace])
     fig.add_vline(x=0, line_dash="dot", line_color="rgba(127,127,127,0.8)")
     fig.update_layout(
-        title=f"{name_b} − {name_a} (percentage points, 95% CI)",
+        title=visible(f"{name_b} − {name_a} (percentage points, 95% CI)"),
         xaxis_title="delta (pp)",
         showlegend=False,
         height=max(220, 80 + 50 * len(s)),

@@ -27,6 +27,7 @@ __all__ = [
     "pct_ci",
     "root",
     "signed_pct",
+    "visible",
 ]
 
 FONT = (
@@ -65,11 +66,34 @@ def is_missing(x: Any) -> bool:
     return bool(pd.isna(x))
 
 
+def visible(text: str) -> str:
+    """`text` with each lone surrogate shown as its escape (the six characters `\\ud800`).
+
+    A Python str may hold lone surrogates (model output decoded with `surrogateescape`);
+    UTF-8 cannot, and a notebook sends every output as UTF-8. Tables keep such text exactly;
+    only what is shown goes through here.
+
+    Example:
+        >>> visible("ok \\ud800 \\u00e9")  # a lone surrogate is spelled out, é is kept
+        'ok \\\\ud800 é'
+    """
+    if text.isascii():
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
 def esc(x: Any) -> str:
-    """HTML-escape any value's text (quotes too); missing values become an empty string."""
+    """HTML-escape any value's text (quotes too); missing values become an empty string.
+
+    Lone surrogates are shown as escapes (`visible`), so the HTML is always valid UTF-8.
+    """
     if x is None or (isinstance(x, float) and math.isnan(x)):
         return ""
-    return html.escape(str(x), quote=True)
+    return html.escape(visible(str(x)), quote=True)
 
 
 def pct(x: Any) -> str:

@@ -16,7 +16,7 @@ import pandas as pd
 from ._cases import ALL, CaseFilter, case_html, filter_cases
 from ._compare_html import comparison_html, comparison_names, comparison_text, warnings_html
 from ._html import run_cards_html, run_header_html, run_html, summary_html, unscored_html
-from ._style import MUTED, esc, fmt_num, root, signed_pct
+from ._style import MUTED, esc, fmt_num, root, signed_pct, visible
 
 if TYPE_CHECKING:
     from .._run import Run
@@ -56,7 +56,7 @@ class CaseExplorer(w.VBox):  # type: ignore[misc]
         small = w.Layout(width="190px")
         self.outcome = w.Dropdown(options=_OUTCOMES, value=ALL, description="outcome", layout=small)
         self.score = w.Dropdown(
-            options=[(f"{labels[n]} ({n})" if labels[n] != n else n, n) for n in names],
+            options=[(visible(f"{labels[n]} ({n})") if labels[n] != n else n, n) for n in names],
             value=names[0] if names else None,
             description="score",
             layout=w.Layout(width="280px"),
@@ -104,7 +104,7 @@ class CaseExplorer(w.VBox):  # type: ignore[misc]
             c = cases.iloc[int(pos)]
             outcome = "pending" if pd.isna(c["outcome"]) else str(c["outcome"])
             value = "" if values is None else f" · {fmt_num(values[int(pos)])}"
-            options.append((f"{c['case_id']} · {outcome}{value}", int(pos)))
+            options.append((visible(f"{c['case_id']} · {outcome}{value}"), int(pos)))
         shown = f" (first {_MAX_OPTIONS} listed)" if len(positions) > _MAX_OPTIONS else ""
         self.count.value = (
             f'<span style="{MUTED}">{len(positions)} of {len(cases)} cases match{shown}</span>'
@@ -165,7 +165,7 @@ class ComparisonView(_Static):
         )
         super().__init__([self.tabs])
         self._static_html = comparison_html(comp)
-        self._static_text = comparison_text(comp)
+        self._static_text = visible(comparison_text(comp))
         self._refresh()
 
     def _refresh(self, _change: Any = None) -> None:
@@ -181,8 +181,10 @@ class ComparisonView(_Static):
             r = table.iloc[int(i)]
             options.append(
                 (
-                    f"{r['case_id']} · {r['score']} · {fmt_num(r['a'])} → {fmt_num(r['b'])} "
-                    f"({signed_pct(r['delta'])})",
+                    visible(
+                        f"{r['case_id']} · {r['score']} · {fmt_num(r['a'])} → {fmt_num(r['b'])} "
+                        f"({signed_pct(r['delta'])})"
+                    ),
                     int(i),
                 )
             )
