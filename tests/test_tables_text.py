@@ -68,7 +68,10 @@ def task(k: int, q: str, ctx: Any) -> Any:
 def data() -> pd.DataFrame:
     index = pd.Index(IDS, dtype=object, name="id_")
     qs = pd.Series(["q" + T, "", EVIL, S, "é", "\ud83d"], index=index, dtype=object)
-    return pd.DataFrame({"k": range(6), "q": qs}, index=index)
+    notes = pd.Series([EVIL + S] * 6, index=index, dtype=object)
+    df = pd.DataFrame({"k": range(6), "q": qs, "note": notes}, index=index)
+    df.columns = pd.Index(["k", "q", "note" + S], dtype=object)  # pandas' str: not in a dict
+    return df
 
 
 def make(store: Any = None) -> eb.Run:
@@ -96,6 +99,7 @@ def test_tables_hold_lone_surrogates_exactly() -> None:
     assert cases["output"].tolist()[5] == "out" + S + "\ud83d"
     messages = cases["error_message"].tolist()
     assert "bad" + T in messages[2]
+    assert cases["error_type"].tolist()[2] == "ValueError"  # (class names cannot be odd)
     assert "refused" + S in messages[3]
     assert scores["case_id"].tolist() == [i for i in IDS for _ in range(4)]
     reasons = set(scores["reason"].dropna().astype(object))
@@ -208,6 +212,7 @@ def test_html_is_valid_utf8_and_escaped() -> None:
     assert "Ex\\ud800" in whole  # the label, its surrogate spelled out
     assert "why\\ud800" in whole and "boom\\udcff" in whole and "r\\ud800" in whole
     assert "a\\ud800" in whole and "\\ud83d\\ude00" in whole  # ids; a pair stays two escapes
+    assert "note\\ud800" in whole  # an input column's name
 
 
 def test_show_widget_sends_only_utf8() -> None:
