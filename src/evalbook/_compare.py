@@ -243,6 +243,15 @@ def _case_ids(run: Run) -> pd.Index:
     return ids
 
 
+def _id_column(index: pd.Index, take: np.ndarray) -> Any:
+    """The ids per row: their type inferred once over the unique ids, then taken per row; an
+    object column when pandas' `str` cannot hold them (lone surrogates)."""
+    try:
+        return pd.Series(index.to_numpy(), copy=False).array.take(take)
+    except UnicodeEncodeError:
+        return pd.Series(index.to_numpy(dtype=object)[take], dtype=object, copy=False)
+
+
 def _canonical(
     run: Run, index: pd.Index, selected: list[str]
 ) -> tuple[np.ndarray, np.ndarray] | None:
@@ -417,7 +426,7 @@ def compare(a: Run, b: Run, *, score: ScoreSelection = None) -> Comparison:
     cases = pd.DataFrame(
         {
             # the ids' column type is inferred once over the unique ids, then taken per row
-            "case_id": pd.Series(index.to_numpy(), copy=False).array.take(case_i),
+            "case_id": _id_column(index, case_i),
             "score": pd.Categorical.from_codes(
                 score_j.astype(np.int32), categories=pd.Index(selected)
             ),
@@ -447,7 +456,7 @@ def _summary_table(
     table = pd.DataFrame(
         {
             "score": pd.Categorical(selected, categories=pd.Index(selected)),
-            "label": [labels.get(n, n) for n in selected],
+            "label": pd.Series([labels.get(n, n) for n in selected], dtype=object),
             "mean_a": [r.mean_a for r in results],
             "mean_b": [r.mean_b for r in results],
             "delta": [r.delta for r in results],
