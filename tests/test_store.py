@@ -8,6 +8,7 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
 import evalbook as eb
@@ -242,3 +243,12 @@ def test_resuming_a_folder_another_run_writes_is_refused(tmp_path: Path) -> None
     loaded = eb.load_run(run.path)
     assert loaded.cases["output"].tolist() == [q.upper() for q in DATA["question"]]
     assert len(list(tmp_path.iterdir())) == 1
+
+
+def test_data_parquet_cannot_hold_is_a_warning_not_a_failure(tmp_path: Path) -> None:
+    mixed = pd.DataFrame({"question": ["a", "b"], "extra": [1, "two"]})  # Arrow rejects it
+    with pytest.warns(RuntimeWarning, match="could not store the input data"):
+        run = eb.run(mixed, task=lambda question: question, store=tmp_path, progress=False)
+    assert run.path is not None and not (run.path / "data.parquet").exists()
+    loaded = eb.load_run(run.path)
+    assert loaded.cases["output"].tolist() == ["a", "b"]

@@ -201,8 +201,15 @@ def _write_data(frame: pd.DataFrame, folder: Path) -> str | None:
     """Store the input data (so a loaded run can be rescored); None when Parquet cannot."""
     try:
         write_parquet(frame, folder / DATA, "data", index=True)
-    except Exception:  # columns pyarrow cannot hold (mixed objects): keep going without
+    except Exception as exc:  # columns pyarrow cannot hold (mixed objects): go on without
         (folder / DATA).unlink(missing_ok=True)
+        warnings.warn(
+            f"evalbook could not store the input data in {folder / DATA} ({exc}); the run is "
+            "stored without it, so a loaded copy has no data columns to rescore with (rescore "
+            "the run in memory, or pass data Parquet can hold)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
         return None
     return DATA
 
