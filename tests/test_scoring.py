@@ -179,3 +179,14 @@ def test_headline_of_an_empty_run() -> None:
     run = eb.run(pd.DataFrame({"x": []}), task=lambda x: x, store=None)
     assert run.headline.completion is None
     assert len(run.scores) == 0 and len(run.cases) == 0
+
+
+def test_t975_matches_scipy_without_importing_it() -> None:
+    from scipy import stats
+
+    from evalbook._stats import t975
+
+    for df in [*range(1, 200), 500, 1_000, 10_000, 1_000_000]:
+        assert abs(t975(df) - float(stats.t.ppf(0.975, df))) < 1e-9, df
+    with pytest.raises(ValueError, match="at least 1"):
+        t975(0)

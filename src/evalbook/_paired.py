@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
-from ._stats import Z95
+from ._stats import Z95, t975
 
 __all__ = [
     "EXACT_MAX",
@@ -130,8 +130,6 @@ def t_ci(deltas: Floats, z: float | None = None) -> tuple[Floats, Floats]:
 
     One value gives [-1, 1]; no values give NaN.
     """
-    from scipy import stats
-
     d = np.atleast_2d(np.asarray(deltas, dtype=np.float64))
     n = d.shape[1]
     if n == 0:
@@ -140,7 +138,7 @@ def t_ci(deltas: Floats, z: float | None = None) -> tuple[Floats, Floats]:
     mean = d.mean(axis=1)
     if n == 1:
         return np.full_like(mean, -1.0), np.full_like(mean, 1.0)
-    q = float(stats.t.ppf(0.975, n - 1)) if z is None else z
+    q = t975(n - 1) if z is None else z
     half = q * d.std(axis=1, ddof=1) / math.sqrt(n)
     return np.maximum(-1.0, mean - half), np.minimum(1.0, mean + half)
 
