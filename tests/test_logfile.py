@@ -165,3 +165,19 @@ def test_writing_a_closed_log_is_an_error(tmp_path: Path) -> None:
     log.close()  # twice is fine
     with pytest.raises(OSError):
         log.write(b"late\n")
+
+
+def test_a_file_system_without_locks_still_gets_its_log(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import fcntl
+
+    def no_locks(fd: int, operation: int) -> None:
+        raise OSError(37, "No locks available")  # ENOLCK, as on some network mounts
+
+    monkeypatch.setattr(fcntl, "flock", no_locks)
+    path = tmp_path / "events.jsonl"
+    log = LogFile(path, append=False)
+    log.write(b"a\n")
+    log.close()
+    assert path.read_bytes() == b"a\n"

@@ -123,6 +123,8 @@ def _lock(fd: int, path: Path) -> None:
         fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
     except BlockingIOError:
         raise LogInUse(f"{path} is open for writing elsewhere") from None
+    except OSError:  # a file system without locks (e.g. some network mounts): go on unlocked
+        pass
 
 
 def _unlock(fd: int) -> None:
