@@ -1,4 +1,4 @@
-"""eb.judge: declared scales, validated replies, votes, quorum, prompts, retries, cache."""
+"""eb.judge: declared scales, validated replies, votes, quorum, clients, configuration."""
 
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import math
 import threading
 import time
 from decimal import Decimal
-from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -18,59 +17,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
-from evalbook._contract import ERROR, SCORED, Rec, record_of
+from _judge_helpers import Scripted, judged, meta, one, run, score
+from evalbook._contract import ERROR, SCORED
 from evalbook._judge import judge_state, tool_schema
 from evalbook._judge_calls import JUDGE_CODES
-from evalbook._scorers import Scorer
-
-
-class Scripted:
-    """A fake judge client: answers the scripted replies in call order (the last one repeats).
-
-    An exception instance in the script is raised instead of returned.
-    """
-
-    def __init__(self, *replies: Any, model: str | None = None) -> None:
-        self.replies = list(replies)
-        self.calls: list[tuple[list[dict[str, Any]], dict[str, Any]]] = []
-        self.lock = threading.Lock()
-        if model is not None:
-            self.model = model
-
-    def __call__(self, messages: list[dict[str, Any]], tool: dict[str, Any]) -> Any:
-        with self.lock:
-            self.calls.append((messages, tool))
-            reply = self.replies.pop(0) if len(self.replies) > 1 else self.replies[0]
-        if isinstance(reply, BaseException):
-            raise reply
-        return reply
-
-
-def score(value: Any, justification: str = "because") -> dict[str, Any]:
-    return {"score": value, "justification": justification}
-
-
-def judged(j: Scorer, **values: Any) -> Rec:
-    """Score one case with a judge, outside a run, and interpret it like the engine does."""
-    return record_of(asyncio.run(j.fn(**values)))
-
-
-def one(reply: Any, scale: tuple[float, float] = (0, 100), **options: Any) -> Rec:
-    client = reply if callable(reply) else Scripted(reply)
-    options.setdefault("backoff", 0)
-    return judged(eb.judge("q", "Rate {output}", client=client, scale=scale, **options), output="x")
-
-
-def run(*args: Any, **kwargs: Any) -> eb.Run:
-    kwargs.setdefault("store", None)
-    kwargs.setdefault("progress", False)
-    return eb.run(*args, **kwargs)
-
-
-def meta(rec: Rec) -> dict[str, Any]:
-    assert rec.metadata is not None
-    return rec.metadata
-
 
 # -- the production failures ---------------------------------------------------------------
 
@@ -348,79 +298,6 @@ def test_max_concurrency_bounds_calls_in_flight() -> None:
     assert 1 <= peak <= 2
 
 
-# -- prompts --------------------------------------------------------------------------------
-
-
-def test_template_fills_columns_output_row_and_case_id() -> None:
-    client = Scripted(score(50))
-    j = eb.judge("q", "{case_id}: {question} -> {output!r} ({row[ref]}) {{literal}}", client=client)
-    df = pd.DataFrame({"id": ["c1"], "question": ["2+2"], "ref": ["4"]})
-    run(df, task=lambda question: "four", scorers=[j])
-    assert client.calls[0][0] == [{"role": "user", "content": "c1: 2+2 -> 'four' (4) {literal}"}]
-
-
-def test_missing_placeholder_fails_before_any_case_runs() -> None:
-    called: list[Any] = []
-
-    def task(question: str) -> str:
-        called.append(question)
-        return question
-
-    client = Scripted(score(50))
-    j = eb.judge("q", "Q: {questoin}\nA: {output}", client=client)
-    with pytest.raises(eb.ScorerSignatureError, match="questoin") as info:
-        run(pd.DataFrame({"question": ["a"]}), task=task, scorers=[j])
-    assert "judge(q)" in str(info.value) and "question" in str(info.value)
-    assert called == [] and client.calls == []
-
-
-@pytest.mark.parametrize("template", ["{}", "{0}", "{my col}", "{class}", "unbalanced {", "{a!x"])
-def test_bad_templates_are_configuration_errors(template: str) -> None:
-    with pytest.raises(eb.ConfigurationError):
-        eb.judge("q", template, client=Scripted(score(1)))
-
-
-def test_prompt_function_returns_messages_bound_by_name() -> None:
-    client = Scripted(score(70))
-
-    def prompt(question: str, output: str) -> list[dict[str, str]]:
-        return [
-            {"role": "system", "content": "You grade answers."},
-            {"role": "user", "content": f"{question} => {output}"},
-        ]
-
-    j = eb.judge("q", prompt, client=client)
-    r = run(pd.DataFrame({"question": ["hi"]}), task=lambda question: "hello", scorers=[j])
-    assert r.scores["value"].iloc[0] == 0.7
-    assert client.calls[0][0][1] == {"role": "user", "content": "hi => hello"}
-
-
-def test_async_prompt_function_and_string_result() -> None:
-    async def prompt(output: str) -> str:
-        return f"grade {output}"
-
-    client = Scripted(score(10))
-    rec = judged(eb.judge("q", prompt, client=client), output="x")
-    assert rec.value == 0.1
-    assert client.calls[0][0] == [{"role": "user", "content": "grade x"}]
-
-
-def test_prompt_function_with_unbound_parameter_fails_before_any_case() -> None:
-    def prompt(output: str, rubric: str) -> str:
-        return output
-
-    j = eb.judge("q", prompt, client=Scripted(score(1)))
-    with pytest.raises(eb.ScorerSignatureError, match="rubric"):
-        run(pd.DataFrame({"a": [1]}), task=lambda a: a, scorers=[j])
-
-
-def test_prompt_function_returning_garbage_is_scorer_raised() -> None:
-    j = eb.judge("q", lambda output: [{"content": "no role"}], client=Scripted(score(1)))
-    r = run(pd.DataFrame({"a": [1]}), task=lambda a: a, scorers=[j])
-    assert r.scores["reason"].iloc[0] == "scorer_raised"
-    assert "role" in r.scores["message"].iloc[0]
-
-
 # -- clients --------------------------------------------------------------------------------
 
 
@@ -499,104 +376,6 @@ def test_definition_used_in_a_combined_score() -> None:
     assert list(table["status"]) == ["scored", "scored", "error"]
     assert list(table["value"][:2]) == [1.0, 0.0]
     assert table["reason"].iloc[2] == "component_error:natural"
-
-
-# -- retries and timeouts -------------------------------------------------------------------
-
-
-class StatusError(Exception):
-    def __init__(self, status_code: int) -> None:
-        super().__init__(f"HTTP {status_code}")
-        self.status_code = status_code
-
-
-@pytest.mark.parametrize(
-    "transient",
-    [TimeoutError("slow"), ConnectionError("reset"), StatusError(429), StatusError(503)],
-)
-def test_transient_errors_are_retried(transient: Exception) -> None:
-    client = Scripted(transient, transient, score(60))
-    rec = one(client, retries=3)
-    assert (rec.status, rec.value) == (SCORED, 0.6)
-    assert len(client.calls) == 3
-    assert meta(rec)["votes"][0]["tries"] == 3
-
-
-def test_retries_run_out_into_judge_raised() -> None:
-    client = Scripted(StatusError(500))
-    rec = one(client, retries=2)
-    assert (rec.status, rec.reason) == (ERROR, "judge_raised")
-    assert rec.message == "StatusError: HTTP 500 (after 3 tries)"
-    assert len(client.calls) == 3
-
-
-def test_client_errors_4xx_are_not_retried() -> None:
-    client = Scripted(StatusError(400), score(10))
-    assert one(client, retries=3).reason == "judge_raised"
-    assert len(client.calls) == 1
-
-
-def test_backoff_waits_between_tries() -> None:
-    client = Scripted(TimeoutError(), score(60))
-    t0 = time.perf_counter()
-    rec = one(client, retries=1, backoff=0.05)
-    assert rec.status == SCORED
-    assert time.perf_counter() - t0 >= 0.025  # at least half the first ceiling
-
-
-def test_timeout_per_call_is_transient() -> None:
-    calls = 0
-
-    async def client(messages: Any, tool: Any) -> dict[str, Any]:
-        nonlocal calls
-        calls += 1
-        if calls == 1:
-            await asyncio.Event().wait()  # never answers
-        return score(70)
-
-    rec = one(client, timeout=0.05, retries=1)
-    assert (rec.status, rec.value, calls) == (SCORED, 0.7, 2)
-    rec = one(lambda m, t: asyncio.Event().wait(), timeout=0.05, retries=0)
-    assert (rec.reason, rec.message) == (
-        "judge_raised",
-        "TimeoutError: no reply within timeout=0.05s",
-    )
-
-
-# -- cache ------------------------------------------------------------------------------------
-
-
-def test_cache_replays_replies_without_calling_again(tmp_path: Path) -> None:
-    df = pd.DataFrame({"q": ["a", "b"]})
-    first = Scripted(score(90), score(60), score(30), score(950), model="m1")
-    j1 = eb.judge("q", "{q} {output}", client=first, votes=2, quorum=1, cache=tmp_path)
-    r1 = run(df, task=lambda q: q, scorers=[j1], concurrency=1)
-    assert len(first.calls) == 4
-    assert len(list(tmp_path.rglob("*.json"))) == 4  # one file per (case, vote)
-
-    broken = Scripted(RuntimeError("must not be called"), model="m1")
-    j2 = eb.judge("q", "{q} {output}", client=broken, votes=2, quorum=1, cache=tmp_path)
-    r2 = run(df, task=lambda q: q, scorers=[j2], concurrency=1)
-    assert broken.calls == []
-    assert list(r2.scores["value"]) == list(r1.scores["value"])
-    assert [json.loads(m)["cached"] for m in r2.scores["metadata"]] == [2, 2]
-
-    other_model = Scripted(score(10), model="m2")
-    j3 = eb.judge("q", "{q} {output}", client=other_model, votes=2, quorum=1, cache=tmp_path)
-    run(df, task=lambda q: q, scorers=[j3])
-    assert len(other_model.calls) == 4
-
-
-def test_cache_ignores_unreadable_files_and_never_caches_exceptions(tmp_path: Path) -> None:
-    client = Scripted(TimeoutError(), score(40))
-    assert one(client, retries=0, cache=tmp_path).reason == "judge_raised"
-    assert list(tmp_path.rglob("*.json")) == []
-    assert one(client, cache=tmp_path).value == 0.4
-    (path,) = tmp_path.rglob("*.json")
-    path.write_text("{not json")
-    again = Scripted(score(50))
-    assert one(again, cache=tmp_path).value == 0.5
-    assert len(again.calls) == 1
 
 
 # -- configuration ----------------------------------------------------------------------------

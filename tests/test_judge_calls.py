@@ -1,14 +1,20 @@
-"""One judge call: reply parsing, transient errors, backoff, the reply cache."""
+"""One judge call: reply parsing, transient errors, retries, timeouts, backoff, the reply cache."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 import random
+import time
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
 import pytest
 
+import evalbook as eb
+from _judge_helpers import Scripted, meta, one, run, score
+from evalbook._contract import ERROR, SCORED
 from evalbook._judge_calls import ReplyCache, Vote, backoff_delay, is_transient, parse_reply
 
 
@@ -141,3 +147,101 @@ def test_cache_round_trip_and_misses(tmp_path: Path) -> None:
     path.write_text(json.dumps({"schema_version": 999, "reply": 1}))
     assert cache.get("ab" * 32) == (False, None)
     assert not list((tmp_path / "c").rglob(".tmp-*"))
+
+
+# -- retries and timeouts -------------------------------------------------------------------
+
+
+class StatusError(Exception):
+    def __init__(self, status_code: int) -> None:
+        super().__init__(f"HTTP {status_code}")
+        self.status_code = status_code
+
+
+@pytest.mark.parametrize(
+    "transient",
+    [TimeoutError("slow"), ConnectionError("reset"), StatusError(429), StatusError(503)],
+)
+def test_transient_errors_are_retried(transient: Exception) -> None:
+    client = Scripted(transient, transient, score(60))
+    rec = one(client, retries=3)
+    assert (rec.status, rec.value) == (SCORED, 0.6)
+    assert len(client.calls) == 3
+    assert meta(rec)["votes"][0]["tries"] == 3
+
+
+def test_retries_run_out_into_judge_raised() -> None:
+    client = Scripted(StatusError(500))
+    rec = one(client, retries=2)
+    assert (rec.status, rec.reason) == (ERROR, "judge_raised")
+    assert rec.message == "StatusError: HTTP 500 (after 3 tries)"
+    assert len(client.calls) == 3
+
+
+def test_client_errors_4xx_are_not_retried() -> None:
+    client = Scripted(StatusError(400), score(10))
+    assert one(client, retries=3).reason == "judge_raised"
+    assert len(client.calls) == 1
+
+
+def test_backoff_waits_between_tries() -> None:
+    client = Scripted(TimeoutError(), score(60))
+    t0 = time.perf_counter()
+    rec = one(client, retries=1, backoff=0.05)
+    assert rec.status == SCORED
+    assert time.perf_counter() - t0 >= 0.025  # at least half the first ceiling
+
+
+def test_timeout_per_call_is_transient() -> None:
+    calls = 0
+
+    async def client(messages: Any, tool: Any) -> dict[str, Any]:
+        nonlocal calls
+        calls += 1
+        if calls == 1:
+            await asyncio.Event().wait()  # never answers
+        return score(70)
+
+    rec = one(client, timeout=0.05, retries=1)
+    assert (rec.status, rec.value, calls) == (SCORED, 0.7, 2)
+    rec = one(lambda m, t: asyncio.Event().wait(), timeout=0.05, retries=0)
+    assert (rec.reason, rec.message) == (
+        "judge_raised",
+        "TimeoutError: no reply within timeout=0.05s",
+    )
+
+
+# -- cache ------------------------------------------------------------------------------------
+
+
+def test_cache_replays_replies_without_calling_again(tmp_path: Path) -> None:
+    df = pd.DataFrame({"q": ["a", "b"]})
+    first = Scripted(score(90), score(60), score(30), score(950), model="m1")
+    j1 = eb.judge("q", "{q} {output}", client=first, votes=2, quorum=1, cache=tmp_path)
+    r1 = run(df, task=lambda q: q, scorers=[j1], concurrency=1)
+    assert len(first.calls) == 4
+    assert len(list(tmp_path.rglob("*.json"))) == 4  # one file per (case, vote)
+
+    broken = Scripted(RuntimeError("must not be called"), model="m1")
+    j2 = eb.judge("q", "{q} {output}", client=broken, votes=2, quorum=1, cache=tmp_path)
+    r2 = run(df, task=lambda q: q, scorers=[j2], concurrency=1)
+    assert broken.calls == []
+    assert list(r2.scores["value"]) == list(r1.scores["value"])
+    assert [json.loads(m)["cached"] for m in r2.scores["metadata"]] == [2, 2]
+
+    other_model = Scripted(score(10), model="m2")
+    j3 = eb.judge("q", "{q} {output}", client=other_model, votes=2, quorum=1, cache=tmp_path)
+    run(df, task=lambda q: q, scorers=[j3])
+    assert len(other_model.calls) == 4
+
+
+def test_cache_ignores_unreadable_files_and_never_caches_exceptions(tmp_path: Path) -> None:
+    client = Scripted(TimeoutError(), score(40))
+    assert one(client, retries=0, cache=tmp_path).reason == "judge_raised"
+    assert list(tmp_path.rglob("*.json")) == []
+    assert one(client, cache=tmp_path).value == 0.4
+    (path,) = tmp_path.rglob("*.json")
+    path.write_text("{not json")
+    again = Scripted(score(50))
+    assert one(again, cache=tmp_path).value == 0.5
+    assert len(again.calls) == 1

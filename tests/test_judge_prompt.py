@@ -1,4 +1,4 @@
-"""Judge prompts: template placeholders and prompt functions."""
+"""Judge prompts: template placeholders and prompt functions, alone and in runs."""
 
 from __future__ import annotations
 
@@ -6,9 +6,11 @@ import asyncio
 import inspect
 from typing import Any
 
+import pandas as pd
 import pytest
 
 import evalbook as eb
+from _judge_helpers import Scripted, judged, run, score
 from evalbook._judge_prompt import make_prompt, placeholders
 
 
@@ -72,3 +74,76 @@ class _Opaque:
 def test_unreadable_signature_is_a_configuration_error() -> None:
     with pytest.raises(eb.ConfigurationError, match="signature"):
         make_prompt(_Opaque(), "judge(x)")
+
+
+# -- prompts in runs (moved from test_judge.py) --------------------------------------------
+
+
+def test_template_fills_columns_output_row_and_case_id() -> None:
+    client = Scripted(score(50))
+    j = eb.judge("q", "{case_id}: {question} -> {output!r} ({row[ref]}) {{literal}}", client=client)
+    df = pd.DataFrame({"id": ["c1"], "question": ["2+2"], "ref": ["4"]})
+    run(df, task=lambda question: "four", scorers=[j])
+    assert client.calls[0][0] == [{"role": "user", "content": "c1: 2+2 -> 'four' (4) {literal}"}]
+
+
+def test_missing_placeholder_fails_before_any_case_runs() -> None:
+    called: list[Any] = []
+
+    def task(question: str) -> str:
+        called.append(question)
+        return question
+
+    client = Scripted(score(50))
+    j = eb.judge("q", "Q: {questoin}\nA: {output}", client=client)
+    with pytest.raises(eb.ScorerSignatureError, match="questoin") as info:
+        run(pd.DataFrame({"question": ["a"]}), task=task, scorers=[j])
+    assert "judge(q)" in str(info.value) and "question" in str(info.value)
+    assert called == [] and client.calls == []
+
+
+@pytest.mark.parametrize("template", ["{}", "{0}", "{my col}", "{class}", "unbalanced {", "{a!x"])
+def test_bad_templates_are_configuration_errors(template: str) -> None:
+    with pytest.raises(eb.ConfigurationError):
+        eb.judge("q", template, client=Scripted(score(1)))
+
+
+def test_prompt_function_returns_messages_bound_by_name() -> None:
+    client = Scripted(score(70))
+
+    def prompt(question: str, output: str) -> list[dict[str, str]]:
+        return [
+            {"role": "system", "content": "You grade answers."},
+            {"role": "user", "content": f"{question} => {output}"},
+        ]
+
+    j = eb.judge("q", prompt, client=client)
+    r = run(pd.DataFrame({"question": ["hi"]}), task=lambda question: "hello", scorers=[j])
+    assert r.scores["value"].iloc[0] == 0.7
+    assert client.calls[0][0][1] == {"role": "user", "content": "hi => hello"}
+
+
+def test_async_prompt_function_and_string_result() -> None:
+    async def prompt(output: str) -> str:
+        return f"grade {output}"
+
+    client = Scripted(score(10))
+    rec = judged(eb.judge("q", prompt, client=client), output="x")
+    assert rec.value == 0.1
+    assert client.calls[0][0] == [{"role": "user", "content": "grade x"}]
+
+
+def test_prompt_function_with_unbound_parameter_fails_before_any_case() -> None:
+    def prompt(output: str, rubric: str) -> str:
+        return output
+
+    j = eb.judge("q", prompt, client=Scripted(score(1)))
+    with pytest.raises(eb.ScorerSignatureError, match="rubric"):
+        run(pd.DataFrame({"a": [1]}), task=lambda a: a, scorers=[j])
+
+
+def test_prompt_function_returning_garbage_is_scorer_raised() -> None:
+    j = eb.judge("q", lambda output: [{"content": "no role"}], client=Scripted(score(1)))
+    r = run(pd.DataFrame({"a": [1]}), task=lambda a: a, scorers=[j])
+    assert r.scores["reason"].iloc[0] == "scorer_raised"
+    assert "role" in r.scores["message"].iloc[0]
