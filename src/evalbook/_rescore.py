@@ -12,10 +12,11 @@ from ._contract import Rec
 from ._errors import ConfigurationError
 from ._plan import make_plan
 from ._results import PENDING, Results
-from ._runner import _Engine, check_options, drive, run_sync
+from ._runner import _Engine, check_options, drive
 from ._scorers import Scorer, as_scorers
 from ._scores import ScoreDefinition
 from ._store import prepare
+from ._sync import run_sync
 
 if TYPE_CHECKING:
     from ._run import Run

@@ -3,12 +3,10 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import logging
 import os
-import threading
 import time
-from collections.abc import Callable, Coroutine, Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any, Protocol
 
@@ -25,6 +23,7 @@ from ._run import Run
 from ._scorers import Scorer
 from ._scores import ScoreDefinition
 from ._store import Prepared, prepare
+from ._sync import run_sync
 
 __all__ = ["RunSink", "arun", "run"]
 
@@ -466,38 +465,3 @@ def run(
         executor=executor,
     )
     return run_sync(coro)
-
-
-def run_sync(coro: Coroutine[Any, Any, Run]) -> Run:
-    """Run a coroutine to completion from sync code, also inside a running event loop."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return asyncio.run(coro)
-    return _run_in_thread(coro)
-
-
-def _run_in_thread(coro: Coroutine[Any, Any, Run]) -> Run:
-    """Run on a fresh loop in a worker thread (inside Jupyter's loop); Ctrl-C cancels it."""
-    started = threading.Event()
-    handle: dict[str, Any] = {}
-
-    async def main() -> Run:
-        handle["loop"], handle["task"] = asyncio.get_running_loop(), asyncio.current_task()
-        started.set()
-        return await coro
-
-    ex = ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalbook-run")
-    future = ex.submit(asyncio.run, main())
-    try:
-        return future.result()
-    except KeyboardInterrupt:
-        # An interrupt reaches this thread only: cancel the run on its own loop and wait for it
-        # to wind down, so the store records an incomplete, resumable run.
-        if started.wait(5):
-            handle["loop"].call_soon_threadsafe(handle["task"].cancel)
-        with contextlib.suppress(BaseException):
-            future.result(timeout=30)
-        raise
-    finally:
-        ex.shutdown(wait=False)
