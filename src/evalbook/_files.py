@@ -103,10 +103,17 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
-    """A table as JSON-ready rows."""
+    """A table as JSON-ready rows (column by column: `to_dict` costs ms even for 3 rows).
+
+    Example:
+        >>> records(pd.DataFrame({"a": [1, 2], "b": [0.5, float("nan")]}))
+        [{'a': 1, 'b': 0.5}, {'a': 2, 'b': None}]
+    """
+    names = [str(c) for c in frame.columns]
+    columns = [frame[c].tolist() for c in frame.columns]
     return [
-        {str(k): _clean(v) for k, v in row.items()}
-        for row in frame.astype(object).to_dict("records")
+        {k: _clean(v) for k, v in zip(names, row, strict=True)}
+        for row in zip(*columns, strict=True)
     ]
 
 
