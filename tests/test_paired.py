@@ -10,7 +10,11 @@ below (≤ 7 %, 95 ± 3 %) sit several standard errors from the target.
 from __future__ import annotations
 
 import itertools
+import json
 import math
+import subprocess
+import sys
+from decimal import Decimal, localcontext
 
 import numpy as np
 import pytest
@@ -19,10 +23,13 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from evalbook._paired import (
+    _EXACT_BINOM_MAX,
+    _STIRLERR,
     EXACT_MAX,
     MC_MAX,
     MCNEMAR,
     SIGN_FLIP,
+    _binom_half_pmf,
     holm,
     is_binary,
     mcnemar_p,
@@ -39,12 +46,107 @@ S = 2000  # simulated comparisons per scenario
 # -- unit checks --------------------------------------------------------------------------
 
 
+def _scipy_mcnemar(k: np.ndarray, m: np.ndarray) -> np.ndarray:
+    """The scipy formula `mcnemar_p` used before it stopped importing scipy."""
+    tail = stats.binom.cdf(np.minimum(k, m - k), m, 0.5)
+    return np.where(m > 0, np.minimum(1.0, 2.0 * tail), 1.0)
+
+
+def _assert_close(ours: np.ndarray, expected: np.ndarray) -> None:
+    """Within 1e-12 relative, or 1e-15 absolute for smaller p-values."""
+    bad = ~np.isclose(ours, expected, rtol=1e-12, atol=1e-15)
+    assert not bad.any(), list(zip(ours[bad][:5], expected[bad][:5], strict=True))
+
+
+def _exact_p(k: int, m: int) -> float:
+    """min(1, 2 P[X <= min(k, m - k)]) for X ~ Binomial(m, 1/2), in integers (slow)."""
+    j = min(k, m - k)
+    term = total = math.comb(m, j)
+    for i in range(j, 0, -1):  # C(m, i - 1) = C(m, i) * i / (m - i + 1), exactly
+        term = term * i // (m - i + 1)
+        total += term
+    return min(1.0, total / 2 ** (m - 1)) if m else 1.0
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.integers(0, 150), st.integers(0, 150))
 def test_mcnemar_is_the_exact_binomial_test_on_discordant_pairs(k: int, r: int) -> None:
     p = float(mcnemar_p(np.array([k]), np.array([r]))[0])
     expected = stats.binomtest(k, k + r, 0.5).pvalue if k + r else 1.0
-    assert p == pytest.approx(expected, rel=1e-9, abs=1e-12)
+    assert p == pytest.approx(expected, rel=1e-12, abs=1e-15)
+
+
+def test_mcnemar_matches_scipy_on_every_k_up_to_400_discordant_pairs() -> None:
+    m, k = np.meshgrid(np.arange(401), np.arange(401), indexing="ij")
+    m, k = m[k <= m], k[k <= m]
+    _assert_close(mcnemar_p(k, m - k), _scipy_mcnemar(k, m))
+
+
+def test_mcnemar_matches_scipy_for_large_counts() -> None:
+    rng = np.random.default_rng(8)
+    m = rng.integers(_EXACT_BINOM_MAX - 50, 200_001, 400)
+    spread = rng.normal(0.0, 2.0, m.size) * np.sqrt(m)  # p-values that are not all ~0
+    near = np.clip(m // 2 + spread.astype(np.int64), 0, m)
+    k = np.concatenate([rng.integers(0, m + 1), near])
+    m = np.concatenate([m, m])
+    _assert_close(mcnemar_p(k, m - k), _scipy_mcnemar(k, m))
+    assert (mcnemar_p(k, m - k) > 1e-6).sum() > 200  # the sample covers ordinary p-values
+
+
+def test_mcnemar_extremes() -> None:
+    ms = [1, 2, 3, 4, 999, 1000, 1001, 1002, 99_999, 100_000, 100_001]
+    cases = [
+        (k, m)
+        for m in ms
+        for k in {0, 1, m // 2 - 1, m // 2, (m + 1) // 2, m // 2 + 1, m - 1, m}
+        if 0 <= k <= m
+    ]
+    k = np.array([c[0] for c in cases])
+    m = np.array([c[1] for c in cases])
+    p = mcnemar_p(k, m - k)
+    _assert_close(p, _scipy_mcnemar(k, m))
+    assert p[np.abs(2 * k - m) <= 1].tolist() == [1.0] * int((np.abs(2 * k - m) <= 1).sum())
+    # One discordant pair in 3: exactly 2 * (1 + 3) / 8; all of 10 one way: exactly 2 / 1024.
+    assert mcnemar_p(np.array([1, 10]), np.array([2, 0])).tolist() == [1.0, 2 / 1024]
+    # The p-value does not depend on the direction of the change.
+    assert mcnemar_p(k, m - k).tolist() == mcnemar_p(m - k, k).tolist()
+
+
+@pytest.mark.parametrize(
+    ("k", "m"), [(1_000, 1_800), (2_950, 6_000), (9_860, 20_000), (10_200, 20_001)]
+)
+def test_mcnemar_beyond_the_integer_path_matches_exact_integer_arithmetic(k: int, m: int) -> None:
+    assert m > _EXACT_BINOM_MAX
+    p = float(mcnemar_p(np.array([k]), np.array([m - k]))[0])
+    assert p == pytest.approx(_exact_p(k, m), rel=1e-13)
+
+
+def test_mcnemar_keeps_the_shape_of_its_input() -> None:
+    k = np.array([[0, 3], [5, 40]])
+    r = np.array([[0, 1], [9, 10]])
+    p = mcnemar_p(k, r)
+    assert p.shape == (2, 2)
+    _assert_close(p.ravel(), _scipy_mcnemar(k.ravel(), (k + r).ravel()))
+
+
+def test_binomial_probability_matches_exact_integer_arithmetic() -> None:
+    worst = 0.0
+    for n in [*range(1, 60), 1_001, 1_777, 5_000]:
+        for x in range(n + 1):
+            exact = math.comb(n, x) / 2**n
+            if exact > 1e-12:  # smaller ones only need to be tiny
+                worst = max(worst, abs(_binom_half_pmf(x, n) - exact) / exact)
+    assert worst < 1e-13
+
+
+def test_stirling_error_table() -> None:
+    with localcontext() as ctx:
+        ctx.prec = 40
+        pi = Decimal("3.141592653589793238462643383279502884197")
+        for n in range(1, len(_STIRLERR)):
+            log_fact = Decimal(math.factorial(n)).ln()
+            exact = log_fact - (n + Decimal("0.5")) * Decimal(n).ln() + n - (2 * pi).ln() / 2
+            assert _STIRLERR[n] == pytest.approx(float(exact), rel=1e-15)
 
 
 def test_mcnemar_without_discordant_pairs_is_one() -> None:
@@ -125,7 +227,74 @@ def test_sign_flip_random_flips_are_seeded_and_close_to_the_normal_limit() -> No
     assert first == pytest.approx(2 * stats.norm.sf(z), abs=0.02)
     big = rng.normal(0.0, 0.3, size=(2, MC_MAX + 1))
     zb = np.abs(big.sum(axis=1)) / np.sqrt((big * big).sum(axis=1))
-    assert sign_flip_p(big) == pytest.approx(2 * stats.norm.sf(zb), rel=1e-9)
+    assert sign_flip_p(big) == pytest.approx(2 * stats.norm.sf(zb), rel=1e-12)
+    far = np.full((1, MC_MAX + 1), 0.1)  # z = sqrt(1001): p ~ 1e-219, still relative 1e-12
+    assert sign_flip_p(far)[0] == pytest.approx(2 * stats.norm.sf(math.sqrt(MC_MAX + 1)), rel=1e-12)
+
+
+# Scores for `eb.compare` in a fresh process: 0/1 values (exact McNemar) and non-binary ones
+# whose non-zero deltas take each sign-flip path: exact (<= EXACT_MAX), random flips
+# (<= MC_MAX) and the normal limit (beyond).
+_COMPARE_DATA = """
+import numpy as np
+n = 1_200
+rng = np.random.default_rng(5)
+a = {"ok": (rng.random(n) < 0.5).astype(float)}
+b = {"ok": np.where(rng.random(n) < 0.2, 1.0 - a["ok"], a["ok"])}
+for name, changed in (("few", 12), ("some", 300), ("many", n)):
+    a[name] = np.round(rng.random(n) * 4) / 4
+    step = rng.choice([-0.25, 0.25], n) * (np.arange(n) < changed)
+    b[name] = a[name] + np.where(np.abs(a[name] + step - 0.5) > 0.5, -step, step)
+"""
+
+_COMPARE_CODE = (
+    _COMPARE_DATA
+    + """
+import json, sys
+import pandas as pd
+import evalbook as eb
+
+def make(values, name):
+    frame = pd.DataFrame({"id": [f"c{i}" for i in range(n)], "i": range(n)})
+    scorers = [eb.scorer(s)(lambda i, s=s: float(values[s][i])) for s in values]
+    return eb.run(frame, task=lambda i: "out", scorers=scorers, name=name, store=None,
+                  progress=False)
+
+run_a, run_b = make(a, "a"), make(b, "b")
+assert "scipy" not in sys.modules, "eb.run imported scipy"
+summary = eb.compare(run_a, run_b, score=list(a)).summary
+print(json.dumps({"scipy": "scipy" in sys.modules,
+                  "rows": summary[["score", "test", "p_value", "improved", "regressed"]]
+                  .to_dict("records")}))
+"""
+)
+
+
+def test_compare_in_a_fresh_process_does_not_import_scipy() -> None:
+    out = subprocess.run(
+        [sys.executable, "-c", _COMPARE_CODE], capture_output=True, text=True, check=True
+    )
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["scipy"] is False
+    rows = {r["score"]: r for r in result["rows"]}
+    data: dict[str, dict[str, np.ndarray]] = {}
+    exec(_COMPARE_DATA, data)
+    a, b = data["a"], data["b"]
+    # Each score took the path it was meant to take, with the p-value scipy would give.
+    ok = rows["ok"]
+    assert ok["test"] == MCNEMAR
+    assert ok["improved"] + ok["regressed"] > 100
+    binom = stats.binomtest(ok["improved"], ok["improved"] + ok["regressed"], 0.5).pvalue
+    assert ok["p_value"] == pytest.approx(binom, rel=1e-12)
+    nonzero = {s: int(np.sum(b[s] != a[s])) for s in ("few", "some", "many")}
+    assert nonzero["few"] <= EXACT_MAX < nonzero["some"] <= MC_MAX < nonzero["many"]
+    for s in ("few", "some", "many"):
+        assert rows[s]["test"] == SIGN_FLIP
+        assert rows[s]["p_value"] == paired(a[s], b[s]).p_value
+    d = b["many"] - a["many"]
+    z = abs(d.sum()) / math.sqrt((d * d).sum())
+    assert rows["many"]["p_value"] == pytest.approx(2 * stats.norm.sf(z), rel=1e-12)
+    assert 1e-6 < rows["many"]["p_value"] < 0.999  # an ordinary p-value, not a clipped one
 
 
 def test_holm_matches_the_step_down_definition() -> None:
