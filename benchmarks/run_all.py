@@ -75,7 +75,21 @@ def main() -> None:
         f"{os.cpu_count()} cores, Python {platform.python_version()}, "
         "by `python benchmarks/run_all.py`. Ratios are what matter: the machine is shared.\n"
     )
-    (HERE / "RESULTS.md").write_text(header + "\n" + "\n".join(sections) + "\n" + note + "\n")
+    results = HERE / "RESULTS.md"
+    kept = _kept_notes(results)
+    results.write_text(header + "\n" + "\n".join(sections) + "\n" + note + "\n" + kept)
+
+
+CHANGES = "## What was changed to get here"
+
+
+def _kept_notes(path: Path) -> str:
+    """The hand-written section of RESULTS.md (before/after notes), kept across runs."""
+    if not path.exists():
+        return ""
+    text = path.read_text()
+    at = text.find(CHANGES)
+    return "" if at < 0 else "\n" + text[at:]
 
 
 if __name__ == "__main__":
