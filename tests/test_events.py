@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import evalbook as eb
 from evalbook._contract import ERROR, SCORED, UNSCORED, Rec
 from evalbook._events import LineEncoder, read_events, replay
-from evalbook._results import PENDING, Results
+from evalbook._results import PENDING, Finished, Results
 from evalbook._store import start_events
 
 text = st.text(max_size=12)
@@ -49,14 +49,16 @@ def runs(draw: Any) -> tuple[list[eb.ScoreDefinition], Results]:
             continue
         results.set_case(
             pos,
-            outcome,
-            draw(st.integers(0, 5)),
-            draw(outputs),
-            draw(maybe_text),
-            draw(maybe_text),
-            draw(st.integers(10**15, 2 * 10**15)) / 1e6,  # the engine takes whole µs
-            draw(st.integers(0, 10**10)) / 1e6,
-            [draw(records()) for _ in range(n_scores)],
+            Finished(
+                outcome,
+                draw(st.integers(0, 5)),
+                draw(outputs),
+                draw(maybe_text),
+                draw(maybe_text),
+                draw(st.integers(10**15, 2 * 10**15)) / 1e6,  # the engine takes whole µs
+                draw(st.integers(0, 10**10)) / 1e6,
+                [draw(records()) for _ in range(n_scores)],
+            ),
         )
     return definitions, results
 

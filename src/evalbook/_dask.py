@@ -27,7 +27,7 @@ from ._contract import Rec, error_rec, safe_repr
 from ._dask_worker import PlanPlugin, Row, run_batch
 from ._errors import ConfigurationError
 from ._plan import Plan
-from ._results import ERRORED
+from ._results import ERRORED, Finished
 from ._runner import _Engine
 
 __all__ = ["DaskRunner", "batch_size", "partition"]
@@ -252,19 +252,17 @@ class DaskRunner:
 
     def apply(self, engine: _Engine, rows: Iterable[Row], done: list[bool]) -> None:
         results, sink, tick = engine.results, engine.sink, engine.tick
-        for pos, outcome, attempts, output, etype, emsg, started, duration, recs in rows:
+        for pos, case in rows:
             if done[pos]:
                 continue  # a batch re-run after a worker died: every case counts once
             done[pos] = True
             if sink is not None:
-                for attempt in range(1, attempts + 1):
+                for attempt in range(1, case.attempts + 1):
                     sink.case_started(pos, attempt)
-            results.set_case(pos, outcome, attempts, output, etype, emsg, started, duration, recs)
+            results.set_case(pos, case)
             if sink is not None:
-                sink.case_ended(
-                    pos, outcome, attempts, output, etype, emsg, started, duration, recs
-                )
-            self._warn(engine, pos, recs)
+                sink.case_ended(pos, case)
+            self._warn(engine, pos, case.records)
             if tick is not None:
                 tick()
 
@@ -377,4 +375,5 @@ def _killed(pos: int, plan: Plan, exc: BaseException) -> Row:
     """A case whose worker died every time it ran it: errored, never lost."""
     emsg = f"its Dask worker died each time it ran this case ({exc})"
     recs = [error_rec("case_errored", f"KilledWorker: {emsg}")] * len(plan.definitions)
-    return (pos, ERRORED, 1, None, "KilledWorker", emsg, time.time(), 0.0, recs)
+    started = time.time_ns() // 1000 / 1e6
+    return (pos, Finished(ERRORED, 1, None, "KilledWorker", emsg, started, 0.0, recs))

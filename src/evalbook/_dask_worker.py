@@ -16,9 +16,9 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import replace
 from typing import Any
 
-from ._contract import Rec, safe_repr
+from ._contract import safe_repr
 from ._plan import Plan
-from ._results import Results
+from ._results import Finished, Results
 from ._runner import _Engine
 
 try:  # imported only on Dask workers and by a driver given executor=
@@ -31,9 +31,8 @@ __all__ = ["LEASE_WAIT_S", "PlanPlugin", "Row", "run_batch"]
 LEASE_WAIT_S = 1.0  # a lane waiting for a lease checks this often whether its batch is done
 WATCH_S = 0.5  # a running batch checks this often whether the driver cancelled it
 
-# One finished case: (pos, outcome, attempts, output, error_type, error_message,
-# started_at, duration_s, records).
-Row = tuple[int, int, int, Any, str | None, str | None, float, float, list[Rec]]
+# One finished case: its position in the run and the case as the engine handed it over.
+Row = tuple[int, Finished]
 
 
 def _pack(rows: list[Row]) -> bytes:
@@ -49,13 +48,14 @@ def _pack(rows: list[Row]) -> bytes:
                 cloudpickle.dumps(row)
                 safe.append(row)
             except Exception:
+                pos, case = row
                 recs = [
                     r._replace(metadata={"repr": safe_repr(r.metadata)})
                     if r.metadata is not None
                     else r
-                    for r in row[8]
+                    for r in case.records
                 ]
-                safe.append((*row[:3], safe_repr(row[3]), *row[4:8], recs))
+                safe.append((pos, case._replace(output=safe_repr(case.output), records=recs)))
         return bytes(cloudpickle.dumps(safe))
 
 
@@ -70,31 +70,8 @@ class _Collector(Results):
     def n_cases(self) -> int:
         return len(self.positions)
 
-    def set_case(
-        self,
-        pos: int,
-        outcome: int,
-        attempts: int,
-        output: Any,
-        error_type: str | None,
-        error_message: str | None,
-        started_at: float,
-        duration_s: float,
-        records: Sequence[Rec],
-    ) -> None:
-        self.rows.append(
-            (
-                self.positions[pos],
-                outcome,
-                attempts,
-                output,
-                error_type,
-                error_message,
-                started_at,
-                duration_s,
-                list(records),
-            )
-        )
+    def set_case(self, pos: int, case: Finished) -> None:
+        self.rows.append((self.positions[pos], case._replace(records=list(case.records))))
 
 
 class _BatchEngine(_Engine):

@@ -21,7 +21,7 @@ import numpy as np
 
 from ._contract import ERROR, SCORED, UNSCORED, Rec
 from ._logfile import strip_padding
-from ._results import OUTCOMES, Results
+from ._results import OUTCOMES, Finished, Results
 from ._scores import Grader, ScoreDefinition
 
 __all__ = [
@@ -141,24 +141,14 @@ class LineEncoder:
         """The `case.started` line of an attempt that started at `at_us` (Unix µs)."""
         return f'{self._started}{_enc(self.case_ids[pos])},"attempt":{attempt},"at_us":{at_us}}}\n'
 
-    def case_lines(
-        self,
-        pos: int,
-        outcome: int,
-        attempts: int,
-        output: Any,
-        error_type: str | None,
-        error_message: str | None,
-        started_at: float,
-        duration_s: float,
-        records: Sequence[Rec],
-    ) -> str:
+    def case_lines(self, pos: int, case: Finished) -> str:
         """A finished case's `score.recorded` lines (definition order), then its `case.ended`.
 
-        Takes the values `Results.set_case` takes, as plain Python objects (no numpy reads).
+        Takes the case as the engine hands it over: plain Python objects, no numpy reads.
         Times are written as integer microseconds: the engine takes them at that precision,
         so they read back exactly, and integers format several times faster than floats.
         """
+        outcome, attempts, output, error_type, error_message, started_at, duration_s, records = case
         cid = _enc(self.case_ids[pos])
         lines = [
             # the common case (a plain value) is kept cheap: 0.0 and 1.0 are not even formatted
@@ -186,17 +176,7 @@ class LineEncoder:
 
     def case_ended(self, pos: int, results: Results) -> str:
         """`case_lines` for a case already stored in `results` (not the hot path)."""
-        return self.case_lines(
-            pos,
-            int(results.outcome[pos]),
-            int(results.attempts[pos]),
-            results.output[pos],
-            results.error_type[pos],
-            results.error_message[pos],
-            float(results.started_at[pos]),
-            float(results.duration_s[pos]),
-            results.records_of(pos),
-        )
+        return self.case_lines(pos, results.finished(pos))
 
 
 def _seconds(us: int | None) -> float:
@@ -332,14 +312,16 @@ def replay(path: Path) -> EventLog:
             continue
         results.set_case(
             pos,
-            _OUTCOME_CODES[event["outcome"]],
-            int(event["attempt"]),
-            decode_output(event.get("output"), event.get("output_kind")),
-            event.get("error_type"),
-            event.get("error_message"),
-            _seconds(event.get("started_us")),
-            _seconds(event.get("duration_us")),
-            [by_name.get(d.name) or _missing() for d in definitions],
+            Finished(
+                _OUTCOME_CODES[event["outcome"]],
+                int(event["attempt"]),
+                decode_output(event.get("output"), event.get("output_kind")),
+                event.get("error_type"),
+                event.get("error_message"),
+                _seconds(event.get("started_us")),
+                _seconds(event.get("duration_us")),
+                [by_name.get(d.name) or _missing() for d in definitions],
+            ),
         )
     return EventLog(
         run_id=str(first["run_id"]),

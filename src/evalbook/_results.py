@@ -4,14 +4,14 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NamedTuple
 
 import numpy as np
 
 from ._contract import Rec
 from ._scores import Grader
 
-__all__ = ["OUTCOMES", "Results"]
+__all__ = ["OUTCOMES", "Finished", "Results"]
 
 # Final outcomes, by code. PENDING marks a case without a final outcome (not run yet).
 PASSED, FAILED, ERRORED, TIMED_OUT = 0, 1, 2, 3
@@ -19,6 +19,23 @@ PENDING = -1
 OUTCOMES = ("passed", "failed", "errored", "timed_out")
 # Record columns that are mostly None; `Results.touched` tracks where they are not.
 SPARSE = ("reason", "message", "rationale", "metadata", "grader")
+
+
+class Finished(NamedTuple):
+    """A finished case: what the engine hands to `Results`, the run store and Dask.
+
+    Times are Unix seconds and seconds, taken in whole microseconds; `records` holds one
+    record per score, in definition order.
+    """
+
+    outcome: int
+    attempts: int
+    output: Any
+    error_type: str | None
+    error_message: str | None
+    started_at: float
+    duration_s: float
+    records: Sequence[Rec]
 
 
 class Results:
@@ -62,19 +79,9 @@ class Results:
     def n_cases(self) -> int:
         return len(self.case_ids)
 
-    def set_case(
-        self,
-        pos: int,
-        outcome: int,
-        attempts: int,
-        output: Any,
-        error_type: str | None,
-        error_message: str | None,
-        started_at: float,
-        duration_s: float,
-        records: Sequence[Rec],
-    ) -> None:
+    def set_case(self, pos: int, case: Finished) -> None:
         """Store one finished case and its records (one per score, in definition order)."""
+        outcome, attempts, output, error_type, error_message, started_at, duration_s, records = case
         self.outcome[pos] = outcome
         self.attempts[pos] = attempts
         self.output[pos] = output
@@ -106,6 +113,19 @@ class Results:
                 self.metadata[i] = metadata
             if grader is not None:
                 self.grader[i] = grader
+
+    def finished(self, pos: int) -> Finished:
+        """A stored case as the engine handed it over (for resume, rescore and the log)."""
+        return Finished(
+            int(self.outcome[pos]),
+            int(self.attempts[pos]),
+            self.output[pos],
+            self.error_type[pos],
+            self.error_message[pos],
+            float(self.started_at[pos]),
+            float(self.duration_s[pos]),
+            self.records_of(pos),
+        )
 
     def records_of(self, pos: int) -> list[Rec]:
         """The records of one case, rebuilt (used by the store and by resume)."""

@@ -101,17 +101,7 @@ def resume_source(
         if src.outcome[i] == PENDING:
             todo.append(pos)
             continue
-        results.set_case(
-            pos,
-            int(src.outcome[i]),
-            int(src.attempts[i]),
-            src.output[i],
-            src.error_type[i],
-            src.error_message[i],
-            float(src.started_at[i]),
-            float(src.duration_s[i]),
-            src.records_of(i),
-        )
+        results.set_case(pos, src.finished(i))
     if source.path is not None:
         started_at = stored_started_at(source.path) or first_started_at(src)
         return open_existing(

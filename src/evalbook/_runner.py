@@ -18,7 +18,7 @@ from ._context import CaseContext
 from ._contract import ERROR, SCORED, UNSCORED, Rec, error_rec, interpret, raised_rec, skip_rec
 from ._errors import ConfigurationError, SkipScore
 from ._plan import BoundScorer, Plan, make_plan
-from ._results import ERRORED, FAILED, PASSED, TIMED_OUT, Results
+from ._results import ERRORED, FAILED, PASSED, TIMED_OUT, Finished, Results
 from ._run import Run
 from ._scorers import Scorer
 from ._scores import ScoreDefinition
@@ -37,19 +37,8 @@ class RunSink(Protocol):
 
     def case_started(self, pos: int, attempt: int) -> None: ...
 
-    def case_ended(
-        self,
-        pos: int,
-        outcome: int,
-        attempts: int,
-        output: Any,
-        error_type: str | None,
-        error_message: str | None,
-        started_at: float,
-        duration_s: float,
-        records: Sequence[Rec],
-    ) -> None:
-        """A finished case, with the values `Results.set_case` stores."""
+    def case_ended(self, pos: int, case: Finished) -> None:
+        """A finished case, as `Results.set_case` stores it."""
 
 
 class _Engine:
@@ -168,13 +157,10 @@ class _Engine:
             filled = [error_rec(code, f"{etype}: {emsg}")] * self.n_scores
         if outcome in (PASSED, FAILED):
             self._derive(filled, outcome)
-        self.results.set_case(
-            pos, outcome, attempts, output, etype, emsg, started, duration, filled
-        )
+        case = Finished(outcome, attempts, output, etype, emsg, started, duration, filled)
+        self.results.set_case(pos, case)
         if self.sink is not None:
-            self.sink.case_ended(
-                pos, outcome, attempts, output, etype, emsg, started, duration, filled
-            )
+            self.sink.case_ended(pos, case)
         if self.tick is not None:
             self.tick()
 

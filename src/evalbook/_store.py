@@ -21,12 +21,11 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ._contract import Rec
 from ._errors import ConfigurationError
 from ._events import LineEncoder, event_line
 from ._files import cases_file_table, records, scores_file_table, write_json, write_parquet
 from ._logfile import LogFile, LogInUse
-from ._results import PENDING, Results
+from ._results import PENDING, Finished, Results
 from ._scoring import outcome_counts
 
 if TYPE_CHECKING:
@@ -150,33 +149,12 @@ class StoreSink:
     def case_started(self, pos: int, attempt: int) -> None:
         self._started.append(self._started_line(pos, attempt, time.time_ns() // 1000))
 
-    def case_ended(
-        self,
-        pos: int,
-        outcome: int,
-        attempts: int,
-        output: Any,
-        error_type: str | None,
-        error_message: str | None,
-        started_at: float,
-        duration_s: float,
-        records: Sequence[Rec],
-    ) -> None:
-        """Log a finished case (the values `Results.set_case` takes): the hot path."""
+    def case_ended(self, pos: int, case: Finished) -> None:
+        """Log a finished case: the hot path."""
         if self.error is not None:
             return
         try:
-            text = self._case_lines(
-                pos,
-                outcome,
-                attempts,
-                output,
-                error_type,
-                error_message,
-                started_at,
-                duration_s,
-                records,
-            )
+            text = self._case_lines(pos, case)
         except Exception as exc:  # never let the log break a run
             self._fail(exc)
             return
