@@ -181,3 +181,29 @@ def test_a_file_system_without_locks_still_gets_its_log(
     log.write(b"a\n")
     log.close()
     assert path.read_bytes() == b"a\n"
+
+
+def test_being_written_while_a_writer_holds_the_log(tmp_path: Path) -> None:
+    from evalbook._logfile import being_written
+
+    path = tmp_path / "events.jsonl"
+    assert not being_written(path)  # no file yet
+    log = LogFile(path, append=False)
+    assert being_written(path)
+    log.close()
+    assert not being_written(path)
+
+
+def test_a_reader_probing_the_lock_does_not_refuse_a_writer(tmp_path: Path) -> None:
+    import fcntl
+    import threading
+
+    path = tmp_path / "events.jsonl"
+    path.write_bytes(b"a\n")
+    fd = os.open(path, os.O_RDONLY)
+    fcntl.flock(fd, fcntl.LOCK_SH)  # a reader's probe, caught at the worst moment
+    threading.Timer(0.02, os.close, args=(fd,)).start()  # ...and over 20 ms later
+    log = LogFile(path, append=True)  # waits for it instead of failing
+    log.write(b"b\n")
+    log.close()
+    assert path.read_bytes() == b"a\nb\n"

@@ -252,3 +252,17 @@ def test_data_parquet_cannot_hold_is_a_warning_not_a_failure(tmp_path: Path) -> 
     assert run.path is not None and not (run.path / "data.parquet").exists()
     loaded = eb.load_run(run.path)
     assert loaded.cases["output"].tolist() == ["a", "b"]
+
+
+def test_runs_lists_a_run_being_written_as_running(tmp_path: Path) -> None:
+    seen: list[str] = []
+
+    def task(question: str) -> str:
+        if question == "b":
+            seen.extend(eb.runs(tmp_path)["status"])
+        return question
+
+    run = eb.run(DATA, task=task, name="live", store=tmp_path, concurrency=1, progress=False)
+    assert seen == ["running"]
+    assert list(eb.runs(tmp_path)["status"]) == ["complete"]
+    assert run.path is not None

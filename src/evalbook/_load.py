@@ -15,6 +15,7 @@ import pandas as pd
 from ._contract import STATUSES
 from ._events import SCHEMA_VERSION, NotARunLog, SchemaVersionError, replay, version_error
 from ._files import OUTPUT_KINDS, check_parquet_version, decode_file_output, frame_of, text_list
+from ._logfile import being_written
 from ._results import OUTCOMES, PENDING, Results
 from ._run import Run
 from ._scores import Grader, ScoreDefinition
@@ -287,7 +288,10 @@ def _row(folder: Path) -> dict[str, Any] | None:
         results=log.results,
         path=folder,
     )
-    status = finish_status(log.results) if log.ended is not None else "incomplete"
+    if log.ended is not None:
+        status = finish_status(log.results)
+    else:  # not ended: still being written by a run, or left behind by a crash
+        status = "running" if being_written(folder / EVENTS) else "incomplete"
     return {
         "name": log.name,
         "id": log.run_id,
@@ -303,7 +307,8 @@ def _row(folder: Path) -> dict[str, Any] | None:
 def runs(store: str | os.PathLike[str] = "runs") -> pd.DataFrame:
     """The runs of a store, oldest first, complete or not, as a DataFrame.
 
-    Columns: `name, id, path` (absolute), `started_at, status` (complete | incomplete),
+    Columns: `name, id, path` (absolute), `started_at, status` (complete | incomplete |
+    running: a run holds its log right now),
     `n_cases, completion, headline`. Entries that are not runs are ignored; a run that
     cannot be read (another schema version, a damaged log) is skipped with a warning.
 

@@ -22,7 +22,14 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-__all__ = ["LogFile", "LogInUse", "cut_partial_line", "raw_write", "strip_padding"]
+__all__ = [
+    "LogFile",
+    "LogInUse",
+    "being_written",
+    "cut_partial_line",
+    "raw_write",
+    "strip_padding",
+]
 
 _SYNC_EVERY_S = 1.0
 WINDOW = 1 << 20  # bytes mapped (and reserved) at a time; a multiple of the page size
@@ -114,17 +121,56 @@ def reserve(fd: int, offset: int, length: int) -> None:
         zeros, offset = zeros[n:], offset + n
 
 
+_LOCK_TRIES = 20  # x 5 ms: a reader (`being_written`) holds its shared lock for microseconds
+
+
 def _lock(fd: int, path: Path) -> None:
     try:
         import fcntl
     except ImportError:  # no advisory locks here (Windows): nothing to check
         return
+    for attempt in range(_LOCK_TRIES):
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            return
+        except BlockingIOError:
+            if attempt + 1 < _LOCK_TRIES:
+                time.sleep(0.005)
+        except OSError:  # a file system without locks (e.g. some network mounts): go on
+            return
+    raise LogInUse(f"{path} is open for writing elsewhere")
+
+
+def being_written(path: Path) -> bool:
+    """True while a run (in any process) holds `path` open for writing.
+
+    Example:
+        >>> import tempfile, pathlib
+        >>> path = pathlib.Path(tempfile.mkdtemp()) / "events.jsonl"
+        >>> log = LogFile(path, append=False)
+        >>> being_written(path)
+        True
+        >>> log.close()
+        >>> being_written(path)
+        False
+    """
     try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        import fcntl
+    except ImportError:  # no advisory locks here (Windows): cannot tell
+        return False
+    try:
+        fd = os.open(path, os.O_RDONLY)
+    except OSError:
+        return False
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
     except BlockingIOError:
-        raise LogInUse(f"{path} is open for writing elsewhere") from None
-    except OSError:  # a file system without locks (e.g. some network mounts): go on unlocked
-        pass
+        return True
+    except OSError:  # no locks on this file system: cannot tell
+        return False
+    finally:
+        os.close(fd)  # closing releases a lock taken above
+    return False
 
 
 def _unlock(fd: int) -> None:
