@@ -500,3 +500,19 @@ def test_a_run_is_not_rendered_on_the_way_out_of_asyncio_run(
     run = eb.run(pd.DataFrame({"q": ["a"]}), task=lambda q: q, store=None, progress=False)
     assert calls == []  # asyncio.run reprs its task (and so its result) twice on Python 3.11
     assert "<Run" in repr(run) and calls == [1]
+
+
+def test_duration_covers_the_attempts_not_the_scoring() -> None:
+    def slow_scorer(output: str) -> float:
+        time.sleep(0.3)
+        return 1.0
+
+    run = eb.run(
+        pd.DataFrame({"q": ["a"]}),
+        task=lambda q: q,
+        scorers=[slow_scorer],
+        store=None,
+        progress=False,
+    )
+    assert run.scores["value"].tolist() == [1.0]
+    assert 0 <= run.cases["duration_s"].iloc[0] < 0.25  # the 0.3 s of scoring is not in it
