@@ -151,7 +151,7 @@ class LineEncoder:
         outcome, attempts, output, error_type, error_message, started_at, duration_s, records = case
         cid = _enc(self.case_ids[pos])
         lines = [
-            # the common case (a plain value) is kept cheap: 0.0 and 1.0 are not even formatted
+            # the common case (a plain value) is kept cheap: 0, 0.5 and 1 are not even formatted
             f'{p}{cid},"value":{_VALUE_TEXT.get(r[1]) or repr(float(r[1]))}}}\n'
             if r[0] == SCORED and r[4] is None and r[5] is None and r[6] is None
             else f"{p}{cid},{_record_body(r)}}}\n"
