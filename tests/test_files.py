@@ -16,7 +16,9 @@ from _store_helpers import (
     events_of,
     run_t,
 )
+from _strategies import odd_text, runs
 from evalbook._events import decode_output, encode_output
+from evalbook._files import _direct_arrow, cases_file_arrow, cases_file_table
 
 # -- odd outputs ----------------------------------------------------------------------------
 
@@ -127,3 +129,20 @@ def test_output_encoding_round_trips(value: Any) -> None:
     text = json.dumps(encoded)
     back = decode_output(json.loads(text), kind)
     assert back == value and type(back) is type(value)
+
+
+@settings(max_examples=150, deadline=None)
+@given(run=runs(texts=odd_text) | runs())
+def test_the_stored_cases_table_is_built_without_a_frame_but_equal(run: Any) -> None:
+    definitions, results = run
+    frame = pd.DataFrame(index=range(results.n_cases))
+    full = eb.Run(name="r", id="i", definitions=definitions, data=frame, results=results)
+    expected, expected_binary = _direct_arrow(cases_file_table(full))
+    arrow, binary = cases_file_arrow(results)
+    assert arrow.schema == expected.schema
+    assert _cells(arrow) == _cells(expected)  # by value: NaN (a case not run) equals NaN
+    assert binary == expected_binary
+
+
+def _cells(arrow: Any) -> list[list[Any]]:
+    return [[v if v == v else "NaN" for v in c.to_pylist()] for c in arrow.columns]

@@ -257,8 +257,9 @@ class DaskRunner:
                 continue  # a batch re-run after a worker died: every case counts once
             done[pos] = True
             if sink is not None:
+                now = time.time_ns() // 1000  # logged as the case arrives from the cluster
                 for attempt in range(1, case.attempts + 1):
-                    sink.case_started(pos, attempt)
+                    sink.case_started(pos, attempt, now)
             results.set_case(pos, case)
             if sink is not None:
                 sink.case_ended(pos, case)

@@ -41,6 +41,7 @@ _V = f'{{"schema_version":{SCHEMA_VERSION},"event":'
 _VALUE_TEXT = {0.0: "0.0", 1.0: "1.0", 0.5: "0.5"}  # -0.0 is written 0.0 (an equal value)
 _OUTCOME_CODES = {name: code for code, name in enumerate(OUTCOMES)}
 _MAX_DEPTH = 64
+_MAX_VALUE_TEXTS = 1 << 14  # per run: about 1.5 MB at most
 
 
 class NotARunLog(ValueError):
@@ -123,40 +124,61 @@ def _grader_json(grader: Grader) -> str:
 
 
 class LineEncoder:
-    """Builds the event lines of one run; `case_started` and `case_lines` are the hot path."""
+    """Builds the event lines of one run; `case_block` is the hot path (once per case)."""
 
     def __init__(self, definitions: Sequence[ScoreDefinition], case_ids: Sequence[str]) -> None:
         self.case_ids = case_ids
         self.n_scores = len(definitions)
         self._ended = f'{_V}"case.ended","case_id":'
         self._started = f'{_V}"case.started","case_id":'
-        # each score's line up to its case id: a record line is then 4 pieces
+        # each score's line up to its case id: a plain record line is then 5 pieces
         self._record_prefix = [
             f'{_V}"score.recorded","score":{_enc(d.name)},'
             f'"derived":{"true" if d.derived else "false"},"case_id":'
             for d in definitions
         ]
+        # the text of each plain score value seen so far: `repr` of a float costs more than
+        # the rest of its line, and scores repeat (0, 1, rubric steps, ratios of small counts)
+        self._values = dict(_VALUE_TEXT)
 
     def case_started(self, pos: int, attempt: int, at_us: int) -> str:
         """The `case.started` line of an attempt that started at `at_us` (Unix µs)."""
         return f'{self._started}{_enc(self.case_ids[pos])},"attempt":{attempt},"at_us":{at_us}}}\n'
 
     def case_lines(self, pos: int, case: Finished) -> str:
-        """A finished case's `score.recorded` lines (definition order), then its `case.ended`.
+        """A finished case's `score.recorded` lines (definition order), then its `case.ended`."""
+        return self.case_block(pos, case, ())
 
-        Takes the case as the engine hands it over: plain Python objects, no numpy reads.
+    def case_block(self, pos: int, case: Finished, started: Sequence[tuple[int, int, int]]) -> str:
+        """The `case.started` lines of `started` (pos, attempt, at_us), then `case_lines`.
+
+        One join per case: the engine hands the case over as plain Python objects, and the
+        common case (plain score values, text output, no error) is assembled from pieces.
         Times are written as integer microseconds: the engine takes them at that precision,
         so they read back exactly, and integers format several times faster than floats.
         """
         outcome, attempts, output, error_type, error_message, started_at, duration_s, records = case
         cid = _enc(self.case_ids[pos])
-        lines = [
-            # the common case (a plain value) is kept cheap: 0, 0.5 and 1 are not even formatted
-            f'{p}{cid},"value":{_VALUE_TEXT.get(r[1]) or repr(float(r[1]))}}}\n'
-            if r[0] == SCORED and r[4] is None and r[5] is None and r[6] is None
-            else f"{p}{cid},{_record_body(r)}}}\n"
-            for p, r in zip(self._record_prefix, records, strict=False)  # one per score
-        ]
+        parts: list[str] = []
+        for p, attempt, at_us in started:
+            parts += (
+                self._started,
+                cid if p == pos else _enc(self.case_ids[p]),
+                ',"attempt":',
+                str(attempt),
+                ',"at_us":',
+                str(at_us),
+                "}\n",
+            )
+        values = self._values
+        for prefix, r in zip(self._record_prefix, records, strict=False):  # one per score
+            if r[0] == SCORED and r[4] is None and r[5] is None and r[6] is None:
+                text = values.get(r[1])
+                if text is None:
+                    text = self._value_text(r[1])
+                parts += (prefix, cid, ',"value":', text, "}\n")
+            else:
+                parts += (prefix, cid, ",", _record_body(r), "}\n")
         if type(output) is str:
             out = _enc(output)
         else:
@@ -166,13 +188,28 @@ class LineEncoder:
             out += f',"error_type":{_enc(error_type)}'
         if error_message is not None:
             out += f',"error_message":{_enc(error_message)}'
-        lines.append(
-            f'{self._ended}{cid},"attempt":{attempts},"outcome":"{OUTCOMES[outcome]}",'
-            f'"output":{out},"started_us":'
-            f"{round(started_at * 1e6) if started_at == started_at else 'null'},"  # NaN: null
-            f'"duration_us":{round(duration_s * 1e6) if duration_s == duration_s else "null"}}}\n'
+        parts += (
+            self._ended,
+            cid,
+            ',"attempt":',
+            str(attempts),
+            ',"outcome":"',
+            OUTCOMES[outcome],
+            '","output":',
+            out,
+            ',"started_us":',
+            str(round(started_at * 1e6)) if started_at == started_at else "null",  # NaN: null
+            ',"duration_us":',
+            str(round(duration_s * 1e6)) if duration_s == duration_s else "null",
+            "}\n",
         )
-        return "".join(lines)
+        return "".join(parts)
+
+    def _value_text(self, value: float) -> str:
+        text = repr(float(value))
+        if len(self._values) < _MAX_VALUE_TEXTS and value == value:  # NaN never hits
+            self._values[value] = text
+        return text
 
     def case_ended(self, pos: int, results: Results) -> str:
         """`case_lines` for a case already stored in `results` (not the hot path)."""

@@ -19,14 +19,17 @@ import numpy as np
 import pandas as pd
 
 from ._events import SCHEMA_VERSION, encode_output, version_error
+from ._tables import case_columns
 
 if TYPE_CHECKING:
+    from ._results import Results
     from ._run import Run
 
 __all__ = [
     "OUTPUT_KINDS",
     "SURROGATE_TEXT",
     "atomic_write",
+    "cases_file_arrow",
     "cases_file_table",
     "check_parquet_version",
     "decode_file_output",
@@ -37,6 +40,7 @@ __all__ = [
     "scores_file_table",
     "surrogate_text_columns",
     "text_list",
+    "write_arrow",
     "write_json",
     "write_parquet",
     "write_text",
@@ -194,16 +198,23 @@ def _column_array(series: pd.Series[Any]) -> tuple[Any, bool]:
 
 def _direct_arrow(frame: pd.DataFrame) -> tuple[Any, list[str]]:
     """The frame as an Arrow table built column by column, without pandas metadata."""
-    import pyarrow as pa
-
     names = [str(c) for c in frame.columns]
     if len(set(names)) != len(names) or not isinstance(frame.index, pd.RangeIndex):
         raise _NotStoreTable("labels")
-    arrays, escaped = [], []
     null = set(frame.attrs.get(_NULL_COLUMNS, ()))  # known to be all None: nothing to scan
-    for name, (_, series) in zip(names, frame.items(), strict=True):
+    return _arrow_table(names, [s for _, s in frame.items()], len(frame), null)
+
+
+def _arrow_table(
+    names: list[str], columns: list[pd.Series[Any]], n: int, null: set[str]
+) -> tuple[Any, list[str]]:
+    """Named columns as an Arrow table, and the names of the columns written as binary."""
+    import pyarrow as pa
+
+    arrays, escaped = [], []
+    for name, series in zip(names, columns, strict=True):
         if name in null:
-            arrays.append(pa.nulls(len(frame)))
+            arrays.append(pa.nulls(n))
             continue
         array, odd = _column_array(series)
         arrays.append(array)
@@ -248,15 +259,23 @@ def write_parquet(frame: pd.DataFrame, path: Path, table: str, index: bool = Fal
     A text column holding a string that is not valid UTF-8 (a lone surrogate) is written as
     binary (`encode_text`) and named under `surrogate_text` in the `evalbook` metadata.
     """
-    import pyarrow as pa
-    import pyarrow.parquet as pq
-
     try:
         if index:
             raise _NotStoreTable("index")
         arrow, escaped = _direct_arrow(frame)
     except _NotStoreTable:
         arrow, escaped = _pandas_arrow(frame, index)
+    write_arrow(arrow, escaped, path, table)
+
+
+def write_arrow(arrow: Any, escaped: list[str], path: Path, table: str) -> None:
+    """Write an Arrow table atomically as Parquet, `schema_version` in its metadata.
+
+    `escaped` names the text columns written as `encode_text` bytes.
+    """
+    import pyarrow as pa
+    import pyarrow.parquet as pq
+
     # dictionary-encode the categorical columns only: building dictionaries of unique text
     # (ids, outputs) costs time and saves nothing
     cats = [f.name for f in arrow.schema if pa.types.is_dictionary(f.type)]
@@ -398,10 +417,8 @@ def decode_file_output(text: str | None, kind: str | None) -> Any:
     return text
 
 
-def cases_file_table(run: Run) -> pd.DataFrame:
-    """`run.cases` with `output` as text and its `output_kind` next to it."""
-    table = run.cases.copy(deep=False)
-    outputs = run._results.output
+def _output_columns(outputs: list[Any]) -> tuple[np.ndarray, pd.Categorical[Any]]:
+    """The `output` texts and their `output_kind` of the table files."""
     texts = np.empty(len(outputs), dtype=object)
     kind = OUTPUT_KINDS.index("text")
     if all(type(o) is str for o in outputs) and _utf8("".join(outputs)):  # the common case
@@ -416,11 +433,34 @@ def cases_file_table(run: Run) -> pd.DataFrame:
         codes = np.array([OUTPUT_KINDS.index(k) for _, k in encoded], dtype=np.int8)
     if kind >= 0:
         codes = np.full(len(outputs), kind, dtype=np.int8)
-    table["output"] = pd.Series(texts, index=table.index, dtype=object, copy=False)
     kinds = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(list(OUTPUT_KINDS)))
+    return texts, kinds
+
+
+def cases_file_table(run: Run) -> pd.DataFrame:
+    """`run.cases` with `output` as text and its `output_kind` next to it."""
+    table = run.cases.copy(deep=False)
+    texts, kinds = _output_columns(run._results.output)
+    table["output"] = pd.Series(texts, index=table.index, dtype=object, copy=False)
     at = list(table.columns).index("output") + 1
     table.insert(at, "output_kind", pd.Series(kinds, index=table.index))
     return table
+
+
+def cases_file_arrow(results: Results) -> tuple[Any, list[str]]:
+    """`cases_file_table` as Arrow (and its binary columns), built without any DataFrame.
+
+    The store writes `cases.parquet` at the end of every run; a run that nobody asks for
+    its `cases` table then does not pay for one.
+    """
+    columns = case_columns(results)
+    texts, kinds = _output_columns(results.output)
+    columns["output"] = pd.Series(texts, dtype=object, copy=False)  # not inferred as `str`
+    names = list(columns)
+    names.insert(names.index("output") + 1, "output_kind")
+    columns["output_kind"] = kinds
+    series = [pd.Series(columns[name], copy=False) for name in names]
+    return _arrow_table(names, series, results.n_cases, set())
 
 
 def scores_file_table(run: Run) -> pd.DataFrame:

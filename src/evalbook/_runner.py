@@ -35,7 +35,8 @@ _NOT_RECORDED = Rec(UNSCORED, reason="not_recorded")
 class RunSink(Protocol):
     """Receives a run's progress as it happens (the run store implements it)."""
 
-    def case_started(self, pos: int, attempt: int) -> None: ...
+    def case_started(self, pos: int, attempt: int, at_us: int) -> None:
+        """An attempt started at `at_us` (Unix time in whole microseconds)."""
 
     def case_ended(self, pos: int, case: Finished) -> None:
         """A finished case, as `Results.set_case` stores it."""
@@ -93,7 +94,7 @@ class _Engine:
         plan = self.plan
         values = self._values(pos)
         # times in whole microseconds, so that the run log holds them exactly as integers
-        started = time.time_ns() // 1000 / 1e6
+        at_us = time.time_ns() // 1000
         t0 = time.perf_counter_ns()
         recs: list[Rec | None] = [None] * self.n_scores
         etype = emsg = None
@@ -106,7 +107,9 @@ class _Engine:
             while True:
                 attempt += 1
                 if self.sink is not None:
-                    self.sink.case_started(pos, attempt)
+                    self.sink.case_started(
+                        pos, attempt, at_us if attempt == 1 else time.time_ns() // 1000
+                    )
                 ctx = CaseContext(plan.case_ids[pos], attempt, plan.index)
                 outcome, output, etype, emsg = await self._attempt(values, ctx)
                 if outcome in (ERRORED, TIMED_OUT) and attempt < self.attempts:
@@ -124,7 +127,7 @@ class _Engine:
             output,
             etype,
             emsg,
-            started,
+            at_us / 1e6,
             (time.perf_counter_ns() - t0) // 1000 / 1e6,
         )
 

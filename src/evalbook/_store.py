@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 import re
-import time
 import uuid
 import warnings
 from collections.abc import Sequence
@@ -23,7 +22,14 @@ import pandas as pd
 
 from ._errors import ConfigurationError
 from ._events import LineEncoder, event_line
-from ._files import cases_file_table, records, scores_file_table, write_json, write_parquet
+from ._files import (
+    cases_file_arrow,
+    records,
+    scores_file_table,
+    write_arrow,
+    write_json,
+    write_parquet,
+)
 from ._logfile import LogFile, LogInUse
 from ._results import PENDING, Finished, Results
 from ._scoring import outcome_counts
@@ -123,9 +129,8 @@ class StoreSink:
                 "wait for it to end, or resume into a new folder with "
                 "resume=eb.load_run(path), store=..."
             ) from None
-        self._started: list[str] = []
-        self._started_line = encoder.case_started
-        self._case_lines = encoder.case_lines
+        self._started: list[tuple[int, int, int]] = []  # (pos, attempt, at_us) not yet written
+        self._block = encoder.case_block
         self.error: BaseException | None = None
 
     def write(self, text: str) -> None:
@@ -146,23 +151,21 @@ class StoreSink:
             stacklevel=2,
         )
 
-    def case_started(self, pos: int, attempt: int) -> None:
-        self._started.append(self._started_line(pos, attempt, time.time_ns() // 1000))
+    def case_started(self, pos: int, attempt: int, at_us: int) -> None:
+        """Note an attempt's start; its line goes out with the next write."""
+        self._started.append((pos, attempt, at_us))
 
     def case_ended(self, pos: int, case: Finished) -> None:
-        """Log a finished case: the hot path."""
+        """Log a finished case, after the `case.started` lines noted since the last write."""
         if self.error is not None:
             return
+        started = self._started
         try:
-            text = self._case_lines(pos, case)
+            text = self._block(pos, case, started)
         except Exception as exc:  # never let the log break a run
             self._fail(exc)
             return
-        started = self._started
-        if started:  # the case.started lines logged since the last write go first
-            started.append(text)
-            text = "".join(started)
-            started.clear()
+        started.clear()
         try:
             self._log.write(text.encode("utf-8", "surrogatepass"))
         except OSError as exc:
@@ -170,7 +173,8 @@ class StoreSink:
 
     def close(self) -> None:
         if self._started and self.error is None:
-            self.write("".join(self._started))
+            at = self.encoder.case_started
+            self.write("".join(at(p, a, t) for p, a, t in self._started))
             self._started.clear()
         self._log.close()
 
@@ -282,7 +286,7 @@ def finish_files(run: Run, started_at: str, ended_at: str | None, status: str) -
 
     assert run.path is not None
     folder = run.path
-    write_parquet(cases_file_table(run), folder / CASES, "cases")
+    write_arrow(*cases_file_arrow(run._results), folder / CASES, "cases")
     write_parquet(scores_file_table(run), folder / SCORES, "scores")
     h = run.headline
     write_json(
