@@ -2,15 +2,19 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
-from _strategies import runs
+import evalbook as eb
+from _strategies import odd_text, records, runs
+from evalbook._contract import SCORED, Rec
 from evalbook._events import LineEncoder, read_events, replay
-from evalbook._results import PENDING, Results
+from evalbook._results import PENDING, Finished, Results
 from evalbook._store import start_events
 
 
@@ -47,3 +51,47 @@ def test_every_run_replays_to_the_same_results(tmp_path: Path, run: Any) -> None
     for event in read_events(log):  # every line is a JSON object with the integer version
         assert type(event["schema_version"]) is int
     _same(replay(log).results, results)
+
+
+@st.composite
+def plain_cases(draw: Any) -> tuple[list[str], Finished, list[tuple[int, int, int]]]:
+    """A case the fast path takes (plain values, text output), and the starts to log."""
+    n_scores = draw(st.integers(0, 4))
+    ids = draw(st.lists(odd_text, min_size=3, max_size=3, unique=True))
+    values = draw(
+        st.lists(
+            st.floats(0.0, 1.0) | st.sampled_from([0.0, 1.0, 0.5, -0.0]),
+            min_size=n_scores,
+            max_size=n_scores,
+        )
+    )
+    case = Finished(
+        draw(st.sampled_from([0, 1])),
+        draw(st.integers(1, 3)),
+        draw(odd_text),
+        None,
+        None,
+        draw(st.integers(10**15, 2 * 10**15)) / 1e6,
+        draw(st.integers(0, 10**10)) / 1e6,
+        [Rec(SCORED, v) for v in values],
+    )
+    starts = st.tuples(st.integers(0, 2), st.integers(1, 3), st.integers(0, 2 * 10**15))
+    return ids, case, draw(st.lists(starts, max_size=3))
+
+
+@settings(max_examples=300, deadline=None)
+@given(drawn=plain_cases(), odd=records())
+def test_the_fast_lines_are_the_general_lines(drawn: Any, odd: Rec) -> None:
+    ids, case, started = drawn
+    definitions = [eb.define_score(f"s{j}") for j in range(len(case.records))]
+    encoder = LineEncoder(definitions, ids)
+    expected = encoder.case_block(1, case, started)
+    assert encoder.block(1, case, started) == expected
+    assert encoder.block(1, case, started) == expected  # and again, from the cached tails
+    lines = [json.loads(line) for line in expected.splitlines()]
+    assert [e["value"] for e in lines if e["event"] == "score.recorded"] == [
+        r.value for r in case.records
+    ]
+    if case.records:  # any other record goes the general way, with the same result
+        other = case._replace(records=[odd, *case.records[1:]])
+        assert encoder.block(1, other, started) == encoder.case_block(1, other, started)

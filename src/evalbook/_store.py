@@ -130,7 +130,7 @@ class StoreSink:
                 "resume=eb.load_run(path), store=..."
             ) from None
         self._started: list[tuple[int, int, int]] = []  # (pos, attempt, at_us) not yet written
-        self._block = encoder.case_block
+        self._block = encoder.block
         self.error: BaseException | None = None
 
     def write(self, text: str) -> None:
