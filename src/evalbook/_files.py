@@ -421,9 +421,10 @@ def _output_columns(outputs: list[Any]) -> tuple[np.ndarray, pd.Categorical[Any]
     """The `output` texts and their `output_kind` of the table files."""
     texts = np.empty(len(outputs), dtype=object)
     kind = OUTPUT_KINDS.index("text")
-    if all(type(o) is str for o in outputs) and _utf8("".join(outputs)):  # the common case
+    types = set(map(type, outputs))
+    if types <= {str} and _utf8("".join(outputs)):  # the common case
         texts[:] = outputs
-    elif all(type(o) is float for o in outputs):  # numbers, e.g. scores of stored outputs
+    elif types <= {float}:  # numbers, e.g. scores of stored outputs
         texts[:] = _float_texts(outputs)
         kind = OUTPUT_KINDS.index("json")
     else:

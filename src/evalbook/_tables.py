@@ -107,6 +107,8 @@ def _sparse_categorical(
     values: list[Any], touched: np.ndarray | None = None
 ) -> pd.Categorical[str] | pd.Series[Any]:
     """A categorical of a mostly-None column, factorising only the present entries."""
+    if values.count(None) == len(values):  # e.g. error_type when nothing failed
+        return _text_categorical(np.full(len(values), -1, dtype=np.int32), [])
     arr = _sparse(values, touched)
     idx = _present(arr if touched is None else arr[touched])
     if touched is not None:
