@@ -259,7 +259,7 @@ class DaskRunner:
             if sink is not None:
                 now = time.time_ns() // 1000  # logged as the case arrives from the cluster
                 for attempt in range(1, case.attempts + 1):
-                    sink.case_started(pos, attempt, now)
+                    sink.case_started((pos, attempt, now))
             results.set_case(pos, case)
             if sink is not None:
                 sink.case_ended(pos, case)

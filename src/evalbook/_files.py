@@ -49,6 +49,7 @@ __all__ = [
 OUTPUT_KINDS = ("none", "text", "json", "literal", "repr")
 _META_KEY = b"evalbook"
 SURROGATE_TEXT = "surrogate_text"
+_SMALL_DICTIONARY = 1024  # categories a Parquet dictionary page is worth it for
 _NULL_COLUMNS = "evalbook_null_columns"  # a frame's attrs: its columns known to be all None
 
 
@@ -276,9 +277,15 @@ def write_arrow(arrow: Any, escaped: list[str], path: Path, table: str) -> None:
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    # dictionary-encode the categorical columns only: building dictionaries of unique text
-    # (ids, outputs) costs time and saves nothing
-    cats = [f.name for f in arrow.schema if pa.types.is_dictionary(f.type)]
+    # Parquet dictionaries for categorical columns with few categories only: for unique text
+    # (ids, outputs), and for scores.case_id, plain pages are faster to write and smaller
+    cats = [
+        f.name
+        for f in arrow.schema
+        if pa.types.is_dictionary(f.type)
+        and max((len(c.dictionary) for c in arrow.column(f.name).chunks), default=0)
+        <= _SMALL_DICTIONARY
+    ]
     info: dict[str, Any] = {"schema_version": SCHEMA_VERSION, "table": table}
     if escaped:
         info[SURROGATE_TEXT] = escaped

@@ -35,8 +35,8 @@ _NOT_RECORDED = Rec(UNSCORED, reason="not_recorded")
 class RunSink(Protocol):
     """Receives a run's progress as it happens (the run store implements it)."""
 
-    def case_started(self, pos: int, attempt: int, at_us: int) -> None:
-        """An attempt started at `at_us` (Unix time in whole microseconds)."""
+    def case_started(self, start: tuple[int, int, int], /) -> None:
+        """An attempt started: `(pos, attempt, at_us)`, at_us in whole Unix microseconds."""
 
     def case_ended(self, pos: int, case: Finished) -> None:
         """A finished case, as `Results.set_case` stores it."""
@@ -108,7 +108,7 @@ class _Engine:
                 attempt += 1
                 if self.sink is not None:
                     self.sink.case_started(
-                        pos, attempt, at_us if attempt == 1 else time.time_ns() // 1000
+                        (pos, attempt, at_us if attempt == 1 else time.time_ns() // 1000)
                     )
                 ctx = CaseContext(plan.case_ids[pos], attempt, plan.index)
                 outcome, output, etype, emsg = await self._attempt(values, ctx)

@@ -11,7 +11,7 @@ import os
 import re
 import uuid
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -130,6 +130,8 @@ class StoreSink:
                 "resume=eb.load_run(path), store=..."
             ) from None
         self._started: list[tuple[int, int, int]] = []  # (pos, attempt, at_us) not yet written
+        # an attempt's start is noted (its line goes out with the next write): a list append
+        self.case_started: Callable[[tuple[int, int, int]], None] = self._started.append
         self._block = encoder.block
         self.error: BaseException | None = None
 
@@ -150,10 +152,6 @@ class StoreSink:
             RuntimeWarning,
             stacklevel=2,
         )
-
-    def case_started(self, pos: int, attempt: int, at_us: int) -> None:
-        """Note an attempt's start; its line goes out with the next write."""
-        self._started.append((pos, attempt, at_us))
 
     def case_ended(self, pos: int, case: Finished) -> None:
         """Log a finished case, after the `case.started` lines noted since the last write."""
