@@ -2,9 +2,10 @@
 
 The reference work is the one of `bench_core.py` (`_work.py`: an echo task, three sync
 scorers, then the long table and the per-score means), 10,000 cases. Both variants run
-alternately after a warm-up; each round pairs one run of each. Printed: the median wall and
-CPU times, the ratio of the medians, the median of the per-round ratios, and the bytes the
-store wrote per (case, score) record. The issue's bar: store on ≤ 1.3× store off.
+alternately after a warm-up; each round pairs one run of each, at the given size and at a
+fifth of it. Printed: the median wall and CPU times, the ratio of the medians, the median of
+the per-round ratios, the store's cost split into a per-case and a per-run part, and the
+bytes the store wrote per (case, score) record. The issue's bar: store on ≤ 1.3× store off.
 
     python benchmarks/bench_store.py [--cases 10000] [--rounds 7] [--sleep-ms 0]
 """
@@ -64,10 +65,15 @@ def main() -> None:
         _once(data, task, root)
         off: list[tuple[float, float]] = []
         on: list[tuple[float, float]] = []
+        small = make_data(args.cases // 5)
+        off_small: list[float] = []
+        on_small: list[float] = []
         for _ in range(args.rounds):
             off.append(_once(data, task, None))
             on.append(_once(data, task, root))
-        folder = next(root.iterdir())
+            off_small.append(_once(small, task, None)[0])
+            on_small.append(_once(small, task, root)[0])
+        folder = max(root.iterdir(), key=lambda f: (f / "events.jsonl").stat().st_size)
         sizes = {f.name: f.stat().st_size for f in folder.iterdir()}
     finally:
         shutil.rmtree(root, ignore_errors=True)
@@ -83,12 +89,33 @@ def main() -> None:
         print(f"{what:4} store=None   median {m_off * 1000:7.1f} ms  ({_ms(t_off)})")
         print(f"{what:4} store=folder median {m_on * 1000:7.1f} ms  ({_ms(t_on)})")
         print(f"{what:4} ratio on/off: {m_on / m_off:.2f}x (medians), {paired:.2f}x (per round)")
+    _costs(args.cases, [t[0] for t in off], [t[0] for t in on], off_small, on_small)
     records = args.cases * len(SCORERS)
     total = sum(sizes.values())
     print(
         f"one run folder: {total / 1e6:.2f} MB, {total / records:.0f} bytes per record "
         f"(events.jsonl {sizes.get('events.jsonl', 0) / records:.0f}, "
         f"scores.parquet {sizes.get('scores.parquet', 0) / records:.1f})"
+    )
+
+
+def _costs(
+    n: int, off: list[float], on: list[float], off_small: list[float], on_small: list[float]
+) -> None:
+    """Split each variant's time into a per-run and a per-case part (n and n/5 cases).
+
+    Medians of the per-round figures, so each pair of runs shares the machine's state.
+    """
+    k = n - n // 5
+    per_case = statistics.median((a - b) / k for a, b in zip(off, off_small, strict=True))
+    extra = [b - a for a, b in zip(off, on, strict=True)]
+    extra_small = [b - a for a, b in zip(off_small, on_small, strict=True)]
+    store_case = statistics.median((a - b) / k for a, b in zip(extra, extra_small, strict=True))
+    store_run = statistics.median(e - store_case * n for e in extra)
+    print(
+        f"wall costs: store=None {per_case * 1e6:.1f} µs per case; the store adds "
+        f"{store_case * 1e6:.1f} µs per case and {store_run * 1000:.0f} ms per run "
+        f"(from {n} and {n // 5} cases)"
     )
 
 

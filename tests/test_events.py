@@ -2,16 +2,20 @@
 
 from __future__ import annotations
 
+import functools
 import json
+import shutil
 from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
 from _strategies import odd_text, records, runs
+from evalbook import _events
 from evalbook._contract import SCORED, Rec
 from evalbook._events import LineEncoder, read_events, replay
 from evalbook._results import PENDING, Finished, Results
@@ -76,7 +80,7 @@ def plain_cases(draw: Any) -> tuple[list[str], Finished, list[tuple[int, int, in
         [Rec(SCORED, v) for v in values],
     )
     starts = st.tuples(st.integers(0, 2), st.integers(1, 3), st.integers(0, 2 * 10**15))
-    return ids, case, draw(st.lists(starts, max_size=3))
+    return ids, case, draw(st.lists(starts, max_size=3))  # a list, as the sink passes it
 
 
 @settings(max_examples=300, deadline=None)
@@ -88,10 +92,34 @@ def test_the_fast_lines_are_the_general_lines(drawn: Any, odd: Rec) -> None:
     expected = encoder.case_block(1, case, started)
     assert encoder.block(1, case, started) == expected
     assert encoder.block(1, case, started) == expected  # and again, from the cached tails
+    data = expected.encode("utf-8", "surrogatepass")
+    assert encoder.block_bytes(1, case, started) == data  # in C when built
+    assert encoder.block_bytes(1, case, started) == data
     lines = [json.loads(line) for line in expected.splitlines()]
     assert [e["value"] for e in lines if e["event"] == "score.recorded"] == [
         r.value for r in case.records
     ]
     if case.records:  # any other record goes the general way, with the same result
         other = case._replace(records=[odd, *case.records[1:]])
-        assert encoder.block(1, other, started) == encoder.case_block(1, other, started)
+        text = encoder.case_block(1, other, started)
+        assert encoder.block(1, other, started) == text
+        assert encoder.block_bytes(1, other, started) == text.encode("utf-8", "surrogatepass")
+
+
+def test_the_c_lines_are_built_where_a_compiler_is() -> None:
+    """CI has a C compiler: a silently failed build would cost the store half its speed."""
+    if shutil.which("cc") is None and shutil.which("gcc") is None:
+        pytest.skip("no C compiler here: evalbook writes the log in Python")
+    assert _events._c_case_block is not None
+
+
+def test_without_the_c_module_the_python_path_writes_the_same(monkeypatch: Any) -> None:
+    definitions = [eb.define_score("a"), eb.define_score("b")]
+    case = Finished(
+        0, 1, "out \ud800 é", None, None, 1.5, 0.25, [Rec(SCORED, 1.0), Rec(SCORED, 0.3)]
+    )
+    with_c = LineEncoder(definitions, ["x", "y"]).block_bytes(1, case, [(1, 1, 7)])
+    monkeypatch.setattr(_events, "_c_case_block", None)
+    encoder = LineEncoder(definitions, ["x", "y"])
+    assert not isinstance(encoder.block_bytes, functools.partial)  # the Python function
+    assert encoder.block_bytes(1, case, [(1, 1, 7)]) == with_c

@@ -8,6 +8,7 @@ The format is documented in docs/file-formats.md.
 from __future__ import annotations
 
 import ast
+import functools
 import json
 import math
 import warnings
@@ -23,6 +24,12 @@ from ._contract import ERROR, SCORED, UNSCORED, Rec
 from ._logfile import strip_padding
 from ._results import OUTCOMES, Finished, Results
 from ._scores import Grader, ScoreDefinition
+
+_c_case_block: Callable[..., bytes] | None
+try:  # the C form of the hot path (src/evalbook/_speedups.c), built when a compiler is at hand
+    from ._speedups import case_block as _c_case_block
+except ImportError:  # pragma: no cover - an install without a C compiler: Python alone
+    _c_case_block = None
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -150,6 +157,7 @@ class LineEncoder:
             for keys in self._keys
         ]
         self.block = _fast_block(self)
+        self.block_bytes = self._bytes_block()
 
     def case_started(self, pos: int, attempt: int, at_us: int) -> str:
         """The `case.started` line of an attempt that started at `at_us` (Unix µs)."""
@@ -199,6 +207,28 @@ class LineEncoder:
         if len(tails) < _MAX_TAILS and value == value:  # NaN never hits
             tails[value] = text
         return text
+
+    def _bytes_block(self) -> Callable[[int, Finished, list[tuple[int, int, int]]], bytes]:
+        """`block` as the bytes written to the log: in C when built, else in Python."""
+        block = self.block
+
+        def slow(pos: int, case: Finished, started: Sequence[tuple[int, int, int]]) -> bytes:
+            return block(pos, case, started).encode("utf-8", "surrogatepass")
+
+        if _c_case_block is None:
+            return slow
+        ids = self.case_ids if type(self.case_ids) is list else list(self.case_ids)
+        ctx = (
+            ids,
+            self._tails,
+            self._started,
+            self._record_head,
+            self._ended,
+            OUTCOMES,
+            _enc,
+            slow,
+        )
+        return functools.partial(_c_case_block, ctx)
 
     def case_ended(self, pos: int, results: Results) -> str:
         """`case_lines` for a case already stored in `results` (not the hot path)."""

@@ -132,7 +132,7 @@ class StoreSink:
         self._started: list[tuple[int, int, int]] = []  # (pos, attempt, at_us) not yet written
         # an attempt's start is noted (its line goes out with the next write): a list append
         self.case_started: Callable[[tuple[int, int, int]], None] = self._started.append
-        self._block = encoder.block
+        self._block = encoder.block_bytes
         self.error: BaseException | None = None
 
     def write(self, text: str) -> None:
@@ -159,13 +159,13 @@ class StoreSink:
             return
         started = self._started
         try:
-            text = self._block(pos, case, started)
+            data = self._block(pos, case, started)
         except Exception as exc:  # never let the log break a run
             self._fail(exc)
             return
         started.clear()
         try:
-            self._log.write(text.encode("utf-8", "surrogatepass"))
+            self._log.write(data)
         except OSError as exc:
             self._fail(exc)
 
