@@ -77,8 +77,16 @@ static int add(builder *b, const char *p, Py_ssize_t n) {
 
 /* An ASCII str's characters; 1 when taken, 0 when `s` is not an ASCII str */
 static int ascii(PyObject *s, piece *out) {
-    if (!PyUnicode_Check(s) || PyUnicode_READY(s) < 0 || !PyUnicode_IS_ASCII(s)) {
+    if (!PyUnicode_Check(s)) {
+        return 0;
+    }
+#if PY_VERSION_HEX < 0x030C0000 /* 3.12 dropped not-ready strings */
+    if (PyUnicode_READY(s) < 0) {
         PyErr_Clear();
+        return 0;
+    }
+#endif
+    if (!PyUnicode_IS_ASCII(s)) {
         return 0;
     }
     out->p = (const char *)PyUnicode_DATA(s);
