@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import functools
 import os
+import random
 import threading
+import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -18,8 +21,12 @@ from _store_helpers import (
     events_of,
     run_t,
 )
-from evalbook._events import SCHEMA_VERSION
-from evalbook._store import check_run_name
+from evalbook import _events
+from evalbook._contract import SCORED, UNSCORED, Rec
+from evalbook._events import SCHEMA_VERSION, LineEncoder
+from evalbook._logfile import WINDOW
+from evalbook._results import Finished
+from evalbook._store import StoreSink, check_run_name
 
 # -- folders and names ----------------------------------------------------------------------
 
@@ -266,3 +273,69 @@ def test_runs_lists_a_run_being_written_as_running(tmp_path: Path) -> None:
     assert seen == ["running"]
     assert list(eb.runs(tmp_path)["status"]) == ["complete"]
     assert run.path is not None
+
+
+# -- the C hot path ------------------------------------------------------------------------
+
+
+def _mixed_cases(n: int) -> list[Finished]:
+    """Plain cases and the others (errors, odd outputs, unscored records), some of them long."""
+    rng = random.Random(7)
+    cases = []
+    for i in range(n):
+        values = [rng.choice([0.0, 1.0, 0.5, rng.random()]) for _ in range(3)]
+        records = [Rec(SCORED, v) for v in values]
+        output: Any = f"answer {i} " + "x" * rng.choice([0, 10, 3000]) + "é\ud800"[: i % 3]
+        error = None
+        if i % 7 == 3:
+            records[1] = Rec(UNSCORED, reason="skipped", rationale="<script>")
+        if i % 11 == 5:
+            output = {"answer": i, "tuple": (1, 2)} if i % 2 else None
+        if i % 13 == 6:
+            error = "ValueError"
+        started = (1.7e9 * 1e6 + i) / 1e6
+        cases.append(Finished(0, 1, output, error, error, started, i / 1e6, records))
+    return cases
+
+
+def _log_of(folder: Path, cases: list[Finished], c: bool) -> tuple[bytes, bool]:
+    folder.mkdir()
+    encoder = LineEncoder(
+        [eb.define_score(f"s{j}") for j in range(3)], [f"c{i}" for i in range(len(cases))]
+    )
+    sink = StoreSink(folder, encoder, append=False)
+    if not c:
+        sink.case_ended = sink.write_case
+    used_c = isinstance(sink.case_ended, functools.partial)
+    for pos, case in enumerate(cases):
+        sink.case_started((pos, 1, 1_700_000_000_000_000 + pos))
+        if pos % 5 == 2:  # another case started in the meantime
+            sink.case_started(((pos + 1) % len(cases), 2, 5))
+        sink.case_ended(pos, case)
+    sink.close()
+    return (folder / "events.jsonl").read_bytes(), used_c
+
+
+def test_the_c_path_logs_the_bytes_the_python_path_logs(tmp_path: Path) -> None:
+    cases = _mixed_cases(2000)  # about 3 MB of log: windows fill, and cases cross them
+    by_c, used_c = _log_of(tmp_path / "c", cases, c=True)
+    by_python, _ = _log_of(tmp_path / "python", cases, c=False)
+    if _events._c_case_ended is not None:
+        assert used_c
+    assert len(by_python) > 2 * WINDOW
+    assert by_c == by_python
+
+
+def test_the_c_path_leaves_the_fsync_to_python_when_one_is_due(tmp_path: Path) -> None:
+    cases = _mixed_cases(3)
+    encoder = LineEncoder([eb.define_score(f"s{j}") for j in range(3)], ["a", "b", "c"])
+    sink = StoreSink(tmp_path, encoder, append=False)
+    log = sink._log
+    sink.case_ended(0, cases[0])
+    assert log._syncer is None  # the first second: no fsync yet
+    log.cursor[2] = 0  # an fsync is due
+    sink.case_ended(1, cases[1])
+    assert log._syncer is not None
+    assert log.cursor[2] > time.monotonic_ns()  # the next one in about a second
+    sink.close()
+    assert (tmp_path / "events.jsonl").read_bytes().count(b'"case.ended"') == 2

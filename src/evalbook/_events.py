@@ -26,10 +26,15 @@ from ._results import OUTCOMES, Finished, Results
 from ._scores import Grader, ScoreDefinition
 
 _c_case_block: Callable[..., bytes] | None
+_c_case_ended: Callable[..., None] | None
 try:  # the C form of the hot path (src/evalbook/_speedups.c), built when a compiler is at hand
     from ._speedups import case_block as _c_case_block
 except ImportError:  # pragma: no cover - an install without a C compiler: Python alone
     _c_case_block = None
+try:  # Linux only: it reads CLOCK_MONOTONIC, the clock of `time.monotonic_ns` there
+    from ._speedups import case_ended as _c_case_ended
+except ImportError:  # pragma: no cover
+    _c_case_ended = None
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -215,6 +220,7 @@ class LineEncoder:
         def slow(pos: int, case: Finished, started: Sequence[tuple[int, int, int]]) -> bytes:
             return block(pos, case, started).encode("utf-8", "surrogatepass")
 
+        self._c_ctx: tuple[Any, ...] | None = None
         if _c_case_block is None:
             return slow
         ids = self.case_ids if type(self.case_ids) is list else list(self.case_ids)
@@ -228,7 +234,24 @@ class LineEncoder:
             _enc,
             slow,
         )
+        self._c_ctx = ctx
         return functools.partial(_c_case_block, ctx)
+
+    def appender(
+        self,
+        started: list[tuple[int, int, int]],
+        cursor: list[Any],
+        fallback: Callable[[int, Finished], None],
+    ) -> Callable[[int, Finished], None] | None:
+        """A C function logging a finished case straight into a mapped log, or None.
+
+        It renders `block_bytes` into the map at `cursor` (`LogFile.cursor`), advances it and
+        clears `started`; a case it does not take, a full window or a due fsync go to
+        `fallback(pos, case)`. None without the C module.
+        """
+        if _c_case_ended is None or self._c_ctx is None:
+            return None
+        return functools.partial(_c_case_ended, (self._c_ctx, started, cursor, fallback))
 
     def case_ended(self, pos: int, results: Results) -> str:
         """`case_lines` for a case already stored in `results` (not the hot path)."""

@@ -21,6 +21,7 @@ import threading
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 __all__ = [
     "LogFile",
@@ -31,7 +32,7 @@ __all__ = [
     "strip_padding",
 ]
 
-_SYNC_EVERY_S = 1.0
+_SYNC_EVERY_NS = 1_000_000_000  # an fsync about once a second
 WINDOW = 1 << 20  # bytes mapped (and reserved) at a time; a multiple of the page size
 # madvise(MADV_POPULATE_WRITE), Linux 5.14+ (Python 3.11's mmap has no name for it yet)
 _POPULATE_WRITE: int | None = getattr(
@@ -218,6 +219,11 @@ class LogFile:
         """Create `path` (`append=False`: it must not exist) or continue it (`append=True`:
         after cutting what a crash left behind its last complete line)."""
         self.path = path
+        self._map: mmap.mmap | None = None
+        self._base = 0  # the file offset of the map (of the end, while nothing is mapped)
+        # [the map or None, where the next byte goes in it, when an fsync is due (monotonic
+        # ns)]: a list, so that the C hot path (`_speedups.case_ended`) can append too
+        self.cursor: list[Any] = [None, 0, time.monotonic_ns() + _SYNC_EVERY_NS]
         flags = os.O_RDWR | os.O_CREAT | (0 if append else os.O_EXCL)
         fd = os.open(path, flags, 0o644)
         try:
@@ -230,28 +236,37 @@ class LogFile:
             os.close(fd)
             raise
         self._fd: int | None = fd
-        self._map: mmap.mmap | None = None
-        self._base = 0  # the file offset of the map
         self._mapped = mapped and hasattr(os, "pwrite") and hasattr(mmap, "MAP_SHARED")
-        self._synced = time.monotonic()
         self._syncer: threading.Thread | None = None
+
+    @property
+    def _end(self) -> int:
+        """The file offset where the next byte goes."""
+        at: int = self.cursor[1]
+        return self._base + at
+
+    @_end.setter
+    def _end(self, end: int) -> None:
+        self.cursor[1] = end - self._base
 
     def write(self, data: bytes) -> None:
         fd = self._fd
         if fd is None:
             raise OSError(errno.EBADF, f"{self.path} is closed")
-        m = self._map
-        at = self._end - self._base
+        cursor = self.cursor
+        m, at = cursor[0], cursor[1]
         if m is not None and at + len(data) <= WINDOW:  # the hot path: a memory copy
             m[at : at + len(data)] = data
-            self._end += len(data)
+            cursor[1] = at + len(data)
         else:
             self._write_slow(fd, data)
-        now = time.monotonic()
-        if now - self._synced > _SYNC_EVERY_S and not (
-            self._syncer is not None and self._syncer.is_alive()
-        ):
-            self._synced = now
+        if time.monotonic_ns() > cursor[2]:
+            self._sync_soon(fd)
+
+    def _sync_soon(self, fd: int) -> None:
+        """fsync in a helper thread (unless one still runs), then again in a second."""
+        if self._syncer is None or not self._syncer.is_alive():
+            self.cursor[2] = time.monotonic_ns() + _SYNC_EVERY_NS
             self._syncer = _background(_sync, fd, False)
 
     def _write_slow(self, fd: int, data: bytes) -> None:
@@ -293,10 +308,11 @@ class LogFile:
     def _next_window(self, fd: int) -> mmap.mmap | None:
         """Map the window holding the file's end, or None (and switch to plain writes)."""
         self._unmap()
-        base = self._end - self._end % mmap.ALLOCATIONGRANULARITY
-        reserve(fd, self._end, base + WINDOW - self._end)  # OSError: e.g. a full disk
+        end = self._end
+        base = end - end % mmap.ALLOCATIONGRANULARITY
+        reserve(fd, end, base + WINDOW - end)  # OSError: e.g. a full disk
         try:
-            self._map = mmap.mmap(fd, WINDOW, flags=mmap.MAP_SHARED, offset=base)
+            m = mmap.mmap(fd, WINDOW, flags=mmap.MAP_SHARED, offset=base)
         except (OSError, ValueError):  # e.g. a file system without shared maps
             self._plain(fd)  # plain writes from now on
             return None
@@ -304,9 +320,11 @@ class LogFile:
             # one call makes every page writable now, instead of a page fault (costly in a
             # virtual machine) every few cases; older kernels refuse it, which is harmless
             with contextlib.suppress(OSError):
-                self._map.madvise(_POPULATE_WRITE)
+                m.madvise(_POPULATE_WRITE)
+        self._map = m
         self._base = base
-        return self._map
+        self.cursor[:2] = [m, end - base]
+        return m
 
     def _plain(self, fd: int) -> None:
         self._mapped = False
@@ -315,6 +333,7 @@ class LogFile:
 
     def _unmap(self) -> None:
         if self._map is not None:
+            self.cursor[0] = None  # first: the C path must not write into a closed map
             self._map.close()
             self._map = None
 

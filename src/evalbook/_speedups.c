@@ -179,23 +179,16 @@ static int micros(PyObject *o, long long *out) {
         }                    \
     } while (0)
 
-static PyObject *case_block(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
-    if (nargs != 4) {
-        PyErr_SetString(PyExc_TypeError, "case_block(ctx, pos, case, started)");
-        return NULL;
-    }
-    PyObject *ctx = args[0], *pos_obj = args[1], *c = args[2], *started = args[3];
+/* The pieces of a finished case's lines into `b`: 1 the common case, 0 not (the Python
+ * path writes it), -1 an error. ctx is the encoder's 8-tuple (see the top of the file). */
+static int render(builder *b, PyObject *ctx, PyObject *pos_obj, PyObject *c, PyObject *started) {
     if (!PyTuple_Check(ctx) || PyTuple_GET_SIZE(ctx) != 8) {
-        PyErr_SetString(PyExc_TypeError, "case_block: ctx must be the encoder's 8-tuple");
-        return NULL;
+        PyErr_SetString(PyExc_TypeError, "evalbook._speedups: ctx must be the encoder's 8-tuple");
+        return -1;
     }
     PyObject *ids = PyTuple_GET_ITEM(ctx, 0), *tails = PyTuple_GET_ITEM(ctx, 1);
     PyObject *outcomes = PyTuple_GET_ITEM(ctx, 5), *enc = PyTuple_GET_ITEM(ctx, 6);
-    PyObject *slow = PyTuple_GET_ITEM(ctx, 7);
-    builder b;
-    builder_init(&b);
-    int status = 1; /* 1 common case, 0 the Python path, -1 error */
-    PyObject *result = NULL;
+    int status = 1;
     long long pos, outcome, attempts, started_us, duration_us;
 
     if (!PyList_Check(ids) || !PyList_Check(tails) || !PyTuple_Check(outcomes) ||
@@ -223,7 +216,7 @@ static PyObject *case_block(PyObject *module, PyObject *const *args, Py_ssize_t 
         status = -1;
         goto done;
     }
-    b.owned[b.n_owned++] = seq;
+    b->owned[b->n_owned++] = seq;
     Py_ssize_t n = PySequence_Fast_GET_SIZE(seq);
     if (n != PyList_GET_SIZE(tails)) {
         status = 0;
@@ -232,7 +225,7 @@ static PyObject *case_block(PyObject *module, PyObject *const *args, Py_ssize_t 
 
     /* the case.started lines noted since the last write */
     piece cid;
-    TRY(json_text(&b, enc, PyList_GET_ITEM(ids, pos), &cid));
+    TRY(json_text(b, enc, PyList_GET_ITEM(ids, pos), &cid));
     for (Py_ssize_t i = 0; i < PyList_GET_SIZE(started); i++) {
         PyObject *s = PyList_GET_ITEM(started, i);
         long long p, attempt, at_us;
@@ -247,17 +240,17 @@ static PyObject *case_block(PyObject *module, PyObject *const *args, Py_ssize_t 
             status = 0;
             goto done;
         }
-        TRY(add_str(&b, PyTuple_GET_ITEM(ctx, 2)));
+        TRY(add_str(b, PyTuple_GET_ITEM(ctx, 2)));
         if (p == pos) {
-            TRY(add(&b, cid.p, cid.n) < 0 ? -1 : 1);
+            TRY(add(b, cid.p, cid.n) < 0 ? -1 : 1);
         } else {
-            TRY(add_json(&b, enc, PyList_GET_ITEM(ids, p)));
+            TRY(add_json(b, enc, PyList_GET_ITEM(ids, p)));
         }
-        TRY(ADD_LITERAL(&b, ",\"attempt\":") < 0 ? -1 : 1);
-        TRY(add_int(&b, attempt));
-        TRY(ADD_LITERAL(&b, ",\"at_us\":") < 0 ? -1 : 1);
-        TRY(add_int(&b, at_us));
-        TRY(ADD_LITERAL(&b, "}\n") < 0 ? -1 : 1);
+        TRY(ADD_LITERAL(b, ",\"attempt\":") < 0 ? -1 : 1);
+        TRY(add_int(b, attempt));
+        TRY(ADD_LITERAL(b, ",\"at_us\":") < 0 ? -1 : 1);
+        TRY(add_int(b, at_us));
+        TRY(ADD_LITERAL(b, "}\n") < 0 ? -1 : 1);
     }
     /* one score.recorded line per score: the case's head, then the cached tail */
     for (Py_ssize_t j = 0; j < n; j++) {
@@ -283,58 +276,157 @@ static PyObject *case_block(PyObject *module, PyObject *const *args, Py_ssize_t 
             status = PyErr_Occurred() ? -1 : 0; /* a value not seen yet: Python caches it */
             goto done;
         }
-        TRY(add_str(&b, PyTuple_GET_ITEM(ctx, 3)));
-        TRY(add(&b, cid.p, cid.n) < 0 ? -1 : 1);
-        TRY(add_str(&b, tail));
+        TRY(add_str(b, PyTuple_GET_ITEM(ctx, 3)));
+        TRY(add(b, cid.p, cid.n) < 0 ? -1 : 1);
+        TRY(add_str(b, tail));
     }
     /* case.ended */
-    TRY(add_str(&b, PyTuple_GET_ITEM(ctx, 4)));
-    TRY(add(&b, cid.p, cid.n) < 0 ? -1 : 1);
-    TRY(ADD_LITERAL(&b, ",\"attempt\":") < 0 ? -1 : 1);
-    TRY(add_int(&b, attempts));
-    TRY(ADD_LITERAL(&b, ",\"outcome\":\"") < 0 ? -1 : 1);
-    TRY(add_str(&b, PyTuple_GET_ITEM(outcomes, outcome)));
-    TRY(ADD_LITERAL(&b, "\",\"output\":") < 0 ? -1 : 1);
-    TRY(add_json(&b, enc, output));
-    TRY(ADD_LITERAL(&b, ",\"started_us\":") < 0 ? -1 : 1);
-    TRY(add_int(&b, started_us));
-    TRY(ADD_LITERAL(&b, ",\"duration_us\":") < 0 ? -1 : 1);
-    TRY(add_int(&b, duration_us));
-    TRY(ADD_LITERAL(&b, "}\n") < 0 ? -1 : 1);
+    TRY(add_str(b, PyTuple_GET_ITEM(ctx, 4)));
+    TRY(add(b, cid.p, cid.n) < 0 ? -1 : 1);
+    TRY(ADD_LITERAL(b, ",\"attempt\":") < 0 ? -1 : 1);
+    TRY(add_int(b, attempts));
+    TRY(ADD_LITERAL(b, ",\"outcome\":\"") < 0 ? -1 : 1);
+    TRY(add_str(b, PyTuple_GET_ITEM(outcomes, outcome)));
+    TRY(ADD_LITERAL(b, "\",\"output\":") < 0 ? -1 : 1);
+    TRY(add_json(b, enc, output));
+    TRY(ADD_LITERAL(b, ",\"started_us\":") < 0 ? -1 : 1);
+    TRY(add_int(b, started_us));
+    TRY(ADD_LITERAL(b, ",\"duration_us\":") < 0 ? -1 : 1);
+    TRY(add_int(b, duration_us));
+    TRY(ADD_LITERAL(b, "}\n") < 0 ? -1 : 1);
 
+done:
+    return status;
+}
+
+static PyObject *join(builder *b) {
+    Py_ssize_t total = 0;
+    for (Py_ssize_t i = 0; i < b->len; i++) {
+        total += b->pieces[i].n;
+    }
+    PyObject *result = PyBytes_FromStringAndSize(NULL, total);
+    if (result != NULL) {
+        char *out = PyBytes_AS_STRING(result);
+        for (Py_ssize_t i = 0; i < b->len; i++) {
+            memcpy(out, b->pieces[i].p, b->pieces[i].n);
+            out += b->pieces[i].n;
+        }
+    }
+    return result;
+}
+
+/* case_block(ctx, pos, case, started) -> bytes: the lines of a finished case */
+static PyObject *case_block(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 4) {
+        PyErr_SetString(PyExc_TypeError, "case_block(ctx, pos, case, started)");
+        return NULL;
+    }
+    builder b;
+    builder_init(&b);
+    int status = render(&b, args[0], args[1], args[2], args[3]);
+    PyObject *result = status == 1 ? join(&b) : NULL;
+    builder_free(&b);
+    if (status < 0) {
+        return NULL;
+    }
+    if (status == 1) {
+        return result;
+    }
+    PyErr_Clear();
+    PyObject *slow = PyTuple_GET_ITEM(args[0], 7);
+    return PyObject_Vectorcall(slow, args + 1, 3, NULL); /* slow(pos, case, started) */
+}
+
+#ifdef __linux__
+#include <time.h>
+#define HAVE_APPEND 1
+
+/* case_ended(state, pos, case) -> None: log a finished case straight into the mapped log.
+ *
+ * state = (ctx, started: list, cursor: list, fallback). cursor is the log's
+ * [map or None, offset in the map, sync deadline in CLOCK_MONOTONIC ns] (`_logfile.LogFile`).
+ * The common case, when the map has room and no fsync is due, is copied into the map and the
+ * offset advanced; anything else is `fallback(pos, case)`, the sink's Python method. */
+static PyObject *case_ended(PyObject *module, PyObject *const *args, Py_ssize_t nargs) {
+    if (nargs != 3 || !PyTuple_Check(args[0]) || PyTuple_GET_SIZE(args[0]) != 4) {
+        PyErr_SetString(PyExc_TypeError, "case_ended(state, pos, case)");
+        return NULL;
+    }
+    PyObject *state = args[0];
+    PyObject *ctx = PyTuple_GET_ITEM(state, 0), *started = PyTuple_GET_ITEM(state, 1);
+    PyObject *cursor = PyTuple_GET_ITEM(state, 2), *fallback = PyTuple_GET_ITEM(state, 3);
+    PyObject *map, *moved;
+    long long at, deadline;
+    struct timespec now;
+    Py_buffer view;
+    builder b;
+    builder_init(&b);
+    int status = 0;
+    if (!PyList_Check(cursor) || PyList_GET_SIZE(cursor) != 3 || !PyList_Check(started)) {
+        goto done;
+    }
+    map = PyList_GET_ITEM(cursor, 0);
+    if (map == Py_None || !as_long(PyList_GET_ITEM(cursor, 1), &at) ||
+        !as_long(PyList_GET_ITEM(cursor, 2), &deadline)) {
+        goto done;
+    }
+    if (clock_gettime(CLOCK_MONOTONIC, &now) != 0 ||
+        (long long)now.tv_sec * 1000000000LL + now.tv_nsec > deadline) {
+        goto done; /* an fsync is due: the Python path starts it */
+    }
+    status = render(&b, ctx, args[1], args[2], started);
+    if (status != 1) {
+        goto done;
+    }
     Py_ssize_t total = 0;
     for (Py_ssize_t i = 0; i < b.len; i++) {
         total += b.pieces[i].n;
     }
-    result = PyBytes_FromStringAndSize(NULL, total);
-    if (result == NULL) {
-        status = -1;
+    if (PyObject_GetBuffer(map, &view, PyBUF_WRITABLE) < 0) {
+        PyErr_Clear();
+        status = 0;
         goto done;
     }
-    char *out = PyBytes_AS_STRING(result);
+    if (at < 0 || at + total > view.len) { /* the window is full: the Python path maps on */
+        PyBuffer_Release(&view);
+        status = 0;
+        goto done;
+    }
+    char *out = (char *)view.buf + at;
     for (Py_ssize_t i = 0; i < b.len; i++) {
         memcpy(out, b.pieces[i].p, b.pieces[i].n);
         out += b.pieces[i].n;
     }
-
+    PyBuffer_Release(&view);
+    moved = PyLong_FromLongLong(at + total);
+    if (moved == NULL) {
+        status = -1;
+        goto done;
+    }
+    PyList_SetItem(cursor, 1, moved); /* steals the reference */
+    if (PyList_SetSlice(started, 0, PyList_GET_SIZE(started), NULL) < 0) {
+        status = -1;
+    }
 done:
     builder_free(&b);
-    if (status == 1) {
-        return result;
-    }
-    Py_XDECREF(result);
     if (status < 0) {
         return NULL;
     }
-    if (PyErr_Occurred()) {
-        PyErr_Clear();
+    if (status == 1) {
+        Py_RETURN_NONE;
     }
-    return PyObject_Vectorcall(slow, args + 1, 3, NULL); /* slow(pos, case, started) */
+    PyErr_Clear();
+    return PyObject_Vectorcall(fallback, args + 1, 2, NULL); /* fallback(pos, case) */
 }
+#endif
 
 static PyMethodDef methods[] = {
     {"case_block", (PyCFunction)(void (*)(void))case_block, METH_FASTCALL,
      "case_block(ctx, pos, case, started) -> bytes: a finished case's log lines."},
+#ifdef HAVE_APPEND
+    {"case_ended", (PyCFunction)(void (*)(void))case_ended, METH_FASTCALL,
+     "case_ended(state, pos, case) -> None: log a finished case into the mapped log."},
+#endif
     {NULL, NULL, 0, NULL},
 };
 

@@ -134,6 +134,9 @@ class StoreSink:
         self.case_started: Callable[[tuple[int, int, int]], None] = self._started.append
         self._block = encoder.block_bytes
         self.error: BaseException | None = None
+        # a finished case: in C straight into the mapped log where possible, else `write_case`
+        fast = encoder.appender(self._started, self._log.cursor, self.write_case)
+        self.case_ended: Callable[[int, Finished], None] = fast or self.write_case
 
     def write(self, text: str) -> None:
         if self.error is not None:
@@ -145,6 +148,7 @@ class StoreSink:
 
     def _fail(self, exc: BaseException) -> None:
         self.error = exc
+        self.case_ended = self.write_case  # which now writes nothing
         warnings.warn(
             f"evalbook could not write the run log {self.path} ({exc}); the run carries on in "
             "memory, but the stored run is incomplete. Call run.save() once the problem is "
@@ -153,7 +157,7 @@ class StoreSink:
             stacklevel=2,
         )
 
-    def case_ended(self, pos: int, case: Finished) -> None:
+    def write_case(self, pos: int, case: Finished) -> None:
         """Log a finished case, after the `case.started` lines noted since the last write."""
         if self.error is not None:
             return
