@@ -18,7 +18,8 @@ from _store_helpers import (
 )
 from _strategies import odd_text, runs
 from evalbook._events import decode_output, encode_output
-from evalbook._files import _direct_arrow, cases_file_arrow, cases_file_table
+from evalbook._files import _direct_arrow
+from evalbook._tablefiles import cases_file_arrow, cases_file_table
 
 # -- odd outputs ----------------------------------------------------------------------------
 

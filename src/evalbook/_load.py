@@ -14,12 +14,13 @@ import pandas as pd
 
 from ._contract import STATUSES
 from ._events import SCHEMA_VERSION, NotARunLog, SchemaVersionError, replay, version_error
-from ._files import OUTPUT_KINDS, check_parquet_version, decode_file_output, frame_of, text_list
+from ._files import check_parquet_version, frame_of, text_list
 from ._logfile import being_written
 from ._results import OUTCOMES, PENDING, Results
 from ._run import Run
 from ._scores import Grader, ScoreDefinition
 from ._store import CASES, DATA, EVENTS, SCORES, SUMMARY, finish_status
+from ._tablefiles import OUTPUT_KINDS, decode_file_output
 
 __all__ = ["RUNS_COLUMNS", "load_run", "runs", "stored_started_at"]
 

@@ -130,13 +130,13 @@ class Run:
             >>> sorted(run.to_csv(tempfile.mkdtemp()))
             ['cases', 'scores', 'summary']
         """
-        from ._files import export
+        from ._tablefiles import export
 
         return export(self, folder, "csv")
 
     def to_parquet(self, folder: str | os.PathLike[str]) -> dict[str, Path]:
         """Write `cases.parquet`, `scores.parquet` and `summary.parquet`; return the paths."""
-        from ._files import export
+        from ._tablefiles import export
 
         return export(self, folder, "parquet")
 

@@ -22,17 +22,11 @@ import pandas as pd
 
 from ._errors import ConfigurationError
 from ._events import LineEncoder, event_line
-from ._files import (
-    cases_file_arrow,
-    records,
-    scores_file_table,
-    write_arrow,
-    write_json,
-    write_parquet,
-)
+from ._files import records, write_arrow, write_json, write_parquet
 from ._logfile import LogFile, LogInUse
 from ._results import PENDING, Finished, Results
 from ._scoring import outcome_counts
+from ._tablefiles import cases_file_arrow, scores_file_table
 
 if TYPE_CHECKING:
     from ._plan import Plan

@@ -1,0 +1,187 @@
+"""The table files of the run store and of exports: Parquet and CSV, written atomically.
+
+The stored tables are the tables of DESIGN §5 plus two storage columns that make them
+lossless: `output_kind` in cases (how `output` is encoded) and `record_grader` in scores
+(the record's own grader as JSON, when it has one).
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from ._events import encode_output
+from ._files import _NULL_COLUMNS, _arrow_table, _utf8, write_parquet, write_text
+from ._tables import case_columns
+
+if TYPE_CHECKING:
+    from ._results import Results
+    from ._run import Run
+
+__all__ = [
+    "OUTPUT_KINDS",
+    "cases_file_arrow",
+    "cases_file_table",
+    "decode_file_output",
+    "export",
+    "scores_file_table",
+]
+
+OUTPUT_KINDS = ("none", "text", "json", "literal", "repr")
+
+
+def _literal(value: Any) -> str | None:
+    """`repr(value)` when `ast.literal_eval` gives back an equal value of the same type."""
+    import ast
+
+    text = repr(value)
+    try:
+        back = ast.literal_eval(text)
+    except Exception:  # not a literal (nan, objects)
+        return None
+    return text if type(back) is type(value) and bool(back == value) else None
+
+
+def _file_output(output: Any) -> tuple[str | None, str]:
+    if output is None:
+        return None, "none"
+    if type(output) is str:
+        if _utf8(output):
+            return output, "text"
+        # a Python literal, not JSON: JSON reads a high and a low surrogate escape as one
+        # character, a literal keeps them apart ("\ud83d\ude00" stays two code points)
+        return repr(output), "literal"
+    value, kind = encode_output(output)
+    if kind is None:
+        text = json.dumps(value, ensure_ascii=False)
+        if _utf8(text):
+            return text, "json"
+        text = json.dumps(value)
+        if json.loads(text) == value:
+            return text, "json"
+        literal = _literal(value)
+        if literal is not None:
+            return literal, "literal"
+        return text, "json"
+    return (value if _utf8(value) else value.encode("utf-8", "backslashreplace").decode()), kind
+
+
+def _float_texts(outputs: list[Any]) -> list[str]:
+    """JSON texts of floats (`repr`, or NaN / Infinity / -Infinity as Python's json writes)."""
+    texts = list(map(float.__repr__, outputs))
+    if not np.isfinite(np.array(outputs, dtype=np.float64)).all():
+        texts = [
+            t if math.isfinite(o) else json.dumps(o) for t, o in zip(texts, outputs, strict=True)
+        ]
+    return texts
+
+
+def decode_file_output(text: str | None, kind: str | None) -> Any:
+    """The output stored in a table file's `output` and `output_kind` columns."""
+    if kind == "json" and text is not None:
+        return json.loads(text)
+    if kind == "literal" and text is not None:
+        import ast
+
+        return ast.literal_eval(text)
+    if kind == "none":
+        return None
+    return text
+
+
+def _output_columns(outputs: list[Any]) -> tuple[np.ndarray, pd.Categorical[Any]]:
+    """The `output` texts and their `output_kind` of the table files."""
+    texts = np.empty(len(outputs), dtype=object)
+    kind = OUTPUT_KINDS.index("text")
+    types = set(map(type, outputs))
+    if types <= {str} and _utf8("".join(outputs)):  # the common case
+        texts[:] = outputs
+    elif types <= {float}:  # numbers, e.g. scores of stored outputs
+        texts[:] = _float_texts(outputs)
+        kind = OUTPUT_KINDS.index("json")
+    else:
+        kind = -1
+        encoded = [_file_output(o) for o in outputs]
+        texts[:] = [t for t, _ in encoded]
+        codes = np.array([OUTPUT_KINDS.index(k) for _, k in encoded], dtype=np.int8)
+    if kind >= 0:
+        codes = np.full(len(outputs), kind, dtype=np.int8)
+    kinds = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(list(OUTPUT_KINDS)))
+    return texts, kinds
+
+
+def cases_file_table(run: Run) -> pd.DataFrame:
+    """`run.cases` with `output` as text and its `output_kind` next to it."""
+    table = run.cases.copy(deep=False)
+    texts, kinds = _output_columns(run._results.output)
+    table["output"] = pd.Series(texts, index=table.index, dtype=object, copy=False)
+    at = list(table.columns).index("output") + 1
+    table.insert(at, "output_kind", pd.Series(kinds, index=table.index))
+    return table
+
+
+def cases_file_arrow(results: Results) -> tuple[Any, list[str]]:
+    """`cases_file_table` as Arrow (and its binary columns), built without any DataFrame.
+
+    The store writes `cases.parquet` at the end of every run; a run that nobody asks for
+    its `cases` table then does not pay for one.
+    """
+    columns = case_columns(results)
+    texts, kinds = _output_columns(results.output)
+    columns["output"] = pd.Series(texts, dtype=object, copy=False)  # not inferred as `str`
+    names = list(columns)
+    names.insert(names.index("output") + 1, "output_kind")
+    columns["output_kind"] = kinds
+    series = [pd.Series(columns[name], copy=False) for name in names]
+    return _arrow_table(names, series, results.n_cases, set())
+
+
+def scores_file_table(run: Run) -> pd.DataFrame:
+    """`run.scores` with `record_grader`: the record's own grader as JSON (else empty)."""
+    table = run.scores.copy(deep=False)
+    results = run._results
+    graders = np.full(len(table), None, dtype=object)
+    # only the records that hold anything in their sparse columns can have a grader
+    where = range(len(table)) if results.touched is None else results.touched
+    for i in where:
+        g = results.grader[i]
+        if g is not None:
+            graders[i] = json.dumps(g.model_dump(mode="json", exclude_none=True))
+    table["record_grader"] = pd.Series(graders, index=table.index, dtype=object, copy=False)
+    if results.touched is not None:  # the text columns are None outside the touched records
+        touched = np.asarray(results.touched, dtype=np.intp)
+        table.attrs[_NULL_COLUMNS] = [
+            c
+            for c in ("message", "rationale", "metadata", "record_grader")
+            if not touched.size or pd.isna(table[c].to_numpy()[touched]).all()
+        ]
+    return table
+
+
+def export(run: Run, folder: str | os.PathLike[str], fmt: str) -> dict[str, Path]:
+    """Write `cases`, `scores` and `summary` tables into `folder` as CSV or Parquet."""
+    target = Path(folder).expanduser().resolve()
+    target.mkdir(parents=True, exist_ok=True)
+    tables = {
+        "cases": cases_file_table(run),
+        "scores": scores_file_table(run),
+        "summary": run.summary(),
+    }
+    paths: dict[str, Path] = {}
+    for name, frame in tables.items():
+        path = target / f"{name}.{fmt}"
+        if fmt == "parquet":
+            write_parquet(frame, path, name)
+        else:
+            text = frame.to_csv(index=False)
+            if not _utf8(text):  # lone surrogates: written as Python escapes (\ud800)
+                text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+            write_text(path, text)
+        paths[name] = path
+    return paths
