@@ -7,7 +7,7 @@ fifth of it. Printed: the median wall and CPU times, the ratio of the medians, t
 the per-round ratios, the store's cost split into a per-case and a per-run part, and the
 bytes the store wrote per (case, score) record. The issue's bar: store on ≤ 1.3× store off.
 
-    python benchmarks/bench_store.py [--cases 10000] [--rounds 7] [--sleep-ms 0]
+    python benchmarks/bench_store.py [--cases 10000] [--rounds 7] [--sleep-ms 0] [--pure-python]
 """
 
 from __future__ import annotations
@@ -55,8 +55,17 @@ def main() -> None:
     parser.add_argument(
         "--sleep-ms", type=float, default=0.0, help="per-case task latency (default 0: worst case)"
     )
+    parser.add_argument(
+        "--pure-python",
+        action="store_true",
+        help="write the log without the C hot path (as an install without a compiler does)",
+    )
     args = parser.parse_args()
     os.environ["EVALBOOK_PROGRESS"] = "0"
+    if args.pure_python:
+        from evalbook import _events
+
+        _events._c_case_block = _events._c_case_ended = None
     task = _sleeping(args.sleep_ms / 1000) if args.sleep_ms else echo
     data = make_data(args.cases)
     root = Path(tempfile.mkdtemp(prefix="evalbook-bench-"))
@@ -79,7 +88,8 @@ def main() -> None:
         shutil.rmtree(root, ignore_errors=True)
     print(
         f"cases: {args.cases}, scores: {len(SCORERS)}, task latency: {args.sleep_ms} ms, "
-        f"rounds: {args.rounds} (alternating, after one warm-up each)"
+        f"rounds: {args.rounds} (alternating, after one warm-up each), log hot path in "
+        + ("Python" if args.pure_python or _events_c() is None else "C")
     )
     for k, what in enumerate(("wall", "cpu")):
         t_off = [t[k] for t in off]
@@ -117,6 +127,12 @@ def _costs(
         f"{store_case * 1e6:.1f} µs per case and {store_run * 1000:.0f} ms per run "
         f"(from {n} and {n // 5} cases)"
     )
+
+
+def _events_c() -> Any:
+    from evalbook import _events
+
+    return _events._c_case_ended
 
 
 def _ms(times: list[float]) -> str:
