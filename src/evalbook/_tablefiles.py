@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import math
 import os
+from collections.abc import Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,8 +18,17 @@ import numpy as np
 import pandas as pd
 
 from ._events import encode_output
-from ._files import _NULL_COLUMNS, _arrow_table, _utf8, write_parquet, write_text
-from ._tables import case_columns
+from ._files import (
+    _NULL_COLUMNS,
+    _column_array,
+    _objects,
+    _text_array,
+    _utf8,
+    write_parquet,
+    write_text,
+)
+from ._results import OUTCOMES
+from ._tables import CASE_COLUMNS, _sparse_categorical, timestamp_ns
 
 if TYPE_CHECKING:
     from ._results import Results
@@ -34,6 +44,13 @@ __all__ = [
 ]
 
 OUTPUT_KINDS = ("none", "text", "json", "literal", "repr")
+# the columns of `cases.parquet`: the cases table's, with `output_kind` after `output`
+CASE_FILE_COLUMNS = [
+    *CASE_COLUMNS[: CASE_COLUMNS.index("output") + 1],
+    "output_kind",
+    *CASE_COLUMNS[CASE_COLUMNS.index("output") + 1 :],
+]
+_NAT = np.iinfo(np.int64).min
 
 
 def _literal(value: Any) -> str | None:
@@ -95,8 +112,8 @@ def decode_file_output(text: str | None, kind: str | None) -> Any:
     return text
 
 
-def _output_columns(outputs: list[Any]) -> tuple[np.ndarray, pd.Categorical[Any]]:
-    """The `output` texts and their `output_kind` of the table files."""
+def _output_columns(outputs: list[Any]) -> tuple[np.ndarray, np.ndarray]:
+    """The `output` texts and their `output_kind` codes (into `OUTPUT_KINDS`)."""
     texts = np.empty(len(outputs), dtype=object)
     kind = OUTPUT_KINDS.index("text")
     types = set(map(type, outputs))
@@ -112,14 +129,14 @@ def _output_columns(outputs: list[Any]) -> tuple[np.ndarray, pd.Categorical[Any]
         codes = np.array([OUTPUT_KINDS.index(k) for _, k in encoded], dtype=np.int8)
     if kind >= 0:
         codes = np.full(len(outputs), kind, dtype=np.int8)
-    kinds = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(list(OUTPUT_KINDS)))
-    return texts, kinds
+    return texts, codes
 
 
 def cases_file_table(run: Run) -> pd.DataFrame:
     """`run.cases` with `output` as text and its `output_kind` next to it."""
     table = run.cases.copy(deep=False)
-    texts, kinds = _output_columns(run._results.output)
+    texts, codes = _output_columns(run._results.output)
+    kinds = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(list(OUTPUT_KINDS)))
     table["output"] = pd.Series(texts, index=table.index, dtype=object, copy=False)
     at = list(table.columns).index("output") + 1
     table.insert(at, "output_kind", pd.Series(kinds, index=table.index))
@@ -127,19 +144,62 @@ def cases_file_table(run: Run) -> pd.DataFrame:
 
 
 def cases_file_arrow(results: Results) -> tuple[Any, list[str]]:
-    """`cases_file_table` as Arrow (and its binary columns), built without any DataFrame.
+    """`cases_file_table` as Arrow (and its binary columns), built from the run's arrays.
 
-    The store writes `cases.parquet` at the end of every run; a run that nobody asks for
-    its `cases` table then does not pay for one.
+    The store writes `cases.parquet` at the end of every run: a run that nobody asks for
+    its `cases` table then does not pay for one. The Arrow types are the ones the table's
+    columns convert to (a property test pins the two equal); the rare error_type column
+    goes through the table's own builder.
     """
-    columns = case_columns(results)
-    texts, kinds = _output_columns(results.output)
-    columns["output"] = pd.Series(texts, dtype=object, copy=False)  # not inferred as `str`
-    names = list(columns)
-    names.insert(names.index("output") + 1, "output_kind")
-    columns["output_kind"] = kinds
-    series = [pd.Series(columns[name], copy=False) for name in names]
-    return _arrow_table(names, series, results.n_cases, set())
+    import pyarrow as pa
+
+    n = results.n_cases
+    texts, kind_codes = _output_columns(results.output)
+    arrays: list[Any] = []
+    escaped: list[str] = []
+    for name in CASE_FILE_COLUMNS:
+        odd = False
+        if name == "case_id":
+            array, odd = _text_array(_objects(results.case_ids))
+        elif name == "outcome":
+            array = _codes_array(results.outcome, OUTCOMES)
+        elif name == "attempts":
+            array = pa.array(results.attempts)
+        elif name == "output":
+            array, odd = _text_array(texts)
+        elif name == "output_kind":
+            array = _codes_array(kind_codes, OUTPUT_KINDS)
+        elif name == "error_type":
+            if results.error_type.count(None) == n:  # nothing failed: nothing to factorise
+                array = pa.nulls(n)
+            else:
+                array, odd = _column_array(pd.Series(_sparse_categorical(results.error_type)))
+        elif name == "error_message":
+            if results.error_message.count(None) == n:
+                array = pa.nulls(n)
+            else:
+                array, odd = _text_array(_objects(results.error_message))
+        elif name == "started_at":
+            ns = timestamp_ns(results.started_at)
+            array = pa.array(ns, type=pa.timestamp("ns", tz="UTC"), mask=ns == _NAT)
+        else:
+            array = pa.array(results.duration_s)
+        arrays.append(array)
+        if odd:
+            escaped.append(name)
+    return pa.Table.from_arrays(arrays, names=CASE_FILE_COLUMNS), escaped
+
+
+def _codes_array(codes: np.ndarray, categories: Sequence[str]) -> Any:
+    """Category codes (-1: missing) as an Arrow dictionary array, as pandas converts them."""
+    import pyarrow as pa
+
+    missing = codes < 0
+    if missing.all():  # type null, as a categorical with no values converts
+        return pa.nulls(len(codes))
+    indices = codes.astype(np.int8, copy=False)
+    index = pa.array(indices, mask=missing) if missing.any() else pa.array(indices)
+    return pa.DictionaryArray.from_arrays(index, pa.array(list(categories), type=pa.string()))
 
 
 def scores_file_table(run: Run) -> pd.DataFrame:

@@ -19,6 +19,7 @@ __all__ = [
     "case_columns",
     "cases_table",
     "scores_table",
+    "timestamp_ns",
     "unscored_table",
 ]
 
@@ -128,10 +129,15 @@ def _timestamps(seconds: np.ndarray[Any, np.dtype[np.float64]]) -> pd.DatetimeIn
     Converting through integer microseconds (not `unit="s"` floats) keeps the conversion
     exact, so tables read back from the store's Parquet files equal the original ones.
     """
+    return pd.DatetimeIndex(timestamp_ns(seconds).view("M8[ns]")).tz_localize("UTC")
+
+
+def timestamp_ns(seconds: np.ndarray[Any, np.dtype[np.float64]]) -> np.ndarray:
+    """Unix seconds (whole µs) as int64 nanoseconds, exactly; NaN becomes NaT's value."""
     ns = np.full(seconds.shape, np.iinfo(np.int64).min, dtype=np.int64)  # NaT
     taken = ~np.isnan(seconds)
     ns[taken] = np.round(seconds[taken] * 1e6).astype(np.int64) * 1000
-    return pd.DatetimeIndex(ns.view("M8[ns]")).tz_localize("UTC")
+    return ns
 
 
 def case_columns(results: Results) -> dict[str, Any]:
