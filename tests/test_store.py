@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import functools
 import os
 import random
@@ -22,6 +23,7 @@ from _store_helpers import (
     run_t,
 )
 from evalbook import _events
+from evalbook import _runner as runner_module
 from evalbook._contract import SCORED, UNSCORED, Rec
 from evalbook._events import SCHEMA_VERSION, LineEncoder
 from evalbook._logfile import WINDOW
@@ -339,3 +341,62 @@ def test_the_c_path_leaves_the_fsync_to_python_when_one_is_due(tmp_path: Path) -
     assert log.cursor[2] > time.monotonic_ns()  # the next one in about a second
     sink.close()
     assert (tmp_path / "events.jsonl").read_bytes().count(b'"case.ended"') == 2
+
+
+class _Clock:
+    """A deterministic stand-in for the runner's `time` module."""
+
+    def __init__(self) -> None:
+        self.now = 1_700_000_000_000_000_000
+
+    def time_ns(self) -> int:
+        self.now += 1_234_567
+        return self.now
+
+    def perf_counter_ns(self) -> int:
+        return self.time_ns()
+
+
+def _case_lines(path: Path) -> list[bytes]:
+    lines = (path / "events.jsonl").read_bytes().splitlines()
+    return [line for line in lines if b'"event":"case.' in line or b'"score.recorded"' in line]
+
+
+def test_a_whole_run_logs_the_same_lines_with_and_without_c(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Plain, failed, errored and unscored cases, odd outputs, a concurrency of 3."""
+
+    async def task(question: str, ctx: Any) -> Any:
+        await asyncio.sleep(0)  # cases interleave (in the same order every time)
+        if question.endswith("3"):
+            raise ValueError("<script>alert(1)</script>")
+        if question.endswith("5"):
+            ctx.fail("not this one")
+        return {"q": question} if question.endswith("7") else f"{question} é \ud800"
+
+    def length(output: Any) -> float:
+        return min(len(str(output)) / 50, 1.0)
+
+    def odd(output: Any) -> Any:
+        return 1.0 if "1" in str(output) else eb.Score(0.25, rationale="<b>why</b>")
+
+    data = pd.DataFrame({"question": [f"q{i}" for i in range(40)]})
+    logs = []
+    for c in (True, False):
+        if not c:
+            monkeypatch.setattr(_events, "_c_case_block", None)
+            monkeypatch.setattr(_events, "_c_case_ended", None)
+        monkeypatch.setattr(runner_module, "time", _Clock())
+        run = eb.run(
+            data,
+            task=task,
+            scorers=[length, odd],
+            store=tmp_path / str(c),
+            concurrency=3,
+            progress=False,
+        )
+        assert run.path is not None
+        logs.append(_case_lines(run.path))
+    assert len(logs[0]) > 40 * 3
+    assert logs[0] == logs[1]
