@@ -161,6 +161,7 @@ class LineEncoder:
             {v: f'{keys}"value":{text}}}\n' for v, text in _VALUE_TEXT.items()}
             for keys in self._keys
         ]
+        self._c_ctx: tuple[Any, ...] | None = None  # what the C functions read (if built)
         self.block = _fast_block(self)
         self.block_bytes = self._bytes_block()
 
@@ -220,7 +221,6 @@ class LineEncoder:
         def slow(pos: int, case: Finished, started: Sequence[tuple[int, int, int]]) -> bytes:
             return block(pos, case, started).encode("utf-8", "surrogatepass")
 
-        self._c_ctx: tuple[Any, ...] | None = None
         if _c_case_block is None:
             return slow
         ids = self.case_ids if type(self.case_ids) is list else list(self.case_ids)
