@@ -16,7 +16,6 @@ from ._scores import ScoreDefinition
 __all__ = [
     "CASE_COLUMNS",
     "SCORE_COLUMNS",
-    "case_columns",
     "cases_table",
     "scores_table",
     "timestamp_ns",
@@ -140,23 +139,21 @@ def timestamp_ns(seconds: np.ndarray[Any, np.dtype[np.float64]]) -> np.ndarray:
     return ns
 
 
-def case_columns(results: Results) -> dict[str, Any]:
-    """The columns of `cases_table`, by name (the store writes them without a DataFrame)."""
-    return {
-        "case_id": _text(results.case_ids),
-        "outcome": _codes(results.outcome, OUTCOMES),  # -1 (not run) becomes NaN
-        "attempts": results.attempts.copy(),
-        "output": _text(results.output),
-        "error_type": _sparse_categorical(results.error_type),
-        "error_message": _text(results.error_message),
-        "started_at": _timestamps(results.started_at),
-        "duration_s": results.duration_s.copy(),
-    }
-
-
 def cases_table(results: Results) -> pd.DataFrame:
     """One row per case, in input order."""
-    return pd.DataFrame(case_columns(results), columns=CASE_COLUMNS)
+    return pd.DataFrame(
+        {
+            "case_id": _text(results.case_ids),
+            "outcome": _codes(results.outcome, OUTCOMES),  # -1 (not run) becomes NaN
+            "attempts": results.attempts.copy(),
+            "output": _text(results.output),
+            "error_type": _sparse_categorical(results.error_type),
+            "error_message": _text(results.error_message),
+            "started_at": _timestamps(results.started_at),
+            "duration_s": results.duration_s.copy(),
+        },
+        columns=CASE_COLUMNS,
+    )
 
 
 def _metadata_json(
