@@ -7,7 +7,7 @@ fifth of it. Printed: the median wall and CPU times, the ratio of the medians, t
 the per-round ratios, the store's cost split into a per-case and a per-run part, and the
 bytes the store wrote per (case, score) record. The issue's bar: store on ≤ 1.3× store off.
 
-    python benchmarks/bench_store.py [--cases 10000] [--rounds 7] [--sleep-ms 0] [--pure-python]
+    python benchmarks/bench_store.py [--cases 10000] [--rounds 15] [--sleep-ms 0] [--pure-python]
 """
 
 from __future__ import annotations
@@ -51,7 +51,7 @@ def _once(data: Any, task: Any, store: Path | None) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--cases", type=int, default=10_000)
-    parser.add_argument("--rounds", type=int, default=7)
+    parser.add_argument("--rounds", type=int, default=15)
     parser.add_argument(
         "--sleep-ms", type=float, default=0.0, help="per-case task latency (default 0: worst case)"
     )
