@@ -9,6 +9,9 @@
  *
  * ctx = (case_ids: list[str], tails: list[dict[float, str]], started_head: str,
  *        record_head: str, ended_head: str, outcomes: tuple[str, ...], enc, slow)
+ *
+ * On Linux, `case_ended(state, pos, case)` also copies those bytes straight into the
+ * memory-mapped log (see its comment below).
  */
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
@@ -16,7 +19,8 @@
 #include <string.h>
 
 #define STACK_PIECES 64
-#define MAX_OWNED 16
+#define MAX_OWNED 16   /* new references one case may hold (else: the Python path) */
+#define MAX_NUMBERS 16 /* integers one case may format (else: the Python path) */
 #define MAX_EXACT 9.0e15 /* below 2**53: a double times 1e6 rounds to an exact integer */
 
 typedef struct {
@@ -30,7 +34,7 @@ typedef struct {
     piece stack[STACK_PIECES];
     PyObject *owned[MAX_OWNED]; /* new references held until the bytes are built */
     int n_owned;
-    char numbers[MAX_OWNED][24];
+    char numbers[MAX_NUMBERS][24];
     int n_numbers;
 } builder;
 
@@ -51,7 +55,7 @@ static void builder_free(builder *b) {
     }
 }
 
-/* 0 on success, -1 with an exception set */
+/* 1 on success, -1 with an exception set (as the other add_* return 1, 0 or -1) */
 static int add(builder *b, const char *p, Py_ssize_t n) {
     if (b->len == b->cap) {
         Py_ssize_t cap = b->cap * 2;
@@ -70,7 +74,7 @@ static int add(builder *b, const char *p, Py_ssize_t n) {
     b->pieces[b->len].p = p;
     b->pieces[b->len].n = n;
     b->len++;
-    return 0;
+    return 1;
 }
 
 #define ADD_LITERAL(b, s) add((b), (s), (Py_ssize_t)(sizeof(s) - 1))
@@ -100,7 +104,7 @@ static int add_str(builder *b, PyObject *s) {
     if (!ascii(s, &pc)) {
         return 0;
     }
-    return add(b, pc.p, pc.n) < 0 ? -1 : 1;
+    return add(b, pc.p, pc.n);
 }
 
 /* The JSON text of a str through `enc` (kept alive until the end); 1, 0 or -1 */
@@ -122,12 +126,12 @@ static int add_json(builder *b, PyObject *enc, PyObject *s) {
     if (r <= 0) {
         return r;
     }
-    return add(b, pc.p, pc.n) < 0 ? -1 : 1;
+    return add(b, pc.p, pc.n);
 }
 
 /* decimal digits of v, as Python's str(int) writes them (snprintf costs several times more) */
 static int add_int(builder *b, long long v) {
-    if (b->n_numbers == MAX_OWNED) {
+    if (b->n_numbers == MAX_NUMBERS) {
         return 0;
     }
     char *buf = b->numbers[b->n_numbers++];
@@ -140,7 +144,7 @@ static int add_int(builder *b, long long v) {
     if (v < 0) {
         *--p = '-';
     }
-    return add(b, p, end - p) < 0 ? -1 : 1;
+    return add(b, p, end - p);
 }
 
 /* A Python int as long long; 1 taken, 0 not an int that fits */
@@ -242,15 +246,15 @@ static int render(builder *b, PyObject *ctx, PyObject *pos_obj, PyObject *c, PyO
         }
         TRY(add_str(b, PyTuple_GET_ITEM(ctx, 2)));
         if (p == pos) {
-            TRY(add(b, cid.p, cid.n) < 0 ? -1 : 1);
+            TRY(add(b, cid.p, cid.n));
         } else {
             TRY(add_json(b, enc, PyList_GET_ITEM(ids, p)));
         }
-        TRY(ADD_LITERAL(b, ",\"attempt\":") < 0 ? -1 : 1);
+        TRY(ADD_LITERAL(b, ",\"attempt\":"));
         TRY(add_int(b, attempt));
-        TRY(ADD_LITERAL(b, ",\"at_us\":") < 0 ? -1 : 1);
+        TRY(ADD_LITERAL(b, ",\"at_us\":"));
         TRY(add_int(b, at_us));
-        TRY(ADD_LITERAL(b, "}\n") < 0 ? -1 : 1);
+        TRY(ADD_LITERAL(b, "}\n"));
     }
     /* one score.recorded line per score: the case's head, then the cached tail */
     for (Py_ssize_t j = 0; j < n; j++) {
@@ -277,23 +281,23 @@ static int render(builder *b, PyObject *ctx, PyObject *pos_obj, PyObject *c, PyO
             goto done;
         }
         TRY(add_str(b, PyTuple_GET_ITEM(ctx, 3)));
-        TRY(add(b, cid.p, cid.n) < 0 ? -1 : 1);
+        TRY(add(b, cid.p, cid.n));
         TRY(add_str(b, tail));
     }
     /* case.ended */
     TRY(add_str(b, PyTuple_GET_ITEM(ctx, 4)));
-    TRY(add(b, cid.p, cid.n) < 0 ? -1 : 1);
-    TRY(ADD_LITERAL(b, ",\"attempt\":") < 0 ? -1 : 1);
+    TRY(add(b, cid.p, cid.n));
+    TRY(ADD_LITERAL(b, ",\"attempt\":"));
     TRY(add_int(b, attempts));
-    TRY(ADD_LITERAL(b, ",\"outcome\":\"") < 0 ? -1 : 1);
+    TRY(ADD_LITERAL(b, ",\"outcome\":\""));
     TRY(add_str(b, PyTuple_GET_ITEM(outcomes, outcome)));
-    TRY(ADD_LITERAL(b, "\",\"output\":") < 0 ? -1 : 1);
+    TRY(ADD_LITERAL(b, "\",\"output\":"));
     TRY(add_json(b, enc, output));
-    TRY(ADD_LITERAL(b, ",\"started_us\":") < 0 ? -1 : 1);
+    TRY(ADD_LITERAL(b, ",\"started_us\":"));
     TRY(add_int(b, started_us));
-    TRY(ADD_LITERAL(b, ",\"duration_us\":") < 0 ? -1 : 1);
+    TRY(ADD_LITERAL(b, ",\"duration_us\":"));
     TRY(add_int(b, duration_us));
-    TRY(ADD_LITERAL(b, "}\n") < 0 ? -1 : 1);
+    TRY(ADD_LITERAL(b, "}\n"));
 
 done:
     return status;

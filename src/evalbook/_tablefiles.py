@@ -153,41 +153,33 @@ def cases_file_arrow(results: Results) -> tuple[Any, list[str]]:
     """
     import pyarrow as pa
 
-    n = results.n_cases
     texts, kind_codes = _output_columns(results.output)
-    arrays: list[Any] = []
-    escaped: list[str] = []
-    for name in CASE_FILE_COLUMNS:
-        odd = False
-        if name == "case_id":
-            array, odd = _text_array(_objects(results.case_ids))
-        elif name == "outcome":
-            array = _codes_array(results.outcome, OUTCOMES)
-        elif name == "attempts":
-            array = pa.array(results.attempts)
-        elif name == "output":
-            array, odd = _text_array(texts)
-        elif name == "output_kind":
-            array = _codes_array(kind_codes, OUTPUT_KINDS)
-        elif name == "error_type":
-            if results.error_type.count(None) == n:  # nothing failed: nothing to factorise
-                array = pa.nulls(n)
-            else:
-                array, odd = _column_array(pd.Series(_sparse_categorical(results.error_type)))
-        elif name == "error_message":
-            if results.error_message.count(None) == n:
-                array = pa.nulls(n)
-            else:
-                array, odd = _text_array(_objects(results.error_message))
-        elif name == "started_at":
-            ns = timestamp_ns(results.started_at)
-            array = pa.array(ns, type=pa.timestamp("ns", tz="UTC"), mask=ns == _NAT)
-        else:
-            array = pa.array(results.duration_s)
-        arrays.append(array)
-        if odd:
-            escaped.append(name)
-    return pa.Table.from_arrays(arrays, names=CASE_FILE_COLUMNS), escaped
+    ns = timestamp_ns(results.started_at)
+    columns: dict[str, tuple[Any, bool]] = {  # name: (array, written as binary)
+        "case_id": _text_array(_objects(results.case_ids)),
+        "outcome": (_codes_array(results.outcome, OUTCOMES), False),
+        "attempts": (pa.array(results.attempts), False),
+        "output": _text_array(texts),
+        "output_kind": (_codes_array(kind_codes, OUTPUT_KINDS), False),
+        "error_type": _mostly_none(results.error_type, categorical=True),
+        "error_message": _mostly_none(results.error_message, categorical=False),
+        "started_at": (pa.array(ns, type=pa.timestamp("ns", tz="UTC"), mask=ns == _NAT), False),
+        "duration_s": (pa.array(results.duration_s), False),
+    }
+    names = CASE_FILE_COLUMNS
+    arrays = [columns[name][0] for name in names]
+    return pa.Table.from_arrays(arrays, names=names), [c for c in names if columns[c][1]]
+
+
+def _mostly_none(values: list[Any], *, categorical: bool) -> tuple[Any, bool]:
+    """An error column: nulls when nothing failed (nothing to scan), else as the table has it."""
+    import pyarrow as pa
+
+    if values.count(None) == len(values):
+        return pa.nulls(len(values)), False
+    if categorical:
+        return _column_array(pd.Series(_sparse_categorical(values)))
+    return _text_array(_objects(values))
 
 
 def _codes_array(codes: np.ndarray, categories: Sequence[str]) -> Any:
