@@ -63,7 +63,7 @@ def main() -> None:
     args = parser.parse_args()
     os.environ["EVALBOOK_PROGRESS"] = "0"
     if args.pure_python:
-        from evalbook import _events
+        from evalbook._store import _events as _events
 
         _events._c_case_block = _events._c_case_ended = None
     task = _sleeping(args.sleep_ms / 1000) if args.sleep_ms else echo
@@ -130,7 +130,7 @@ def _costs(
 
 
 def _events_c() -> Any:
-    from evalbook import _events
+    from evalbook._store import _events as _events
 
     return _events._c_case_ended
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from evalbook._cli import main
+from evalbook._cli._main import main
 
 EVAL_FILE = textwrap.dedent(
     """

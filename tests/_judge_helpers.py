@@ -7,8 +7,8 @@ import threading
 from typing import Any
 
 import evalbook as eb
-from evalbook._contract import Rec, record_of
-from evalbook._scorers import Scorer
+from evalbook._model._contract import Rec, record_of
+from evalbook._model._scorers import Scorer
 
 
 class Scripted:

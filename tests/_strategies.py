@@ -8,8 +8,8 @@ from typing import Any
 from hypothesis import strategies as st
 
 import evalbook as eb
-from evalbook._contract import ERROR, SCORED, UNSCORED, Rec
-from evalbook._results import PENDING, Finished, Results
+from evalbook._model._contract import ERROR, SCORED, UNSCORED, Rec
+from evalbook._model._results import PENDING, Finished, Results
 
 text = st.text(max_size=12)
 odd_text = st.text(st.characters(exclude_categories=()), max_size=12)  # lone surrogates too

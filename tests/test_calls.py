@@ -8,7 +8,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from evalbook._calls import PROBE_CALLS, SLOW_S, SLOW_STREAK, Caller
+from evalbook._runner._calls import PROBE_CALLS, SLOW_S, SLOW_STREAK, Caller
 
 
 def _calls(fn: Any, n: int, concurrency: int = 1) -> tuple[Caller, list[str]]:

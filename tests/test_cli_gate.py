@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import evalbook as eb
-from evalbook._cli_gate import GateError, GateSpec, check_gate, gate_target, pct_pair
+from evalbook._cli._gate import GateError, GateSpec, check_gate, gate_target, pct_pair
 
 
 def _run(values: list[object], *, primary: bool = True, extra: bool = False) -> eb.Run:

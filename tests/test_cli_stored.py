@@ -23,8 +23,8 @@ from _cli_helpers import (
     cli_env,
     in_process,
 )
-from evalbook._cli import main
-from evalbook._events import SCHEMA_VERSION
+from evalbook._cli._main import main
+from evalbook._store._events import SCHEMA_VERSION
 
 # -- stored runs: show, runs, export, compare, gate ------------------------------------------
 

@@ -18,7 +18,7 @@ from scipy import stats
 
 import evalbook as eb
 from _compare_helpers import make_run
-from evalbook._compare import CASE_COLUMNS, CHANGES, LEADERBOARD_COLUMNS, SUMMARY_COLUMNS
+from evalbook._compare._compare import CASE_COLUMNS, CHANGES, LEADERBOARD_COLUMNS, SUMMARY_COLUMNS
 
 
 def test_summary_and_cases_have_the_documented_columns() -> None:

@@ -13,7 +13,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import evalbook as eb
-from evalbook._contract import (
+from evalbook._model._contract import (
     ERROR,
     SCORED,
     UNSCORED,

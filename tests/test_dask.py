@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from pandas.testing import assert_frame_equal
 
 import evalbook as eb
-from evalbook._dask import MAX_BATCH, batch_size, partition
+from evalbook._runner.dask._driver import MAX_BATCH, batch_size, partition
 
 distributed = pytest.importorskip("distributed")
 dask = pytest.importorskip("dask")
@@ -104,7 +104,7 @@ def test_batches_cover_every_case_once_in_order(n: int, slots: int, concurrency:
 
 def test_import_evalbook_does_not_import_dask() -> None:
     code = (
-        "import sys, evalbook, evalbook._runner; "
+        "import sys, evalbook, evalbook._runner._engine; "
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('dask', 'distributed')))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

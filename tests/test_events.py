@@ -15,11 +15,11 @@ from hypothesis import strategies as st
 
 import evalbook as eb
 from _strategies import odd_text, records, runs
-from evalbook import _events
-from evalbook._contract import SCORED, Rec
-from evalbook._events import LineEncoder, read_events, replay
-from evalbook._results import PENDING, Finished, Results
-from evalbook._store import start_events
+from evalbook._model._contract import SCORED, Rec
+from evalbook._model._results import PENDING, Finished, Results
+from evalbook._store import _events as _events
+from evalbook._store._events import LineEncoder, read_events, replay
+from evalbook._store._sink import start_events
 
 
 def _same(a: Results, b: Results) -> None:

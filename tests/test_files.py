@@ -17,9 +17,9 @@ from _store_helpers import (
     run_t,
 )
 from _strategies import odd_text, runs
-from evalbook._events import decode_output, encode_output
-from evalbook._files import _direct_arrow
-from evalbook._tablefiles import cases_file_arrow, cases_file_table
+from evalbook._store._events import decode_output, encode_output
+from evalbook._store._files import _direct_arrow
+from evalbook._store._table_files import cases_file_arrow, cases_file_table
 
 # -- odd outputs ----------------------------------------------------------------------------
 

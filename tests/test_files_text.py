@@ -16,7 +16,7 @@ from pandas.testing import assert_frame_equal
 
 import evalbook as eb
 from _store_helpers import drop_final_files
-from evalbook._files import (
+from evalbook._store._files import (
     check_parquet_version,
     decode_text,
     encode_text,

@@ -18,9 +18,9 @@ from hypothesis import strategies as st
 
 import evalbook as eb
 from _judge_helpers import Scripted, judged, meta, one, run, score
-from evalbook._contract import ERROR, SCORED
-from evalbook._judge import judge_state, tool_schema
-from evalbook._judge_calls import JUDGE_CODES
+from evalbook._judges._judge import judge_state, tool_schema
+from evalbook._judges._replies import JUDGE_CODES
+from evalbook._model._contract import ERROR, SCORED
 
 # -- the production failures ---------------------------------------------------------------
 

@@ -14,8 +14,8 @@ import pytest
 
 import evalbook as eb
 from _judge_helpers import Scripted, meta, one, run, score
-from evalbook._contract import ERROR, SCORED
-from evalbook._judge_calls import ReplyCache, Vote, backoff_delay, is_transient, parse_reply
+from evalbook._judges._replies import ReplyCache, Vote, backoff_delay, is_transient, parse_reply
+from evalbook._model._contract import ERROR, SCORED
 
 
 def test_parse_reply_keeps_int_raw_scores_as_written() -> None:

@@ -11,7 +11,7 @@ import pytest
 
 import evalbook as eb
 from _judge_helpers import Scripted, judged, run, score
-from evalbook._judge_prompt import make_prompt, placeholders
+from evalbook._judges._prompt import make_prompt, placeholders
 
 
 @pytest.mark.parametrize(

@@ -13,9 +13,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from evalbook import _logfile
-from evalbook._events import read_events
-from evalbook._logfile import LogFile, LogInUse, cut_partial_line, raw_write, strip_padding
+from evalbook._store import _log as _logfile
+from evalbook._store._events import read_events
+from evalbook._store._log import LogFile, LogInUse, cut_partial_line, raw_write, strip_padding
 
 PAGE = mmap.ALLOCATIONGRANULARITY
 
@@ -67,7 +67,7 @@ def test_a_killed_writer_leaves_a_log_that_reads_and_resumes(tmp_path: Path) -> 
         f"""
         import os, signal
         from pathlib import Path
-        from evalbook._logfile import LogFile
+        from evalbook._store._log import LogFile
         log = LogFile(Path({str(path)!r}), append=False)
         for i in range(1000):
             log.write(b'{{"schema_version":2,"event":"x","n":%d}}\\n' % i)
@@ -184,7 +184,7 @@ def test_a_file_system_without_locks_still_gets_its_log(
 
 
 def test_being_written_while_a_writer_holds_the_log(tmp_path: Path) -> None:
-    from evalbook._logfile import being_written
+    from evalbook._store._log import being_written
 
     path = tmp_path / "events.jsonl"
     assert not being_written(path)  # no file yet

@@ -18,8 +18,8 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
-from evalbook._contract import ERROR, SCORED, Rec, record_of
-from evalbook._scorers import Scorer
+from evalbook._model._contract import ERROR, SCORED, Rec, record_of
+from evalbook._model._scorers import Scorer
 
 openai = pytest.importorskip("openai")
 

@@ -22,7 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
-from evalbook._paired import (
+from evalbook._model._paired import (
     _EXACT_BINOM_MAX,
     _STIRLERR,
     EXACT_MAX,

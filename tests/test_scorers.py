@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 import evalbook as eb
-from evalbook._binding import bind, call_args
-from evalbook._scorers import Scorer, as_scorers
+from evalbook._model._scorers import Scorer, as_scorers
+from evalbook._runner._binding import bind, call_args
 
 
 def test_bare_decorator_uses_the_function_name() -> None:

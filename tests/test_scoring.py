@@ -12,10 +12,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
-from evalbook._contract import ERROR, SCORED, UNSCORED
-from evalbook._results import ERRORED, FAILED, PASSED, PENDING, TIMED_OUT
-from evalbook._scoring import counted_values, format_pct
-from evalbook._stats import mean_ci, wilson
+from evalbook._model._contract import ERROR, SCORED, UNSCORED
+from evalbook._model._results import ERRORED, FAILED, PASSED, PENDING, TIMED_OUT
+from evalbook._model._scoring import counted_values, format_pct
+from evalbook._model._stats import mean_ci, wilson
 
 NAN = math.nan
 
@@ -184,7 +184,7 @@ def test_headline_of_an_empty_run() -> None:
 def test_t975_matches_scipy_without_importing_it() -> None:
     from scipy import stats
 
-    from evalbook._stats import t975
+    from evalbook._model._stats import t975
 
     for df in [*range(1, 200), 500, 1_000, 10_000, 1_000_000]:
         assert abs(t975(df) - float(stats.t.ppf(0.975, df))) < 1e-9, df

@@ -22,13 +22,13 @@ from _store_helpers import (
     events_of,
     run_t,
 )
-from evalbook import _events
-from evalbook import _runner as runner_module
-from evalbook._contract import SCORED, UNSCORED, Rec
-from evalbook._events import SCHEMA_VERSION, LineEncoder
-from evalbook._logfile import WINDOW
-from evalbook._results import Finished
-from evalbook._store import StoreSink, check_run_name
+from evalbook._model._contract import SCORED, UNSCORED, Rec
+from evalbook._model._results import Finished
+from evalbook._runner import _engine as runner_module
+from evalbook._store import _events as _events
+from evalbook._store._events import SCHEMA_VERSION, LineEncoder
+from evalbook._store._log import WINDOW
+from evalbook._store._sink import StoreSink, check_run_name
 
 # -- folders and names ----------------------------------------------------------------------
 
@@ -179,7 +179,7 @@ def test_save_an_in_memoryrun_t(tmp_path: Path) -> None:
 
 
 def test_a_full_disk_does_not_stop_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from evalbook import _logfile
+    from evalbook._store import _log as _logfile
 
     real_reserve = _logfile.reserve
     calls = {"n": 0}

@@ -8,8 +8,8 @@ from typing import Any
 import pandas as pd
 
 import evalbook as eb
-from evalbook._scoring import SUMMARY_COLUMNS
-from evalbook._tables import CASE_COLUMNS, SCORE_COLUMNS
+from evalbook._model._scoring import SUMMARY_COLUMNS
+from evalbook._model._tables import CASE_COLUMNS, SCORE_COLUMNS
 
 judge_grader = eb.Grader(kind="model", id="judge", model="gpt-x")
 A = eb.define_score("a", label="Alpha", grader=eb.Grader(kind="rule", id="exact"))
@@ -116,8 +116,8 @@ def test_text_repr() -> None:
 
 
 def test_tables_are_the_same_with_or_without_the_touched_index() -> None:
-    from evalbook._scoring import counted_of
-    from evalbook._tables import scores_table
+    from evalbook._model._scoring import counted_of
+    from evalbook._model._tables import scores_table
 
     r = make()
     results = r._results

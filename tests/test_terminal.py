@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from evalbook._terminal import (
+from evalbook._cli._terminal import (
     Out,
     clean,
     display_width,

@@ -5,20 +5,19 @@ Example:
     >>> correct = eb.define_score("correct", label="Correct", primary=True)
 """
 
-from ._compare import Comparison, compare, leaderboard
-from ._contract import Score, Unscored
+from ._api._entry import arun, load_run, run
+from ._api._eval import Eval
+from ._api._run import Run
+from ._compare._compare import Comparison, compare, leaderboard
 from ._errors import ConfigurationError, ScorerSignatureError, SkipScore
-from ._eval import Eval
-from ._judge import judge
-from ._load import load_run, runs
-from ._openai import openai_client
-from ._run import Run
-from ._runner import arun, run
-from ._scorers import scorer
-from ._scores import Grader, ScoreDefinition, all_of, any_of, at_least, define_score, mean_of
+from ._judges._clients import openai_client
+from ._judges._judge import judge
+from ._model._contract import Score, Unscored
+from ._model._scorers import scorer
+from ._model._scores import Grader, ScoreDefinition, all_of, any_of, at_least, define_score, mean_of
+from ._store._load import runs
+from ._version import __version__ as __version__
 from .display import show
-
-__version__ = "0.1.0"
 
 __all__ = [
     "Comparison",

@@ -18,9 +18,9 @@ from IPython.core import magic_arguments as _ma
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
 
+from ._api._run import Run
 from ._errors import ConfigurationError
-from ._run import Run
-from ._scores import ScoreDefinition
+from ._model._scores import ScoreDefinition
 
 __all__ = ["EvalMagics", "load_ipython_extension", "task_from_cell"]
 

@@ -12,7 +12,7 @@ import pandas as pd
 from ._style import BORDER, MUTED, badge, box, esc, fmt_num, is_missing, root
 
 if TYPE_CHECKING:
-    from .._run import Run
+    from .._model._run_data import RunData
 
 __all__ = ["CaseFilter", "case_html", "case_list_html", "filter_cases"]
 
@@ -34,7 +34,7 @@ class CaseFilter:
     high: float = 1.0
 
 
-def filter_cases(run: Run, f: CaseFilter) -> np.ndarray:
+def filter_cases(run: RunData, f: CaseFilter) -> np.ndarray:
     """Positions (input order) of the cases that match `f`, computed on the tables."""
     cases = run.cases
     keep = np.ones(len(cases), dtype=bool)
@@ -77,7 +77,7 @@ def _text_of(x: Any) -> str:
     return "" if is_missing(x) else str(x)
 
 
-def _input_html(run: Run, pos: int) -> str:
+def _input_html(run: RunData, pos: int) -> str:
     data = run.data
     if not isinstance(data, pd.DataFrame) or pos >= len(data):
         return ""
@@ -133,7 +133,7 @@ def _record_html(r: Any, label: str) -> str:
     )
 
 
-def case_html(run: Run, pos: int) -> str:
+def case_html(run: RunData, pos: int) -> str:
     """One case in full: outcome, input columns, output, error, every score with rationale."""
     cases = run.cases
     c = cases.iloc[pos]
@@ -169,7 +169,7 @@ def case_html(run: Run, pos: int) -> str:
     return root(box(body, kind="case"), "case-view")
 
 
-def case_list_html(run: Run, positions: np.ndarray, score: str | None, limit: int = 200) -> str:
+def case_list_html(run: RunData, positions: np.ndarray, score: str | None, limit: int = 200) -> str:
     """A compact list of cases: id, outcome and the value of `score`."""
     cases = run.cases
     names = [d.name for d in run.definitions]

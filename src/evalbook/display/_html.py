@@ -13,8 +13,8 @@ import pandas as pd
 from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, pct, pct_ci, root
 
 if TYPE_CHECKING:
-    from .._run import Run
-    from .._scoring import Headline
+    from .._model._run_data import RunData
+    from .._model._scoring import Headline
 
 __all__ = [
     "headline_html",
@@ -75,7 +75,7 @@ def headline_html(h: Headline, summary: pd.DataFrame | None = None) -> str:
     """The headline card: label, value with CI, completion, counts by outcome, n cases.
 
     Example:
-        >>> from evalbook._scoring import Headline
+        >>> from evalbook._model._scoring import Headline
         >>> "91%" in headline_html(Headline("pass", "Pass", 0.91, (0.6, 0.98), 1.0, {}, 12))
         True
     """
@@ -183,7 +183,7 @@ def _section(title: str, inner: str) -> str:
     )
 
 
-def run_header_html(run: Run) -> str:
+def run_header_html(run: RunData) -> str:
     """`Run NAME · 12 cases · id …` with the run's folder when it is stored."""
     path = f" · {esc(run.path)}" if run.path is not None else ""
     return (
@@ -193,7 +193,7 @@ def run_header_html(run: Run) -> str:
     )
 
 
-def run_cards_html(run: Run) -> str:
+def run_cards_html(run: RunData) -> str:
     """Headline card followed by a small card per other score, wrapping on narrow screens."""
     summary = run.summary()
     h = run.headline
@@ -203,7 +203,7 @@ def run_cards_html(run: Run) -> str:
     )
 
 
-def run_html(run: Run) -> str:
+def run_html(run: RunData) -> str:
     """The full static view of a run: header, cards, unscored/error breakdown."""
     summary = run.summary()
     breakdown = unscored_html(run.unscored(), summary)

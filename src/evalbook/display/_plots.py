@@ -9,14 +9,13 @@ without plotly's renderer extension.
 from __future__ import annotations
 
 import functools
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
-from ._style import STATUS_COLORS, visible
-
-if TYPE_CHECKING:
-    from .._run import Run
+from .._model._run_data import RunData
+from .._util._text import visible
+from ._style import STATUS_COLORS
 
 __all__ = ["ComparisonPlots", "RunPlots", "deltas_figure", "distribution_figure", "unscored_figure"]
 
@@ -80,12 +79,12 @@ def _figure(**kwargs: Any) -> Any:
     return fig
 
 
-def _labels(run: Run) -> dict[str, str]:
+def _labels(run: RunData) -> dict[str, str]:
     # plotly's JSON (orjson) rejects lone surrogates: every user text shown goes via `visible`
     return {d.name: visible(d.display_label()) for d in run.definitions}
 
 
-def unscored_figure(run: Run) -> Any:
+def unscored_figure(run: RunData) -> Any:
     """Stacked bars per score: scored records, then each unscored reason and error code.
 
     Example:
@@ -132,7 +131,7 @@ def unscored_figure(run: Run) -> Any:
     return fig
 
 
-def distribution_figure(run: Run, score: str | None = None) -> Any:
+def distribution_figure(run: RunData, score: str | None = None) -> Any:
     """Histogram of recorded values, one trace per score (or just `score`)."""
     labels = _labels(run)
     names = [d.name for d in run.definitions]
@@ -201,7 +200,7 @@ def deltas_figure(comp: Any) -> Any:
 class RunPlots:
     """`run.plot`: figures of one run (`unscored()`, `distribution()`)."""
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: RunData) -> None:
         self._run = run
 
     def unscored(self) -> Any:

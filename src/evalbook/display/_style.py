@@ -13,6 +13,8 @@ from typing import Any
 
 import pandas as pd
 
+from .._util._text import visible
+
 __all__ = [
     "BORDER",
     "MUTED",
@@ -27,7 +29,6 @@ __all__ = [
     "pct_ci",
     "root",
     "signed_pct",
-    "visible",
 ]
 
 FONT = (
@@ -66,26 +67,6 @@ def is_missing(x: Any) -> bool:
     return bool(pd.isna(x))
 
 
-def visible(text: str) -> str:
-    """`text` with each lone surrogate shown as its escape (the six characters `\\ud800`).
-
-    A Python str may hold lone surrogates (model output decoded with `surrogateescape`);
-    UTF-8 cannot, and a notebook sends every output as UTF-8. Tables keep such text exactly;
-    only what is shown goes through here.
-
-    Example:
-        >>> visible("ok \\ud800 \\u00e9")  # a lone surrogate is spelled out, é is kept
-        'ok \\\\ud800 é'
-    """
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
-
-
 def esc(x: Any) -> str:
     """HTML-escape any value's text (quotes too); missing values become an empty string.
 
@@ -98,7 +79,7 @@ def esc(x: Any) -> str:
 
 def pct(x: Any) -> str:
     """A percentage for display (`—` when missing), via the scoring module's formatter."""
-    from .._scoring import format_pct
+    from .._util._fmt import format_pct
 
     return format_pct(None if is_missing(x) else float(x))
 

@@ -7,19 +7,18 @@ still shows the results.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import ipywidgets as w
 import numpy as np
 import pandas as pd
 
+from .._model._run_data import RunData
+from .._util._text import visible
 from ._cases import ALL, CaseFilter, case_html, filter_cases
 from ._compare_html import comparison_html, comparison_names, comparison_text, warnings_html
 from ._html import run_cards_html, run_header_html, run_html, summary_html, unscored_html
-from ._style import MUTED, esc, fmt_num, root, signed_pct, visible
-
-if TYPE_CHECKING:
-    from .._run import Run
+from ._style import MUTED, esc, fmt_num, root, signed_pct
 
 __all__ = ["CaseExplorer", "ComparisonView", "RunView"]
 
@@ -49,7 +48,7 @@ class _Static(w.VBox):  # type: ignore[misc]
 class CaseExplorer(w.VBox):  # type: ignore[misc]
     """Filter a run's cases by outcome, score status and value range; show one in full."""
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: RunData) -> None:
         self.run = run
         names = [d.name for d in run.definitions]
         labels = {d.name: d.display_label() for d in run.definitions}
@@ -123,7 +122,7 @@ class CaseExplorer(w.VBox):  # type: ignore[misc]
 class RunView(_Static):
     """`eb.show(run)`: tabs Headline, Scores, Unscored reasons, Cases."""
 
-    def __init__(self, run: Run) -> None:
+    def __init__(self, run: RunData) -> None:
         self.run = run
         summary = run.summary()
         self.explorer = CaseExplorer(run)
@@ -217,9 +216,8 @@ class ComparisonView(_Static):
 
 def show(obj: Any) -> Any:
     """The interactive view of a `Run` or a `Comparison`."""
-    from .._run import Run
 
-    if isinstance(obj, Run):
+    if isinstance(obj, RunData):
         return RunView(obj)
     if all(hasattr(obj, a) for a in ("summary", "cases", "warnings")) and isinstance(
         getattr(obj, "summary", None), pd.DataFrame

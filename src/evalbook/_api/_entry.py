@@ -1,0 +1,148 @@
+"""The entry points: `eb.run`, `eb.arun`, `eb.load_run` (each returns the public `Run`)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .._model._scorers import Scorer
+from .._model._scores import ScoreDefinition
+from .._runner._engine import execute
+from .._runner._sync import run_sync
+from .._store._load import read_run
+from ._run import Run
+
+__all__ = ["arun", "load_run", "run"]
+
+
+async def arun(
+    data: Any,
+    task: Callable[..., Any] | None = None,
+    *,
+    scorers: Sequence[Scorer | Callable[..., Any]] = (),
+    scores: Sequence[ScoreDefinition | str] = (),
+    name: str | None = None,
+    output_column: str | None = None,
+    concurrency: int = 8,
+    timeout: float | None = None,
+    attempts: int = 1,
+    store: str | os.PathLike[str] | None = "runs",
+    resume: Any = None,
+    progress: bool = True,
+    executor: Any = None,
+) -> Run:
+    """The async form of `eb.run()`: `run = await eb.arun(df, task=...)`.
+
+    Example:
+        >>> import asyncio, pandas as pd, evalbook as eb
+        >>> run = asyncio.run(eb.arun(pd.DataFrame({"x": ["a"]}), task=lambda x: x,
+        ...                           scorers=[lambda output: 1.0], store=None, progress=False))
+        >>> run.headline.text
+        'lambda 100% · completed 100%'
+    """
+    return Run._of(
+        await execute(
+            data,
+            task,
+            scorers=scorers,
+            scores=scores,
+            name=name,
+            output_column=output_column,
+            concurrency=concurrency,
+            timeout=timeout,
+            attempts=attempts,
+            store=store,
+            resume=resume,
+            progress=progress,
+            executor=executor,
+        )
+    )
+
+
+def run(
+    data: Any,
+    task: Callable[..., Any] | None = None,
+    *,
+    scorers: Sequence[Scorer | Callable[..., Any]] = (),
+    scores: Sequence[ScoreDefinition | str] = (),
+    name: str | None = None,
+    output_column: str | None = None,
+    concurrency: int = 8,
+    timeout: float | None = None,
+    attempts: int = 1,
+    store: str | os.PathLike[str] | None = "runs",
+    resume: Any = None,
+    progress: bool = True,
+    executor: Any = None,
+) -> Run:
+    """Run `task` over every case of `data`, score the outputs, and return the `Run`.
+
+    Works in scripts and inside Jupyter's running event loop (there it runs on a fresh loop in
+    a worker thread); `await eb.arun(...)` is the async form.
+
+    Args:
+        data: The cases, one per row; `case_id` is the `id` column if present, else the index.
+        task: Called once per case attempt; its return value is the output. Parameters are
+            bound by name: columns, `row`, `case_id`, `ctx`.
+        scorers: `@eb.scorer` functions or plain functions (named after themselves).
+        scores: Further definitions: derived scores (`combine=`), scores the task records.
+        name: The run's name (default: the task's name).
+        output_column: Score outputs already in this column instead of calling a task.
+        concurrency: Cases in flight at once (sync functions get as many worker threads).
+        timeout: Seconds per task attempt; past it the attempt is `timed_out`.
+        attempts: Tries per case; only errored and timed-out cases are tried again.
+        store: Folder of the run store, or None to keep the run in memory.
+        resume: A stored run (path or Run) to continue.
+        progress: Show a progress bar on long runs (env `EVALBOOK_PROGRESS=0` turns it off).
+        executor: None to run locally; a `dask.distributed.Client` (or `"dask"` for a
+            LocalCluster) runs batches of cases on a cluster: docs/scaling.md.
+
+    Example:
+        >>> import pandas as pd, evalbook as eb
+        >>> df = pd.DataFrame({"q": ["a", "b"], "expected": ["A", "x"]})
+        >>> @eb.scorer
+        ... def exact(output, expected):
+        ...     return float(output == expected)
+        >>> eb.run(df, task=lambda q: q.upper(), scorers=[exact], store=None,
+        ...        progress=False).headline.text
+        'exact 50% · completed 100%'
+    """
+    coro = arun(
+        data,
+        task,
+        scorers=scorers,
+        scores=scores,
+        name=name,
+        output_column=output_column,
+        concurrency=concurrency,
+        timeout=timeout,
+        attempts=attempts,
+        store=store,
+        resume=resume,
+        progress=progress,
+        executor=executor,
+    )
+    return run_sync(coro)
+
+
+def load_run(path: str | os.PathLike[str]) -> Run:
+    """Load a stored run: from its Parquet files, or from its event log after a crash.
+
+    The loaded run has the same tables, summary and headline as the run that was stored.
+    A truncated last line in `events.jsonl` is skipped with a warning; a file written with
+    another `schema_version` raises an error naming both versions.
+
+    Args:
+        path: The run's folder (or any file in it), e.g. `run.path` or a row of `eb.runs()`.
+
+    Example:
+        >>> import pandas as pd, evalbook as eb, tempfile
+        >>> store = tempfile.mkdtemp()
+        >>> run = eb.run(pd.DataFrame({"x": ["a", "b"]}), task=lambda x: x.upper(),
+        ...              scorers=[lambda output: float(output == "A")], store=store,
+        ...              progress=False)
+        >>> eb.load_run(run.path).headline.text
+        'lambda 50% · completed 100%'
+    """
+    return Run._of(read_run(path))

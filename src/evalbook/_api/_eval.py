@@ -1,0 +1,51 @@
+"""`eb.Eval`: one evaluation bundled for the CLI, the magics and re-runs."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from .._model._scorers import Scorer
+from .._model._scores import ScoreDefinition
+from ._entry import run
+from ._run import Run
+
+__all__ = ["Eval"]
+
+
+class Eval:
+    """Data, task, scorers and run options, ready to run (the CLI runs every module-level Eval).
+
+    Example:
+        >>> import pandas as pd, evalbook as eb
+        >>> ev = eb.Eval(pd.DataFrame({"x": ["a"]}), task=lambda x: x,
+        ...              scorers=[lambda output, x: float(output == x)], name="echo")
+        >>> ev.run(store=None, progress=False).headline.text
+        'lambda 100% · completed 100%'
+    """
+
+    def __init__(
+        self,
+        data: Any,
+        task: Callable[..., Any] | None = None,
+        *,
+        scorers: Sequence[Scorer | Callable[..., Any]] = (),
+        scores: Sequence[ScoreDefinition | str] = (),
+        name: str | None = None,
+        **run_options: Any,
+    ) -> None:
+        self.data = data
+        self.task = task
+        self.scorers = list(scorers)
+        self.scores = list(scores)
+        self.name = name
+        self.run_options = dict(run_options)
+
+    def run(self, **overrides: Any) -> Run:
+        """Run the evaluation; `overrides` replace run options (e.g. `store=None`)."""
+        options = {**self.run_options, **overrides}
+        options.setdefault("name", self.name)
+        return run(self.data, self.task, scorers=self.scorers, scores=self.scores, **options)
+
+    def __repr__(self) -> str:
+        return f"<Eval {self.name or '(unnamed)'}: {len(self.data)} cases>"

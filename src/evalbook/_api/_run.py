@@ -1,0 +1,112 @@
+"""The public `Run`: a run's data with saving, exporting, rescoring and display."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from .._model._run_data import RunData
+from .._model._scorers import Scorer
+from .._model._scores import ScoreDefinition
+from .._runner._rescore import rescore
+from .._store._save import save_run
+from .._store._table_files import export
+from ..display import run_html
+from ..display._plots import RunPlots
+
+__all__ = ["Run"]
+
+
+class Run(RunData):
+    """The result of `eb.run()`: tables, summary and headline of one evaluation.
+
+    Example:
+        >>> import pandas as pd, evalbook as eb
+        >>> df = pd.DataFrame({"question": ["1+1", "2+2"], "expected": ["2", "4"]})
+        >>> run = eb.run(df, task=lambda question: str(eval(question)),
+        ...              scorers=[lambda output, expected: float(output == expected)],
+        ...              store=None, progress=False)
+        >>> run.headline.text
+        'lambda 100% · completed 100%'
+    """
+
+    @classmethod
+    def _of(cls, data: RunData) -> Run:
+        """The public Run over data the runner or the store produced (no copy)."""
+        if isinstance(data, Run):
+            return data
+        run = cls.__new__(cls)
+        run.__dict__.update(data.__dict__)
+        return run
+
+    # -- store (evalbook._store._sink; docs/file-formats.md) -----------------------------------
+
+    def save(self, store: str | os.PathLike[str] = "runs") -> Path:
+        """Write the run's folder (log, tables, summary) and return its path.
+
+        A stored run is completed in place (e.g. after a full disk); an in-memory run gets
+        a new folder `<store>/<name>-<timestamp>/` and `.path` is set.
+
+        Example:
+            >>> import pandas as pd, evalbook as eb, tempfile
+            >>> run = eb.run(pd.DataFrame({"x": [1]}), task=lambda x: x, store=None,
+            ...              scorers=[lambda output: 1.0], progress=False)
+            >>> run.save(tempfile.mkdtemp()) == run.path
+            True
+        """
+        return save_run(self, store)
+
+    def to_csv(self, folder: str | os.PathLike[str]) -> dict[str, Path]:
+        """Write `cases.csv`, `scores.csv` and `summary.csv` into `folder`; return the paths.
+
+        Example:
+            >>> import pandas as pd, evalbook as eb, tempfile
+            >>> run = eb.run(pd.DataFrame({"x": [1]}), task=lambda x: x, store=None,
+            ...              scorers=[lambda output: 1.0], progress=False)
+            >>> sorted(run.to_csv(tempfile.mkdtemp()))
+            ['cases', 'scores', 'summary']
+        """
+        return export(self, folder, "csv")
+
+    def to_parquet(self, folder: str | os.PathLike[str]) -> dict[str, Path]:
+        """Write `cases.parquet`, `scores.parquet` and `summary.parquet`; return the paths."""
+        return export(self, folder, "parquet")
+
+    def rescore(
+        self,
+        scorers: Sequence[Scorer | Callable[..., Any]] = (),
+        scores: Sequence[ScoreDefinition | str] = (),
+        *,
+        name: str | None = None,
+        concurrency: int = 8,
+        progress: bool = True,
+    ) -> Run:
+        """Score the stored outputs again with new or changed scorers; the task is not called.
+
+        Scores bound to `scorers` are scored anew, derived scores are derived again, the
+        other records are kept. The new run is stored in this run's store (in memory if
+        this run is).
+
+        Example:
+            >>> import pandas as pd, evalbook as eb
+            >>> run = eb.run(pd.DataFrame({"x": ["a"]}), task=lambda x: x.upper(),
+            ...              scorers=[lambda output: 0.0], store=None, progress=False)
+            >>> run.rescore(scorers=[lambda output: 1.0], progress=False).headline.text
+            'lambda 100% · completed 100%'
+        """
+        again = rescore(
+            self, scorers, scores, name=name, concurrency=concurrency, progress=progress
+        )
+        return Run._of(again)
+
+    # -- display ------------------------------------------------------------------------
+
+    def _repr_html_(self) -> str:
+        return run_html(self)
+
+    @property
+    def plot(self) -> RunPlots:
+        """Plotly figures of this run: `run.plot.unscored()`, `run.plot.distribution()`."""
+        return RunPlots(self)

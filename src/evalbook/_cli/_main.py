@@ -1,0 +1,296 @@
+"""The `evalbook` command line: argument parsing, dispatch and error reporting.
+
+Exit codes: 0 success · 1 a gate condition failed · 2 bad usage or a user error (missing
+file, unknown run, bad number, unknown score, configuration error) · 3 an unexpected error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import math
+import os
+import sys
+import traceback
+from collections.abc import Sequence
+from typing import NoReturn
+
+__all__ = ["CliError", "main"]
+
+EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_UNEXPECTED = 0, 1, 2, 3
+
+
+class CliError(Exception):
+    """A user error: reported as one line on stderr, with exit code `code`."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+class _Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line on stderr (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        _say_error(f"{message} (see '{self.prog} --help')", prog=self.prog)
+        raise SystemExit(EXIT_USAGE)
+
+
+def _one_line(text: str) -> str:
+    return " ".join(str(text).split())
+
+
+def _say_error(message: str, prog: str = "evalbook") -> None:
+    sys.stderr.write(f"{prog}: error: {_one_line(message)}\n")
+    sys.stderr.flush()
+
+
+# -- argument types: each says what it expected --------------------------------------------
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def _whole(text: str, low: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = low - 1
+    if value < low:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= {low}, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1."""
+    return _whole(text, 1)
+
+
+def count(text: str) -> int:
+    """An integer >= 0."""
+    return _whole(text, 0)
+
+
+def seconds(text: str) -> float:
+    """A number of seconds > 0."""
+    value = _number(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
+
+
+def fraction(text: str) -> float:
+    """A fraction in [0, 1], written `0.8` or `80%`."""
+    raw = text.strip()
+    percent = raw.endswith("%")
+    value = _number(raw[:-1] if percent else raw)
+    if percent:
+        value /= 100
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a fraction between 0 and 1 (e.g. 0.8 or 80%), got {text!r}"
+        )
+    return value
+
+
+# -- the parser ------------------------------------------------------------------------------
+
+
+def _store_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--store",
+        metavar="DIR",
+        default="runs",
+        help="run store where RUN names are looked up (default: ./runs)",
+    )
+
+
+_RUN_HELP = "a run folder, or a run name in the store (the latest run of that name wins)"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    """The `evalbook` argument parser (every command has `--help`)."""
+    from . import _commands as cmd
+    from . import _gate as gate
+
+    parser = _Parser(
+        prog="evalbook",
+        description="Run, inspect, compare and gate evaluations of LLM and AI systems.",
+        epilog="Exit codes: 0 ok · 1 a gate condition failed · 2 bad usage or input · "
+        "3 unexpected error. 'python -m evalbook' is the same command.",
+    )
+    from .._version import __version__
+
+    parser.add_argument("--version", action="version", version=f"evalbook {__version__}")
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+
+    p = sub.add_parser(
+        "run",
+        help="run every module-level eb.Eval in a Python file",
+        description="Import FILE, run every module-level eb.Eval in it, print each headline and "
+        "summary table, and where the run is stored.",
+    )
+    p.add_argument("file", metavar="FILE.py", help="Python file defining one or more eb.Eval")
+    p.add_argument(
+        "--name",
+        help="run name (with several Evals in the file: a prefix, giving NAME-<eval name>)",
+    )
+    p.add_argument("--limit", type=positive_int, metavar="N", help="run only the first N cases")
+    p.add_argument("--concurrency", type=positive_int, metavar="K", help="cases in flight")
+    p.add_argument("--attempts", type=positive_int, metavar="N", help="tries per case")
+    p.add_argument("--timeout", type=seconds, metavar="S", help="seconds per task attempt")
+    where = p.add_mutually_exclusive_group()
+    where.add_argument(
+        "--store", metavar="DIR", help="run store folder (default: the Eval's, else ./runs)"
+    )
+    where.add_argument("--no-store", action="store_true", help="keep the runs in memory only")
+    p.set_defaults(func=cmd.cmd_run)
+
+    p = sub.add_parser(
+        "show",
+        help="a stored run's headline, summary and unscored breakdown",
+        description="Print a stored run's headline, summary table, outcomes and the breakdown "
+        "of unscored and error records.",
+    )
+    p.add_argument("run", metavar="RUN", help=_RUN_HELP)
+    _store_option(p)
+    p.set_defaults(func=cmd.cmd_show)
+
+    p = sub.add_parser(
+        "runs", help="list the runs in a store", description="List the runs in a run store."
+    )
+    p.add_argument("store", metavar="STORE", nargs="?", default="runs", help="default: ./runs")
+    p.set_defaults(func=cmd.cmd_runs)
+
+    p = sub.add_parser(
+        "compare",
+        help="compare two runs: per-score deltas, warnings, top regressions",
+        description="Compare run B against run A: per-score means and paired deltas, the "
+        "warnings that matter, and the cases that regressed most.",
+    )
+    p.add_argument("a", metavar="A", help="the reference run (" + _RUN_HELP + ")")
+    p.add_argument("b", metavar="B", help="the run compared with A")
+    p.add_argument(
+        "--score",
+        metavar="NAME",
+        help="score(s) to compare, comma-separated (default: the primary score, else the "
+        "only common score, else every common score)",
+    )
+    p.add_argument(
+        "--top", type=count, default=10, metavar="N", help="regressed cases to list (default 10)"
+    )
+    _store_option(p)
+    p.set_defaults(func=cmd.cmd_compare)
+
+    p = sub.add_parser(
+        "export",
+        help="write a run's table to CSV or Parquet",
+        description="Write one table of a run to PATH, as CSV or Parquet by its extension "
+        "(.csv, .parquet or .pq). Default: the long scores table.",
+    )
+    p.add_argument("run", metavar="RUN", help=_RUN_HELP)
+    p.add_argument("path", metavar="PATH", help="output file ending in .csv, .parquet or .pq")
+    p.add_argument(
+        "--table",
+        choices=("cases", "scores", "summary"),
+        default="scores",
+        help="which table (default: scores)",
+    )
+    _store_option(p)
+    p.set_defaults(func=cmd.cmd_export)
+
+    gate.add_gate_parser(sub, _RUN_HELP, _store_option)
+
+    p = sub.add_parser(
+        "demo",
+        help="run the bundled example end to end, offline",
+        description="Run the bundled arithmetic example (a deterministic local model and a "
+        "judge with a scripted client; no network), store the run and print its headline.",
+    )
+    where = p.add_mutually_exclusive_group()
+    where.add_argument("--store", metavar="DIR", default="runs", help="run store (default ./runs)")
+    where.add_argument("--no-store", action="store_true", help="keep the run in memory only")
+    p.set_defaults(func=cmd.cmd_demo)
+    return parser
+
+
+class _StderrHandler(logging.Handler):
+    """Library warnings (e.g. a scorer's first invalid value) as `evalbook: warning:` lines."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            message = _one_line(record.getMessage())
+            sys.stderr.write(f"evalbook: {record.levelname.lower()}: {message}\n")
+        except Exception:  # pragma: no cover - never let logging break a command
+            self.handleError(record)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    """Entry point of the `evalbook` console script and `python -m evalbook`.
+
+    Example:
+        >>> main(["--version"])
+        evalbook 0.1.0
+        0
+    """
+    for stream in (sys.stdout, sys.stderr):
+        # A terminal that cannot show "·" or "—" gets "?" rather than a crash.
+        reconfigure = getattr(stream, "reconfigure", None)
+        if reconfigure is not None:
+            reconfigure(errors="replace")
+    log = logging.getLogger("evalbook")
+    handler = _StderrHandler(logging.WARNING)
+    log.addHandler(handler)
+    try:
+        return _main(argv)
+    finally:
+        log.removeHandler(handler)
+
+
+def _main(argv: Sequence[str] | None) -> int:
+    from .._errors import ConfigurationError
+    from ._gate import GateError
+
+    parser = build_parser()
+    try:
+        args = parser.parse_args(argv)
+    except SystemExit as exc:
+        return int(exc.code or 0) if not isinstance(exc.code, str) else EXIT_USAGE
+    prog = f"evalbook {args.command}"
+    try:
+        code: int = args.func(args)
+        sys.stdout.flush()
+        return code
+    except CliError as exc:
+        _say_error(str(exc), prog)
+        return exc.code
+    except (GateError, ConfigurationError) as exc:
+        _say_error(str(exc), prog)
+        return EXIT_USAGE
+    except KeyboardInterrupt:
+        _say_error("interrupted", prog)
+        return 130
+    except BrokenPipeError:
+        # The reader went away (e.g. `evalbook runs | head`): not an error worth a message.
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return EXIT_OK
+    except Exception as exc:
+        if os.environ.get("EVALBOOK_DEBUG"):
+            traceback.print_exc()
+        _say_error(
+            f"unexpected {type(exc).__name__}: {exc} (set EVALBOOK_DEBUG=1 for the traceback)",
+            prog,
+        )
+        return EXIT_UNEXPECTED
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main())

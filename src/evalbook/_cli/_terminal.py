@@ -1,0 +1,192 @@
+"""Terminal output for the CLI: aligned tables, colour only on a TTY, safe untrusted text."""
+
+from __future__ import annotations
+
+import math
+import os
+import unicodedata
+from collections.abc import Sequence
+from typing import Any, TextIO
+
+import pandas as pd
+
+from .._util._fmt import format_pct
+
+__all__ = [
+    "Out",
+    "clean",
+    "fmt_ci",
+    "fmt_count",
+    "fmt_pct",
+    "render_table",
+    "summary_table",
+    "unscored_table_text",
+    "wants_colour",
+]
+
+_CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
+
+
+def wants_colour(stream: TextIO) -> bool:
+    """Colour only on a TTY; `NO_COLOR` turns it off, `FORCE_COLOR` on, `TERM=dumb` off."""
+    if os.environ.get("NO_COLOR"):
+        return False
+    if os.environ.get("FORCE_COLOR"):
+        return True
+    if os.environ.get("TERM") == "dumb":
+        return False
+    isatty = getattr(stream, "isatty", None)
+    return bool(isatty and isatty())
+
+
+class Out:
+    """A stream that knows whether it may colour its text.
+
+    Example:
+        >>> import io
+        >>> out = Out(io.StringIO())
+        >>> out.style("ok", "green")
+        'ok'
+    """
+
+    def __init__(self, stream: TextIO, colour: bool | None = None) -> None:
+        self.stream = stream
+        self.colour = wants_colour(stream) if colour is None else colour
+
+    def style(self, text: str, *styles: str) -> str:
+        """`text` wrapped in ANSI styles (`bold`, `red`, ...) when colour is on."""
+        if not self.colour or not styles:
+            return text
+        codes = ";".join(_CODES[s] for s in styles)
+        return f"\x1b[{codes}m{text}\x1b[0m"
+
+    def line(self, text: str = "", *styles: str) -> None:
+        """Write one line."""
+        self.stream.write(self.style(text, *styles) + "\n")
+
+    def lines(self, lines: Sequence[str]) -> None:
+        """Write several lines."""
+        for text in lines:
+            self.line(text)
+
+
+def clean(value: Any, width: int | None = None) -> str:
+    """Untrusted text made safe for a terminal: control characters (ANSI escapes, newlines)
+    are shown escaped, and long text is cut to `width` with an ellipsis.
+
+    Example:
+        >>> clean("red\\x1b[31m\\nnext")
+        'red\\\\x1b[31m\\\\nnext'
+    """
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return ""
+    text = str(value)
+    if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in text):
+        text = "".join(
+            ch
+            if unicodedata.category(ch) not in ("Cc", "Cf")
+            else ch.encode("unicode_escape").decode()
+            for ch in text
+        )
+    if width is not None and display_width(text) > width:
+        out, used = [], 0
+        for ch in text:
+            w = _char_width(ch)
+            if used + w > width - 1:
+                break
+            out.append(ch)
+            used += w
+        text = "".join(out) + "…"
+    return text
+
+
+def _char_width(ch: str) -> int:
+    if unicodedata.combining(ch):
+        return 0
+    return 2 if unicodedata.east_asian_width(ch) in ("W", "F") else 1
+
+
+def display_width(text: str) -> int:
+    """Columns `text` takes in a terminal (wide East Asian characters take two)."""
+    return sum(_char_width(ch) for ch in text)
+
+
+def _pad(text: str, width: int, right: bool) -> str:
+    fill = " " * (width - display_width(text))
+    return fill + text if right else text + fill
+
+
+def render_table(
+    headers: Sequence[str], rows: Sequence[Sequence[str]], right: Sequence[bool] | None = None
+) -> list[str]:
+    """Aligned plain-text table lines: a header, a rule, then one line per row.
+
+    Example:
+        >>> render_table(["score", "mean"], [["a", "50%"], ["long.name", "100%"]], [False, True])
+        ['score      mean', '---------  ----', 'a           50%', 'long.name  100%']
+    """
+    right = list(right) if right is not None else [False] * len(headers)
+    widths = [display_width(h) for h in headers]
+    for row in rows:
+        widths = [max(w, display_width(cell)) for w, cell in zip(widths, row, strict=True)]
+    lines = ["  ".join(_pad(h, w, r) for h, w, r in zip(headers, widths, right, strict=True))]
+    lines.append("  ".join("-" * w for w in widths))
+    for row in rows:
+        lines.append("  ".join(_pad(c, w, r) for c, w, r in zip(row, widths, right, strict=True)))
+    return [line.rstrip() for line in lines]
+
+
+def fmt_pct(x: Any) -> str:
+    """A fraction as a percentage; `—` when missing."""
+    if x is None:
+        return "—"
+    value = float(x)
+    return format_pct(None if math.isnan(value) else value)
+
+
+def fmt_ci(low: Any, high: Any) -> str:
+    """A confidence interval as `[lo, hi]`; empty when missing."""
+    if low is None or high is None or math.isnan(float(low)) or math.isnan(float(high)):
+        return ""
+    return f"[{fmt_pct(low)}, {fmt_pct(high)}]"
+
+
+def fmt_count(x: Any) -> str:
+    """An integer count; empty when missing."""
+    if x is None or (isinstance(x, float) and math.isnan(x)):
+        return ""
+    return str(int(x))
+
+
+def summary_table(summary: pd.DataFrame) -> list[str]:
+    """A run's `summary()` as aligned lines; the primary score is marked with `*`."""
+    headers = ["score", "label", "mean", "95% CI", "counted", "zeroed", "unscored", "excluded"]
+    headers.append("errors")
+    rows = []
+    for r in summary.itertuples(index=False):
+        name = clean(r.score) + (" *" if bool(r.primary) else "")
+        rows.append(
+            [
+                name,
+                clean(r.label, 40),
+                fmt_pct(r.mean),
+                fmt_ci(r.ci_low, r.ci_high),
+                fmt_count(r.counted),
+                fmt_count(r.zeroed),
+                fmt_count(r.unscored),
+                fmt_count(r.excluded),
+                fmt_count(r.errors),
+            ]
+        )
+    return render_table(headers, rows, [False, False, True, True, True, True, True, True, True])
+
+
+def unscored_table_text(unscored: pd.DataFrame) -> list[str]:
+    """A run's `unscored()` breakdown as aligned lines (empty when every record scored)."""
+    if unscored.empty:
+        return []
+    rows = [
+        [clean(r.score), clean(r.status), clean(r.reason, 60), fmt_count(r.n)]
+        for r in unscored.itertuples(index=False)
+    ]
+    return render_table(["score", "status", "reason", "n"], rows, [False, False, False, True])

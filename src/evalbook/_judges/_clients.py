@@ -1,0 +1,122 @@
+"""`eb.openai_client`: an OpenAI-compatible SDK client as a judge client.
+
+The adapter calls `client.chat.completions.create(model=..., messages=..., tools=[tool],
+tool_choice=<that tool>, **params)` and returns the forced tool call's `arguments` (JSON text).
+It never imports `openai`: any object with that method works (OpenAI, AsyncOpenAI, Azure, vLLM,
+LiteLLM proxies, ...). SDK errors pass through unchanged so the judge can tell transient ones
+(timeouts, 429, 5xx) from the rest.
+"""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable
+from typing import Any
+
+from .._errors import ConfigurationError
+
+__all__ = ["OpenAIJudgeClient", "openai_client"]
+
+
+def _arguments(completion: Any, tool_name: str) -> Any:
+    """The tool call's arguments; without a tool call, the text the model wrote instead."""
+    choices = getattr(completion, "choices", None)
+    if not choices:
+        return f"<no choices in the completion: {completion!r}>"[:500]
+    message = getattr(choices[0], "message", None)
+    calls = list(getattr(message, "tool_calls", None) or ())
+    if calls:
+        chosen = next(
+            (c for c in calls if getattr(getattr(c, "function", None), "name", None) == tool_name),
+            calls[0],
+        )
+        return getattr(getattr(chosen, "function", None), "arguments", None)
+    content = getattr(message, "content", None)
+    refusal = getattr(message, "refusal", None)
+    if content:
+        return content  # some servers answer in text; the judge tries it as JSON
+    if refusal:
+        return f"<refusal: {refusal}>"
+    return "<no tool call and no content>"
+
+
+class OpenAIJudgeClient:
+    """A judge client over a sync OpenAI-compatible client (see `eb.openai_client`)."""
+
+    def __init__(self, create: Callable[..., Any], model: str, params: dict[str, Any]) -> None:
+        self._create = create
+        self.model = model
+        self.params = params
+
+    def request(self, messages: list[dict[str, Any]], tool: dict[str, Any]) -> dict[str, Any]:
+        """The keyword arguments of one `chat.completions.create` call."""
+        name = tool["function"]["name"]
+        return {
+            **self.params,
+            "model": self.model,
+            "messages": messages,
+            "tools": [tool],
+            "tool_choice": {"type": "function", "function": {"name": name}},
+        }
+
+    def __call__(self, messages: list[dict[str, Any]], tool: dict[str, Any]) -> Any:
+        completion = self._create(**self.request(messages, tool))
+        return _arguments(completion, tool["function"]["name"])
+
+    def __repr__(self) -> str:
+        return f"<openai_client model={self.model!r}>"
+
+
+class AsyncOpenAIJudgeClient(OpenAIJudgeClient):
+    """A judge client over an async OpenAI-compatible client (`openai.AsyncOpenAI`)."""
+
+    async def __call__(self, messages: list[dict[str, Any]], tool: dict[str, Any]) -> Any:
+        completion = await self._create(**self.request(messages, tool))
+        return _arguments(completion, tool["function"]["name"])
+
+
+def openai_client(client: Any, *, model: str, **params: Any) -> OpenAIJudgeClient:
+    """Adapt an OpenAI-compatible SDK client for `eb.judge(..., client=...)`.
+
+    Each judge call is one chat completion with the `submit_evaluation` tool forced
+    (`tool_choice`); the reply is the tool call's JSON arguments. `params` (temperature, seed,
+    max_tokens, ...) go into every request and into the judge's cache keys. The OpenAI SDK
+    retries 429/5xx itself (`max_retries=2` by default); the judge's own retries come on top,
+    so set one of them to 0 for a single layer.
+
+    Args:
+        client: `openai.OpenAI(...)`, `openai.AsyncOpenAI(...)` or anything with
+            `chat.completions.create`.
+        model: The model to ask.
+        **params: Further `chat.completions.create` arguments.
+
+    Example:
+        >>> import evalbook as eb
+        >>> class Completions:
+        ...     def create(self, **request): ...
+        >>> class Chat:
+        ...     completions = Completions()
+        >>> class Client:
+        ...     chat = Chat()
+        >>> eb.openai_client(Client(), model="gpt-4o-mini", temperature=0).params
+        {'temperature': 0}
+    """
+    create = getattr(getattr(getattr(client, "chat", None), "completions", None), "create", None)
+    if not callable(create):
+        raise ConfigurationError(
+            f"eb.openai_client() needs an OpenAI-compatible client with "
+            f"chat.completions.create, not {client!r}; e.g. openai.OpenAI(base_url=...)"
+        )
+    if not isinstance(model, str) or not model:
+        raise ConfigurationError(f"eb.openai_client() needs model='name', got {model!r}")
+    reserved = {"model", "messages", "tools", "tool_choice"} & set(params)
+    if reserved:
+        raise ConfigurationError(
+            f"eb.openai_client(): {', '.join(sorted(reserved))} are set by the judge; "
+            "remove them from the extra parameters"
+        )
+    is_async = inspect.iscoroutinefunction(inspect.unwrap(create)) or type(
+        client
+    ).__name__.startswith("Async")
+    cls = AsyncOpenAIJudgeClient if is_async else OpenAIJudgeClient
+    return cls(create, model, dict(params))

@@ -1,0 +1,457 @@
+"""LLM judges: a scorer that asks a model, with a declared scale and validated replies.
+
+`eb.judge(definition, prompt, client=...)` returns a `Scorer` bound to that one definition. Its
+function is async (votes run concurrently on the run's loop); a sync client is called in the
+judge's worker threads. Every vote goes through `_judge_calls.parse_reply`; the votes are then
+reduced into one `Score` (normalised to [0, 1], raw values in metadata) or one `ScoreError`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import copy
+import dataclasses
+import inspect
+import math
+import os
+import random
+import statistics
+import threading
+import weakref
+from collections import Counter
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from typing import Any, Literal
+
+from .._errors import ConfigurationError
+from .._model._contract import Score, ScoreError
+from .._model._scorers import Scorer
+from .._model._scores import Grader, ScoreDefinition, define_score
+from ._prompt import Prompt, make_prompt
+from ._replies import ReplyCache, Vote, backoff_delay, is_transient, parse_reply
+
+__all__ = ["REDUCERS", "judge", "tool_schema"]
+
+Reducer = Literal["median", "mean", "min", "max", "majority"]
+REDUCERS: tuple[str, ...] = ("median", "mean", "min", "max", "majority")
+TOOL_NAME = "submit_evaluation"
+_DEFAULT_THREADS = 64
+
+
+def _number(x: object) -> bool:
+    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
+
+
+def _fmt(x: float) -> str:
+    return str(int(x)) if float(x).is_integer() else repr(float(x))
+
+
+def tool_schema(definition: ScoreDefinition, scale: tuple[float, float]) -> dict[str, Any]:
+    """The `submit_evaluation` tool (an OpenAI function-tool dict) for one definition and scale.
+
+    Example:
+        >>> import evalbook as eb
+        >>> tool = tool_schema(eb.define_score("helpful"), (1, 5))
+        >>> tool["function"]["name"], tool["function"]["parameters"]["required"]
+        ('submit_evaluation', ['justification', 'score'])
+    """
+    low, high = scale
+    what = definition.display_label()
+    about = f" {definition.description}" if definition.description else ""
+    return {
+        "type": "function",
+        "function": {
+            "name": TOOL_NAME,
+            "description": (
+                f"Submit your evaluation of '{what}'.{about} Give a short justification, then "
+                f"a score from {_fmt(low)} (worst) to {_fmt(high)} (best)."
+            ),
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "justification": {
+                        "type": "string",
+                        "description": "Why this score, in one or two sentences.",
+                    },
+                    "score": {
+                        "type": "number",
+                        "minimum": low,
+                        "maximum": high,
+                        "description": (
+                            f"The score for '{what}', a number from {_fmt(low)} to {_fmt(high)}."
+                        ),
+                    },
+                },
+                "required": ["justification", "score"],
+                "additionalProperties": False,
+            },
+        },
+    }
+
+
+def _reduce(raws: Sequence[float], reducer: str) -> float:
+    if reducer == "median":
+        return float(statistics.median(raws))
+    if reducer == "mean":
+        # A mean lies between the smallest and largest vote; bounding it only undoes round-off
+        # (it never moves a value that a judge wrote).
+        return min(max(math.fsum(raws) / len(raws), min(raws)), max(raws))
+    if reducer == "min":
+        return min(raws)
+    if reducer == "max":
+        return max(raws)
+    counts = Counter(raws)  # majority: the most frequent value; a tie goes to the lowest value
+    top = max(counts.values())
+    return min(v for v, n in counts.items() if n == top)
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    call = getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
+    return any(f is not None and inspect.iscoroutinefunction(inspect.unwrap(f)) for f in (fn, call))
+
+
+def _check_options(
+    scale: object,
+    votes: object,
+    reducer: object,
+    quorum: object,
+    retries: object,
+    backoff: object,
+    timeout: object,
+    max_concurrency: object,
+) -> tuple[float, float]:
+    if (
+        not isinstance(scale, tuple | list)
+        or len(scale) != 2
+        or not all(_number(x) for x in scale)
+        or not scale[0] < scale[1]
+    ):
+        raise ConfigurationError(
+            f"scale must be (low, high), two finite numbers with low < high, got {scale!r}; "
+            "e.g. scale=(0, 100) or scale=(1, 5)"
+        )
+    if isinstance(votes, bool) or not isinstance(votes, int) or votes < 1:
+        raise ConfigurationError(f"votes must be an integer >= 1, got {votes!r}")
+    if reducer not in REDUCERS:
+        raise ConfigurationError(f"reducer must be one of {', '.join(REDUCERS)}; got {reducer!r}")
+    if quorum is not None and (
+        isinstance(quorum, bool) or not isinstance(quorum, int) or not 1 <= quorum <= votes
+    ):
+        raise ConfigurationError(
+            f"quorum must be None or an integer from 1 to votes ({votes}), got {quorum!r}"
+        )
+    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+        raise ConfigurationError(f"retries must be an integer >= 0, got {retries!r}")
+    if not _number(backoff) or backoff < 0:  # type: ignore[operator]
+        raise ConfigurationError(f"backoff must be a number of seconds >= 0, got {backoff!r}")
+    if timeout is not None and (not _number(timeout) or not timeout > 0):  # type: ignore[operator]
+        raise ConfigurationError(
+            f"timeout must be a number of seconds > 0 or None, got {timeout!r}"
+        )
+    if max_concurrency is not None and (
+        isinstance(max_concurrency, bool)
+        or not isinstance(max_concurrency, int)
+        or max_concurrency < 1
+    ):
+        raise ConfigurationError(
+            f"max_concurrency must be None or an integer >= 1, got {max_concurrency!r}"
+        )
+    return scale[0], scale[1]  # kept as given: 0–100 reads better than 0.0–100.0
+
+
+class _Judge:
+    """The state of one judge: client, scale, votes, retries, cache, limits."""
+
+    def __init__(
+        self,
+        definition: ScoreDefinition,
+        prompt: Prompt,
+        client: Callable[..., Any],
+        scale: tuple[float, float],
+        votes: int,
+        reducer: str,
+        quorum: int | None,
+        model: str | None,
+        retries: int,
+        backoff: float,
+        max_backoff: float,
+        timeout: float | None,
+        cache: ReplyCache | None,
+        max_concurrency: int | None,
+    ) -> None:
+        self.definition = definition
+        self.prompt = prompt
+        self.client = client
+        self.client_is_async = _is_async(client)
+        self.low, self.high = scale
+        self.votes = votes
+        self.reducer = reducer
+        self.quorum = quorum
+        self.model = model
+        self.params: dict[str, Any] = dict(getattr(client, "params", None) or {})
+        self.retries = retries
+        self.backoff = backoff
+        self.max_backoff = max_backoff
+        self.timeout = timeout
+        self.cache = cache
+        self.max_concurrency = max_concurrency
+        self.tool = tool_schema(definition, scale)
+        self.rng = random.Random()
+        self._lock = threading.Lock()
+        self._pool: ThreadPoolExecutor | None = None
+        self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
+        self._limits = weakref.WeakKeyDictionary()
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Locks, threads and per-loop semaphores stay behind (a judge can travel to a worker
+        # process with cloudpickle); the copy makes its own when it first needs them.
+        state = dict(self.__dict__)
+        for name in ("_lock", "_pool", "_limits", "rng"):
+            del state[name]
+        return state
+
+    def __setstate__(self, state: dict[str, Any]) -> None:
+        self.__dict__.update(state)
+        self.rng = random.Random()
+        self._lock = threading.Lock()
+        self._pool = None
+        self._limits = weakref.WeakKeyDictionary()
+
+    # -- one case -------------------------------------------------------------------------
+
+    async def score(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Score | ScoreError:
+        messages = await self.prompt.messages(args, kwargs)
+        votes = await asyncio.gather(*(self._vote(messages, i) for i in range(self.votes)))
+        return self._combine(list(votes))
+
+    async def _vote(self, messages: list[dict[str, Any]], index: int) -> Vote:
+        key = None
+        if self.cache is not None:
+            key = self.cache.key(self.model, messages, self.tool, self.params, index)
+            if key is not None:
+                hit, reply = self.cache.get(key)
+                if hit:
+                    vote = parse_reply(reply, self.low, self.high)
+                    return dataclasses.replace(vote, cached=True)
+        tries = 0
+        while True:
+            tries += 1
+            try:
+                reply = await self._ask(messages)
+                break
+            except Exception as exc:
+                if tries <= self.retries and is_transient(exc):
+                    delay = backoff_delay(tries - 1, self.backoff, self.max_backoff, self.rng, exc)
+                    await asyncio.sleep(delay if self.backoff > 0 else 0)
+                    continue
+                after = f" (after {tries} tries)" if tries > 1 else ""
+                return Vote(
+                    code="judge_raised", message=f"{type(exc).__name__}: {exc}{after}", tries=tries
+                )
+        if key is not None and self.cache is not None:
+            self.cache.put(key, reply)
+        return dataclasses.replace(parse_reply(reply, self.low, self.high), tries=tries)
+
+    async def _ask(self, messages: list[dict[str, Any]]) -> Any:
+        # Each call gets its own copies: a client that edits them cannot touch the other votes.
+        msgs, tool = copy.deepcopy(messages), copy.deepcopy(self.tool)
+        limit = self._limit()
+        if limit is None:
+            return await self._call(msgs, tool)
+        async with limit:
+            return await self._call(msgs, tool)
+
+    async def _call(self, messages: list[dict[str, Any]], tool: dict[str, Any]) -> Any:
+        if self.client_is_async:
+            pending: Any = self.client(messages, tool)
+        else:
+            loop = asyncio.get_running_loop()
+            pending = loop.run_in_executor(self._threads(), self.client, messages, tool)
+        try:
+            async with asyncio.timeout(self.timeout) as scope:
+                result = await pending
+                if inspect.isawaitable(result):  # a sync callable that hands back a coroutine
+                    result = await result
+        except TimeoutError:
+            if scope.expired():
+                raise TimeoutError(f"no reply within timeout={self.timeout}s") from None
+            raise
+        return result
+
+    def _threads(self) -> ThreadPoolExecutor:
+        with self._lock:
+            if self._pool is None:
+                self._pool = ThreadPoolExecutor(
+                    max_workers=self.max_concurrency or _DEFAULT_THREADS,
+                    thread_name_prefix="evalbook-judge",
+                )
+            return self._pool
+
+    def _limit(self) -> asyncio.Semaphore | None:
+        if self.max_concurrency is None:
+            return None
+        loop = asyncio.get_running_loop()
+        with self._lock:  # one semaphore per event loop (each eb.run() has its own loop)
+            sem = self._limits.get(loop)
+            if sem is None:
+                sem = self._limits[loop] = asyncio.Semaphore(self.max_concurrency)
+            return sem
+
+    # -- votes into one result ------------------------------------------------------------
+
+    def _combine(self, votes: list[Vote]) -> Score | ScoreError:
+        meta: dict[str, Any] = {
+            "model": self.model,
+            "scale": [self.low, self.high],
+            "votes": [v.to_json() for v in votes],
+        }
+        if self.votes > 1:
+            meta["reducer"] = self.reducer
+        cached = sum(v.cached for v in votes)
+        if cached:
+            meta["cached"] = cached
+        valid = [v for v in votes if v.valid]
+        need = self.votes if self.quorum is None else self.quorum
+        if len(valid) < need:
+            i, first = next((i, v) for i, v in enumerate(votes) if not v.valid)
+            assert first.code is not None and first.message is not None
+            message = first.message
+            if self.votes > 1:
+                bad = len(votes) - len(valid)
+                message = (
+                    f"{bad} of {len(votes)} judge votes invalid, {need} valid needed; "
+                    f"vote {i + 1}: {message}"
+                )
+            return ScoreError(first.code, message, first.justification, meta)
+        raws = [v.raw for v in valid if v.raw is not None]
+        raw = _reduce(raws, self.reducer)
+        meta["raw"] = (
+            int(raw) if raw.is_integer() and all(type(v.shown) is int for v in valid) else raw
+        )
+        if self.votes > 1:
+            meta["spread"] = max(raws) - min(raws)
+            meta["valid_votes"] = len(valid)
+        low, high = float(self.low), float(self.high)
+        value = (raw - low) / (high - low)
+        closest = min(valid, key=lambda v: abs((v.raw or 0.0) - raw))
+        return Score(value, rationale=closest.justification, metadata=meta)
+
+
+def _definition_of(
+    item: ScoreDefinition | str, model: str | None, votes: int, reducer: str
+) -> ScoreDefinition:
+    if isinstance(item, ScoreDefinition):
+        if item.derived:
+            raise ConfigurationError(
+                f"score {item.name!r} is derived (combine=) and cannot be judged; "
+                "judge a plain score and combine it"
+            )
+        return item
+    if isinstance(item, str):
+        grader = Grader(kind="model", id="judge", model=model, votes=votes, reducer=reducer)
+        return define_score(item, grader=grader)
+    raise ConfigurationError(
+        f"eb.judge() takes a score definition or a score name first, not {item!r}"
+    )
+
+
+def judge(
+    definition: ScoreDefinition | str,
+    prompt: str | Callable[..., Any],
+    *,
+    client: Callable[..., Any],
+    scale: tuple[float, float] = (0, 100),
+    votes: int = 1,
+    reducer: Reducer = "median",
+    quorum: int | None = None,
+    model: str | None = None,
+    retries: int = 3,
+    backoff: float = 1.0,
+    max_backoff: float = 30.0,
+    timeout: float | None = None,
+    cache: str | os.PathLike[str] | None = None,
+    max_concurrency: int | None = None,
+) -> Scorer:
+    """A scorer that asks a model for a score on a declared scale and validates the answer.
+
+    Args:
+        definition: The score it grades (a `ScoreDefinition`, or a name: then the definition
+            gets `Grader(kind="model", id="judge", model=..., votes=..., reducer=...)`).
+        prompt: A template with `{output}` and `{column}` placeholders (filled from the case;
+            a placeholder no case can fill is a configuration error at `run()` start), or a
+            function (parameters bound by name, like a scorer's) returning the chat messages
+            (a list of `{"role", "content"}` dicts) or a string (one user message).
+        client: Any callable `(messages, tool) -> reply`, sync or async; `reply` is the
+            `submit_evaluation` tool call's arguments as a dict or JSON text. See
+            `eb.openai_client` for OpenAI-compatible SDK clients.
+        scale: The judge's raw scale `(low, high)`; valid scores are normalised to [0, 1],
+            anything outside is an `invalid_score` error (never clamped).
+        votes: Calls per case; they run concurrently.
+        reducer: How valid votes become one raw score: median, mean, min, max or majority.
+        quorum: Valid votes enough for a score (default: all of them).
+        model: The model name kept in metadata and in cache keys (default: `client.model`).
+        retries: Extra tries after a transient error (timeout, connection, 408/409/429, 5xx).
+        backoff: Base of the exponential backoff in seconds (0: retry at once).
+        max_backoff: Longest wait between two tries, in seconds.
+        timeout: Seconds per client call (a timeout is transient, so it is retried).
+        cache: A folder where replies are kept, keyed by (model, messages, tool, params, vote).
+        max_concurrency: Most calls of this judge in flight at once (default: as many as the
+            run's cases in flight times `votes`; sync clients get up to 64 threads).
+
+    Example:
+        >>> import evalbook as eb
+        >>> fake = lambda messages, tool: {"score": 4, "justification": "clear"}
+        >>> clarity = eb.judge("clarity", "Rate the clarity of: {output}", client=fake,
+        ...                    scale=(1, 5))
+        >>> clarity.definitions[0].name
+        'clarity'
+    """
+    low, high = _check_options(
+        scale, votes, reducer, quorum, retries, backoff, timeout, max_concurrency
+    )
+    if not callable(client):
+        raise ConfigurationError(
+            f"client must be a callable (messages, tool) -> reply, not {client!r}; "
+            "wrap an OpenAI-compatible SDK client with eb.openai_client(client, model=...)"
+        )
+    if not _number(max_backoff) or max_backoff < 0:
+        raise ConfigurationError(
+            f"max_backoff must be a number of seconds >= 0, got {max_backoff!r}"
+        )
+    if model is None:
+        found = getattr(client, "model", None)
+        model = found if isinstance(found, str) else None
+    d = _definition_of(definition, model, votes, reducer)
+    if model is None and d.grader is not None:
+        model = d.grader.model  # the definition's grader names the model
+    name = f"judge({d.name})"
+    state = _Judge(
+        definition=d,
+        prompt=make_prompt(prompt, name),
+        client=client,
+        scale=(low, high),
+        votes=votes,
+        reducer=reducer,
+        quorum=quorum,
+        model=model,
+        retries=retries,
+        backoff=float(backoff),
+        max_backoff=float(max_backoff),
+        timeout=timeout,
+        cache=ReplyCache(cache) if cache is not None else None,
+        max_concurrency=max_concurrency,
+    )
+
+    async def run_judge(*args: Any, **kwargs: Any) -> Score | ScoreError:
+        return await state.score(args, kwargs)
+
+    run_judge.__signature__ = state.prompt.signature  # type: ignore[attr-defined]
+    run_judge.__name__ = run_judge.__qualname__ = name
+    run_judge.judge = state  # type: ignore[attr-defined]
+    return Scorer(run_judge, [d], name=name)
+
+
+def judge_state(s: Scorer) -> _Judge | None:
+    """The judge behind a scorer made by `eb.judge`, else None (for tests and displays)."""
+    state = getattr(s.fn, "judge", None)
+    return state if isinstance(state, _Judge) else None

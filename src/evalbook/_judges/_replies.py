@@ -1,0 +1,261 @@
+"""What a judge does with one model call: validate the reply, retry transient errors, cache.
+
+A vote is one call to the judge's client. Its reply is validated in a fixed order (DESIGN §3):
+not parseable / not a mapping / no `score` → `invalid_judge_output`; a score that is not a real
+number, not finite or outside the declared scale → `invalid_score` (never clamped). A client
+exception becomes `judge_raised` once the retries for transient errors are spent.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import random
+import re
+import tempfile
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from .._model._contract import InvalidScore, safe_repr, validate_on_scale
+
+__all__ = [
+    "JUDGE_CODES",
+    "ReplyCache",
+    "Vote",
+    "backoff_delay",
+    "is_transient",
+    "parse_reply",
+]
+
+JUDGE_CODES = ("judge_raised", "invalid_judge_output", "invalid_score")
+
+# A reply wrapped in a Markdown code fence: ```json\n{...}\n``` (the language tag is optional).
+_FENCE = re.compile(r"\A```[A-Za-z0-9_+-]*[ \t]*\n?(.*?)\n?[ \t]*```\Z", re.S)
+
+# Exception class names (anywhere in the MRO) that mean "try again": the OpenAI SDK's and httpx's
+# timeouts and connection failures. Matched by name so that no SDK has to be imported.
+_TRANSIENT_NAMES = frozenset(
+    {
+        "APITimeoutError",
+        "APIConnectionError",
+        "TimeoutException",
+        "TransportError",
+        "ServiceUnavailableError",
+    }
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Vote:
+    """One validated judge call: a raw score on the scale, or an error code and message."""
+
+    raw: float | None = None  # the validated raw score; None when the vote is invalid
+    shown: int | float | None = None  # the raw score as the judge wrote it (int stays int)
+    justification: str | None = None
+    code: str | None = None  # one of JUDGE_CODES when the vote is invalid
+    message: str | None = None
+    cached: bool = False
+    tries: int = 1
+
+    @property
+    def valid(self) -> bool:
+        """True when the vote holds a valid raw score."""
+        return self.code is None
+
+    def to_json(self) -> dict[str, Any]:
+        """The vote as it is kept in the record's metadata."""
+        out: dict[str, Any]
+        if self.code is None:
+            out = {"raw": self.shown, "justification": self.justification}
+        else:
+            out = {"error": self.code, "message": self.message}
+        if self.cached:
+            out["cached"] = True
+        if self.tries > 1:
+            out["tries"] = self.tries
+        return out
+
+
+def _bad_output(message: str) -> Vote:
+    return Vote(code="invalid_judge_output", message=message)
+
+
+def _decode(reply: str) -> tuple[bool, Any]:
+    text = reply.strip()
+    fenced = _FENCE.match(text)
+    if fenced is not None:
+        text = fenced.group(1).strip()
+    try:
+        return True, json.loads(text)
+    except ValueError:
+        return False, None
+
+
+def parse_reply(reply: object, low: float, high: float) -> Vote:
+    """Validate one reply (the tool call's arguments: a mapping or JSON text).
+
+    Example:
+        >>> parse_reply('{"score": 95, "justification": "fine"}', 0, 100).raw
+        95.0
+        >>> parse_reply({"score": 950}, 0, 100).code
+        'invalid_score'
+    """
+    data: object = reply
+    if isinstance(reply, bytes | bytearray):
+        try:
+            data = reply.decode("utf-8")
+        except UnicodeDecodeError:
+            return _bad_output(f"the judge's reply is not UTF-8 text: {safe_repr(reply)}")
+    if isinstance(data, str):
+        ok, data = _decode(data)
+        if not ok:
+            return _bad_output(f"the judge's reply is not JSON: {safe_repr(reply)}")
+    if not isinstance(data, Mapping):
+        return _bad_output(
+            f"the judge's reply is not an object with a 'score' field: {safe_repr(data)}"
+        )
+    if "score" not in data:
+        return _bad_output(f"the judge's reply has no 'score' field: {safe_repr(data)}")
+    raw = data["score"]
+    justification = data.get("justification")
+    text = None if justification is None else str(justification)
+    try:
+        value = validate_on_scale(raw, low, high)
+    except InvalidScore as exc:
+        return Vote(
+            justification=text,
+            code="invalid_score",
+            message=f"judge reply: {exc}",
+        )
+    shown = raw if type(raw) is int or type(raw) is float else value
+    return Vote(raw=value, shown=shown, justification=text)
+
+
+def _status_code(exc: BaseException) -> int | None:
+    for holder in (exc, getattr(exc, "response", None)):
+        code = getattr(holder, "status_code", None)
+        if isinstance(code, int) and not isinstance(code, bool):
+            return code
+    return None
+
+
+def is_transient(exc: BaseException) -> bool:
+    """True for errors worth retrying: timeouts, connection failures, 408, 409, 429 and 5xx.
+
+    Example:
+        >>> is_transient(TimeoutError()), is_transient(ValueError())
+        (True, False)
+    """
+    if isinstance(exc, TimeoutError | ConnectionError):
+        return True
+    code = _status_code(exc)
+    if code is not None:
+        return code in (408, 409, 429) or 500 <= code < 600
+    return any(cls.__name__ in _TRANSIENT_NAMES for cls in type(exc).__mro__)
+
+
+def _retry_after(exc: BaseException) -> float | None:
+    headers = getattr(getattr(exc, "response", None), "headers", None)
+    if headers is None:
+        return None
+    try:
+        value = float(headers.get("retry-after"))
+    except (TypeError, ValueError, AttributeError):
+        return None
+    return value if value >= 0 else None
+
+
+def backoff_delay(
+    retry: int, base: float, cap: float, rng: random.Random, exc: BaseException | None = None
+) -> float:
+    """Seconds to wait before retry number `retry` (0-based): exponential with jitter.
+
+    The ceiling doubles each retry (`base`, `2·base`, `4·base`, … up to `cap`); the delay is
+    drawn uniformly from its upper half. A server's `Retry-After` (up to `cap`) is honoured.
+
+    Example:
+        >>> 1.0 <= backoff_delay(1, 1.0, 30.0, random.Random(0)) <= 2.0
+        True
+    """
+    ceiling = min(cap, base * 2.0**retry)
+    delay = ceiling / 2 + rng.uniform(0, ceiling / 2)
+    hint = _retry_after(exc) if exc is not None else None
+    if hint is not None:
+        delay = max(delay, min(hint, cap))
+    return delay
+
+
+_CACHE_VERSION = 1
+
+
+class ReplyCache:
+    """Judge replies on disk, keyed by (model, messages, tool, params, vote index).
+
+    One small JSON file per reply, written atomically; a file that cannot be read is a miss.
+    Only replies are cached (valid or not), never exceptions. Delete the folder to ask again.
+    """
+
+    def __init__(self, folder: str | os.PathLike[str]) -> None:
+        self.folder = Path(folder)
+
+    def key(
+        self,
+        model: str | None,
+        messages: list[dict[str, Any]],
+        tool: dict[str, Any],
+        params: Mapping[str, Any],
+        vote: int,
+    ) -> str | None:
+        """The cache key, or None when the request cannot be written as JSON."""
+        request = {
+            "model": model,
+            "messages": messages,
+            "tool": tool,
+            "params": dict(params),
+            "vote": vote,
+        }
+        try:
+            text = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+        except (TypeError, ValueError):
+            return None
+        return hashlib.sha256(text.encode("utf-8")).hexdigest()
+
+    def _path(self, key: str) -> Path:
+        return self.folder / key[:2] / f"{key}.json"
+
+    def get(self, key: str) -> tuple[bool, Any]:
+        """`(True, reply)` on a hit, `(False, None)` on a miss."""
+        try:
+            data = json.loads(self._path(key).read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            return False, None
+        if not isinstance(data, dict) or data.get("schema_version") != _CACHE_VERSION:
+            return False, None
+        if "reply" not in data:
+            return False, None
+        return True, data["reply"]
+
+    def put(self, key: str, reply: Any) -> None:
+        """Store a reply; replies that JSON cannot hold are not cached."""
+        if isinstance(reply, bytes | bytearray):
+            try:
+                reply = reply.decode("utf-8")
+            except UnicodeDecodeError:
+                return
+        try:
+            text = json.dumps({"schema_version": _CACHE_VERSION, "reply": reply})
+        except (TypeError, ValueError):
+            return
+        path = self._path(key)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as fh:
+                fh.write(text)
+            os.replace(tmp, path)
+        except BaseException:
+            Path(tmp).unlink(missing_ok=True)
+            raise

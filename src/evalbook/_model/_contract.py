@@ -1,0 +1,270 @@
+"""The score contract: the one place that turns what a scorer produced into records.
+
+A record is a plain tuple (see `Rec`) so that the hot path allocates nothing heavier.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import numbers
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from decimal import Decimal
+from typing import Any, NamedTuple
+
+import numpy as np
+
+from .._errors import SkipScore
+from ._scores import Grader, ScoreDefinition
+
+__all__ = [
+    "ERROR",
+    "SCORED",
+    "STATUSES",
+    "UNSCORED",
+    "InvalidScore",
+    "Rec",
+    "Score",
+    "ScoreError",
+    "Unscored",
+    "error_rec",
+    "interpret",
+    "record_of",
+    "safe_repr",
+    "validate_on_scale",
+    "validate_value",
+]
+
+SCORED, UNSCORED, ERROR = 0, 1, 2
+STATUSES = ("scored", "unscored", "error")
+
+
+class Rec(NamedTuple):
+    """One (case, score) result before it is placed into the run's columns."""
+
+    status: int
+    value: float = math.nan
+    reason: str | None = None
+    message: str | None = None
+    rationale: str | None = None
+    metadata: dict[str, Any] | None = None
+    grader: Grader | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Score:
+    """A score value with its rationale, a display label and metadata.
+
+    Example:
+        >>> import evalbook as eb
+        >>> eb.Score(0.5, rationale="half the facts are right").value
+        0.5
+    """
+
+    value: Any
+    rationale: str | None = None
+    label: str | None = None
+    metadata: Mapping[str, Any] | None = field(default=None)
+
+
+@dataclass(frozen=True, slots=True)
+class Unscored:
+    """Return this from a scorer to leave the (case, score) unscored with a reason.
+
+    Example:
+        >>> import evalbook as eb
+        >>> eb.Unscored("no_reference").reason
+        'no_reference'
+    """
+
+    reason: str
+
+
+class InvalidScore(ValueError):
+    """A value broke the score contract; the message names it with repr()."""
+
+
+_MAX_REPR = 200
+
+
+def safe_repr(value: object) -> str:
+    """repr() that never raises and never floods a table."""
+    try:
+        text = repr(value)
+    except Exception:  # a user's __repr__ may raise anything
+        text = f"<{type(value).__name__} object with a failing __repr__>"
+    if len(text) > _MAX_REPR:
+        text = text[: _MAX_REPR - 1] + "…"
+    return text
+
+
+def _invalid(value: object, why: str, low: float = 0, high: float = 1) -> InvalidScore:
+    return InvalidScore(
+        f"invalid score {safe_repr(value)} ({type(value).__name__}): {why}; "
+        f"a score must be a finite real number in [{low}, {high}]"
+    )
+
+
+def validate_value(value: object) -> float:
+    """Check one score value against the contract and return it as a float.
+
+    Valid: ints 0/1, floats, numpy reals, `Decimal` and `Fraction` in [0, 1]. Everything else
+    (bools, numpy bools, strings, None, NaN, inf, out-of-range numbers, containers, other
+    objects) raises `InvalidScore` whose message names the value with `repr()`.
+
+    Example:
+        >>> validate_value(1)
+        1.0
+        >>> try:
+        ...     validate_value("0.5")
+        ... except InvalidScore as exc:
+        ...     print(str(exc)[:60])
+        invalid score '0.5' (str): strings are not scores, even nume
+    """
+    kind = type(value)
+    if kind is float:  # fast path; NaN fails both comparisons
+        if 0.0 <= value <= 1.0:  # type: ignore[operator,unused-ignore]
+            return value  # type: ignore[return-value]
+    elif kind is int and (value == 0 or value == 1):
+        return float(value)  # type: ignore[arg-type,unused-ignore]
+    return validate_on_scale(value, 0, 1)
+
+
+def validate_on_scale(value: object, low: float, high: float) -> float:
+    """Check a raw value against the closed scale [low, high], by the rules of `validate_value`.
+
+    Judges use it for their declared raw scale (e.g. 0–100) before normalising.
+
+    Example:
+        >>> validate_on_scale(95, 0, 100)
+        95.0
+    """
+    if isinstance(value, bool | np.bool_):
+        raise _invalid(value, "booleans are not scores", low, high)
+    if isinstance(value, str | bytes):
+        raise _invalid(value, "strings are not scores, even numeric ones", low, high)
+    if not isinstance(value, numbers.Real | Decimal):
+        raise _invalid(value, "not a real number", low, high)
+    try:
+        finite = value.is_finite() if isinstance(value, Decimal) else math.isfinite(value)
+        in_range = finite and low <= value <= high  # type: ignore[operator]  # exact, no rounding
+        result = float(value) if in_range else math.nan
+    except (ArithmeticError, TypeError, ValueError):
+        raise _invalid(value, "not a comparable real number", low, high) from None
+    if not finite:
+        raise _invalid(value, "not finite", low, high)
+    if not in_range:
+        raise _invalid(value, "out of range", low, high)
+    return result
+
+
+def error_rec(reason: str, message: str, **extra: Any) -> Rec:
+    """An error record with a code (`reason`) and a readable message."""
+    return Rec(ERROR, math.nan, reason, message, **extra)
+
+
+def _json_safe(metadata: Mapping[str, Any]) -> dict[str, Any]:
+    data = {str(k): v for k, v in metadata.items()}
+    try:
+        json.dumps(data)
+        return data
+    except (TypeError, ValueError):  # keep what JSON can hold, repr() the rest
+        loaded: dict[str, Any] = json.loads(json.dumps(data, default=safe_repr))
+        return loaded
+
+
+@dataclass(frozen=True, slots=True)
+class ScoreError:
+    """An error a scorer reports with its own code (judges: `invalid_judge_output`, ...).
+
+    Internal: `record_of` turns it into an error record carrying the code and message.
+    """
+
+    code: str
+    message: str
+    rationale: str | None = None
+    metadata: Mapping[str, Any] | None = None
+
+
+def record_of(result: object, grader: Grader | None = None) -> Rec:
+    """Interpret one value (number, Score, Unscored, ScoreError) for one definition."""
+    if isinstance(result, Unscored):
+        return Rec(UNSCORED, math.nan, str(result.reason))
+    if isinstance(result, ScoreError):
+        return error_rec(
+            result.code,
+            result.message,
+            rationale=_text(result.rationale),
+            metadata=_json_safe(result.metadata) if result.metadata else None,
+        )
+    if isinstance(result, Score):
+        try:
+            value = validate_value(result.value)
+        except InvalidScore as exc:
+            return error_rec("invalid_score", str(exc), rationale=_text(result.rationale))
+        meta: dict[str, Any] | None = None
+        if result.metadata:
+            meta = _json_safe(result.metadata)
+        if result.label is not None:
+            meta = {**(meta or {}), "label": str(result.label)}
+        return Rec(SCORED, value, None, None, _text(result.rationale), meta, grader)
+    try:
+        return Rec(SCORED, validate_value(result), grader=grader)
+    except InvalidScore as exc:
+        return error_rec("invalid_score", str(exc))
+
+
+def _text(value: object) -> str | None:
+    return None if value is None else str(value)
+
+
+def interpret(result: object, definitions: Sequence[ScoreDefinition]) -> list[Rec]:
+    """Turn what a scorer returned into exactly one record per bound definition.
+
+    A scorer bound to one definition returns a number, `Score` or `Unscored`; a scorer bound
+    to several returns a dict keyed by name or definition. Anything else is `invalid_score`.
+    """
+    if len(definitions) == 1:
+        if type(result) is float and 0.0 <= result <= 1.0:  # the common case, fast
+            return [Rec(SCORED, result)]
+        if not isinstance(result, Mapping):
+            return [record_of(result)]
+    if not isinstance(result, Mapping):
+        names = ", ".join(d.name for d in definitions)
+        msg = str(_invalid(result, f"a scorer bound to several scores ({names}) returns a dict"))
+        return [error_rec("invalid_score", msg) for _ in definitions]
+    by_name: dict[str, object] = {}
+    unknown: list[str] = []
+    wanted = {d.name for d in definitions}
+    for key, item in result.items():
+        name = key.name if isinstance(key, ScoreDefinition) else key
+        if isinstance(name, str) and name in wanted:
+            by_name[name] = item
+        else:
+            unknown.append(safe_repr(key))
+    if unknown:
+        msg = str(
+            _invalid(result, f"keys {', '.join(unknown)} are not scores this scorer is bound to")
+        )
+        return [error_rec("invalid_score", msg) for _ in definitions]
+    out: list[Rec] = []
+    for d in definitions:
+        if d.name in by_name:
+            out.append(record_of(by_name[d.name]))
+        else:
+            msg = (
+                f"invalid score: the scorer returned no value for {d.name!r} in {safe_repr(result)}"
+            )
+            out.append(error_rec("invalid_score", msg))
+    return out
+
+
+def skip_rec(exc: SkipScore) -> Rec:
+    """The record for a scorer that raised `SkipScore`."""
+    return Rec(UNSCORED, math.nan, exc.reason)
+
+
+def raised_rec(exc: BaseException, code: str = "scorer_raised") -> Rec:
+    """The record for a scorer that raised: the exception type and message."""
+    return error_rec(code, f"{type(exc).__name__}: {exc}")

@@ -1,0 +1,118 @@
+"""A run's data: definitions, input, results, and the tables, summary and headline built from them.
+
+No I/O here: the public `Run` (in `evalbook._api`) adds saving, exporting, rescoring and display.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from functools import cached_property
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._util._fmt import format_pct
+from .._util._text import visible
+from ._results import Results
+from ._scores import ScoreDefinition
+from ._scoring import Headline, counted_of, headline_of, summarize
+from ._tables import cases_table, scores_table, unscored_table
+
+__all__ = ["RunData"]
+
+
+class RunData:
+    """One evaluation's results: tables, summary and headline (the runner and store return it).
+
+    Example:
+        >>> import pandas as pd, evalbook as eb
+        >>> df = pd.DataFrame({"question": ["1+1", "2+2"], "expected": ["2", "4"]})
+        >>> run = eb.run(df, task=lambda question: str(eval(question)),
+        ...              scorers=[lambda output, expected: float(output == expected)],
+        ...              store=None, progress=False)
+        >>> run.headline.text
+        'lambda 100% · completed 100%'
+    """
+
+    def __init__(
+        self,
+        *,
+        name: str,
+        id: str,
+        definitions: Sequence[ScoreDefinition],
+        data: pd.DataFrame,
+        results: Results,
+        options: dict[str, Any] | None = None,
+        path: Path | None = None,
+    ) -> None:
+        self.name = name
+        self.id = id
+        self.definitions: list[ScoreDefinition] = list(definitions)
+        self.data = data
+        self.path = path
+        self.options = dict(options or {})
+        self._results = results
+
+    # -- tables ---------------------------------------------------------------------------
+
+    @cached_property
+    def _counted(self) -> np.ndarray:
+        return counted_of(self._results, self.definitions)
+
+    @cached_property
+    def cases(self) -> pd.DataFrame:
+        """One row per case, in input order (DESIGN §5)."""
+        return cases_table(self._results)
+
+    @cached_property
+    def scores(self) -> pd.DataFrame:
+        """The long table: exactly one row per (case, score)."""
+        return scores_table(self._results, self.definitions, self._counted)
+
+    @cached_property
+    def _summary(self) -> pd.DataFrame:
+        return summarize(self._results, self.definitions, self._counted)
+
+    def summary(self) -> pd.DataFrame:
+        """One row per score: mean, 95 % CI and every count."""
+        return self._summary.copy()
+
+    @cached_property
+    def headline(self) -> Headline:
+        """The primary score (or only score, or passed rate) with the completion rate."""
+        return headline_of(self._results, self.definitions, self._summary)
+
+    def unscored(self) -> pd.DataFrame:
+        """Why records were not scored: `score, status, reason, n`."""
+        return unscored_table(self.scores)
+
+    def wide(self) -> pd.DataFrame:
+        """One row per case: `case_id`, `outcome`, then the counted value of each score."""
+        n, s = self._results.n_cases, len(self.definitions)
+        values = self._counted.reshape(n, s)
+        table = pd.DataFrame(values, columns=[d.name for d in self.definitions])
+        table.insert(0, "outcome", self.cases["outcome"].to_numpy())
+        # object, as in `cases`: an id may hold text pandas' `str` dtype rejects (surrogates)
+        ids = pd.Series(self.cases["case_id"].to_numpy(), dtype=object, copy=False)
+        table.insert(0, "case_id", ids)
+        return table
+
+    # -- text -----------------------------------------------------------------------------
+
+    def __repr__(self) -> str:
+        lines = [f"<Run {self.name!r} · {self._results.n_cases} cases · {self.headline.text}>"]
+        for row in self._summary.to_dict("records"):
+            mean = float(row["mean"])
+            ci = (
+                ""
+                if np.isnan(mean)
+                else f" [{format_pct(float(row['ci_low']))}, {format_pct(float(row['ci_high']))}]"
+            )
+            lines.append(
+                f"  {row['score']}: {format_pct(None if np.isnan(mean) else mean)}{ci}"
+                f"  counted {row['counted']} · unscored {row['unscored']} · errors {row['errors']}"
+                f" · excluded {row['excluded']}"
+            )
+        return visible("\n".join(lines))

@@ -1,0 +1,339 @@
+"""Score definitions, graders and the combinators that derive one score from others."""
+
+from __future__ import annotations
+
+import math
+import re
+from abc import abstractmethod
+from collections.abc import Iterator, Mapping
+from typing import Any, Literal, TypeAlias
+
+from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
+
+from .._errors import ConfigurationError
+
+__all__ = [
+    "AllOf",
+    "AnyOf",
+    "AtLeast",
+    "Grader",
+    "MeanOf",
+    "ScoreDefinition",
+    "all_of",
+    "any_of",
+    "at_least",
+    "define_score",
+    "mean_of",
+]
+
+_NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
+
+
+class _Frozen(BaseModel):
+    # defer_build: validators are built on first use, not at `import evalbook` (~0.1 s saved)
+    model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
+
+
+class Grader(_Frozen):
+    """Who or what grades a score.
+
+    Example:
+        >>> import evalbook as eb
+        >>> eb.Grader(kind="model", id="judge", model="gpt-x", votes=3, reducer="median").kind
+        'model'
+    """
+
+    kind: str
+    id: str
+    model: str | None = None
+    version: str | None = None
+    votes: int | None = None
+    reducer: str | None = None
+
+    def __init__(self, kind: str, id: str, **data: Any) -> None:
+        fields: dict[str, Any] = {"kind": kind, "id": id, **data}
+        super().__init__(**fields)
+
+
+# A component of a derived score: a score name, or another combinator.
+Component: TypeAlias = "str | AtLeast | AllOf | AnyOf | MeanOf"
+
+
+def _component(item: object, where: str) -> str | _Combinator:
+    if isinstance(item, ScoreDefinition):
+        return item.name
+    if isinstance(item, str | _Combinator):
+        return item
+    raise ConfigurationError(
+        f"{where} takes score definitions, score names or combinators, not {item!r}"
+    )
+
+
+class _Combinator(_Frozen):
+    """Base of the combinators; evaluates on the component values of one case."""
+
+    # Definitions passed as objects, kept so a run can include them automatically.
+    definitions: tuple[ScoreDefinition, ...] = Field(default=(), exclude=True, repr=False)
+
+    def names(self) -> Iterator[str]:
+        """Yield every score name this expression reads, depth first."""
+        for item in self._items():
+            if isinstance(item, str):
+                yield item
+            else:
+                yield from item.names()
+
+    def all_definitions(self) -> Iterator[ScoreDefinition]:
+        """Yield every definition object given to this expression, depth first."""
+        yield from self.definitions
+        for item in self._items():
+            if isinstance(item, _Combinator):
+                yield from item.all_definitions()
+
+    @abstractmethod
+    def _items(self) -> tuple[str | _Combinator, ...]:
+        """The direct components."""
+
+    @abstractmethod
+    def evaluate(self, values: Mapping[str, float]) -> float:
+        """Return the derived value in [0, 1] from the component values of one case."""
+
+    def to_json(self) -> dict[str, Any]:
+        """A JSON-ready description of the expression."""
+        return self.model_dump(mode="json")
+
+
+def _value(item: str | _Combinator, values: Mapping[str, float]) -> float:
+    return values[item] if isinstance(item, str) else item.evaluate(values)
+
+
+def _holds(item: str | _Combinator, values: Mapping[str, float]) -> bool:
+    # A bare requirement holds iff its value is exactly 1.
+    return _value(item, values) == 1.0
+
+
+class AtLeast(_Combinator):
+    """Holds (1.0) when a score's value is at least `threshold` (inclusive), else 0.0."""
+
+    op: Literal["at_least"] = "at_least"
+    score: str | AllOf | AnyOf | MeanOf | AtLeast
+    threshold: float
+
+    @field_validator("threshold")
+    @classmethod
+    def _check_threshold(cls, t: float) -> float:
+        if not (math.isfinite(t) and 0.0 <= t <= 1.0):
+            raise ValueError(f"at_least threshold must be in [0, 1], got {t!r}")
+        return t
+
+    def _items(self) -> tuple[str | _Combinator, ...]:
+        return (self.score,)
+
+    def evaluate(self, values: Mapping[str, float]) -> float:
+        return 1.0 if _value(self.score, values) >= self.threshold else 0.0
+
+
+class AllOf(_Combinator):
+    """Holds (1.0) when every requirement holds, else 0.0."""
+
+    op: Literal["all_of"] = "all_of"
+    items: tuple[str | AtLeast | AllOf | AnyOf | MeanOf, ...]
+
+    def _items(self) -> tuple[str | _Combinator, ...]:
+        return self.items
+
+    def evaluate(self, values: Mapping[str, float]) -> float:
+        return 1.0 if all(_holds(i, values) for i in self.items) else 0.0
+
+
+class AnyOf(_Combinator):
+    """Holds (1.0) when at least one requirement holds, else 0.0."""
+
+    op: Literal["any_of"] = "any_of"
+    items: tuple[str | AtLeast | AllOf | AnyOf | MeanOf, ...]
+
+    def _items(self) -> tuple[str | _Combinator, ...]:
+        return self.items
+
+    def evaluate(self, values: Mapping[str, float]) -> float:
+        return 1.0 if any(_holds(i, values) for i in self.items) else 0.0
+
+
+class MeanOf(_Combinator):
+    """The weighted mean of component values; weights are normalised to sum to 1."""
+
+    op: Literal["mean_of"] = "mean_of"
+    items: tuple[str | AtLeast | AllOf | AnyOf | MeanOf, ...]
+    weights: tuple[float, ...]
+
+    @model_validator(mode="after")
+    def _check_weights(self) -> MeanOf:
+        if len(self.weights) != len(self.items):
+            raise ValueError(
+                f"mean_of got {len(self.items)} scores but {len(self.weights)} weights"
+            )
+        if any(not (math.isfinite(w) and w >= 0) for w in self.weights) or sum(self.weights) <= 0:
+            raise ValueError(f"mean_of weights must be finite, >= 0 and not all 0: {self.weights}")
+        return self
+
+    def _items(self) -> tuple[str | _Combinator, ...]:
+        return self.items
+
+    def evaluate(self, values: Mapping[str, float]) -> float:
+        total = sum(self.weights)
+        value = sum(w * _value(i, values) for i, w in zip(self.items, self.weights, strict=True))
+        return min(1.0, max(0.0, value / total))  # guards float rounding only
+
+
+Combine: TypeAlias = AtLeast | AllOf | AnyOf | MeanOf
+
+
+class ScoreDefinition(_Frozen):
+    """A named, labelled score. Build it with `eb.define_score`."""
+
+    name: str
+    label: str | dict[str, str] | None = None
+    description: str | None = None
+    primary: bool = False
+    combine: AtLeast | AllOf | AnyOf | MeanOf | None = None
+    errors: Literal["exclude", "zero"] = "exclude"
+    grader: Grader | None = None
+
+    @field_validator("name")
+    @classmethod
+    def _check_name(cls, name: str) -> str:
+        if not _NAME.match(name):
+            raise ValueError(
+                f"score name {name!r} is not allowed: use letters, digits, '_', '.' and '-' only"
+            )
+        return name
+
+    @property
+    def derived(self) -> bool:
+        """True when the score is computed from other scores (`combine=`)."""
+        return self.combine is not None
+
+    def display_label(self, locale: str = "en") -> str:
+        """The label to show: the locale's text, else English, else the first, else the name."""
+        if self.label is None:
+            return self.name
+        if isinstance(self.label, str):
+            return self.label
+        for key in (locale, "en"):
+            if key in self.label:
+                return self.label[key]
+        return next(iter(self.label.values()), self.name)
+
+    def __hash__(self) -> int:
+        return hash(self.name)
+
+
+def define_score(
+    name: str,
+    *,
+    label: str | Mapping[str, str] | None = None,
+    description: str | None = None,
+    primary: bool = False,
+    combine: Combine | None = None,
+    errors: Literal["exclude", "zero"] = "exclude",
+    grader: Grader | None = None,
+) -> ScoreDefinition:
+    """Define a named score.
+
+    Args:
+        name: Unique name, letters, digits, `_`, `.` and `-`.
+        label: Display text, or a `{locale: text}` map.
+        description: Longer help text.
+        primary: The run's headline score (at most one per run).
+        combine: Derive the score from others (`all_of`, `any_of`, `mean_of`, `at_least`).
+        errors: What an error record counts as: `"exclude"` (not counted) or `"zero"`.
+        grader: Who grades it.
+
+    Example:
+        >>> import evalbook as eb
+        >>> correct = eb.define_score("correct", label="Correct answer")
+        >>> passed = eb.define_score("pass", combine=eb.all_of(correct), primary=True)
+        >>> passed.derived
+        True
+    """
+    try:
+        return ScoreDefinition(
+            name=name,
+            label=dict(label) if isinstance(label, Mapping) else label,
+            description=description,
+            primary=primary,
+            combine=combine,
+            errors=errors,
+            grader=grader,
+        )
+    except ValueError as exc:  # pydantic's ValidationError is a ValueError
+        raise ConfigurationError(_first_error(exc)) from None
+
+
+def _first_error(exc: ValueError) -> str:
+    errors = getattr(exc, "errors", None)
+    if callable(errors):
+        items = errors()
+        if items:
+            loc = ".".join(str(p) for p in items[0].get("loc", ()))
+            msg = str(items[0].get("msg", exc)).removeprefix("Value error, ")
+            return f"{loc}: {msg}" if loc else msg
+    return str(exc)
+
+
+def _build(cls: type[_Combinator], where: str, **fields: Any) -> Any:
+    try:
+        return cls(**fields)
+    except ValueError as exc:
+        raise ConfigurationError(f"{where}: {_first_error(exc)}") from None
+
+
+def _defs(items: tuple[object, ...]) -> tuple[ScoreDefinition, ...]:
+    return tuple(i for i in items if isinstance(i, ScoreDefinition))
+
+
+def all_of(*requirements: ScoreDefinition | str | Combine) -> AllOf:
+    """Holds when every requirement holds (a bare score holds iff its value is 1).
+
+    Example:
+        >>> import evalbook as eb
+        >>> a, b = eb.define_score("a"), eb.define_score("b")
+        >>> eb.all_of(a, eb.at_least(b, 0.5)).evaluate({"a": 1.0, "b": 0.5})
+        1.0
+    """
+    if not requirements:
+        raise ConfigurationError("all_of() needs at least one requirement")
+    items = tuple(_component(r, "all_of()") for r in requirements)
+    return _build(AllOf, "all_of()", items=items, definitions=_defs(requirements))  # type: ignore[no-any-return]
+
+
+def any_of(*requirements: ScoreDefinition | str | Combine) -> AnyOf:
+    """Holds when at least one requirement holds (a bare score holds iff its value is 1)."""
+    if not requirements:
+        raise ConfigurationError("any_of() needs at least one requirement")
+    items = tuple(_component(r, "any_of()") for r in requirements)
+    return _build(AnyOf, "any_of()", items=items, definitions=_defs(requirements))  # type: ignore[no-any-return]
+
+
+def mean_of(
+    *scores: ScoreDefinition | str | Combine, weights: tuple[float, ...] | list[float] | None = None
+) -> MeanOf:
+    """The (weighted) mean of several scores; weights are normalised.
+
+    Example:
+        >>> import evalbook as eb
+        >>> eb.mean_of("a", "b", weights=[3, 1]).evaluate({"a": 1.0, "b": 0.0})
+        0.75
+    """
+    if not scores:
+        raise ConfigurationError("mean_of() needs at least one score")
+    items = tuple(_component(s, "mean_of()") for s in scores)
+    w = tuple(float(x) for x in weights) if weights is not None else (1.0,) * len(items)
+    return _build(MeanOf, "mean_of()", items=items, weights=w, definitions=_defs(scores))  # type: ignore[no-any-return]
+
+
+def at_least(score: ScoreDefinition | str | Combine, threshold: float) -> AtLeast:
+    """Holds when `score` is at least `threshold` (inclusive)."""
+    item = _component(score, "at_least()")
+    defs = _defs((score,))
+    return _build(AtLeast, "at_least()", score=item, threshold=threshold, definitions=defs)  # type: ignore[no-any-return]

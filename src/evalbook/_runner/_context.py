@@ -1,0 +1,72 @@
+"""The case context handed to tasks as `ctx`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .._errors import ConfigurationError
+from .._model._contract import UNSCORED, Rec, Score, record_of
+from .._model._scores import Grader, ScoreDefinition
+
+__all__ = ["CaseContext", "CaseFailed"]
+
+
+class CaseFailed(AssertionError):
+    """Raised by `ctx.fail(reason)`; the case's outcome is `failed`."""
+
+
+class CaseContext:
+    """What a task can do besides returning its output.
+
+    Example:
+        >>> def task(question, ctx):
+        ...     answer = question.upper()
+        ...     ctx.record_score("shouted", 1.0, rationale="all caps")
+        ...     if not answer:
+        ...         ctx.fail("empty answer")
+        ...     return answer
+    """
+
+    __slots__ = ("_index", "attempt", "case_id", "recorded")
+
+    def __init__(self, case_id: str, attempt: int, index: Mapping[str, int]) -> None:
+        self.case_id = case_id
+        self.attempt = attempt
+        self._index = index
+        self.recorded: dict[int, Rec] = {}
+
+    def _position(self, definition_or_name: ScoreDefinition | str) -> int:
+        name = (
+            definition_or_name.name
+            if isinstance(definition_or_name, ScoreDefinition)
+            else definition_or_name
+        )
+        pos = self._index.get(name) if isinstance(name, str) else None
+        if pos is None:
+            known = ", ".join(self._index) or "(none)"
+            raise ConfigurationError(
+                f"ctx.record_score: {definition_or_name!r} is not a score of this run. "
+                f"Known scores: {known}. Add its definition to scores=[...]"
+            )
+        return pos
+
+    def record_score(
+        self,
+        definition_or_name: ScoreDefinition | str,
+        value: Any,
+        rationale: str | None = None,
+        grader: Grader | None = None,
+        metadata: Mapping[str, Any] | None = None,
+    ) -> None:
+        """Record a value for a score; it goes through the same contract check as scorers."""
+        pos = self._position(definition_or_name)
+        self.recorded[pos] = record_of(Score(value, rationale, None, metadata), grader)
+
+    def record_unscored(self, definition_or_name: ScoreDefinition | str, reason: str) -> None:
+        """Leave a score unscored for this case, with a reason."""
+        self.recorded[self._position(definition_or_name)] = Rec(UNSCORED, reason=str(reason))
+
+    def fail(self, reason: str) -> None:
+        """End the case now with outcome `failed` (every score counts 0)."""
+        raise CaseFailed(reason)

@@ -1,0 +1,229 @@
+"""Everything `run()` checks before any case runs, resolved into a plan the engine follows."""
+
+from __future__ import annotations
+
+import inspect
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+
+from .._errors import ConfigurationError
+from .._model._scorers import Scorer, as_scorers
+from .._model._scores import Combine, ScoreDefinition
+from ._binding import Binding, bind
+
+__all__ = ["BoundScorer", "Derived", "Plan", "case_ids_of", "make_plan"]
+
+TASK_NAMES = ("row", "case_id", "ctx")
+SCORER_NAMES = ("output", "row", "case_id")
+
+
+@dataclass(frozen=True, slots=True)
+class BoundScorer:
+    scorer: Scorer
+    binding: Binding
+    positions: tuple[int, ...]  # where its definitions sit in the run's definition list
+
+
+@dataclass(frozen=True, slots=True)
+class Derived:
+    position: int
+    combine: Combine
+    components: tuple[tuple[str, int], ...]  # (name, position) of every score it reads
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    definitions: tuple[ScoreDefinition, ...]
+    index: dict[str, int]
+    scorers: tuple[BoundScorer, ...]
+    derived: tuple[Derived, ...]  # in evaluation (topological) order
+    task: Callable[..., Any] | None
+    task_binding: Binding | None
+    task_is_async: bool
+    output_column: str | None
+    case_ids: list[str]
+    columns: dict[Any, list[Any]]  # the columns some case needs, as Python lists
+    row_keys: tuple[Any, ...]  # every column label, for the `row` dict
+    needed: tuple[str, ...]  # columns some function binds by name
+    wants_row: bool
+
+
+def case_ids_of(data: pd.DataFrame) -> list[str]:
+    """Case ids: the `id` column if present, else the index, as strings; no duplicates."""
+    raw = data["id"].tolist() if "id" in data.columns else data.index.tolist()
+    ids = [str(x) for x in raw]
+    if len(set(ids)) != len(ids):
+        seen: set[str] = set()
+        dups: list[str] = []
+        for i in ids:
+            if i in seen and i not in dups:
+                dups.append(i)
+            seen.add(i)
+        where = "the 'id' column" if "id" in data.columns else "the index"
+        shown = ", ".join(repr(d) for d in dups[:5]) + (" …" if len(dups) > 5 else "")
+        raise ConfigurationError(
+            f"duplicate case ids in {where}: {shown}. Every case needs a unique id "
+            "(add an 'id' column or call data.reset_index(drop=True))"
+        )
+    return ids
+
+
+def _resolve_definitions(
+    scorers: Sequence[Scorer], scores: Iterable[ScoreDefinition | str]
+) -> tuple[list[ScoreDefinition], dict[str, int]]:
+    defs: list[ScoreDefinition] = []
+    index: dict[str, int] = {}
+
+    def add(d: ScoreDefinition) -> None:
+        if d.name in index:
+            if defs[index[d.name]] != d:
+                raise ConfigurationError(
+                    f"two different score definitions are named {d.name!r}; "
+                    "give each score a unique name"
+                )
+            return
+        if d.combine is not None:
+            for component in d.combine.all_definitions():
+                add(component)
+        index[d.name] = len(defs)
+        defs.append(d)
+
+    bound_by: dict[str, str] = {}
+    for s in scorers:
+        for d in s.definitions:
+            if d.name in bound_by:
+                raise ConfigurationError(
+                    f"score {d.name!r} is bound to two scorers ({bound_by[d.name]!r} and "
+                    f"{s.name!r}); bind each score to one scorer"
+                )
+            if d.derived:
+                raise ConfigurationError(
+                    f"score {d.name!r} is derived (combine=) and cannot also be bound to "
+                    f"scorer {s.name!r}"
+                )
+            bound_by[d.name] = s.name
+            add(d)
+    for item in scores:
+        if isinstance(item, ScoreDefinition):
+            add(item)
+        elif isinstance(item, str):
+            if item not in index:
+                raise ConfigurationError(
+                    f"scores=[...] names {item!r}, which no scorer defines; pass the "
+                    "ScoreDefinition from eb.define_score() instead of its name"
+                )
+        else:
+            raise ConfigurationError(
+                f"scores=[...] takes score definitions from eb.define_score(), not {item!r}"
+            )
+    primaries = [d.name for d in defs if d.primary]
+    if len(primaries) > 1:
+        raise ConfigurationError(
+            f"a run has at most one primary score, got {len(primaries)}: {', '.join(primaries)}"
+        )
+    return defs, index
+
+
+def _derived_order(defs: Sequence[ScoreDefinition], index: dict[str, int]) -> list[Derived]:
+    order: list[Derived] = []
+    state: dict[str, int] = {}  # 1 visiting, 2 done
+
+    def visit(d: ScoreDefinition, path: tuple[str, ...]) -> None:
+        if d.combine is None or state.get(d.name) == 2:
+            return
+        if state.get(d.name) == 1:
+            raise ConfigurationError(f"derived scores form a cycle: {' -> '.join(path)}")
+        state[d.name] = 1
+        components: list[tuple[str, int]] = []
+        for name in dict.fromkeys(d.combine.names()):
+            if name not in index:
+                known = ", ".join(index) or "(none)"
+                raise ConfigurationError(
+                    f"score {d.name!r} combines {name!r}, which is not a score of this run. "
+                    f"Known scores: {known}"
+                )
+            visit(defs[index[name]], (*path, name))
+            components.append((name, index[name]))
+        state[d.name] = 2
+        order.append(Derived(index[d.name], d.combine, tuple(components)))
+
+    for d in defs:
+        visit(d, (d.name,))
+    return order
+
+
+def make_plan(
+    data: pd.DataFrame,
+    task: Callable[..., Any] | None,
+    scorers: Iterable[Scorer | Callable[..., Any]],
+    scores: Iterable[ScoreDefinition | str],
+    output_column: str | None,
+) -> Plan:
+    """Check the whole configuration and resolve it; raises `ConfigurationError` on any problem."""
+    if task is not None and output_column is not None:
+        raise ConfigurationError(
+            "give either task= (to produce outputs) or output_column= (to score existing "
+            "outputs), not both"
+        )
+    if task is None and output_column is None:
+        raise ConfigurationError(
+            "nothing produces an output: pass task=your_function, or output_column='name' "
+            "to score outputs already in the DataFrame"
+        )
+    if task is not None and not callable(task):
+        raise ConfigurationError(f"task= must be a function, not {task!r}")
+    if output_column is not None and output_column not in data.columns:
+        raise ConfigurationError(
+            f"output_column={output_column!r} is not a column; columns: "
+            f"{', '.join(map(str, data.columns))}"
+        )
+    ids = case_ids_of(data)
+    scorer_list = as_scorers(scorers)
+    defs, index = _resolve_definitions(scorer_list, scores)
+    derived = _derived_order(defs, index)
+    names = [c for c in data.columns if isinstance(c, str)]
+
+    task_binding = bind(task, names, kind="task", allow=TASK_NAMES) if task else None
+    bound: list[BoundScorer] = []
+    for s in scorer_list:
+        b = bind(s.fn, names, kind="scorer", allow=SCORER_NAMES)
+        bound.append(BoundScorer(s, b, tuple(index[d.name] for d in s.definitions)))
+
+    bindings = [b.binding for b in bound] + ([task_binding] if task_binding else [])
+    wants_row = any(b.wants_row for b in bindings)
+    named = {src for b in bindings for _, src in b.params} | {
+        n for b in bindings for n in b.positional
+    }
+    if data.columns.has_duplicates:
+        dups = sorted({str(c) for c in data.columns[data.columns.duplicated()]})
+        raise ConfigurationError(f"duplicate column names: {', '.join(dups)}; rename them first")
+    takes_all = any(b.var_kw for b in bindings)
+    needed = tuple(c for c in names if takes_all or c in named)
+    loaded: list[Any] = list(data.columns) if wants_row else list(needed)
+    if output_column is not None and output_column not in loaded:
+        loaded.append(output_column)
+    columns = {c: data[c].tolist() for c in loaded}
+    return Plan(
+        definitions=tuple(defs),
+        index=index,
+        scorers=tuple(bound),
+        derived=tuple(derived),
+        task=task,
+        task_binding=task_binding,
+        task_is_async=task is not None and _is_async(task),
+        output_column=output_column,
+        case_ids=ids,
+        columns=columns,
+        row_keys=tuple(data.columns),
+        needed=needed,
+        wants_row=wants_row,
+    )
+
+
+def _is_async(fn: Callable[..., Any]) -> bool:
+    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
+        getattr(fn, "__call__", None)  # noqa: B004
+    )

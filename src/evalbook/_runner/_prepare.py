@@ -1,0 +1,49 @@
+"""Setting a run up before any case runs: a new folder, or what `resume=` continues."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from typing import Any
+
+import pandas as pd
+
+from .._model._results import Results
+from .._store._sink import Prepared, new_run_folder, now_iso, open_new
+from ._plan import Plan
+from ._resume import resume_source
+
+__all__ = ["prepare"]
+
+
+def prepare(
+    plan: Plan,
+    frame: pd.DataFrame,
+    name: str,
+    options: dict[str, Any],
+    *,
+    store: str | os.PathLike[str] | None,
+    resume: Any = None,
+) -> Prepared:
+    """Set a run up before any case runs; raises ConfigurationError on a bad name or resume."""
+    n = len(plan.definitions)
+    if resume is not None:
+        return resume_source(resume, plan, frame, options, store)
+    results = Results(plan.case_ids, n)
+    run_id = uuid.uuid4().hex[:12]
+    started_at = now_iso()
+    if store is None:
+        return Prepared(name, run_id, None, results, range(results.n_cases), None, started_at)
+    folder = new_run_folder(store, name)
+    return open_new(
+        folder,
+        plan.definitions,
+        plan.case_ids,
+        frame,
+        name,
+        run_id,
+        started_at,
+        options,
+        results,
+        None,
+    )

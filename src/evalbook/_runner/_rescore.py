@@ -1,0 +1,138 @@
+"""`run.rescore(...)`: score a run's stored outputs again, without calling the task."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from .._errors import ConfigurationError
+from .._model._contract import Rec
+from .._model._results import PENDING, Results
+from .._model._scorers import Scorer, as_scorers
+from .._model._scores import ScoreDefinition
+from ._engine import _Engine, check_options, drive
+from ._plan import make_plan
+from ._prepare import prepare
+from ._sync import run_sync
+
+if TYPE_CHECKING:
+    from .._model._run_data import RunData
+
+__all__ = ["rescore"]
+
+
+class _RescoreEngine(_Engine):
+    """Per case: keep the source's outcome and output, score again, derive again."""
+
+    def __init__(self, source: Results, kept: dict[int, int], **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.source = source
+        self.kept = kept  # new position -> source position, for records copied as they are
+
+    async def case(self, pos: int) -> None:
+        src = self.source
+        outcome = int(src.outcome[pos])
+        if outcome == PENDING:
+            return
+        output = src.output[pos]
+        etype, emsg = src.error_type[pos], src.error_message[pos]
+        old = src.records_of(pos)
+        recs: list[Rec | None] = [None] * self.n_scores
+        for j, k in self.kept.items():
+            recs[j] = old[k]
+        await self.finish(
+            pos,
+            self._values(pos),
+            recs,
+            outcome,
+            int(src.attempts[pos]),
+            output,
+            etype,
+            emsg,
+            float(src.started_at[pos]),
+            float(src.duration_s[pos]),
+        )
+
+
+def _plain(d: ScoreDefinition) -> ScoreDefinition:
+    """The definition without the component objects a combinator may carry."""
+    return ScoreDefinition.model_validate(d.model_dump(mode="json"))
+
+
+async def arescore(
+    source: RunData,
+    scorers: Sequence[Scorer | Callable[..., Any]],
+    scores: Sequence[ScoreDefinition | str],
+    *,
+    name: str | None,
+    concurrency: int,
+    progress: bool,
+) -> RunData:
+    """The async form of `Run.rescore`."""
+    scorer_list = as_scorers(scorers)
+    rescored = {d.name for s in scorer_list for d in s.definitions}
+    given = {s.name for s in scores if isinstance(s, ScoreDefinition)}
+    kept_defs = [_plain(d) for d in source.definitions if d.name not in rescored | given]
+    column = "__evalbook_output__"
+    while column in source.data.columns:
+        column += "_"
+    frame = source.data.copy(deep=False)
+    outputs = np.empty(source._results.n_cases, dtype=object)
+    outputs[:] = source._results.output
+    frame[column] = pd.Series(outputs, index=frame.index, dtype=object)
+    plan = make_plan(frame, None, scorer_list, [*kept_defs, *scores], column)
+    if plan.case_ids != source._results.case_ids:
+        raise ConfigurationError(
+            "run.rescore(): the run's data does not give the run's case ids; it cannot be rescored"
+        )
+    src_index = {d.name: j for j, d in enumerate(source.definitions)}
+    kept = {
+        j: src_index[d.name]
+        for j, d in enumerate(plan.definitions)
+        if not d.derived and d.name not in rescored and d.name in src_index
+    }
+    run_name = name or f"{source.name}-rescored"
+    options = {"concurrency": concurrency, "rescored_from": source.id}
+    store = source.path.parent if source.path is not None else None
+    prepared = prepare(plan, source.data, run_name, options, store=store)
+    todo = [p for p in range(source._results.n_cases) if source._results.outcome[p] != PENDING]
+    return await drive(
+        lambda pool, tick: _RescoreEngine(
+            source._results,
+            kept,
+            plan=plan,
+            results=prepared.results,
+            concurrency=concurrency,
+            timeout=None,
+            attempts=1,
+            pool=pool,
+            sink=prepared.sink,
+            tick=tick,
+        ),
+        plan,
+        prepared,
+        todo,
+        data=source.data,
+        options=options,
+        concurrency=concurrency,
+        progress=progress,
+    )
+
+
+def rescore(
+    source: RunData,
+    scorers: Sequence[Scorer | Callable[..., Any]] = (),
+    scores: Sequence[ScoreDefinition | str] = (),
+    *,
+    name: str | None = None,
+    concurrency: int = 8,
+    progress: bool = True,
+) -> RunData:
+    """Run `arescore` from sync code, inside a running event loop too."""
+    check_options(concurrency, None, 1)
+    return run_sync(
+        arescore(source, scorers, scores, name=name, concurrency=concurrency, progress=progress)
+    )

@@ -1,0 +1,131 @@
+"""`resume=`: continue an interrupted run, keeping every case that has a final outcome."""
+
+from __future__ import annotations
+
+import os
+import uuid
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from .._errors import ConfigurationError
+from .._model._results import PENDING, Results
+from .._model._run_data import RunData
+from .._store._load import read_run, stored_started_at
+from .._store._sink import (
+    Prepared,
+    first_started_at,
+    new_run_folder,
+    open_existing,
+    open_new,
+)
+
+if TYPE_CHECKING:
+    from ._plan import Plan
+
+__all__ = ["resume_source"]
+
+
+def _source(resume: Any) -> RunData:
+    if isinstance(resume, RunData):
+        return read_run(resume.path) if resume.path is not None else resume
+    if isinstance(resume, str | os.PathLike):
+        path = Path(resume).expanduser()
+        if not path.exists():
+            raise ConfigurationError(
+                f"resume={str(resume)!r}: there is no run folder at {path.resolve()}; pass the "
+                "path of a stored run (see eb.runs()) or a Run"
+            )
+        try:
+            return read_run(path)
+        except FileNotFoundError as exc:
+            raise ConfigurationError(f"resume={str(resume)!r}: {exc}") from None
+    raise ConfigurationError(
+        f"resume= takes the path of a stored run or a Run, not {type(resume).__name__}"
+    )
+
+
+def _examples(ids: set[str]) -> str:
+    shown = sorted(ids)[:3]
+    return ", ".join(repr(i) for i in shown) + (" …" if len(ids) > 3 else "")
+
+
+def _check_same(source: RunData, plan: Plan) -> None:
+    stored = [d.model_dump(mode="json") for d in source.definitions]
+    now = [d.model_dump(mode="json") for d in plan.definitions]
+    if stored != now:
+        old = ", ".join(d.name for d in source.definitions) or "(none)"
+        new = ", ".join(d.name for d in plan.definitions) or "(none)"
+        detail = f"stored: {old}; now: {new}" if old != new else "their definitions differ"
+        raise ConfigurationError(
+            f"resume= needs the same scores as the stored run {source.name!r} ({detail}). "
+            "Pass the same scorers and scores, or use run.rescore(...) to score stored "
+            "outputs with other scorers"
+        )
+    old_ids, new_ids = set(source._results.case_ids), set(plan.case_ids)
+    if old_ids != new_ids:
+        missing, extra = old_ids - new_ids, new_ids - old_ids
+        parts = []
+        if missing:
+            parts.append(f"{len(missing)} stored cases are not in data ({_examples(missing)})")
+        if extra:
+            parts.append(
+                f"{len(extra)} cases of data are not in the stored run ({_examples(extra)})"
+            )
+        raise ConfigurationError(
+            f"resume= needs the same cases as the stored run {source.name!r}: " + "; ".join(parts)
+        )
+
+
+def resume_source(
+    resume: Any,
+    plan: Plan,
+    frame: pd.DataFrame,
+    options: dict[str, Any],
+    store: str | os.PathLike[str] | None,
+) -> Prepared:
+    """Pre-fill a run's results from a stored (or in-memory) run; only the rest will run."""
+    source = _source(resume)
+    _check_same(source, plan)
+    src = source._results
+    results = Results(plan.case_ids, len(plan.definitions))
+    where = {cid: i for i, cid in enumerate(src.case_ids)}
+    todo: list[int] = []
+    for pos, cid in enumerate(plan.case_ids):
+        i = where[cid]
+        if src.outcome[i] == PENDING:
+            todo.append(pos)
+            continue
+        results.set_case(pos, src.finished(i))
+    if source.path is not None:
+        started_at = stored_started_at(source.path) or first_started_at(src)
+        return open_existing(
+            source.path,
+            plan.definitions,
+            plan.case_ids,
+            frame,
+            source.name,
+            source.id,
+            started_at,
+            options,
+            results,
+            todo,
+        )
+    started_at = first_started_at(src)
+    if store is None:
+        return Prepared(source.name, source.id, None, results, todo, None, started_at)
+    folder = new_run_folder(store, source.name)
+    run_id = uuid.uuid4().hex[:12]
+    return open_new(
+        folder,
+        plan.definitions,
+        plan.case_ids,
+        frame,
+        source.name,
+        run_id,
+        started_at,
+        options,
+        results,
+        todo,
+    )

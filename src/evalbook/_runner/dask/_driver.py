@@ -1,0 +1,380 @@
+"""Scale-out on Dask, the driver side: `eb.run(executor=<dask Client> | "dask")`.
+
+The driver (the process that called `eb.run`) checks that the run's functions travel
+(cloudpickle), partitions the cases to run into batches, submits them, and applies each batch's
+rows as it finishes (`as_completed`) to the run's `Results` and the store sink, which only the
+driver writes. Every case is applied once: a batch that Dask re-runs after a worker died returns
+once, and positions already applied are skipped. The worker side is `_dask_worker.py`.
+
+dask and distributed are imported only here, and only when `executor=` is given.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import math
+import threading
+import time
+import uuid
+from collections import deque
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any
+
+from ..._errors import ConfigurationError
+from ..._model._contract import Rec, error_rec, safe_repr
+from ..._model._results import ERRORED, Finished
+from .._engine import _Engine
+from .._plan import Plan
+from ._worker import PlanPlugin, Row, run_batch
+
+__all__ = ["DaskRunner", "batch_size", "partition"]
+
+log = logging.getLogger("evalbook")
+
+WAVES = 4  # aim for about this many batches per worker thread: balance, little lost work
+MAX_BATCH = 256  # cases per batch at most (bounds the work a dead worker takes with it)
+INSTALL = 'pip install "evalbook[dask]"'
+
+
+# -- batches ---------------------------------------------------------------------------------
+
+
+def batch_size(n: int, slots: int, concurrency: int) -> int:
+    """Cases per batch for `n` cases on `slots` worker threads under `concurrency`.
+
+    Big enough that the running batches together can hold `concurrency` cases in flight,
+    small enough for about `WAVES` batches per slot (load balance; a dead worker loses
+    little work), and never more than `MAX_BATCH`.
+
+    Example:
+        >>> batch_size(1000, slots=4, concurrency=8)
+        63
+        >>> batch_size(10, slots=4, concurrency=64)
+        3
+    """
+    if n <= 0:
+        return 1
+    slots = max(1, slots)
+    fill = math.ceil(min(concurrency, n) / slots)
+    waves = math.ceil(n / (slots * WAVES))
+    return max(1, min(MAX_BATCH, n, max(fill, waves)))
+
+
+def partition(positions: Sequence[int], size: int) -> list[list[int]]:
+    """Consecutive batches of `size` positions (the last may be shorter), in order."""
+    return [list(positions[i : i + size]) for i in range(0, len(positions), size)]
+
+
+# -- what travels ----------------------------------------------------------------------------
+
+
+def _pickle_plan(plan: Plan) -> bytes:
+    """The plan without its data, cloudpickled; a ConfigurationError names what cannot travel."""
+    import cloudpickle
+
+    static = replace(plan, columns={}, case_ids=[])
+    try:
+        return bytes(cloudpickle.dumps(static))
+    except Exception as exc:
+        culprit = "the run's configuration"
+        reason = exc
+        parts: list[tuple[str, Any]] = [(f"the task {_name_of(plan.task)!r}", plan.task)]
+        for b in plan.scorers:
+            scores = ", ".join(d.name for d in b.scorer.definitions)
+            parts.append((f"the scorer {_name_of(b.scorer.fn)!r} (scores: {scores})", b.scorer.fn))
+        for what, fn in parts:
+            if fn is None:
+                continue
+            try:
+                cloudpickle.dumps(fn)
+            except Exception as inner:
+                culprit, reason = what, inner
+                break
+        raise ConfigurationError(
+            f"{culprit} cannot be sent to the Dask workers: {type(reason).__name__}: {reason}. "
+            "Functions travel with cloudpickle, so everything they refer to (globals, closure "
+            "variables, default arguments) must be picklable: create locks, open files and SDK "
+            "clients inside the function (or lazily, once per worker process)"
+        ) from None
+
+
+def _name_of(fn: Any) -> str:
+    return str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or safe_repr(fn))
+
+
+def _pickle_batch(plan: Plan, batch: list[int]) -> bytes:
+    import cloudpickle
+
+    ids = [plan.case_ids[p] for p in batch]
+    columns = {c: [values[p] for p in batch] for c, values in plan.columns.items()}
+    try:
+        return bytes(cloudpickle.dumps((batch, ids, columns)))
+    except Exception as exc:
+        raise ConfigurationError(
+            f"the data of cases {ids[0]!r}…{ids[-1]!r} cannot be sent to the Dask workers: "
+            f"{type(exc).__name__}: {exc}. Every column value must be picklable"
+        ) from None
+
+
+def _unpack(blob: bytes) -> list[Row]:
+    import cloudpickle
+
+    rows: list[Row] = cloudpickle.loads(blob)
+    return rows
+
+
+# -- driver side -----------------------------------------------------------------------------
+
+
+def _distributed() -> Any:
+    """The `distributed` module (only partly typed, so it is handled as Any here)."""
+    import distributed
+
+    return distributed
+
+
+def _client_class() -> Any:
+    try:
+        return _distributed().Client
+    except ImportError:
+        raise ConfigurationError(
+            f"executor= needs dask.distributed, which is not installed: {INSTALL}"
+        ) from None
+
+
+class DaskRunner:
+    """Runs the cases of a local engine's run on a Dask cluster (`eb.run(executor=...)`).
+
+    Construct it before any case runs: it checks the executor and that the functions travel.
+
+    Example:
+        >>> import pandas as pd, evalbook as eb
+        >>> from distributed import Client, LocalCluster
+        >>> with LocalCluster(n_workers=2, dashboard_address=None) as cluster, Client(cluster) as c:
+        ...     run = eb.run(pd.DataFrame({"q": ["a"]}), task=lambda q: q.upper(),
+        ...                  executor=c, store=None, progress=False)
+        >>> run.cases["output"].tolist()
+        ['A']
+    """
+
+    def __init__(self, executor: Any, plan: Plan) -> None:
+        if isinstance(executor, str) and executor == "dask":
+            _client_class()
+            self.client: Any = None  # a LocalCluster's client, made when the run starts
+        else:
+            try:
+                client_class = _client_class()
+            except ConfigurationError:
+                client_class = None
+            if client_class is None or not isinstance(executor, client_class):
+                raise ConfigurationError(
+                    'executor= takes a dask.distributed.Client or "dask" (a LocalCluster on '
+                    f"this machine), not {safe_repr(executor)}"
+                )
+            if executor.asynchronous:
+                raise ConfigurationError(
+                    "executor= needs a synchronous dask Client (made without asynchronous=True); "
+                    "the driver streams results from a thread of its own"
+                )
+            self.client = executor
+        self.plan = plan
+        self.plan_blob = _pickle_plan(plan)
+        self.scorer_at = {j: b.scorer.name for b in plan.scorers for j in b.positions}
+        self.flow: _Flow | None = None
+
+    async def execute(self, engine: _Engine, positions: Iterable[int]) -> None:
+        """Run `positions` on the cluster; results go to `engine.results`, sink and tick."""
+        todo = list(positions)
+        if not todo:
+            return
+        stop = threading.Event()
+        loop = asyncio.get_running_loop()
+        with ThreadPoolExecutor(max_workers=1, thread_name_prefix="evalbook-dask") as ex:
+            try:
+                await loop.run_in_executor(ex, self._drive, engine, todo, stop)
+            except BaseException:  # cancelled or interrupted: stop the batches, then the thread
+                stop.set()
+                flow = self.flow
+                if flow is not None:
+                    flow.cancel()  # cancelled futures wake the driver thread, which returns
+                raise
+
+    def _drive(self, engine: _Engine, todo: list[int], stop: threading.Event) -> None:
+        if self.client is not None:
+            self._stream(self.client, engine, todo, stop)
+            return
+        dist = _distributed()
+        with (
+            dist.LocalCluster(processes=True, dashboard_address=":0") as cluster,
+            dist.Client(cluster) as client,
+        ):
+            self._stream(client, engine, todo, stop)
+
+    def _stream(self, client: Any, engine: _Engine, todo: list[int], stop: threading.Event) -> None:
+        dist = _distributed()
+        slots = sum(client.nthreads().values())
+        batches = partition(todo, batch_size(len(todo), slots, engine.concurrency))
+        blobs = [_pickle_batch(self.plan, b) for b in batches]  # all checked before any runs
+        token = uuid.uuid4().hex
+        limit: str | None = None
+        sem: Any = None
+        if engine.concurrency < len(todo):  # otherwise the limit can never bind
+            limit = f"evalbook-{token}"
+            sem = dist.Semaphore(
+                max_leases=engine.concurrency,
+                name=limit,
+                scheduler_rpc=client.scheduler,
+                loop=client.loop,
+            )
+            sem.register()
+        # The plan travels once per worker, as a worker plugin: workers that join or restart
+        # mid-run get it too (scattered data would be lost with the worker that held it).
+        plugin = PlanPlugin(token, self.plan_blob)
+        client.register_plugin(plugin)
+        options = (limit, engine.concurrency, engine.timeout, engine.attempts)
+        flow = self.flow = _Flow(self, client, engine, token, options)
+        try:
+            flow.run(batches, blobs, stop)
+        finally:
+            flow.cancel()
+            try:
+                client.unregister_worker_plugin(plugin.name)
+            except Exception:  # e.g. the cluster is shutting down
+                log.debug("could not remove worker plugin %s", plugin.name, exc_info=True)
+            if sem is not None:
+                try:
+                    sem.close()
+                except Exception:  # the scheduler drops it with the cluster anyway
+                    log.debug("could not close semaphore %s", limit, exc_info=True)
+
+    def apply(self, engine: _Engine, rows: Iterable[Row], done: list[bool]) -> None:
+        results, sink, tick = engine.results, engine.sink, engine.tick
+        for pos, case in rows:
+            if done[pos]:
+                continue  # a batch re-run after a worker died: every case counts once
+            done[pos] = True
+            if sink is not None:
+                now = time.time_ns() // 1000  # logged as the case arrives from the cluster
+                for attempt in range(1, case.attempts + 1):
+                    sink.case_started((pos, attempt, now))
+            results.set_case(pos, case)
+            if sink is not None:
+                sink.case_ended(pos, case)
+            self._warn(engine, pos, case.records)
+            if tick is not None:
+                tick()
+
+    def _warn(self, engine: _Engine, pos: int, recs: Sequence[Rec]) -> None:
+        for j, rec in enumerate(recs):
+            if rec.reason != "invalid_score":
+                continue
+            name = self.scorer_at.get(j)
+            if name is None or name in engine.warned:
+                continue
+            engine.warned.add(name)
+            log.warning(
+                "scorer %r returned an invalid score for case %r: %s "
+                "(logged once per scorer; every one is an error record in run.scores)",
+                name,
+                engine.results.case_ids[pos],
+                rec.message,
+            )
+
+
+class _Flow:
+    """Submits a run's batches and applies each one's rows as it finishes, exactly once.
+
+    A batch that Dask gave up on because its workers died (`KilledWorker`) is split: its
+    unfinished cases run again one at a time, alone in flight among the retried cases, so a
+    case that kills its worker is found and recorded as errored while the others complete.
+    """
+
+    def __init__(
+        self, runner: DaskRunner, client: Any, engine: _Engine, token: str, options: tuple[Any, ...]
+    ) -> None:
+        self.runner = runner
+        self.client = client
+        self.engine = engine
+        self.token = token
+        self.options = options
+        self.done = [False] * engine.results.n_cases
+        self.owner: dict[Any, tuple[list[int], bool]] = {}  # future key -> (cases, single)
+        self.live: list[Any] = []
+        self.singles: deque[int] = deque()
+        self.stream: Any = None
+
+    def submit(self, batch: list[int], blob: bytes, single: bool = False) -> Any:
+        key = f"evalbook-{uuid.uuid4().hex}"
+        future = self.client.submit(run_batch, key, self.token, blob, *self.options, key=key)
+        self.owner[future.key] = (batch, single)
+        self.live.append(future)
+        return future
+
+    def cancel(self) -> None:
+        """Cancel every batch not finished yet (safe from any thread, more than once)."""
+        pending = [f for f in self.live if not f.done()]
+        if pending:
+            try:
+                self.client.cancel(pending)
+            except Exception:  # the cluster is going away: nothing left to cancel
+                log.debug("could not cancel %d batches", len(pending), exc_info=True)
+
+    def next_single(self) -> bool:
+        while self.singles:
+            p = self.singles.popleft()
+            if not self.done[p]:
+                blob = _pickle_batch(self.runner.plan, [p])
+                self.stream.add(self.submit([p], blob, single=True))
+                return True
+        return False
+
+    def run(self, batches: list[list[int]], blobs: list[bytes], stop: threading.Event) -> None:
+        from distributed.scheduler import KilledWorker
+
+        runner, engine, done = self.runner, self.engine, self.done
+        for b, blob in zip(batches, blobs, strict=True):
+            self.submit(b, blob)
+        self.stream = _distributed().as_completed(list(self.live))
+        single_running = False
+        for future in self.stream:
+            if stop.is_set():
+                return
+            batch, single = self.owner.pop(future.key, (None, False))
+            if batch is None:  # already handled (a result Dask had to compute again)
+                continue
+            try:
+                blob = future.result()
+            except KilledWorker as exc:
+                left = [p for p in batch if not done[p]]
+                if single:  # alone, and its worker died every time: errored, never lost
+                    runner.apply(engine, [_killed(p, engine.plan, exc) for p in left], done)
+                else:
+                    self.singles.extend(left)
+                if single or not single_running:
+                    single_running = self.next_single()
+                continue
+            except Exception as exc:
+                raise RuntimeError(
+                    f"a batch of cases failed on the Dask cluster: {type(exc).__name__}: "
+                    f"{exc}. Cases finished so far are kept; functions imported from your own "
+                    "modules must be importable on the workers"
+                ) from exc
+            runner.apply(engine, _unpack(blob), done)
+            future.release()
+            missing = [p for p in batch if not done[p]]
+            if missing and single:
+                raise RuntimeError(f"the Dask batch of case {missing[0]} returned no result")
+            self.singles.extend(missing)  # never happens unless a batch was cut short
+            if single or (missing and not single_running):
+                single_running = self.next_single()
+
+
+def _killed(pos: int, plan: Plan, exc: BaseException) -> Row:
+    """A case whose worker died every time it ran it: errored, never lost."""
+    emsg = f"its Dask worker died each time it ran this case ({exc})"
+    recs = [error_rec("case_errored", f"KilledWorker: {emsg}")] * len(plan.definitions)
+    started = time.time_ns() // 1000 / 1e6
+    return (pos, Finished(ERRORED, 1, None, "KilledWorker", emsg, started, 0.0, recs))

@@ -1,0 +1,218 @@
+"""Scale-out on Dask, the worker side: run one batch of cases with the local engine.
+
+A batch runs on the worker's event loop with the local runner's `_Engine` (sync functions in
+threads), so every backend produces the same records; `concurrency=` is a cluster-wide
+`distributed.Semaphore` whose leases the batch's lanes hold. The batch returns one compact
+row per case (see `Row`), cloudpickled; the driver (`_dask.py`) applies them.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections import deque
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
+from typing import Any
+
+from ..._model._contract import safe_repr
+from ..._model._results import Finished, Results
+from .._engine import _Engine
+from .._plan import Plan
+
+try:  # imported only on Dask workers and by a driver given executor=
+    from distributed.diagnostics.plugin import WorkerPlugin
+except ImportError:  # pragma: no cover - the driver reports the missing install
+    WorkerPlugin = object  # type: ignore[assignment,misc]
+
+__all__ = ["LEASE_WAIT_S", "PlanPlugin", "Row", "run_batch"]
+
+LEASE_WAIT_S = 1.0  # a lane waiting for a lease checks this often whether its batch is done
+WATCH_S = 0.5  # a running batch checks this often whether the driver cancelled it
+
+# One finished case: its position in the run and the case as the engine handed it over.
+Row = tuple[int, Finished]
+
+
+def _pack(rows: list[Row]) -> bytes:
+    """The batch's rows, cloudpickled; an output that cannot be pickled travels as its repr."""
+    import cloudpickle
+
+    try:
+        return bytes(cloudpickle.dumps(rows))
+    except Exception:
+        safe: list[Row] = []
+        for row in rows:
+            try:
+                cloudpickle.dumps(row)
+                safe.append(row)
+            except Exception:
+                pos, case = row
+                recs = [
+                    r._replace(metadata={"repr": safe_repr(r.metadata)})
+                    if r.metadata is not None
+                    else r
+                    for r in case.records
+                ]
+                safe.append((pos, case._replace(output=safe_repr(case.output), records=recs)))
+        return bytes(cloudpickle.dumps(safe))
+
+
+class _Collector(Results):
+    """Stands in for a run's `Results` on a worker: keeps one compact row per finished case."""
+
+    def __init__(self, positions: Sequence[int]) -> None:  # no column storage on workers
+        self.positions = list(positions)
+        self.rows: list[Row] = []
+
+    @property
+    def n_cases(self) -> int:
+        return len(self.positions)
+
+    def set_case(self, pos: int, case: Finished) -> None:
+        self.rows.append((self.positions[pos], case._replace(records=list(case.records))))
+
+
+class _BatchEngine(_Engine):
+    """The local engine, running a batch in lanes that each hold one cluster-wide lease.
+
+    A case runs only in a lane, and a lane holds a lease of the run's `distributed.Semaphore`
+    (`max_leases=concurrency`) until the batch has no case left to start, so cases in flight
+    across the cluster never exceed `concurrency`. Lanes ramp up (each lease won asks for two
+    more), which keeps scheduler round trips per lane, not per case.
+    """
+
+    limit: Any = None  # a distributed.Semaphore, or None when the limit cannot bind
+
+    async def execute(self, positions: Iterable[int]) -> None:
+        if self.limit is None:
+            await super().execute(positions)
+            return
+        queue = deque(positions)
+        most = min(self.concurrency, len(queue))
+        lanes: list[asyncio.Task[None]] = []
+
+        async def lane() -> None:
+            while queue:
+                if await self.limit.acquire(timeout=LEASE_WAIT_S):
+                    break
+            else:
+                return
+            try:
+                for _ in range(2):  # ramp up: 1, 3, 7, … lanes, while cases are waiting
+                    if len(lanes) < most and len(queue) > 1:
+                        lanes.append(asyncio.ensure_future(lane()))
+                while queue:
+                    await self.case(queue.popleft())
+            finally:
+                await self.limit.release()
+
+        lanes.append(asyncio.ensure_future(lane()))
+        try:
+            i = 0
+            while i < len(lanes):  # lanes are added while earlier ones run
+                await lanes[i]
+                i += 1
+        finally:
+            for t in lanes:
+                t.cancel()
+
+
+_BLOBS: dict[str, bytes] = {}  # per worker process: the plans of the runs in progress
+_PLANS: dict[str, Plan] = {}
+_PLANS_LOCK = threading.Lock()
+
+
+class PlanPlugin(WorkerPlugin):
+    """Puts a run's plan on every worker, including workers that join or restart mid-run."""
+
+    def __init__(self, token: str, blob: bytes) -> None:
+        self.token = token
+        self.blob = blob
+        self.name = f"evalbook-plan-{token}"
+
+    def setup(self, worker: Any) -> None:
+        with _PLANS_LOCK:
+            _BLOBS[self.token] = self.blob
+
+    def teardown(self, worker: Any) -> None:
+        with _PLANS_LOCK:
+            _BLOBS.pop(self.token, None)
+            _PLANS.pop(self.token, None)
+
+
+def _plan_of(token: str) -> Plan:
+    """The run's plan, unpickled once per worker process (errors surface in the batch)."""
+    import cloudpickle
+
+    with _PLANS_LOCK:
+        plan = _PLANS.get(token)
+        if plan is None:
+            blob = _BLOBS.get(token)
+            if blob is None:
+                raise RuntimeError(f"the plan of run {token} is not installed on this worker")
+            plan = _PLANS[token] = cloudpickle.loads(blob)
+        return plan
+
+
+async def _watch(key: str, work: asyncio.Future[None]) -> bool:
+    """Cancel `work` once the batch's task is no longer wanted (the driver cancelled it).
+
+    Dask does not interrupt a running async task whose key was cancelled; without this its
+    cases would go on, holding the worker's thread slot and the run's leases.
+    """
+    from distributed import get_worker
+
+    worker = get_worker()
+    while not work.done():
+        await asyncio.sleep(WATCH_S)
+        ts = worker.state.tasks.get(key)
+        if ts is None or ts.state not in ("executing", "long-running", "resumed"):
+            work.cancel()
+            return True
+    return False
+
+
+async def run_batch(
+    key: str,
+    token: str,
+    batch_blob: bytes,
+    limit: str | None,
+    concurrency: int,
+    timeout: float | None,
+    attempts: int,
+) -> bytes:
+    """Run one batch of cases on a Dask worker; returns its rows (see `Row`), cloudpickled."""
+    import cloudpickle
+
+    static = _plan_of(token)
+    positions, ids, columns = cloudpickle.loads(batch_blob)
+    plan = replace(static, case_ids=ids, columns=columns)
+    out = _Collector(positions)
+    threads = max(1, min(concurrency, len(positions)))
+    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="evalbook")
+    engine = _BatchEngine(
+        plan, out, concurrency=concurrency, timeout=timeout, attempts=attempts, pool=pool
+    )
+    engine.warned.update(b.scorer.name for b in plan.scorers)  # the driver warns, once
+    if limit is not None:
+        import distributed
+
+        sem: Any = distributed.Semaphore(max_leases=concurrency, name=limit)  # type: ignore[no-untyped-call]
+        await sem
+        engine.limit = sem
+    work = asyncio.ensure_future(engine.execute(range(len(positions))))
+    watch = asyncio.ensure_future(_watch(key, work))
+    try:
+        await work
+    except asyncio.CancelledError:
+        if watch.done() and not watch.cancelled() and watch.result():
+            return _pack([])  # cancelled by the driver: nobody reads this
+        raise  # the worker is closing: Dask runs the batch again elsewhere
+    finally:
+        watch.cancel()
+        pool.shutdown(wait=False, cancel_futures=True)
+        if engine.limit is not None:
+            engine.limit.refresh_callback.stop()
+    return _pack(out.rows)

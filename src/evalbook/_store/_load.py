@@ -1,0 +1,322 @@
+"""Reading the run store: `eb.load_run(path)` and `eb.runs(store)`."""
+
+from __future__ import annotations
+
+import json
+import os
+import warnings
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._model._contract import STATUSES
+from .._model._results import OUTCOMES, PENDING, Results
+from .._model._run_data import RunData
+from .._model._scores import Grader, ScoreDefinition
+from ._events import SCHEMA_VERSION, NotARunLog, SchemaVersionError, replay, version_error
+from ._files import check_parquet_version, frame_of, text_list
+from ._log import being_written
+from ._sink import CASES, DATA, EVENTS, SCORES, SUMMARY, finish_status
+from ._table_files import OUTPUT_KINDS, decode_file_output
+
+__all__ = ["RUNS_COLUMNS", "read_run", "runs", "stored_started_at"]
+
+RUNS_COLUMNS = ["name", "id", "path", "started_at", "status", "n_cases", "completion", "headline"]
+
+
+def _folder(path: str | os.PathLike[str]) -> Path:
+    folder = Path(path).expanduser().resolve()
+    if folder.is_file():
+        folder = folder.parent
+    if not folder.is_dir():
+        raise FileNotFoundError(f"no run folder at {folder}")
+    return folder
+
+
+def _read_summary(path: Path) -> dict[str, Any]:
+    with path.open(encoding="utf-8") as f:
+        data = json.load(f)
+    if not isinstance(data, dict):
+        raise ValueError(f"{path} is not a JSON object")
+    found = data.get("schema_version")
+    if found != SCHEMA_VERSION:
+        raise version_error(str(path), found)
+    return data
+
+
+def _data(folder: Path, data_file: str | None, case_ids: list[str]) -> pd.DataFrame:
+    if data_file and (folder / DATA).exists():
+        return frame_of(check_parquet_version(folder / DATA))
+    return pd.DataFrame(index=pd.Index(case_ids, dtype=object))
+
+
+def _codes(column: Any, names: tuple[str, ...], missing: int, strict: bool = True) -> np.ndarray:
+    """Codes of a text column by position in `names`, vectorised for dictionary columns.
+
+    Null is `missing`; an unknown value raises KeyError, or is `missing` when not `strict`.
+    """
+    import pyarrow as pa
+
+    code = {name: i for i, name in enumerate(names)}
+
+    def one(v: Any) -> int:
+        return missing if v is None else code[v] if strict else code.get(v, missing)
+
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    out: np.ndarray
+    if pa.types.is_dictionary(array.type) and pa.types.is_string(array.type.value_type):
+        lookup = np.array([one(v) for v in array.dictionary.to_pylist()] + [missing], np.int8)
+        indices = array.indices.fill_null(len(array.dictionary))
+        out = lookup[indices.to_numpy(zero_copy_only=False)]
+    else:
+        out = np.array([one(v) for v in array.to_pylist()], dtype=np.int8)
+    return out
+
+
+def _sparse(column: Any, size: int) -> tuple[list[Any], np.ndarray]:
+    """A mostly-null text column as a list (None where null) and the indices that are set."""
+    if column.null_count == len(column):
+        return [None] * size, np.zeros(0, dtype=np.intp)
+    valid = column.is_valid().to_numpy(zero_copy_only=False)
+    where = np.flatnonzero(valid)
+    out: list[Any] = [None] * size
+    for i, v in zip(where.tolist(), text_list(column.filter(valid)), strict=True):
+        out[i] = v
+    return out, where
+
+
+_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
+
+
+def _json(text: str) -> Any:
+    """`json.loads(text)`, through the C scanner directly when the text is one bare value."""
+    try:
+        value, end = _SCAN(text, 0)
+    except StopIteration:
+        return json.loads(text)  # raises the usual error, or reads leading whitespace
+    return value if end == len(text) else json.loads(text)
+
+
+def _outputs(texts: list[str | None], kinds: np.ndarray) -> list[Any]:
+    """Decoded outputs; plain text (most outputs) is taken as it is."""
+    out: list[Any] = list(texts)
+    text_kind, json_kind = OUTPUT_KINDS.index("text"), OUTPUT_KINDS.index("json")
+    where = np.flatnonzero(kinds != text_kind)
+    for i, k in zip(where.tolist(), kinds[where].tolist(), strict=True):
+        t = texts[i]
+        if k == json_kind and t is not None:
+            out[i] = _json(t)
+        else:
+            out[i] = decode_file_output(t, OUTPUT_KINDS[k] if k >= 0 else None)
+    return out
+
+
+def _seconds(column: Any) -> np.ndarray:
+    """Epoch seconds of a timestamp column (NaN where null), the floats the run held.
+
+    Whole seconds and the nanoseconds are split before the division: float64 cannot hold
+    the nanoseconds since 1970 exactly, and their rounding changed the time in ~7% of cases.
+    """
+    import pyarrow as pa
+
+    ns = column.cast(pa.timestamp("ns", tz="UTC")).cast(pa.int64())
+    valid = ns.is_valid().to_numpy(zero_copy_only=False)
+    whole = ns.fill_null(0).to_numpy(zero_copy_only=False)
+    seconds: np.ndarray = (whole // 10**9).astype(np.float64) + (whole % 10**9) / 1e9
+    seconds[~valid] = np.nan
+    return seconds
+
+
+def _results_from_files(folder: Path, n_scores: int) -> Results:
+    cases = check_parquet_version(folder / CASES)
+    scores = check_parquet_version(folder / SCORES)
+    ids = text_list(cases.column("case_id"))
+    if not all(type(x) is str for x in ids):
+        ids = [str(x) for x in ids]
+    results = Results(ids, n_scores)
+    if scores.num_rows != len(ids) * n_scores:
+        raise ValueError(
+            f"{folder / SCORES} has {scores.num_rows} rows, expected {len(ids)} cases × "
+            f"{n_scores} scores"
+        )
+    results.outcome[:] = _codes(cases.column("outcome"), OUTCOMES, PENDING)
+    attempts = cases.column("attempts")
+    if attempts.null_count:
+        attempts = attempts.to_pylist()  # None raises, as it always did
+    results.attempts[:] = np.asarray(attempts, dtype=np.int32)
+    kinds = _codes(cases.column("output_kind"), OUTPUT_KINDS, -1, strict=False)
+    results.output = _outputs(text_list(cases.column("output")), kinds)
+    results.error_type = _sparse(cases.column("error_type"), len(ids))[0]
+    results.error_message = _sparse(cases.column("error_message"), len(ids))[0]
+    results.started_at[:] = _seconds(cases.column("started_at"))
+    results.duration_s[:] = cases.column("duration_s").to_numpy(zero_copy_only=False)
+    results.status[:] = _codes(scores.column("status"), STATUSES, 0)
+    results.value[:] = scores.column("value").to_numpy(zero_copy_only=False)
+
+    size = scores.num_rows
+    results.reason, set_reason = _sparse(scores.column("reason"), size)
+    results.message, set_message = _sparse(scores.column("message"), size)
+    results.rationale, set_rationale = _sparse(scores.column("rationale"), size)
+    metadata, set_metadata = _sparse(scores.column("metadata"), size)
+    for i in set_metadata.tolist():
+        metadata[i] = json.loads(metadata[i])
+    results.metadata = metadata
+    graders, set_grader = _sparse(scores.column("record_grader"), size)
+    for i in set_grader.tolist():
+        graders[i] = Grader(**json.loads(graders[i]))
+    results.grader = graders
+    # after the sparse columns (assigning them resets it): the records that hold anything
+    sets = (set_reason, set_message, set_rationale, set_metadata, set_grader)
+    results.touched = np.unique(np.concatenate(sets)).tolist()
+    return results
+
+
+def _from_files(folder: Path) -> RunData:
+    summary = _read_summary(folder / SUMMARY)
+    definitions = [ScoreDefinition.model_validate(d) for d in summary["definitions"]]
+    results = _results_from_files(folder, len(definitions))
+    return RunData(
+        name=str(summary["name"]),
+        id=str(summary["run_id"]),
+        definitions=definitions,
+        data=_data(folder, summary.get("data_file"), results.case_ids),
+        results=results,
+        options=dict(summary.get("options") or {}),
+        path=folder,
+    )
+
+
+def _from_log(folder: Path) -> RunData:
+    log = replay(folder / EVENTS)
+    return RunData(
+        name=log.name,
+        id=log.run_id,
+        definitions=log.definitions,
+        data=_data(folder, log.data_file, log.case_ids),
+        results=log.results,
+        options=log.options,
+        path=folder,
+    )
+
+
+def _has_final_files(folder: Path) -> bool:
+    return all((folder / name).exists() for name in (CASES, SCORES, SUMMARY))
+
+
+def read_run(path: str | os.PathLike[str]) -> RunData:
+    """A stored run's data: from its Parquet files, or from its event log after a crash."""
+    folder = _folder(path)
+    if _has_final_files(folder):
+        try:
+            return _from_files(folder)
+        except SchemaVersionError:
+            raise
+        except Exception as exc:  # e.g. a file cut short by a power cut: the log decides
+            if not (folder / EVENTS).exists():
+                raise
+            warnings.warn(
+                f"{folder}: the final files cannot be read ({exc}); loading from {EVENTS}",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+    if (folder / EVENTS).exists():
+        return _from_log(folder)
+    raise FileNotFoundError(
+        f"{folder} is not a stored run: it has no {EVENTS} (see eb.runs() for the runs of a store)"
+    )
+
+
+def stored_started_at(folder: Path) -> str | None:
+    """When a stored run started, from its summary or the first line of its log."""
+    if (folder / SUMMARY).exists():
+        value = _read_summary(folder / SUMMARY).get("started_at")
+        return None if value is None else str(value)
+    try:
+        with (folder / EVENTS).open("rb") as f:
+            first = json.loads(f.readline())
+    except (OSError, ValueError):
+        return None
+    value = first.get("started_at") if isinstance(first, dict) else None
+    return None if value is None else str(value)
+
+
+def _row(folder: Path) -> dict[str, Any] | None:
+    if (folder / SUMMARY).exists():
+        s = _read_summary(folder / SUMMARY)
+        return {
+            "name": s["name"],
+            "id": s["run_id"],
+            "path": str(folder),
+            "started_at": s.get("started_at"),
+            "status": s.get("status", "complete"),
+            "n_cases": s.get("n_cases"),
+            "completion": s.get("completion"),
+            "headline": (s.get("headline") or {}).get("text"),
+        }
+    if not (folder / EVENTS).exists():
+        return None
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # a run being written has a partial last line
+            log = replay(folder / EVENTS)
+    except NotARunLog:
+        return None
+    run = RunData(
+        name=log.name,
+        id=log.run_id,
+        definitions=log.definitions,
+        data=pd.DataFrame(),
+        results=log.results,
+        path=folder,
+    )
+    if log.ended is not None:
+        status = finish_status(log.results)
+    else:  # not ended: still being written by a run, or left behind by a crash
+        status = "running" if being_written(folder / EVENTS) else "incomplete"
+    return {
+        "name": log.name,
+        "id": log.run_id,
+        "path": str(folder),
+        "started_at": log.started_at,
+        "status": status,
+        "n_cases": log.results.n_cases,
+        "completion": run.headline.completion,
+        "headline": run.headline.text,
+    }
+
+
+def runs(store: str | os.PathLike[str] = "runs") -> pd.DataFrame:
+    """The runs of a store, oldest first, complete or not, as a DataFrame.
+
+    Columns: `name, id, path` (absolute), `started_at, status` (complete | incomplete |
+    running: a run holds its log right now),
+    `n_cases, completion, headline`. Entries that are not runs are ignored; a run that
+    cannot be read (another schema version, a damaged log) is skipped with a warning.
+
+    Example:
+        >>> import evalbook as eb, tempfile
+        >>> list(eb.runs(tempfile.mkdtemp()).columns)
+        ['name', 'id', 'path', 'started_at', 'status', 'n_cases', 'completion', 'headline']
+    """
+    root = Path(store).expanduser().resolve()
+    rows: list[dict[str, Any]] = []
+    if root.is_dir():
+        for entry in sorted(root.iterdir()):
+            if entry.name.startswith(".") or not entry.is_dir():
+                continue
+            try:
+                row = _row(entry)
+            except (ValueError, KeyError, TypeError, OSError) as exc:
+                warnings.warn(f"skipping {entry}: {exc}", RuntimeWarning, stacklevel=2)
+                continue
+            if row is not None:
+                rows.append(row)
+    table = pd.DataFrame(rows, columns=RUNS_COLUMNS)
+    table["started_at"] = pd.to_datetime(table["started_at"], utc=True, format="ISO8601")
+    table["n_cases"] = table["n_cases"].astype("int64")
+    table["completion"] = table["completion"].astype("float64")
+    table = table.sort_values(["started_at", "name"], kind="stable", na_position="first")
+    return table.reset_index(drop=True)

@@ -1,0 +1,387 @@
+"""The run store: a folder per run, written as the run goes (DESIGN §6).
+
+`open_new()` starts a run's folder and log (`run.started`), `open_existing()` continues one, its
+`StoreSink` appends each finished case to `events.jsonl`, and `finish()` writes the final
+tables. See docs/file-formats.md for every file.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import warnings
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from .._errors import ConfigurationError
+from .._model._results import PENDING, Finished, Results
+from .._model._scores import ScoreDefinition
+from .._model._scoring import outcome_counts
+from ._events import LineEncoder, event_line
+from ._files import records, write_arrow, write_json, write_parquet
+from ._log import LogFile, LogInUse
+from ._table_files import cases_file_arrow, scores_file_table
+
+if TYPE_CHECKING:
+    from .._model._run_data import RunData
+
+__all__ = [
+    "EVENTS",
+    "StoreSink",
+    "check_run_name",
+    "finish_files",
+    "now_iso",
+    "open_existing",
+    "open_new",
+]
+
+EVENTS = "events.jsonl"
+CASES, SCORES, SUMMARY, DATA = "cases.parquet", "scores.parquet", "summary.json", "data.parquet"
+FINAL_FILES = (CASES, SCORES, SUMMARY)
+_NAME = re.compile(r"\w[\w.+-]*")
+_MAX_NAME = 100
+
+
+def now_iso() -> str:
+    """The current UTC time as ISO 8601 text."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
+
+
+def check_run_name(name: str) -> str:
+    """Return `name` if it is safe as part of a folder name, else raise ConfigurationError.
+
+    Example:
+        >>> check_run_name("baseline-v2")
+        'baseline-v2'
+    """
+    if (
+        not isinstance(name, str)
+        or not _NAME.fullmatch(name)
+        or ".." in name
+        or name.endswith(".")
+        or len(name) > _MAX_NAME
+    ):
+        slug = re.sub(r"[^\w.+-]+", "-", str(name)).replace("..", ".").strip(".-")[:_MAX_NAME]
+        hint = f"; e.g. name={slug!r}" if slug and _NAME.fullmatch(slug) else ""
+        raise ConfigurationError(
+            f"run name {name!r} cannot name a folder in the run store: use letters, digits, "
+            f"'_', '-', '+' and '.' (no '/', '\\', spaces or '..', not starting with '.', at "
+            f"most {_MAX_NAME} characters){hint}"
+        )
+    return name
+
+
+def new_run_folder(store: str | os.PathLike[str], name: str) -> Path:
+    """Create `store/<name>-<timestamp>/` (exclusively: concurrent runs never share one)."""
+    check_run_name(name)
+    root = Path(store).expanduser().resolve()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigurationError(
+            f"store={str(store)!r}: cannot create the folder ({exc})"
+        ) from None
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    for n in range(1, 10_000):
+        folder = root / (f"{name}-{stamp}" if n == 1 else f"{name}-{stamp}-{n}")
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise ConfigurationError(
+                f"store={str(store)!r}: cannot create {folder} ({exc})"
+            ) from None
+        if folder.resolve().parent != root:  # belt and braces: the name is already checked
+            raise ConfigurationError(f"run name {name!r} would write outside the store")
+        return folder
+    raise ConfigurationError(f"too many runs named {name!r} in {root} this second")
+
+
+class StoreSink:
+    """Appends a run's events to its `events.jsonl`; one write per finished case.
+
+    Each finished case (its `score.recorded` lines, then `case.ended`, with the `case.started`
+    lines logged since the last write) is handed to the kernel before `case_ended` returns,
+    so a crash of the process loses at most the cases in flight (see `_logfile.LogFile`).
+    A failing write (e.g. a full disk) warns once and turns the sink off: the run itself
+    carries on in memory.
+    """
+
+    def __init__(self, folder: Path, encoder: LineEncoder, *, append: bool) -> None:
+        self.folder = folder
+        self.path = folder / EVENTS
+        self.encoder = encoder
+        try:
+            self._log = LogFile(self.path, append=append)
+        except LogInUse:
+            raise ConfigurationError(
+                f"cannot write {folder}: another run (or a resume) is writing to it right now; "
+                "wait for it to end, or resume into a new folder with "
+                "resume=eb.load_run(path), store=..."
+            ) from None
+        self._started: list[tuple[int, int, int]] = []  # (pos, attempt, at_us) not yet written
+        # an attempt's start is noted (its line goes out with the next write): a list append
+        self.case_started: Callable[[tuple[int, int, int]], None] = self._started.append
+        self._block = encoder.block_bytes
+        self.error: BaseException | None = None
+        # a finished case: in C straight into the mapped log where possible, else `write_case`
+        fast = encoder.appender(self._started, self._log.cursor, self.write_case)
+        self.case_ended: Callable[[int, Finished], None] = fast or self.write_case
+
+    def write(self, text: str) -> None:
+        if self.error is not None:
+            return
+        try:
+            self._log.write(text.encode("utf-8", "surrogatepass"))
+        except OSError as exc:
+            self._fail(exc)
+
+    def _fail(self, exc: BaseException) -> None:
+        self.error = exc
+        self.case_ended = self.write_case  # which now writes nothing
+        warnings.warn(
+            f"evalbook could not write the run log {self.path} ({exc}); the run carries on in "
+            "memory, but the stored run is incomplete. Call run.save() once the problem is "
+            "fixed.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+
+    def write_case(self, pos: int, case: Finished) -> None:
+        """Log a finished case, after the `case.started` lines noted since the last write."""
+        if self.error is not None:
+            return
+        started = self._started
+        try:
+            data = self._block(pos, case, started)
+        except Exception as exc:  # never let the log break a run
+            self._fail(exc)
+            return
+        started.clear()
+        try:
+            self._log.write(data)
+        except OSError as exc:
+            self._fail(exc)
+
+    def close(self) -> None:
+        if self._started and self.error is None:
+            at = self.encoder.case_started
+            self.write("".join(at(p, a, t) for p, a, t in self._started))
+            self._started.clear()
+        self._log.close()
+
+
+def _write_data(frame: pd.DataFrame, folder: Path) -> str | None:
+    """Store the input data (so a loaded run can be rescored); None when Parquet cannot."""
+    try:
+        write_parquet(frame, folder / DATA, "data", index=True)
+    except Exception as exc:  # columns pyarrow cannot hold (mixed objects): go on without
+        (folder / DATA).unlink(missing_ok=True)
+        warnings.warn(
+            f"evalbook could not store the input data in {folder / DATA} ({exc}); the run is "
+            "stored without it, so a loaded copy has no data columns to rescore with (rescore "
+            "the run in memory, or pass data Parquet can hold)",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return None
+    return DATA
+
+
+def start_events(
+    run_id: str,
+    name: str,
+    started_at: str,
+    case_ids: Sequence[str],
+    options: dict[str, Any],
+    definitions: Sequence[Any],
+    data_file: str | None,
+) -> str:
+    """The `run.started` line and one `score.defined` line per definition."""
+    from .._version import __version__
+
+    lines = [
+        event_line(
+            "run.started",
+            run_id=run_id,
+            name=name,
+            started_at=started_at,
+            evalbook_version=__version__,
+            scores=[d.name for d in definitions],
+            options=options,
+            data_file=data_file,
+            case_ids=list(case_ids),
+        )
+    ]
+    lines += [
+        event_line("score.defined", position=j, definition=d.model_dump(mode="json"))
+        for j, d in enumerate(definitions)
+    ]
+    return "".join(lines)
+
+
+@dataclass
+class Prepared:
+    """A run ready to execute: its identity, results (maybe pre-filled) and sink."""
+
+    name: str
+    run_id: str
+    path: Path | None
+    results: Results
+    todo: Sequence[int]
+    sink: StoreSink | None
+    started_at: str
+
+    def close(self) -> None:
+        """Close the log without ending the run (an exception or cancellation)."""
+        if self.sink is not None:
+            self.sink.close()
+
+    def finish(self, run: RunData) -> None:
+        """Log `run.ended` and write the final files."""
+        if self.sink is None:
+            return
+        sink = self.sink
+        status = finish_status(run._results)
+        ended_at = now_iso()
+        sink.write(
+            event_line(
+                "run.ended",
+                ended_at=ended_at,
+                status=status,
+                n_cases=run._results.n_cases,
+                counts=outcome_counts(run._results),
+            )
+        )
+        sink.close()
+        if sink.error is not None:
+            return
+        try:
+            finish_files(run, self.started_at, ended_at, status)
+        except Exception as exc:
+            warnings.warn(
+                f"evalbook could not write the final files of {run.path} ({exc}); the run log "
+                "is complete, so eb.load_run() still works. Call run.save() to retry.",
+                RuntimeWarning,
+                stacklevel=2,
+            )
+
+
+def finish_status(results: Results) -> str:
+    """`complete` when every case has a final outcome, else `incomplete`."""
+    return "incomplete" if bool(np.any(results.outcome == PENDING)) else "complete"
+
+
+def finish_files(run: RunData, started_at: str, ended_at: str | None, status: str) -> None:
+    """Write `cases.parquet`, `scores.parquet` and `summary.json`, each atomically."""
+    from .._version import __version__
+
+    assert run.path is not None
+    folder = run.path
+    write_arrow(*cases_file_arrow(run._results), folder / CASES, "cases")
+    write_parquet(scores_file_table(run), folder / SCORES, "scores")
+    h = run.headline
+    write_json(
+        folder / SUMMARY,
+        {
+            "run_id": run.id,
+            "name": run.name,
+            "started_at": started_at,
+            "ended_at": ended_at,
+            "status": status,
+            "n_cases": run._results.n_cases,
+            "completion": h.completion,
+            "counts": outcome_counts(run._results),
+            "evalbook_version": __version__,
+            "data_file": DATA if (folder / DATA).exists() else None,
+            "options": run.options,
+            "headline": {
+                "score": h.score,
+                "label": h.label,
+                "value": h.value,
+                "ci": list(h.ci) if h.ci is not None else None,
+                "completion": h.completion,
+                "text": h.text,
+            },
+            "definitions": [d.model_dump(mode="json") for d in run.definitions],
+            "summary": records(run.summary()),
+        },
+    )
+
+
+def _remove_final_files(folder: Path) -> None:
+    for name in FINAL_FILES:
+        (folder / name).unlink(missing_ok=True)
+
+
+def open_new(
+    folder: Path,
+    definitions: Sequence[ScoreDefinition],
+    case_ids: Sequence[str],
+    frame: pd.DataFrame,
+    name: str,
+    run_id: str,
+    started_at: str,
+    options: dict[str, Any],
+    results: Results,
+    todo: Sequence[int] | None,
+) -> Prepared:
+    """Start the log of a new stored run (cases already in `results` are logged at once)."""
+    data_file = _write_data(frame, folder)
+    encoder = LineEncoder(definitions, case_ids)
+    sink = StoreSink(folder, encoder, append=False)
+    head = start_events(run_id, name, started_at, case_ids, options, definitions, data_file)
+    done = np.flatnonzero(results.outcome != PENDING)
+    sink.write(head + "".join(encoder.case_ended(int(p), results) for p in done))
+    if todo is None:
+        todo = range(results.n_cases)
+    return Prepared(name, run_id, folder, results, todo, sink, started_at)
+
+
+def open_existing(
+    folder: Path,
+    definitions: Sequence[ScoreDefinition],
+    case_ids: Sequence[str],
+    frame: pd.DataFrame,
+    name: str,
+    run_id: str,
+    started_at: str,
+    options: dict[str, Any],
+    results: Results,
+    todo: Sequence[int],
+) -> Prepared:
+    """Continue the log of a stored run (resume): its final files go until the run ends."""
+    # opening locks the log (ConfigurationError if another process writes it) and cuts
+    # what a crash left after the last complete line
+    sink = StoreSink(folder, LineEncoder(definitions, case_ids), append=True)
+    _remove_final_files(folder)
+    data_file = _write_data(frame, folder)
+    sink.write(
+        event_line(
+            "run.resumed",
+            at=now_iso(),
+            options=options,
+            data_file=data_file,
+            kept=results.n_cases - len(todo),
+            to_run=len(todo),
+            case_ids=list(case_ids),
+        )
+    )
+    return Prepared(name, run_id, folder, results, todo, sink, started_at)
+
+
+def first_started_at(results: Results) -> str:
+    """When the earliest case started (or now, for a run without cases)."""
+    started = results.started_at[~np.isnan(results.started_at)]
+    return _iso(float(started.min())) if started.size else now_iso()
