@@ -9,15 +9,15 @@ from __future__ import annotations
 
 import json
 import math
-import os
-import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 
+from .._util import _fs
+from .._util._fs import atomic_write, write_text
 from ._events import SCHEMA_VERSION, version_error
 
 __all__ = [
@@ -42,36 +42,6 @@ _SMALL_DICTIONARY = 1024  # categories a Parquet dictionary page is worth it for
 _NULL_COLUMNS = "evalbook_null_columns"  # a frame's attrs: its columns known to be all None
 
 
-def atomic_write(path: Path, write: Callable[[Path], None], *, sync: bool = False) -> None:
-    """Write `path` through a temporary file in the same folder, then rename it into place.
-
-    Readers see the old file or the new one, never a partial one. `sync=True` also fsyncs
-    the data before the rename (costly); the store's tables do not need it, because the
-    event log (fsync'ed) can always rebuild them.
-    """
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    os.close(fd)
-    tmp_path = Path(tmp)
-    try:
-        write(tmp_path)
-        if sync:
-            with tmp_path.open("rb+") as f:
-                os.fsync(f.fileno())
-        os.replace(tmp_path, path)
-    except BaseException:
-        tmp_path.unlink(missing_ok=True)
-        raise
-
-
-def write_text(path: Path, text: str) -> None:
-    """Write a UTF-8 text file atomically."""
-
-    def write(tmp: Path) -> None:
-        tmp.write_text(text, encoding="utf-8", errors="surrogatepass")
-
-    atomic_write(path, write)
-
-
 def _clean(value: Any) -> Any:
     """NaN and numpy scalars become JSON-friendly values."""
     if isinstance(value, float | np.floating):
@@ -84,16 +54,8 @@ def _clean(value: Any) -> Any:
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write a JSON file atomically (UTF-8, `schema_version` first)."""
-    body = {"schema_version": SCHEMA_VERSION, **data}
-    text = json.dumps(body, ensure_ascii=False, indent=2, default=repr)
-    if not _utf8(text):  # lone surrogates: as JSON escapes (\ud800), so the file is UTF-8
-        text = json.dumps(body, indent=2, default=repr)
-
-    def write(tmp: Path) -> None:
-        tmp.write_text(text + "\n", encoding="utf-8")
-
-    atomic_write(path, write)
+    """Write a store JSON file atomically (UTF-8, `schema_version` first)."""
+    _fs.write_json(path, {"schema_version": SCHEMA_VERSION, **data})
 
 
 def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
