@@ -74,7 +74,7 @@ class _Engine:
         self.sink = sink
         self.tick = tick
         self.task = Caller(plan.task, plan.task_is_async, pool) if plan.task else None
-        self.scorers = [(b, Caller(b.scorer.fn, b.scorer.is_async, pool)) for b in plan.scorers]
+        self.scorers = [(b, Caller(b.scorer.fn, b.is_async, pool)) for b in plan.scorers]
         self.n_scores = len(plan.definitions)
         self.warned: set[str] = set()
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -12,6 +11,7 @@ import pandas as pd
 from .._errors import ConfigurationError
 from .._model._scorers import Scorer, as_scorers
 from .._model._scores import Combine, ScoreDefinition
+from .._util._inspect import is_async
 from ._binding import Binding, bind
 
 __all__ = ["BoundScorer", "Derived", "Plan", "case_ids_of", "make_plan"]
@@ -25,6 +25,7 @@ class BoundScorer:
     scorer: Scorer
     binding: Binding
     positions: tuple[int, ...]  # where its definitions sit in the run's definition list
+    is_async: bool
 
 
 @dataclass(frozen=True, slots=True)
@@ -190,7 +191,8 @@ def make_plan(
     bound: list[BoundScorer] = []
     for s in scorer_list:
         b = bind(s.fn, names, kind="scorer", allow=SCORER_NAMES)
-        bound.append(BoundScorer(s, b, tuple(index[d.name] for d in s.definitions)))
+        positions = tuple(index[d.name] for d in s.definitions)
+        bound.append(BoundScorer(s, b, positions, is_async(s.fn)))
 
     bindings = [b.binding for b in bound] + ([task_binding] if task_binding else [])
     wants_row = any(b.wants_row for b in bindings)
@@ -213,17 +215,11 @@ def make_plan(
         derived=tuple(derived),
         task=task,
         task_binding=task_binding,
-        task_is_async=task is not None and _is_async(task),
+        task_is_async=task is not None and is_async(task),
         output_column=output_column,
         case_ids=ids,
         columns=columns,
         row_keys=tuple(data.columns),
         needed=needed,
         wants_row=wants_row,
-    )
-
-
-def _is_async(fn: Callable[..., Any]) -> bool:
-    return inspect.iscoroutinefunction(fn) or inspect.iscoroutinefunction(
-        getattr(fn, "__call__", None)  # noqa: B004
     )
