@@ -1,25 +1,145 @@
-"""Text as evalbook shows it: lone surrogates spelled out."""
+"""Text where it enters evalbook: valid Unicode kept exactly, lone surrogates replaced once.
+
+A Python str may hold lone surrogates (model output decoded with `surrogateescape`, a slice
+that cut a pair in two); UTF-8, and so JSON, Parquet, CSV and a notebook's display, cannot.
+Rather than every layer carrying such text around, it is replaced where it enters a run (the
+run's results, its input data, score definitions, files read back) by its backslash escape:
+the six characters `\\ud800`. Everything past that point holds valid Unicode only.
+"""
 
 from __future__ import annotations
 
-__all__ = ["visible"]
+import warnings
+from collections.abc import Iterator
+from typing import Any, TypeVar, cast
+
+__all__ = ["TextGate", "clean", "visible"]
+
+T = TypeVar("T")
+
+
+def _clean_str(text: str) -> str:
+    if text.isascii():  # the common case: nothing to look at
+        return text
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:  # only lone surrogates fail to encode
+        return text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return text
+
+
+def _clean(value: Any, seen: set[int]) -> Any:
+    if isinstance(value, str):
+        return _clean_str(value)
+    kind = type(value)
+    if kind is not dict and kind is not list and kind is not tuple:
+        return value  # numbers, None, other objects: as they are
+    if id(value) in seen:  # a container holding itself: left as it is, no endless walk
+        return value
+    seen.add(id(value))
+    try:
+        if kind is dict:
+            items = [(_clean(k, seen), _clean(v, seen)) for k, v in value.items()]
+            if all(
+                k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)
+            ):
+                return value
+            return dict(items)
+        cleaned = [_clean(v, seen) for v in value]
+        if all(v is v0 for v, v0 in zip(cleaned, value, strict=True)):
+            return value
+        return cleaned if kind is list else tuple(cleaned)
+    finally:
+        seen.discard(id(value))
+
+
+def clean(value: T) -> T:
+    """`value` with each lone surrogate in its text replaced by its escape (`\\ud800`).
+
+    Works on a str and on the str inside dicts (keys too), lists and tuples, at any depth;
+    other values (numbers, None, objects) are returned as they are. When nothing needs
+    replacing, the very same object comes back (so `clean(x) is not x` says something was
+    replaced), and an ASCII str costs one `isascii()`.
+
+    Example:
+        >>> clean("ok \\ud800 \\u00e9")  # the lone surrogate is spelled out, é is kept
+        'ok \\\\ud800 é'
+        >>> clean({"votes": ["\\udcff", 3]})
+        {'votes': ['\\\\udcff', 3]}
+        >>> s = "déjà vu"
+        >>> clean(s) is s
+        True
+    """
+    if isinstance(value, str):
+        return cast(T, _clean_str(value))
+    return cast(T, _clean(value, set()))
+
+
+def _strings(value: Any, seen: set[int]) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif type(value) in (dict, list, tuple) and id(value) not in seen:
+        seen.add(id(value))
+        for item in value.items() if type(value) is dict else value:
+            yield from _strings(item, seen)
+
+
+def _first_surrogate(value: Any) -> str:
+    """The escape of the first lone surrogate in `value` (e.g. `\\ud800`)."""
+    for text in _strings(value, set()):
+        for ch in text:
+            if "\ud800" <= ch <= "\udfff":
+                return ch.encode("utf-8", "backslashreplace").decode("ascii")
+    return "?"  # not reached: only called when `clean` replaced something
+
+
+class TextGate:
+    """The text boundary of one run: `clean` every value entering it, warn at the first change.
+
+    One gate per run, shared by what brings text in (the plan, for input data; `Results`, for
+    what tasks and scorers produced), so a run warns once however much text it replaced.
+
+    Example:
+        >>> import warnings
+        >>> gate = TextGate()
+        >>> with warnings.catch_warnings(record=True) as caught:
+        ...     warnings.simplefilter("always")
+        ...     texts = [gate("a\\ud800", "output", "x"), gate("\\udfff", "output", "y")]
+        >>> texts, len(caught)
+        (['a\\\\ud800', '\\\\udfff'], 1)
+        >>> print(caught[0].message)  # doctest: +NORMALIZE_WHITESPACE
+        case 'x': output held a lone surrogate, replaced by \\ud800 (the backslash escape;
+        the first of this run, later ones are replaced without a warning)
+    """
+
+    __slots__ = ("warned",)
+
+    def __init__(self) -> None:
+        self.warned = False
+
+    def __call__(self, value: T, field: str, case: str | None = None) -> T:
+        """`clean(value)`; the first replacement of the run warns, naming `field` and `case`."""
+        cleaned = clean(value)
+        if cleaned is not value and not self.warned:
+            self.warned = True
+            where = field if case is None else f"case {case!r}: {field}"
+            warnings.warn(
+                f"{where} held a lone surrogate, replaced by {_first_surrogate(value)} (the "
+                "backslash escape; the first of this run, later ones are replaced without a "
+                "warning)",
+                UnicodeWarning,
+                stacklevel=3,
+            )
+        return cleaned
 
 
 def visible(text: str) -> str:
     """`text` with each lone surrogate shown as its escape (the six characters `\\ud800`).
 
-    A Python str may hold lone surrogates (model output decoded with `surrogateescape`);
-    UTF-8 cannot, and a notebook sends every output as UTF-8. Tables keep such text exactly;
-    only what is shown goes through here.
+    Kept while views still call it; text that went through `clean` needs nothing here.
 
     Example:
         >>> visible("ok \\ud800 \\u00e9")  # a lone surrogate is spelled out, é is kept
         'ok \\\\ud800 é'
     """
-    if text.isascii():
-        return text
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return text
+    return _clean_str(text)
