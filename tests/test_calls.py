@@ -1,62 +1,162 @@
-"""Where sync functions run: threads first, inline once proven fast, back to threads if slow."""
+"""Where user functions run: sync ones always in a worker thread, with the deadline enforced."""
 
 from __future__ import annotations
 
 import asyncio
 import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from evalbook._runner._calls import PROBE_CALLS, SLOW_S, SLOW_STREAK, Caller
+import pandas as pd
+
+import evalbook as eb
+from _runner_helpers import run
+from evalbook._runner._calls import AttemptTimeout, Threads, call
 
 
-def _calls(fn: Any, n: int, concurrency: int = 1) -> tuple[Caller, list[str]]:
-    pool = ThreadPoolExecutor(max_workers=8)
-    caller = Caller(fn, False, pool)
-    names: list[str] = []
-
-    async def main() -> None:
-        async def one(i: int) -> None:
-            names.append(await caller((i,), {}))
-
-        for start in range(0, n, concurrency):
-            await asyncio.gather(*(one(i) for i in range(start, min(n, start + concurrency))))
-
-    asyncio.run(main())
-    pool.shutdown()
-    return caller, names
-
-
-def where(i: int) -> str:
+def where() -> str:
     return threading.current_thread().name
 
 
-def test_a_fast_function_goes_inline_after_its_first_call() -> None:
-    caller, names = _calls(where, 20)
-    assert caller.inline and not caller.pinned
-    assert names[0] != threading.main_thread().name
-    assert set(names[1:]) == {threading.main_thread().name}
+async def _calls(fn: Any, n: int, timeout: float | None = None) -> list[Any]:
+    threads = Threads()
+    try:
+        return await asyncio.gather(
+            *(call(fn, False, (), {}, threads, timeout) for _ in range(n)), return_exceptions=True
+        )
+    finally:
+        threads.close()
 
 
-def test_a_slow_function_stays_in_threads() -> None:
-    def slow(i: int) -> str:
-        time.sleep(0.003)
-        return where(i)
-
-    caller, names = _calls(slow, PROBE_CALLS + 4, concurrency=4)
-    assert caller.pinned and not caller.inline
+def test_a_sync_function_always_runs_in_a_worker_thread() -> None:
+    names = asyncio.run(_calls(where, 40))
     assert threading.main_thread().name not in names
+    assert all(isinstance(n, str) and n.startswith("evalbook") for n in names)
 
 
-def test_a_function_that_turns_slow_goes_back_to_threads() -> None:
-    def sometimes(i: int) -> str:
-        if i >= 5:
-            time.sleep(SLOW_S * 2)
-        return where(i)
+def test_a_sync_call_past_its_deadline_times_out_at_the_deadline() -> None:
+    release = threading.Event()
 
-    caller, names = _calls(sometimes, 5 + SLOW_STREAK + 5)
-    assert caller.pinned and not caller.inline
-    main = threading.main_thread().name
-    assert names[1 : 5 + SLOW_STREAK] == [main] * (4 + SLOW_STREAK)
-    assert main not in names[5 + SLOW_STREAK :]
+    def hangs() -> str:
+        release.wait(10)
+        return "late"
+
+    async def main() -> tuple[list[Any], bool]:
+        out = await _calls(hangs, 3, timeout=0.05)
+        return out, release.is_set()
+
+    try:
+        out, released = asyncio.run(main())
+    finally:
+        release.set()
+    # every call timed out while the function was still blocked (nothing released it)
+    assert not released
+    assert all(isinstance(o, AttemptTimeout) for o in out)
+
+
+def test_an_exception_in_a_thread_reaches_the_caller() -> None:
+    def boom() -> None:
+        raise KeyError("x")
+
+    assert isinstance(asyncio.run(_calls(boom, 1))[0], KeyError)
+
+
+def test_a_sync_function_that_returns_a_coroutine_is_awaited() -> None:
+    async def inner() -> str:
+        return "awaited"
+
+    def outer() -> Any:
+        return inner()
+
+    assert asyncio.run(_calls(outer, 2)) == ["awaited", "awaited"]
+
+
+def test_timed_out_calls_do_not_starve_the_calls_after_them() -> None:
+    """Threads still busy with abandoned calls are not counted as free ones."""
+    release = threading.Event()
+
+    def blocked() -> None:
+        release.wait(10)
+
+    async def main() -> list[Any]:
+        threads = Threads()
+        try:
+            await asyncio.gather(
+                *(call(blocked, False, (), {}, threads, 0.05) for _ in range(4)),
+                return_exceptions=True,
+            )
+            return await asyncio.gather(
+                *(call(where, False, (), {}, threads, 1.0) for _ in range(4))
+            )
+        finally:
+            threads.close()
+
+    try:
+        names = asyncio.run(main())
+    finally:
+        release.set()
+    assert len(names) == 4 and all(isinstance(n, str) for n in names)
+
+
+def test_the_issue_example_three_slow_cases_time_out_and_the_rest_run() -> None:
+    """40 cases, three sleep 4 s, timeout=1: the run ends near the deadline, not after 12 s.
+
+    Before, a fast first call moved the task onto the event loop: each sleep blocked every
+    case and the deadline was only checked after the call returned.
+    """
+    slow = {"c07", "c21", "c33"}
+
+    def task(case_id: str) -> str:
+        if case_id in slow:
+            time.sleep(4)
+        return case_id.upper()
+
+    data = pd.DataFrame({"id": [f"c{i:02d}" for i in range(40)]})
+    t0 = time.perf_counter()
+    result = run(
+        data, task=task, scorers=[lambda output: 1.0], timeout=1, concurrency=8, name="slow"
+    )
+    wall = time.perf_counter() - t0
+    cases = result.cases.set_index("case_id")
+    assert set(cases.index[cases["outcome"] == "timed_out"]) == slow
+    assert (cases.loc[~cases.index.isin(slow), "outcome"] == "passed").all()
+    # far below one 4 s sleep: impossible if any sleep blocked the run or the deadline waited
+    assert wall < 3
+
+
+def test_a_blocking_sync_scorer_does_not_block_other_cases() -> None:
+    """A scorer blocked on case a lets case b (and its scorer) finish meanwhile.
+
+    Case w goes first and is fast: before, that moved the scorer onto the event loop, where
+    a's wait blocked b for good (a scored 0).
+    """
+    b_done = threading.Event()
+
+    def scorer(case_id: str) -> float:
+        if case_id == "a":
+            return 1.0 if b_done.wait(5) else 0.0
+        if case_id == "b":
+            b_done.set()
+        return 1.0
+
+    data = pd.DataFrame({"id": ["w", "a", "b"]})
+    result = run(data, task=lambda case_id: case_id, scorers=[scorer], concurrency=3)
+    values = result.scores.set_index("case_id")["value"]
+    assert values.to_dict() == {"w": 1.0, "a": 1.0, "b": 1.0}
+
+
+def test_sync_scorers_of_a_case_run_off_the_event_loop() -> None:
+    seen: list[str] = []
+
+    @eb.scorer
+    def first(output: str) -> float:
+        seen.append(where())
+        return 1.0
+
+    @eb.scorer
+    def second(output: str) -> float:
+        seen.append(where())
+        return 1.0
+
+    run(pd.DataFrame({"x": ["a", "b"]}), task=lambda x: x, scorers=[first, second])
+    assert len(seen) == 4 and threading.main_thread().name not in seen

@@ -9,6 +9,7 @@ from typing import Any
 from .._model._scorers import Scorer
 from .._model._scores import ScoreDefinition
 from .._runner._engine import execute
+from .._runner._options import RunOptions
 from .._runner._sync import run_sync
 from .._store._load import read_run
 from ._run import Run
@@ -41,23 +42,18 @@ async def arun(
         >>> run.headline.text
         'lambda 100% · completed 100%'
     """
-    return Run._of(
-        await execute(
-            data,
-            task,
-            scorers=scorers,
-            scores=scores,
-            name=name,
-            output_column=output_column,
-            concurrency=concurrency,
-            timeout=timeout,
-            attempts=attempts,
-            store=store,
-            resume=resume,
-            progress=progress,
-            executor=executor,
-        )
+    options = RunOptions(
+        name=name,
+        output_column=output_column,
+        concurrency=concurrency,
+        timeout=timeout,
+        attempts=attempts,
+        store=store,
+        resume=resume,
+        progress=progress,
+        executor=executor,
     )
+    return Run._of(await execute(data, task, scorers, scores, options))
 
 
 def run(
@@ -108,11 +104,7 @@ def run(
         ...        progress=False).headline.text
         'exact 50% · completed 100%'
     """
-    coro = arun(
-        data,
-        task,
-        scorers=scorers,
-        scores=scores,
+    options = RunOptions(  # checked here, before any case runs
         name=name,
         output_column=output_column,
         concurrency=concurrency,
@@ -123,7 +115,18 @@ def run(
         progress=progress,
         executor=executor,
     )
-    return run_sync(coro)
+    return run_with(data, task, scorers, scores, options)
+
+
+def run_with(
+    data: Any,
+    task: Callable[..., Any] | None,
+    scorers: Sequence[Scorer | Callable[..., Any]],
+    scores: Sequence[ScoreDefinition | str],
+    options: RunOptions,
+) -> Run:
+    """`eb.run` with its options already checked (`Eval.run` goes through here)."""
+    return Run._of(run_sync(execute(data, task, scorers, scores, options)))
 
 
 def load_run(path: str | os.PathLike[str]) -> Run:

@@ -7,7 +7,8 @@ from typing import Any
 
 from .._model._scorers import Scorer
 from .._model._scores import ScoreDefinition
-from ._entry import run
+from .._runner._options import RunOptions
+from ._entry import run_with
 from ._run import Run
 
 __all__ = ["Eval"]
@@ -39,13 +40,13 @@ class Eval:
         self.scorers = list(scorers)
         self.scores = list(scores)
         self.name = name
+        RunOptions.of(name=name, **run_options)  # an unknown or bad option fails here, early
         self.run_options = dict(run_options)
 
     def run(self, **overrides: Any) -> Run:
         """Run the evaluation; `overrides` replace run options (e.g. `store=None`)."""
-        options = {**self.run_options, **overrides}
-        options.setdefault("name", self.name)
-        return run(self.data, self.task, scorers=self.scorers, scores=self.scores, **options)
+        options = RunOptions.of(**{"name": self.name, **self.run_options, **overrides})
+        return run_with(self.data, self.task, self.scorers, self.scores, options)
 
     def __repr__(self) -> str:
         return f"<Eval {self.name or '(unnamed)'}: {len(self.data)} cases>"

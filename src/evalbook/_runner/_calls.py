@@ -1,116 +1,143 @@
-"""Calling user functions: async ones on the loop, sync ones in worker threads.
+"""Calling user functions: async ones on the event loop, sync ones in a worker thread, always.
 
-Sync functions start in the run's thread pool, so blocking SDK calls never stall the event loop
-and `concurrency` holds for them. A sync function that has proved itself fast is then called
-inline, which saves the thread hop (tens of microseconds) on cheap scorers:
+A sync function never runs on the event loop, so a blocking call stalls only its own case and
+`timeout=` holds at the deadline for sync and async tasks alike. A call that runs past its
+deadline is abandoned, not stopped (Python cannot stop a thread): its thread finishes the call
+and its result is dropped.
 
-- its first call runs in a thread while the calls that arrive meanwhile wait for it (at most
-  `FIRST_WAIT_S`, so one hanging call cannot stall the run); if it took under `FAST_S`, the
-  function goes inline at once;
-- otherwise it stays in threads until `PROBE_CALLS` calls are timed, and goes inline if their
-  median is under `FAST_S` (the median: a thread can be preempted mid-call);
-- if `SLOW_STREAK` inline calls in a row take longer than `SLOW_S`, the function goes back to
-  the thread pool for the rest of the run (one slow call is not enough: another thread holding
-  the GIL can stall a fast call for a few milliseconds).
+`Threads` is the run's worker pool. It makes a thread only when no idle one is free, so it
+holds as many threads as calls are outstanding: at most `concurrency` live ones, plus timed-out
+calls still running (a fixed cap would let abandoned calls starve the cases after them). Results
+come back to the loop in batches: one loop wake-up carries every call that finished meanwhile,
+which makes a thread hop cost a few microseconds instead of the tens that
+`loop.run_in_executor` costs per call (benchmarks/README.md).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import inspect
-import time
+import queue
+import threading
 from collections.abc import Callable
-from concurrent.futures import Executor
 from typing import Any
 
-__all__ = ["AttemptTimeout", "Caller"]
+__all__ = ["PLAIN", "AttemptTimeout", "Threads", "call"]
 
-PROBE_CALLS = 16
-FAST_S = 200e-6
-SLOW_S = 2e-3
-SLOW_STREAK = 3
-FIRST_WAIT_S = 0.05
 # Results that are certainly not awaitable (checked first: inspect.isawaitable is slower).
-_PLAIN = (float, int, str, bytes, dict, list, tuple, type(None))
+PLAIN = (float, int, str, bytes, dict, list, tuple, type(None))
+
+_Job = tuple["asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...], dict[str, Any]]
 
 
 class AttemptTimeout(Exception):
     """The call ran past the run's `timeout` (a user's own TimeoutError is not this)."""
 
 
-async def _bounded(awaitable: Any, timeout: float | None) -> Any:
+class Threads:
+    """Worker threads for sync calls, bound to the running event loop (see the module doc)."""
+
+    def __init__(self, name: str = "evalbook") -> None:
+        self.loop = asyncio.get_running_loop()
+        self.name = name
+        self.jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+        self.lock = threading.Lock()
+        self.idle = 0  # threads waiting for a job (a submit reserves one)
+        self.threads = 0
+        self.done: list[tuple[asyncio.Future[Any], bool, Any]] = []
+        self.waking = False  # a delivery is scheduled on the loop
+        self.closed = False
+
+    def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> asyncio.Future[Any]:
+        """Call `fn(*args, **kwargs)` in a worker thread; the future resolves on the loop."""
+        future: asyncio.Future[Any] = self.loop.create_future()
+        with self.lock:
+            spawn = self.idle == 0
+            if spawn:
+                self.threads += 1
+            else:
+                self.idle -= 1
+        if spawn:
+            name = f"{self.name}-{self.threads}"
+            threading.Thread(target=self._work, name=name, daemon=True).start()
+        self.jobs.put((future, fn, args, kwargs))
+        return future
+
+    def _work(self) -> None:
+        while True:
+            job = self.jobs.get()
+            if job is None:
+                return
+            future, fn, args, kwargs = job
+            try:
+                ok, value = True, fn(*args, **kwargs)
+            except BaseException as exc:  # handed to the awaiting case, which sorts it out
+                ok, value = False, exc
+            del job, fn, args, kwargs
+            with self.lock:
+                self.done.append((future, ok, value))
+                self.idle += 1
+                wake, self.waking = not self.waking, True
+            if wake:
+                try:
+                    self.loop.call_soon_threadsafe(self._deliver)
+                except RuntimeError:  # the loop is closed: nobody waits for this result
+                    return
+
+    def _deliver(self) -> None:
+        with self.lock:
+            done, self.done, self.waking = self.done, [], False
+        for future, ok, value in done:
+            if future.done():  # cancelled: the call timed out or the run was interrupted
+                continue
+            if ok:
+                future.set_result(value)
+            else:
+                future.set_exception(value)
+
+    def close(self) -> None:
+        """Let every thread exit once it is idle (abandoned calls finish first)."""
+        with self.lock:
+            if self.closed:
+                return
+            self.closed, n = True, self.threads
+        for _ in range(n):
+            self.jobs.put(None)
+
+
+async def call(
+    fn: Callable[..., Any],
+    is_async: bool,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    threads: Threads,
+    timeout: float | None = None,
+) -> Any:
+    """Call one user function for a case; past `timeout` seconds raise `AttemptTimeout`.
+
+    A sync function that returns an awaitable has it awaited, within the same deadline.
+    """
     if timeout is None:
-        return await awaitable
+        return await _call(fn, is_async, args, kwargs, threads)
     try:
         async with asyncio.timeout(timeout) as scope:
-            return await awaitable
+            return await _call(fn, is_async, args, kwargs, threads)
     except TimeoutError:
         if scope.expired():
             raise AttemptTimeout from None
         raise
 
 
-def _timed(fn: Callable[..., Any], args: tuple[Any, ...], kwargs: dict[str, Any]) -> Any:
-    t0 = time.perf_counter()
-    result = fn(*args, **kwargs)
-    return result, time.perf_counter() - t0
-
-
-class Caller:
-    """Calls one user function, choosing where it runs (see the module docstring)."""
-
-    __slots__ = ("first", "fn", "inline", "is_async", "pinned", "pool", "probes", "slow_streak")
-
-    def __init__(self, fn: Callable[..., Any], is_async: bool, pool: Executor) -> None:
-        self.fn = fn
-        self.is_async = is_async
-        self.pool = pool
-        self.inline = False
-        self.pinned = False  # True once the probes or a slow inline call chose threads for good
-        self.probes: list[float] = []
-        self.slow_streak = 0
-        self.first: asyncio.Event | None = None  # set once the first call has returned
-
-    async def __call__(
-        self, args: tuple[Any, ...], kwargs: dict[str, Any], timeout: float | None = None
-    ) -> Any:
-        if self.is_async:
-            return await _bounded(self.fn(*args, **kwargs), timeout)
-        if self.first is not None and not self.first.is_set():
-            with contextlib.suppress(TimeoutError):  # the first call is being timed: wait a bit
-                await asyncio.wait_for(self.first.wait(), FIRST_WAIT_S)
-        if self.inline:
-            t0 = time.perf_counter()
-            result = self.fn(*args, **kwargs)
-            elapsed = time.perf_counter() - t0
-            if elapsed > SLOW_S:
-                self.slow_streak += 1
-                if self.slow_streak >= SLOW_STREAK:
-                    self.inline, self.pinned = False, True
-            else:
-                self.slow_streak = 0
-            if timeout is not None and elapsed > timeout:
-                raise AttemptTimeout
-        else:
-            first = self.first is None
-            if first:
-                self.first = asyncio.Event()
-            loop = asyncio.get_running_loop()
-            future = loop.run_in_executor(self.pool, _timed, self.fn, args, kwargs)
-            try:
-                result, elapsed = await _bounded(future, timeout)
-            finally:
-                if first:
-                    self.first.set()  # type: ignore[union-attr]
-            if not self.pinned and not self.inline:
-                self.probes.append(elapsed)
-                if first and elapsed < FAST_S:
-                    self.inline = True
-                elif len(self.probes) >= PROBE_CALLS:
-                    self.inline = sorted(self.probes)[len(self.probes) // 2] < FAST_S
-                    self.pinned = not self.inline
-        if not isinstance(result, _PLAIN) and inspect.isawaitable(result):
-            # a sync function that handed back a coroutine
-            return await _bounded(result, timeout)
-        return result
+async def _call(
+    fn: Callable[..., Any],
+    is_async: bool,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    threads: Threads,
+) -> Any:
+    if is_async:
+        return await fn(*args, **kwargs)
+    result = await threads.submit(fn, *args, **kwargs)
+    if not isinstance(result, PLAIN) and inspect.isawaitable(result):
+        return await result  # a sync function that handed back a coroutine
+    return result

@@ -1,13 +1,14 @@
-"""The runner: cases → attempts → records, with bounded concurrency."""
+"""The runner: cases → attempts → records, through an `Executor` and a `RunSink`."""
 
 from __future__ import annotations
 
 import asyncio
+import inspect
 import logging
 import os
 import time
-from collections.abc import Callable, Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import pandas as pd
@@ -23,18 +24,19 @@ from .._model._contract import (
     raised_rec,
     skip_rec,
 )
-from .._model._results import ERRORED, FAILED, PASSED, TIMED_OUT, Finished, Results
+from .._model._results import ERRORED, FAILED, PASSED, PENDING, TIMED_OUT, Finished, Results
 from .._model._run_data import RunData
 from .._model._scorers import Scorer
 from .._model._scores import ScoreDefinition
 from .._store._sink import Prepared
 from ._binding import call_args
-from ._calls import AttemptTimeout, Caller
+from ._calls import PLAIN, AttemptTimeout, Threads, call
 from ._context import CaseContext
+from ._options import RunOptions
 from ._plan import BoundScorer, Plan, make_plan
 from ._prepare import prepare
 
-__all__ = ["RunSink", "drive", "execute"]
+__all__ = ["Executor", "Kept", "LocalExecutor", "RunSink", "drive", "execute", "warn_invalid"]
 
 log = logging.getLogger("evalbook")
 
@@ -51,45 +53,59 @@ class RunSink(Protocol):
         """A finished case, as `Results.set_case` stores it."""
 
 
+class Executor(Protocol):
+    """Runs the cases of a run through its engine: locally (`LocalExecutor`) or on Dask.
+
+    An executor decides where and in what order cases run; every finished case goes through
+    the engine's `Results`, sink and tick (on Dask the driver applies the rows it gets back).
+    """
+
+    async def execute(self, engine: _Engine, positions: Sequence[int], /) -> None:
+        """Run every case of `positions`; return once all of them have finished."""
+
+
+@dataclass(frozen=True, slots=True)
+class Kept:
+    """What a rescore keeps of its source run: outcomes, outputs, times and some records.
+
+    `records` maps a score's position in the new run to its position in the source; those
+    records are copied as they are, the other scores are scored again.
+    """
+
+    source: Results
+    records: dict[int, int]
+
+
 class _Engine:
-    """Runs every case of a plan and writes its results; one engine per run."""
+    """Runs single cases of a plan and hands each finished one on; one engine per run.
+
+    With `kept`, a case is not run but rescored: its outcome and output come from the source.
+    """
 
     def __init__(
         self,
         plan: Plan,
-        results: Results,
+        options: RunOptions,
+        threads: Threads,
         *,
-        concurrency: int,
-        timeout: float | None,
-        attempts: int,
-        pool: ThreadPoolExecutor,
+        results: Results | None,
         sink: RunSink | None = None,
         tick: Callable[[], None] | None = None,
+        kept: Kept | None = None,
     ) -> None:
         self.plan = plan
         self.results = results
-        self.timeout = timeout
-        self.attempts = attempts
-        self.concurrency = concurrency
+        self.timeout = options.timeout
+        self.attempts = options.attempts
+        self.concurrency = options.concurrency
+        self.threads = threads
         self.sink = sink
         self.tick = tick
-        self.task = Caller(plan.task, plan.task_is_async, pool) if plan.task else None
-        self.scorers = [(b, Caller(b.scorer.fn, b.is_async, pool)) for b in plan.scorers]
+        self.kept = kept
+        self.sync_scorers = [b for b in plan.scorers if not b.is_async]
+        self.async_scorers = [b for b in plan.scorers if b.is_async]
         self.n_scores = len(plan.definitions)
         self.warned: set[str] = set()
-
-    async def execute(self, positions: Iterable[int]) -> None:
-        queue = iter(positions)
-
-        async def worker() -> None:
-            for pos in queue:  # a shared iterator: cases start in input order
-                await self.case(pos)
-
-        workers = min(self.concurrency, self.results.n_cases) or 1
-        if workers == 1:
-            await worker()
-        else:
-            await asyncio.gather(*(worker() for _ in range(workers)))
 
     def _values(self, pos: int) -> dict[str, Any]:
         plan = self.plan
@@ -100,6 +116,10 @@ class _Engine:
         return values
 
     async def case(self, pos: int) -> None:
+        """Run (or rescore) one case, score it, and hand it on."""
+        if self.kept is not None:
+            await self._rescore(pos, self.kept)
+            return
         plan = self.plan
         values = self._values(pos)
         # times in whole microseconds, so that the run log holds them exactly as integers
@@ -110,7 +130,7 @@ class _Engine:
         output: Any = None
         attempt = 0
         outcome = PASSED
-        if self.task is None:
+        if plan.task is None:
             output = plan.columns[plan.output_column][pos]
         else:
             while True:
@@ -138,6 +158,28 @@ class _Engine:
             emsg,
             at_us / 1e6,
             (time.perf_counter_ns() - t0) // 1000 / 1e6,
+        )
+
+    async def _rescore(self, pos: int, kept: Kept) -> None:
+        src = kept.source
+        outcome = int(src.outcome[pos])
+        if outcome == PENDING:
+            return
+        old = src.records_of(pos)
+        recs: list[Rec | None] = [None] * self.n_scores
+        for j, k in kept.records.items():
+            recs[j] = old[k]
+        await self.finish(
+            pos,
+            self._values(pos),
+            recs,
+            outcome,
+            int(src.attempts[pos]),
+            src.output[pos],
+            src.error_type[pos],
+            src.error_message[pos],
+            float(src.started_at[pos]),
+            float(src.duration_s[pos]),
         )
 
     async def finish(
@@ -170,7 +212,8 @@ class _Engine:
         if outcome in (PASSED, FAILED):
             self._derive(filled, outcome)
         case = Finished(outcome, attempts, output, etype, emsg, started, duration, filled)
-        self.results.set_case(pos, case)
+        if self.results is not None:
+            self.results.set_case(pos, case)
         if self.sink is not None:
             self.sink.case_ended(pos, case)
         if self.tick is not None:
@@ -179,11 +222,14 @@ class _Engine:
     async def _attempt(
         self, values: dict[str, Any], ctx: CaseContext
     ) -> tuple[int, Any, str | None, str | None]:
-        assert self.task is not None and self.plan.task_binding is not None
+        plan = self.plan
+        assert plan.task is not None and plan.task_binding is not None
         values["ctx"] = ctx
-        args, kwargs = call_args(self.plan.task_binding, values)
+        args, kwargs = call_args(plan.task_binding, values)
         try:
-            output = await self.task(args, kwargs, self.timeout)
+            output = await call(
+                plan.task, plan.task_is_async, args, kwargs, self.threads, self.timeout
+            )
         except AssertionError as exc:
             return FAILED, None, type(exc).__name__, str(exc)
         except AttemptTimeout:
@@ -195,50 +241,36 @@ class _Engine:
         return PASSED, output, None, None
 
     async def _score(self, values: dict[str, Any], recs: list[Rec | None]) -> None:
-        slow = [(b, c) for b, c in self.scorers if c.is_async or not c.inline]
-        for b, c in self.scorers:
-            if c.is_async or not c.inline:
-                continue
-            self._place(b, await self._call_scorer(b, c, values), recs)
-        if len(slow) == 1:
-            b, c = slow[0]
-            self._place(b, await self._call_scorer(b, c, values), recs)
-        elif slow:
-            done = await asyncio.gather(*(self._call_scorer(b, c, values) for b, c in slow))
-            for (b, _), out in zip(slow, done, strict=True):
-                self._place(b, out, recs)
+        """Every scorer of a case: the sync ones in one thread hop, the async ones meanwhile."""
+        parts: list[Awaitable[Any]] = []
+        if self.sync_scorers:
+            parts.append(self.threads.submit(self._score_sync, values))
+        parts.extend(_scored_async(b, values) for b in self.async_scorers)
+        done = [await parts[0]] if len(parts) == 1 else await asyncio.gather(*parts)
+        if self.sync_scorers:
+            for b, out in zip(self.sync_scorers, done[0], strict=True):
+                if not isinstance(out, list):  # a sync scorer that handed back a coroutine
+                    out = await _scored_async(b, values, out)
+                self._place(b, out, recs, values)
+        for b, out in zip(self.async_scorers, done[bool(self.sync_scorers) :], strict=True):
+            self._place(b, out, recs, values)
 
-    async def _call_scorer(
-        self, bound: BoundScorer, caller: Caller, values: dict[str, Any]
-    ) -> list[Rec]:
-        defs = bound.scorer.definitions
-        try:
-            args, kwargs = call_args(bound.binding, values)
-            result = await caller(args, kwargs)
-        except SkipScore as exc:
-            return [skip_rec(exc)] * len(defs)
-        except Exception as exc:
-            return [raised_rec(exc)] * len(defs)
-        out = interpret(result, defs)
-        name = bound.scorer.name
-        if name not in self.warned:
-            for rec in out:
-                if rec.reason == "invalid_score":
-                    self.warned.add(name)
-                    log.warning(
-                        "scorer %r returned an invalid score for case %r: %s "
-                        "(logged once per scorer; every one is an error record in run.scores)",
-                        name,
-                        values["case_id"],
-                        rec.message,
-                    )
-                    break
-        return out
+    def _score_sync(self, values: dict[str, Any]) -> list[list[Rec] | Awaitable[Any]]:
+        """The case's sync scorers, in order; runs in a worker thread."""
+        return [_scored_sync(b, values) for b in self.sync_scorers]
 
-    @staticmethod
-    def _place(bound: BoundScorer, out: Sequence[Rec], recs: list[Rec | None]) -> None:
+    def _place(
+        self,
+        bound: BoundScorer,
+        out: Sequence[Rec],
+        recs: list[Rec | None],
+        values: dict[str, Any],
+    ) -> None:
         for j, rec in zip(bound.positions, out, strict=True):
             recs[j] = rec
+        name = bound.scorer.name
+        if name not in self.warned:
+            warn_invalid(self.warned, values["case_id"], ((name, rec) for rec in out))
 
     def _derive(self, recs: list[Rec], outcome: int) -> None:
         for d in self.plan.derived:
@@ -264,25 +296,80 @@ class _Engine:
             recs[d.position] = rec
 
 
+def _scored_sync(bound: BoundScorer, values: dict[str, Any]) -> list[Rec] | Awaitable[Any]:
+    """One sync scorer's records for a case, or the awaitable it handed back."""
+    defs = bound.scorer.definitions
+    try:
+        args, kwargs = call_args(bound.binding, values)
+        result = bound.scorer.fn(*args, **kwargs)
+    except SkipScore as exc:
+        return [skip_rec(exc)] * len(defs)
+    except Exception as exc:
+        return [raised_rec(exc)] * len(defs)
+    if not isinstance(result, PLAIN) and inspect.isawaitable(result):
+        return result
+    return interpret(result, defs)
+
+
+async def _scored_async(
+    bound: BoundScorer, values: dict[str, Any], pending: Awaitable[Any] | None = None
+) -> list[Rec]:
+    """One async scorer's records for a case (or those of a coroutine a sync one returned)."""
+    defs = bound.scorer.definitions
+    try:
+        if pending is None:
+            args, kwargs = call_args(bound.binding, values)
+            pending = bound.scorer.fn(*args, **kwargs)
+        result = await pending
+    except SkipScore as exc:
+        return [skip_rec(exc)] * len(defs)
+    except Exception as exc:
+        return [raised_rec(exc)] * len(defs)
+    return interpret(result, defs)
+
+
+def warn_invalid(warned: set[str], case_id: str, records: Iterable[tuple[str, Rec]]) -> None:
+    """Log the first invalid score of each scorer, once per run (local and Dask runs alike)."""
+    for name, rec in records:
+        if rec.reason != "invalid_score" or name in warned:
+            continue
+        warned.add(name)
+        log.warning(
+            "scorer %r returned an invalid score for case %r: %s "
+            "(logged once per scorer; every one is an error record in run.scores)",
+            name,
+            case_id,
+            rec.message,
+        )
+
+
+class LocalExecutor:
+    """Runs cases on this event loop, `concurrency` at a time, starting them in input order."""
+
+    def __init__(self, concurrency: int) -> None:
+        self.concurrency = concurrency
+
+    async def execute(self, engine: _Engine, positions: Sequence[int], /) -> None:
+        """Run every case of `positions` (see `Executor`)."""
+        queue = iter(positions)
+
+        async def worker() -> None:
+            for pos in queue:  # a shared iterator: cases start in input order
+                await engine.case(pos)
+
+        workers = min(self.concurrency, len(positions)) or 1
+        if workers == 1:
+            await worker()
+        else:
+            await asyncio.gather(*(worker() for _ in range(workers)))
+
+
 def _progress(total: int, enabled: bool, name: str) -> Any:
     if not enabled or total == 0 or os.environ.get("EVALBOOK_PROGRESS", "1") in ("0", "false"):
         return None
     from tqdm.auto import tqdm  # lazy: tqdm.auto may import ipywidgets
 
     return tqdm(total=total, desc=name, unit="case", delay=1.0, leave=False)
-
-
-def check_options(concurrency: int, timeout: float | None, attempts: int) -> None:
-    if isinstance(concurrency, bool) or not isinstance(concurrency, int) or concurrency < 1:
-        raise ConfigurationError(f"concurrency must be an integer >= 1, got {concurrency!r}")
-    if isinstance(attempts, bool) or not isinstance(attempts, int) or attempts < 1:
-        raise ConfigurationError(f"attempts must be an integer >= 1, got {attempts!r}")
-    if timeout is not None and (
-        isinstance(timeout, bool) or not isinstance(timeout, int | float) or not timeout > 0
-    ):
-        raise ConfigurationError(
-            f"timeout must be a number of seconds > 0 or None, got {timeout!r}"
-        )
 
 
 def _as_frame(data: Any) -> pd.DataFrame:
@@ -296,94 +383,68 @@ def _as_frame(data: Any) -> pd.DataFrame:
         ) from None
 
 
+def _executor(options: RunOptions, plan: Plan) -> Executor:
+    if options.executor is None:
+        return LocalExecutor(options.concurrency)
+    # issue 9: checks the executor and that the functions travel
+    from .dask._driver import DaskRunner  # lazy: dask is imported only when it is used
+
+    return DaskRunner(options.executor, plan)
+
+
 async def execute(
     data: Any,
-    task: Callable[..., Any] | None = None,
-    *,
-    scorers: Sequence[Scorer | Callable[..., Any]] = (),
-    scores: Sequence[ScoreDefinition | str] = (),
-    name: str | None = None,
-    output_column: str | None = None,
-    concurrency: int = 8,
-    timeout: float | None = None,
-    attempts: int = 1,
-    store: str | os.PathLike[str] | None = "runs",
-    resume: Any = None,
-    progress: bool = True,
-    executor: Any = None,
+    task: Callable[..., Any] | None,
+    scorers: Sequence[Scorer | Callable[..., Any]],
+    scores: Sequence[ScoreDefinition | str],
+    options: RunOptions,
 ) -> RunData:
-    """Check the options, plan and prepare the run, execute every case; return the data."""
-    check_options(concurrency, timeout, attempts)
+    """Plan and prepare the run, execute every case; return the run's data."""
     frame = _as_frame(data)
-    plan = make_plan(frame, task, scorers, scores, output_column)
-    remote = None
-    if executor is not None:  # issue 9: checks the executor and that the functions travel
-        from .dask._driver import DaskRunner  # lazy: dask is imported only when it is used
-
-        remote = DaskRunner(executor, plan)
-    run_name = name or (getattr(task, "__name__", None) if task else None) or "run"
+    plan = make_plan(frame, task, scorers, scores, options.output_column)
+    executor = _executor(options, plan)
+    run_name = options.name or (getattr(task, "__name__", None) if task else None) or "run"
     if run_name == "<lambda>":
         run_name = "run"
-    options = {
-        "concurrency": concurrency,
-        "timeout": timeout,
-        "attempts": attempts,
-        "output_column": output_column,
-    }
+    recorded = options.recorded()
     # the run store (issue 3): name check, folder, run.started; resume pre-fills results
-    prepared = prepare(plan, frame, run_name, options, store=store, resume=resume)
-    return await drive(
-        lambda pool, tick: _Engine(
-            plan,
-            prepared.results,
-            concurrency=concurrency,
-            timeout=timeout,
-            attempts=attempts,
-            pool=pool,
-            sink=prepared.sink,
-            tick=tick,
-        ),
-        plan,
-        prepared,
-        prepared.todo,
-        data=frame,
-        options=options,
-        concurrency=concurrency,
-        progress=progress,
-        remote=remote,
-    )
+    prepared = prepare(plan, frame, run_name, recorded, store=options.store, resume=options.resume)
+    return await drive(plan, prepared, prepared.todo, options, executor, frame, recorded)
 
 
 async def drive(
-    make_engine: Callable[[ThreadPoolExecutor, Callable[[], None] | None], _Engine],
     plan: Plan,
     prepared: Prepared,
     todo: Sequence[int],
-    *,
+    options: RunOptions,
+    executor: Executor,
     data: pd.DataFrame,
-    options: dict[str, Any],
-    concurrency: int,
-    progress: bool,
-    remote: Any = None,
+    recorded: dict[str, Any],
+    kept: Kept | None = None,
 ) -> RunData:
-    """Run `todo` through an engine (locally or on `remote`), then finish and return the Run.
+    """Run `todo` through an engine and `executor`, then finish the run and return its data.
 
-    Shared by `arun` and `Run.rescore`: the thread pool, the progress bar, closing the log on
-    an interruption (so it stays resumable) and writing the final files.
+    Shared by `arun` and `Run.rescore` (`kept`): the worker threads, the progress bar, closing
+    the log on an interruption (so it stays resumable) and writing the final files.
     """
-    bar = _progress(len(todo), progress, prepared.name)
-    pool = ThreadPoolExecutor(max_workers=concurrency, thread_name_prefix="evalbook")
-    engine = make_engine(pool, (lambda: bar.update(1)) if bar is not None else None)
+    bar = _progress(len(todo), options.progress, prepared.name)
+    threads = Threads()
+    engine = _Engine(
+        plan,
+        options,
+        threads,
+        results=prepared.results,
+        sink=prepared.sink,
+        tick=(lambda: bar.update(1)) if bar is not None else None,
+        kept=kept,
+    )
     try:
-        if remote is None:
-            await engine.execute(todo)
-        else:
-            await remote.execute(engine, todo)
+        await executor.execute(engine, todo)
     except BaseException:
         prepared.close()  # the log stays resumable
         raise
     finally:
-        pool.shutdown(wait=False, cancel_futures=True)
+        threads.close()
         if bar is not None:
             bar.close()
     finished = RunData(
@@ -392,7 +453,7 @@ async def drive(
         definitions=plan.definitions,
         data=data,
         results=prepared.results,
-        options=options,
+        options=recorded,
         path=prepared.path,
     )
     prepared.finish(finished)

@@ -9,11 +9,11 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError
-from .._model._contract import Rec
-from .._model._results import PENDING, Results
+from .._model._results import PENDING
 from .._model._scorers import Scorer, as_scorers
 from .._model._scores import ScoreDefinition
-from ._engine import _Engine, check_options, drive
+from ._engine import Kept, LocalExecutor, drive
+from ._options import RunOptions
 from ._plan import make_plan
 from ._prepare import prepare
 from ._sync import run_sync
@@ -22,39 +22,6 @@ if TYPE_CHECKING:
     from .._model._run_data import RunData
 
 __all__ = ["rescore"]
-
-
-class _RescoreEngine(_Engine):
-    """Per case: keep the source's outcome and output, score again, derive again."""
-
-    def __init__(self, source: Results, kept: dict[int, int], **kwargs: Any) -> None:
-        super().__init__(**kwargs)
-        self.source = source
-        self.kept = kept  # new position -> source position, for records copied as they are
-
-    async def case(self, pos: int) -> None:
-        src = self.source
-        outcome = int(src.outcome[pos])
-        if outcome == PENDING:
-            return
-        output = src.output[pos]
-        etype, emsg = src.error_type[pos], src.error_message[pos]
-        old = src.records_of(pos)
-        recs: list[Rec | None] = [None] * self.n_scores
-        for j, k in self.kept.items():
-            recs[j] = old[k]
-        await self.finish(
-            pos,
-            self._values(pos),
-            recs,
-            outcome,
-            int(src.attempts[pos]),
-            output,
-            etype,
-            emsg,
-            float(src.started_at[pos]),
-            float(src.duration_s[pos]),
-        )
 
 
 def _plain(d: ScoreDefinition) -> ScoreDefinition:
@@ -66,12 +33,9 @@ async def arescore(
     source: RunData,
     scorers: Sequence[Scorer | Callable[..., Any]],
     scores: Sequence[ScoreDefinition | str],
-    *,
-    name: str | None,
-    concurrency: int,
-    progress: bool,
+    options: RunOptions,
 ) -> RunData:
-    """The async form of `Run.rescore`."""
+    """The async form of `Run.rescore`; `options` gives name, concurrency and progress."""
     scorer_list = as_scorers(scorers)
     rescored = {d.name for s in scorer_list for d in s.definitions}
     given = {s.name for s in scores if isinstance(s, ScoreDefinition)}
@@ -94,31 +58,20 @@ async def arescore(
         for j, d in enumerate(plan.definitions)
         if not d.derived and d.name not in rescored and d.name in src_index
     }
-    run_name = name or f"{source.name}-rescored"
-    options = {"concurrency": concurrency, "rescored_from": source.id}
+    run_name = options.name or f"{source.name}-rescored"
+    recorded = {"concurrency": options.concurrency, "rescored_from": source.id}
     store = source.path.parent if source.path is not None else None
-    prepared = prepare(plan, source.data, run_name, options, store=store)
+    prepared = prepare(plan, source.data, run_name, recorded, store=store)
     todo = [p for p in range(source._results.n_cases) if source._results.outcome[p] != PENDING]
     return await drive(
-        lambda pool, tick: _RescoreEngine(
-            source._results,
-            kept,
-            plan=plan,
-            results=prepared.results,
-            concurrency=concurrency,
-            timeout=None,
-            attempts=1,
-            pool=pool,
-            sink=prepared.sink,
-            tick=tick,
-        ),
         plan,
         prepared,
         todo,
-        data=source.data,
-        options=options,
-        concurrency=concurrency,
-        progress=progress,
+        options,
+        LocalExecutor(options.concurrency),
+        source.data,
+        recorded,
+        kept=Kept(source._results, kept),
     )
 
 
@@ -132,7 +85,5 @@ def rescore(
     progress: bool = True,
 ) -> RunData:
     """Run `arescore` from sync code, inside a running event loop too."""
-    check_options(concurrency, None, 1)
-    return run_sync(
-        arescore(source, scorers, scores, name=name, concurrency=concurrency, progress=progress)
-    )
+    options = RunOptions(name=name, concurrency=concurrency, progress=progress, store=None)
+    return run_sync(arescore(source, scorers, scores, options))

@@ -4,7 +4,7 @@ The driver (the process that called `eb.run`) checks that the run's functions tr
 (cloudpickle), partitions the cases to run into batches, submits them, and applies each batch's
 rows as it finishes (`as_completed`) to the run's `Results` and the store sink, which only the
 driver writes. Every case is applied once: a batch that Dask re-runs after a worker died returns
-once, and positions already applied are skipped. The worker side is `_dask_worker.py`.
+once, and positions already applied are skipped. The worker side is `_worker.py`.
 
 dask and distributed are imported only here, and only when `executor=` is given.
 """
@@ -24,9 +24,9 @@ from dataclasses import replace
 from typing import Any
 
 from ..._errors import ConfigurationError
-from ..._model._contract import Rec, error_rec, safe_repr
+from ..._model._contract import error_rec, safe_repr
 from ..._model._results import ERRORED, Finished
-from .._engine import _Engine
+from .._engine import _Engine, warn_invalid
 from .._plan import Plan
 from ._worker import PlanPlugin, Row, run_batch
 
@@ -185,7 +185,7 @@ class DaskRunner:
         self.scorer_at = {j: b.scorer.name for b in plan.scorers for j in b.positions}
         self.flow: _Flow | None = None
 
-    async def execute(self, engine: _Engine, positions: Iterable[int]) -> None:
+    async def execute(self, engine: _Engine, positions: Sequence[int], /) -> None:
         """Run `positions` on the cluster; results go to `engine.results`, sink and tick."""
         todo = list(positions)
         if not todo:
@@ -252,6 +252,7 @@ class DaskRunner:
 
     def apply(self, engine: _Engine, rows: Iterable[Row], done: list[bool]) -> None:
         results, sink, tick = engine.results, engine.sink, engine.tick
+        assert results is not None  # the driver's engine keeps the run's results
         for pos, case in rows:
             if done[pos]:
                 continue  # a batch re-run after a worker died: every case counts once
@@ -263,25 +264,11 @@ class DaskRunner:
             results.set_case(pos, case)
             if sink is not None:
                 sink.case_ended(pos, case)
-            self._warn(engine, pos, case.records)
+            at = self.scorer_at
+            named = ((at[j], r) for j, r in enumerate(case.records) if j in at)
+            warn_invalid(engine.warned, results.case_ids[pos], named)
             if tick is not None:
                 tick()
-
-    def _warn(self, engine: _Engine, pos: int, recs: Sequence[Rec]) -> None:
-        for j, rec in enumerate(recs):
-            if rec.reason != "invalid_score":
-                continue
-            name = self.scorer_at.get(j)
-            if name is None or name in engine.warned:
-                continue
-            engine.warned.add(name)
-            log.warning(
-                "scorer %r returned an invalid score for case %r: %s "
-                "(logged once per scorer; every one is an error record in run.scores)",
-                name,
-                engine.results.case_ids[pos],
-                rec.message,
-            )
 
 
 class _Flow:
@@ -300,7 +287,7 @@ class _Flow:
         self.engine = engine
         self.token = token
         self.options = options
-        self.done = [False] * engine.results.n_cases
+        self.done = [False] * len(engine.plan.case_ids)
         self.owner: dict[Any, tuple[list[int], bool]] = {}  # future key -> (cases, single)
         self.live: list[Any] = []
         self.singles: deque[int] = deque()

@@ -1,9 +1,10 @@
 """Scale-out on Dask, the worker side: run one batch of cases with the local engine.
 
 A batch runs on the worker's event loop with the local runner's `_Engine` (sync functions in
-threads), so every backend produces the same records; `concurrency=` is a cluster-wide
-`distributed.Semaphore` whose leases the batch's lanes hold. The batch returns one compact
-row per case (see `Row`), cloudpickled; the driver (`_dask.py`) applies them.
+threads), so every backend produces the same records; the engine hands its finished cases to a
+sink (`_Rows`) like any run. `concurrency=` is a cluster-wide `distributed.Semaphore` whose
+leases the batch's lanes hold (`_Leased`, an `Executor`). The batch returns one compact row per
+case (see `Row`), cloudpickled; the driver (`_driver.py`) applies them.
 """
 
 from __future__ import annotations
@@ -11,14 +12,15 @@ from __future__ import annotations
 import asyncio
 import threading
 from collections import deque
-from collections.abc import Iterable, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from collections.abc import Sequence
 from dataclasses import replace
 from typing import Any
 
 from ..._model._contract import safe_repr
-from ..._model._results import Finished, Results
-from .._engine import _Engine
+from ..._model._results import Finished
+from .._calls import Threads
+from .._engine import Executor, LocalExecutor, _Engine
+from .._options import RunOptions
 from .._plan import Plan
 
 try:  # imported only on Dask workers and by a driver given executor=
@@ -59,23 +61,22 @@ def _pack(rows: list[Row]) -> bytes:
         return bytes(cloudpickle.dumps(safe))
 
 
-class _Collector(Results):
-    """Stands in for a run's `Results` on a worker: keeps one compact row per finished case."""
+class _Rows:
+    """The sink of a batch's engine on a worker: one compact row per finished case (`Row`)."""
 
-    def __init__(self, positions: Sequence[int]) -> None:  # no column storage on workers
-        self.positions = list(positions)
+    def __init__(self, positions: Sequence[int]) -> None:
+        self.positions = list(positions)  # batch position -> the case's position in the run
         self.rows: list[Row] = []
 
-    @property
-    def n_cases(self) -> int:
-        return len(self.positions)
+    def case_started(self, start: tuple[int, int, int], /) -> None:
+        """Nothing to do: the driver logs the attempts as the batch's rows arrive."""
 
-    def set_case(self, pos: int, case: Finished) -> None:
+    def case_ended(self, pos: int, case: Finished) -> None:
         self.rows.append((self.positions[pos], case._replace(records=list(case.records))))
 
 
-class _BatchEngine(_Engine):
-    """The local engine, running a batch in lanes that each hold one cluster-wide lease.
+class _Leased:
+    """An `Executor` running a batch in lanes that each hold one cluster-wide lease.
 
     A case runs only in a lane, and a lane holds a lease of the run's `distributed.Semaphore`
     (`max_leases=concurrency`) until the batch has no case left to start, so cases in flight
@@ -83,12 +84,12 @@ class _BatchEngine(_Engine):
     more), which keeps scheduler round trips per lane, not per case.
     """
 
-    limit: Any = None  # a distributed.Semaphore, or None when the limit cannot bind
+    def __init__(self, limit: Any, concurrency: int) -> None:
+        self.limit = limit  # a distributed.Semaphore
+        self.concurrency = concurrency
 
-    async def execute(self, positions: Iterable[int]) -> None:
-        if self.limit is None:
-            await super().execute(positions)
-            return
+    async def execute(self, engine: _Engine, positions: Sequence[int], /) -> None:
+        """Run every case of `positions` (see `Executor`)."""
         queue = deque(positions)
         most = min(self.concurrency, len(queue))
         lanes: list[asyncio.Task[None]] = []
@@ -104,7 +105,7 @@ class _BatchEngine(_Engine):
                     if len(lanes) < most and len(queue) > 1:
                         lanes.append(asyncio.ensure_future(lane()))
                 while queue:
-                    await self.case(queue.popleft())
+                    await engine.case(queue.popleft())
             finally:
                 await self.limit.release()
 
@@ -189,20 +190,22 @@ async def run_batch(
     static = _plan_of(token)
     positions, ids, columns = cloudpickle.loads(batch_blob)
     plan = replace(static, case_ids=ids, columns=columns)
-    out = _Collector(positions)
-    threads = max(1, min(concurrency, len(positions)))
-    pool = ThreadPoolExecutor(max_workers=threads, thread_name_prefix="evalbook")
-    engine = _BatchEngine(
-        plan, out, concurrency=concurrency, timeout=timeout, attempts=attempts, pool=pool
+    out = _Rows(positions)
+    options = RunOptions(
+        concurrency=concurrency, timeout=timeout, attempts=attempts, store=None, progress=False
     )
+    threads = Threads()
+    engine = _Engine(plan, options, threads, results=None, sink=out)
     engine.warned.update(b.scorer.name for b in plan.scorers)  # the driver warns, once
+    sem: Any = None
+    executor: Executor = LocalExecutor(concurrency)
     if limit is not None:
         import distributed
 
-        sem: Any = distributed.Semaphore(max_leases=concurrency, name=limit)  # type: ignore[no-untyped-call]
+        sem = distributed.Semaphore(max_leases=concurrency, name=limit)  # type: ignore[no-untyped-call]
         await sem
-        engine.limit = sem
-    work = asyncio.ensure_future(engine.execute(range(len(positions))))
+        executor = _Leased(sem, concurrency)
+    work = asyncio.ensure_future(executor.execute(engine, range(len(positions))))
     watch = asyncio.ensure_future(_watch(key, work))
     try:
         await work
@@ -212,7 +215,7 @@ async def run_batch(
         raise  # the worker is closing: Dask runs the batch again elsewhere
     finally:
         watch.cancel()
-        pool.shutdown(wait=False, cancel_futures=True)
-        if engine.limit is not None:
-            engine.limit.refresh_callback.stop()
+        threads.close()
+        if sem is not None:
+            sem.refresh_callback.stop()
     return _pack(out.rows)

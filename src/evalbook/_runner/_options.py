@@ -1,0 +1,71 @@
+"""`RunOptions`: how a run runs, checked once before any case runs.
+
+`eb.run`, `eb.arun`, `eb.Eval`, `run.rescore` and the Dask executor all take their options
+through it, so each option has one default and one error message.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+from dataclasses import dataclass
+from typing import Any
+
+from .._errors import ConfigurationError
+
+__all__ = ["RunOptions"]
+
+
+@dataclass(frozen=True, slots=True)
+class RunOptions:
+    """The options of one run (see `eb.run` for what each one means).
+
+    Example:
+        >>> RunOptions(concurrency=4).recorded()
+        {'concurrency': 4, 'timeout': None, 'attempts': 1, 'output_column': None}
+        >>> RunOptions.of(retries=3)
+        Traceback (most recent call last):
+        ...
+        evalbook._errors.ConfigurationError: unknown run option 'retries'; run options are: ...
+    """
+
+    name: str | None = None
+    output_column: str | None = None
+    concurrency: int = 8
+    timeout: float | None = None
+    attempts: int = 1
+    store: str | os.PathLike[str] | None = "runs"
+    resume: Any = None
+    progress: bool = True
+    executor: Any = None
+
+    def __post_init__(self) -> None:
+        c, a, t = self.concurrency, self.attempts, self.timeout
+        if isinstance(c, bool) or not isinstance(c, int) or c < 1:
+            raise ConfigurationError(f"concurrency must be an integer >= 1, got {c!r}")
+        if isinstance(a, bool) or not isinstance(a, int) or a < 1:
+            raise ConfigurationError(f"attempts must be an integer >= 1, got {a!r}")
+        if t is not None and (isinstance(t, bool) or not isinstance(t, int | float) or not t > 0):
+            raise ConfigurationError(f"timeout must be a number of seconds > 0 or None, got {t!r}")
+
+    @classmethod
+    def of(cls, **options: Any) -> RunOptions:
+        """Options from keyword arguments; an unknown name is a `ConfigurationError`."""
+        known = [f.name for f in dataclasses.fields(cls)]
+        unknown = [k for k in options if k not in known]
+        if unknown:
+            names = ", ".join(repr(k) for k in unknown)
+            raise ConfigurationError(
+                f"unknown run option{'s' if len(unknown) > 1 else ''} {names}; run options are: "
+                + ", ".join(known)
+            )
+        return cls(**options)
+
+    def recorded(self) -> dict[str, Any]:
+        """The options a stored run records (`run.options`)."""
+        return {
+            "concurrency": self.concurrency,
+            "timeout": self.timeout,
+            "attempts": self.attempts,
+            "output_column": self.output_column,
+        }
