@@ -1,8 +1,7 @@
-"""The append-only run log file: mapped and plain writes, padding, crashes, locks, full disks."""
+"""The append-only run log file: writes, 0.1.0 padding, crashes, locks, fsyncs, full disks."""
 
 from __future__ import annotations
 
-import mmap
 import os
 import subprocess
 import sys
@@ -10,53 +9,41 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from evalbook._store import _log as _logfile
 from evalbook._store._events import read_events
-from evalbook._store._log import LogFile, LogInUse, cut_partial_line, raw_write, strip_padding
+from evalbook._store._log import LogFile, LogInUse, cut_partial_line, strip_padding
 
-PAGE = mmap.ALLOCATIONGRANULARITY
+FIXTURES = Path(__file__).parent / "store" / "fixtures"
 
-
-@pytest.fixture
-def small_windows(monkeypatch: pytest.MonkeyPatch) -> None:
-    """One page per window, so that a few writes cross many window boundaries."""
-    monkeypatch.setattr(_logfile, "WINDOW", PAGE)
+chunks = st.lists(st.binary(min_size=1, max_size=3 * 4096).map(lambda b: b.replace(b"\0", b"x")))
 
 
-chunks = st.lists(st.binary(min_size=1, max_size=3 * PAGE).map(lambda b: b.replace(b"\0", b"x")))
-
-
-@settings(
-    max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=40, deadline=None)
 @given(parts=chunks)
-def test_mapped_and_plain_writes_give_the_same_file(
-    tmp_path_factory: pytest.TempPathFactory, small_windows: None, parts: list[bytes]
-) -> None:
-    folder = tmp_path_factory.mktemp("log")
-    for mapped in (True, False):
-        log = LogFile(folder / f"{mapped}.jsonl", append=False, mapped=mapped)
-        for part in parts:
-            log.write(part)
-        log.close()
-        assert (folder / f"{mapped}.jsonl").read_bytes() == b"".join(parts)
+def test_the_file_holds_every_write_in_order(parts: list[bytes]) -> None:
+    import tempfile
+
+    path = Path(tempfile.mkdtemp()) / "events.jsonl"
+    log = LogFile(path, append=False)
+    size = 0
+    for part in parts:
+        log.write(part)
+        size += len(part)
+        assert path.stat().st_size == size  # on the kernel's side as soon as write returns
+    log.close()
+    assert path.read_bytes() == b"".join(parts)
 
 
-def test_an_open_mapped_log_holds_every_write_then_padding(
-    tmp_path: Path, small_windows: None
-) -> None:
+def test_an_open_log_holds_every_write_at_once_and_nothing_else(tmp_path: Path) -> None:
     path = tmp_path / "events.jsonl"
     log = LogFile(path, append=False)
     lines = [b'{"schema_version":2,"event":"x","n":%d}\n' % i for i in range(300)]
     for line in lines:
         log.write(line)
-    # what another process (or a crash now) sees: every line, then reserved NUL bytes
-    seen = path.read_bytes()
-    assert seen.startswith(b"".join(lines)) and len(seen) % PAGE == 0
-    assert set(seen[len(b"".join(lines)) :]) <= {0}
+    assert path.read_bytes() == b"".join(lines)  # what another process (or a crash) sees
     log.close()
     assert path.read_bytes() == b"".join(lines)
 
@@ -77,12 +64,11 @@ def test_a_killed_writer_leaves_a_log_that_reads_and_resumes(tmp_path: Path) -> 
     )
     done = subprocess.run([sys.executable, "-c", script], check=False, timeout=60)
     assert done.returncode == -9
-    raw = path.read_bytes()
-    assert raw.endswith(b"\0")  # the reserved space is still there
+    assert not path.read_bytes().endswith(b"\0")  # no padding: each case is one write
     with pytest.warns(RuntimeWarning, match="truncated"):
         events = list(read_events(path))
     assert [e["n"] for e in events] == list(range(1000))
-    log = LogFile(path, append=True)  # resuming cuts the partial line and the padding
+    log = LogFile(path, append=True)  # resuming cuts the partial line
     log.write(b'{"schema_version":2,"event":"x","n":1000}\n')
     log.close()
     assert [e["n"] for e in read_events(path)] == list(range(1001))
@@ -113,50 +99,80 @@ def test_a_second_writer_is_refused_until_the_first_closes(tmp_path: Path) -> No
     assert path.read_bytes() == b"a\nb\n"
 
 
-def test_a_full_disk_is_an_error_up_front(
-    tmp_path: Path, small_windows: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    def full(fd: int, offset: int, length: int) -> None:
-        raise OSError(28, "No space left on device")
+def test_a_0_1_0_log_with_padding_reads_and_resumes(tmp_path: Path) -> None:
+    """0.1.0 wrote through a memory map: a hard crash left NUL bytes after the last line."""
+    path = tmp_path / "events.jsonl"
+    path.write_bytes((FIXTURES / "v010-crashed" / "events.jsonl").read_bytes())
+    assert path.read_bytes().endswith(b"\0" * 4096)
+    with pytest.warns(UnicodeWarning, match="lone surrogate"):  # 0.1.0 kept them: escaped now
+        events = list(read_events(path))
+    assert [e["event"] for e in events].count("case.ended") == 3
+    log = LogFile(path, append=True)  # continuing it cuts the padding first
+    log.write(b'{"schema_version":2,"event":"x"}\n')
+    log.close()
+    assert b"\0" not in path.read_bytes()
+    with pytest.warns(UnicodeWarning):
+        assert [e["event"] for e in read_events(path)][-1] == "x"
 
+
+def test_a_full_disk_is_an_error_and_leaves_no_partial_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     path = tmp_path / "events.jsonl"
     log = LogFile(path, append=False)
     log.write(b"first\n")
-    monkeypatch.setattr(_logfile, "reserve", full)
+    real = os.write
+
+    def short_then_full(fd: int, data: bytes) -> int:
+        if len(data) > 3:  # the kernel takes 3 bytes, then the disk is full
+            return real(fd, bytes(data[:3]))
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(_logfile.os, "write", short_then_full)
     with pytest.raises(OSError, match="No space left"):
-        log.write(b"x" * PAGE)  # needs a new window
-    assert path.read_bytes() == b"first\n"  # the space is given back at once
+        log.write(b"second line\n")
+    monkeypatch.undo()
+    assert path.read_bytes() == b"first\n"  # the part the kernel took is taken back
+    log.write(b"third\n")  # space again: the log goes on from its last line
     log.close()
-    assert path.read_bytes() == b"first\n"
+    assert path.read_bytes() == b"first\nthird\n"
 
 
-def test_when_mapping_fails_plain_writes_take_over(
-    tmp_path: Path, small_windows: None, monkeypatch: pytest.MonkeyPatch
-) -> None:
+def test_a_short_write_is_completed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     path = tmp_path / "events.jsonl"
     log = LogFile(path, append=False)
-    log.write(b"mapped\n")
-
-    def no_map(*args: object, **kwargs: object) -> mmap.mmap:
-        raise OSError(19, "No such device")
-
-    monkeypatch.setattr(_logfile.mmap, "mmap", no_map)
-    log.write(b"y" * (2 * PAGE) + b"\n")
-    log.write(b"plain\n")
+    real = os.write
+    monkeypatch.setattr(_logfile.os, "write", lambda fd, data: real(fd, bytes(data[:2])))
+    log.write(b"abcdefg\n")
+    monkeypatch.undo()
     log.close()
-    assert path.read_bytes() == b"mapped\n" + b"y" * (2 * PAGE) + b"\nplain\n"
+    assert path.read_bytes() == b"abcdefg\n"
 
 
-def test_the_plain_writer_reports_errors(tmp_path: Path) -> None:
-    path = tmp_path / "x"
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT)
-    try:
-        assert raw_write()(fd, b"abc\n") == 4
-    finally:
-        os.close(fd)
-    assert path.read_bytes() == b"abc\n"
-    with pytest.raises(OSError):
-        raw_write()(fd, b"closed")  # a closed descriptor: EBADF, raised as OSError
+def test_the_log_is_fsynced_off_the_writer_about_once_a_second(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import threading
+
+    synced: list[str] = []
+    real = os.fsync
+
+    def fsync(fd: int) -> None:
+        synced.append(threading.current_thread().name)
+        real(fd)
+
+    monkeypatch.setattr(_logfile.os, "fsync", fsync)
+    monkeypatch.setattr(_logfile, "SYNC_EVERY_S", 0.01)
+    log = LogFile(tmp_path / "events.jsonl", append=False)
+    log.write(b"a\n")
+    for _ in range(500):  # until the helper thread has fsync'ed once (at most ~5 s)
+        if synced:
+            break
+        threading.Event().wait(0.01)
+    assert synced and set(synced) == {"evalbook-fsync"}  # never the writer's thread
+    log.close()
+    log._syncer.join(timeout=10)
+    assert not log._syncer.is_alive() and len(synced) >= 2  # and once more at the end
 
 
 def test_writing_a_closed_log_is_an_error(tmp_path: Path) -> None:

@@ -2,12 +2,8 @@
 
 from __future__ import annotations
 
-import asyncio
-import functools
 import os
-import random
 import threading
-import time
 import warnings
 from pathlib import Path
 from typing import Any
@@ -22,13 +18,9 @@ from _store_helpers import (
     events_of,
     run_t,
 )
-from evalbook._model._contract import SCORED, UNSCORED, Rec
-from evalbook._model._results import Finished
-from evalbook._runner import _engine as runner_module
 from evalbook._store import _events as _events
-from evalbook._store._events import SCHEMA_VERSION, LineEncoder
-from evalbook._store._log import WINDOW
-from evalbook._store._sink import StoreSink, check_run_name
+from evalbook._store._events import SCHEMA_VERSION
+from evalbook._store._layout import check_run_name
 
 # -- folders and names ----------------------------------------------------------------------
 
@@ -179,19 +171,18 @@ def test_save_an_in_memoryrun_t(tmp_path: Path) -> None:
 
 
 def test_a_full_disk_does_not_stop_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from evalbook._store import _log as _logfile
+    from evalbook._store import _log
 
-    real_reserve = _logfile.reserve
+    real_write = os.write
     calls = {"n": 0}
 
-    def filling_up(fd: int, offset: int, length: int) -> None:
+    def filling_up(fd: int, data: bytes) -> int:
         calls["n"] += 1
-        if calls["n"] > 1:  # the first page (the run's first events) fits, then the disk is full
+        if calls["n"] > 3:  # the run's first events and two cases fit, then the disk is full
             raise OSError(28, "No space left on device")
-        real_reserve(fd, offset, length)
+        return real_write(fd, data)
 
-    monkeypatch.setattr(_logfile, "WINDOW", 4096)  # a new window (and reservation) every page
-    monkeypatch.setattr(_logfile, "reserve", filling_up)
+    monkeypatch.setattr(_log.os, "write", filling_up)
     with pytest.warns(RuntimeWarning, match="No space left"):
         run = run_t(tmp_path, concurrency=1)
     monkeypatch.undo()
@@ -275,128 +266,3 @@ def test_runs_lists_a_run_being_written_as_running(tmp_path: Path) -> None:
     assert seen == ["running"]
     assert list(eb.runs(tmp_path)["status"]) == ["complete"]
     assert run.path is not None
-
-
-# -- the C hot path ------------------------------------------------------------------------
-
-
-def _mixed_cases(n: int) -> list[Finished]:
-    """Plain cases and the others (errors, odd outputs, unscored records), some of them long."""
-    rng = random.Random(7)
-    cases = []
-    for i in range(n):
-        values = [rng.choice([0.0, 1.0, 0.5, rng.random()]) for _ in range(3)]
-        records = [Rec(SCORED, v) for v in values]
-        output: Any = f"answer {i} " + "x" * rng.choice([0, 10, 3000]) + "é\ud800"[: i % 3]
-        error = None
-        if i % 7 == 3:
-            records[1] = Rec(UNSCORED, reason="skipped", rationale="<script>")
-        if i % 11 == 5:
-            output = {"answer": i, "tuple": (1, 2)} if i % 2 else None
-        if i % 13 == 6:
-            error = "ValueError"
-        started = (1.7e9 * 1e6 + i) / 1e6
-        cases.append(Finished(0, 1, output, error, error, started, i / 1e6, records))
-    return cases
-
-
-def _log_of(folder: Path, cases: list[Finished], c: bool) -> tuple[bytes, bool]:
-    folder.mkdir()
-    encoder = LineEncoder(
-        [eb.define_score(f"s{j}") for j in range(3)], [f"c{i}" for i in range(len(cases))]
-    )
-    sink = StoreSink(folder, encoder, append=False)
-    if not c:
-        sink.case_ended = sink.write_case
-    used_c = isinstance(sink.case_ended, functools.partial)
-    for pos, case in enumerate(cases):
-        sink.case_started((pos, 1, 1_700_000_000_000_000 + pos))
-        if pos % 5 == 2:  # another case started in the meantime
-            sink.case_started(((pos + 1) % len(cases), 2, 5))
-        sink.case_ended(pos, case)
-    sink.close()
-    return (folder / "events.jsonl").read_bytes(), used_c
-
-
-def test_the_c_path_logs_the_bytes_the_python_path_logs(tmp_path: Path) -> None:
-    cases = _mixed_cases(2000)  # about 3 MB of log: windows fill, and cases cross them
-    by_c, used_c = _log_of(tmp_path / "c", cases, c=True)
-    by_python, _ = _log_of(tmp_path / "python", cases, c=False)
-    if _events._c_case_ended is not None:
-        assert used_c
-    assert len(by_python) > 2 * WINDOW
-    assert by_c == by_python
-
-
-def test_the_c_path_leaves_the_fsync_to_python_when_one_is_due(tmp_path: Path) -> None:
-    cases = _mixed_cases(3)
-    encoder = LineEncoder([eb.define_score(f"s{j}") for j in range(3)], ["a", "b", "c"])
-    sink = StoreSink(tmp_path, encoder, append=False)
-    log = sink._log
-    sink.case_ended(0, cases[0])
-    assert log._syncer is None  # the first second: no fsync yet
-    log.cursor[2] = 0  # an fsync is due
-    sink.case_ended(1, cases[1])
-    assert log._syncer is not None
-    assert log.cursor[2] > time.monotonic_ns()  # the next one in about a second
-    sink.close()
-    assert (tmp_path / "events.jsonl").read_bytes().count(b'"case.ended"') == 2
-
-
-class _Clock:
-    """A deterministic stand-in for the runner's `time` module."""
-
-    def __init__(self) -> None:
-        self.now = 1_700_000_000_000_000_000
-
-    def time_ns(self) -> int:
-        self.now += 1_234_567
-        return self.now
-
-    def perf_counter_ns(self) -> int:
-        return self.time_ns()
-
-
-def _case_lines(path: Path) -> list[bytes]:
-    lines = (path / "events.jsonl").read_bytes().splitlines()
-    return [line for line in lines if b'"event":"case.' in line or b'"score.recorded"' in line]
-
-
-def test_a_whole_run_logs_the_same_lines_with_and_without_c(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    """Plain, failed, errored and unscored cases, odd outputs, a concurrency of 3."""
-
-    async def task(question: str, ctx: Any) -> Any:
-        await asyncio.sleep(0)  # cases interleave (in the same order every time)
-        if question.endswith("3"):
-            raise ValueError("<script>alert(1)</script>")
-        if question.endswith("5"):
-            ctx.fail("not this one")
-        return {"q": question} if question.endswith("7") else f"{question} é \ud800"
-
-    def length(output: Any) -> float:
-        return min(len(str(output)) / 50, 1.0)
-
-    def odd(output: Any) -> Any:
-        return 1.0 if "1" in str(output) else eb.Score(0.25, rationale="<b>why</b>")
-
-    data = pd.DataFrame({"question": [f"q{i}" for i in range(40)]})
-    logs = []
-    for c in (True, False):
-        if not c:
-            monkeypatch.setattr(_events, "_c_case_block", None)
-            monkeypatch.setattr(_events, "_c_case_ended", None)
-        monkeypatch.setattr(runner_module, "time", _Clock())
-        run = eb.run(
-            data,
-            task=task,
-            scorers=[length, odd],
-            store=tmp_path / str(c),
-            concurrency=3,
-            progress=False,
-        )
-        assert run.path is not None
-        logs.append(_case_lines(run.path))
-    assert len(logs[0]) > 40 * 3
-    assert logs[0] == logs[1]

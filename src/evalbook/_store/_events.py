@@ -1,40 +1,28 @@
 """The event log of the run store: one JSON object per line in `events.jsonl`.
 
-Writing is on the hot path (once per case), so lines are assembled from pre-encoded pieces
-with the C string encoder of `json`; reading rebuilds the run's `Results` from the lines.
-The format is documented in docs/file-formats.md.
+Writing is on the hot path (once per case): `LineEncoder` assembles a finished case's lines
+from pieces encoded once per run, with the C string encoder of `json`. Reading rebuilds the
+run's `Results` from the lines. The format is documented in docs/file-formats.md.
 """
 
 from __future__ import annotations
 
-import ast
-import functools
 import json
 import math
+import re
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as _enc
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from .._model._contract import ERROR, SCORED, UNSCORED, Rec
 from .._model._results import OUTCOMES, Finished, Results
 from .._model._scores import Grader, ScoreDefinition
+from .._util._text import TextGate
+from ._codec import decode_output, encode_output
 from ._log import strip_padding
-
-_c_case_block: Callable[..., bytes] | None
-_c_case_ended: Callable[..., None] | None
-try:  # the C form of the hot path (src/evalbook/_speedups.c), built when a compiler is at hand
-    from .._speedups import case_block as _c_case_block
-except ImportError:  # pragma: no cover - an install without a C compiler: Python alone
-    _c_case_block = None
-try:  # Linux only: it reads CLOCK_MONOTONIC, the clock of `time.monotonic_ns` there
-    from .._speedups import case_ended as _c_case_ended
-except ImportError:  # pragma: no cover
-    _c_case_ended = None
 
 __all__ = [
     "SCHEMA_VERSION",
@@ -42,19 +30,19 @@ __all__ = [
     "LineEncoder",
     "NotARunLog",
     "SchemaVersionError",
-    "decode_output",
     "dumps",
-    "encode_output",
+    "event_line",
     "read_events",
+    "replay",
 ]
 
 SCHEMA_VERSION = 2  # 2: case times as integer microseconds (started_us, duration_us, at_us)
 _V = f'{{"schema_version":{SCHEMA_VERSION},"event":'
 _VALUE_TEXT = {0.0: "0.0", 1.0: "1.0", 0.5: "0.5"}  # -0.0 is written 0.0 (an equal value)
 _OUTCOME_CODES = {name: code for code, name in enumerate(OUTCOMES)}
-_MAX_DEPTH = 64
 _MAX_TAILS = 1 << 12  # cached line tails per score and run: well under 1 MB each
-_MAX_UNROLLED = 64  # scores; a run with more writes its lines with the loop
+# the JSON escape of a surrogate (\ud800-\udfff): a line that may decode to a lone one
+_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 class NotARunLog(ValueError):
@@ -78,57 +66,6 @@ def dumps(obj: Any) -> str:
     return json.dumps(obj, ensure_ascii=True, separators=(",", ":"), default=repr)
 
 
-# -- outputs ------------------------------------------------------------------------------
-
-
-def _native(x: Any, depth: int = 0) -> bool:
-    """True when JSON holds `x` exactly (str, int, float, bool, None, lists, str-keyed dicts)."""
-    t = type(x)
-    if t is str or t is int or t is float or t is bool or x is None:
-        return True
-    if depth > _MAX_DEPTH:
-        return False
-    if t is list:
-        return all(_native(v, depth + 1) for v in x)
-    if t is dict:
-        return all(type(k) is str and _native(v, depth + 1) for k, v in x.items())
-    return False
-
-
-def encode_output(output: Any) -> tuple[Any, str | None]:
-    """How an output is stored: `(value, kind)`.
-
-    kind None: `value` is the output itself (JSON-native). kind "literal": `value` is a Python
-    literal (`repr`) that `ast.literal_eval` turns back into an equal value (tuples, sets,
-    bytes, dicts with non-string keys). kind "repr": `value` is the output's `repr()`; the
-    object itself cannot be restored.
-    """
-    if _native(output):
-        return output, None
-    if isinstance(output, np.generic):
-        item = output.item()
-        if _native(item):
-            return item, None
-    try:
-        text = repr(output)
-    except Exception:  # a user's __repr__ may raise anything
-        return f"<{type(output).__name__} object with a failing __repr__>", "repr"
-    try:
-        back = ast.literal_eval(text)
-        if type(back) is type(output) and bool(back == output):
-            return text, "literal"
-    except Exception:  # not a literal, or == is not a plain bool (arrays, frames)
-        pass
-    return text, "repr"
-
-
-def decode_output(value: Any, kind: str | None) -> Any:
-    """The inverse of `encode_output` (a "repr" output stays its repr text)."""
-    if kind == "literal":
-        return ast.literal_eval(value)
-    return value
-
-
 # -- writing ------------------------------------------------------------------------------
 
 
@@ -137,17 +74,17 @@ def _grader_json(grader: Grader) -> str:
 
 
 class LineEncoder:
-    """Builds the event lines of one run; `block` is the hot path (once per finished case).
+    """Builds the event lines of one run; `case_block` runs once per finished case.
 
     A `score.recorded` line is the case's part (`{..."case_id":"c7"`) and a tail that
     depends on the score and the record only (`,"score":"exact","derived":false,...}`).
     The tails of plain values are cached per score: `repr` of a float costs more than the
     rest of its line, and scores repeat (0 and 1, rubric steps, ratios of small counts).
+    Every line is ASCII (other characters are JSON escapes).
     """
 
     def __init__(self, definitions: Sequence[ScoreDefinition], case_ids: Sequence[str]) -> None:
         self.case_ids = case_ids
-        self.n_scores = len(definitions)
         self._ended = f'{_V}"case.ended","case_id":'
         self._started = f'{_V}"case.started","case_id":'
         self._record_head = f'{_V}"score.recorded","case_id":'
@@ -161,9 +98,7 @@ class LineEncoder:
             {v: f'{keys}"value":{text}}}\n' for v, text in _VALUE_TEXT.items()}
             for keys in self._keys
         ]
-        self._c_ctx: tuple[Any, ...] | None = None  # what the C functions read (if built)
-        self.block = _fast_block(self)
-        self.block_bytes = self._bytes_block()
+        self._outcomes = [f',"outcome":"{name}","output":' for name in OUTCOMES]
 
     def case_started(self, pos: int, attempt: int, at_us: int) -> str:
         """The `case.started` line of an attempt that started at `at_us` (Unix µs)."""
@@ -176,17 +111,17 @@ class LineEncoder:
     def case_block(self, pos: int, case: Finished, started: Sequence[tuple[int, int, int]]) -> str:
         """The `case.started` lines of `started` (pos, attempt, at_us), then `case_lines`.
 
-        Any case; `block` gives the same text, faster for the common one. Times are written
-        as integer microseconds: the engine takes them at that precision, so they read back
-        exactly, and integers format several times faster than floats.
+        Times are written as integer microseconds: the engine takes them at that precision,
+        so they read back exactly, and integers format several times faster than floats.
         """
         outcome, attempts, output, error_type, error_message, started_at, duration_s, records = case
         cid = _enc(self.case_ids[pos])
         head = self._record_head + cid
         lines = [self.case_started(p, a, t) for p, a, t in started]
+        tails = self._tails
         for j, r in enumerate(records):  # one per score
             if r[0] == SCORED and r[4] is None and r[5] is None and r[6] is None:
-                lines.append(head + (self._tails[j].get(r[1]) or self.plain_tail(j, r[1])))
+                lines.append(head + (tails[j].get(r[1]) or self.plain_tail(j, r[1])))
             else:
                 lines.append(f"{head}{self._keys[j]}{_record_body(r)}}}\n")
         if type(output) is str:
@@ -199,8 +134,7 @@ class LineEncoder:
         if error_message is not None:
             out += f',"error_message":{_enc(error_message)}'
         lines.append(
-            f'{self._ended}{cid},"attempt":{attempts},"outcome":"{OUTCOMES[outcome]}",'
-            f'"output":{out},"started_us":'
+            f'{self._ended}{cid},"attempt":{attempts}{self._outcomes[outcome]}{out},"started_us":'
             f"{round(started_at * 1e6) if started_at == started_at else 'null'},"  # NaN: null
             f'"duration_us":{round(duration_s * 1e6) if duration_s == duration_s else "null"}}}\n'
         )
@@ -214,109 +148,9 @@ class LineEncoder:
             tails[value] = text
         return text
 
-    def _bytes_block(self) -> Callable[[int, Finished, list[tuple[int, int, int]]], bytes]:
-        """`block` as the bytes written to the log: in C when built, else in Python."""
-        block = self.block
-
-        def slow(pos: int, case: Finished, started: Sequence[tuple[int, int, int]]) -> bytes:
-            return block(pos, case, started).encode("utf-8", "surrogatepass")
-
-        if _c_case_block is None:
-            return slow
-        ids = self.case_ids if type(self.case_ids) is list else list(self.case_ids)
-        ctx = (
-            ids,
-            self._tails,
-            self._started,
-            self._record_head,
-            self._ended,
-            OUTCOMES,
-            _enc,
-            slow,
-        )
-        self._c_ctx = ctx
-        return functools.partial(_c_case_block, ctx)
-
-    def appender(
-        self,
-        started: list[tuple[int, int, int]],
-        cursor: list[Any],
-        fallback: Callable[[int, Finished], None],
-    ) -> Callable[[int, Finished], None] | None:
-        """A C function logging a finished case straight into a mapped log, or None.
-
-        It renders `block_bytes` into the map at `cursor` (`LogFile.cursor`), advances it and
-        clears `started`; a case it does not take, a full window or a due fsync go to
-        `fallback(pos, case)`. None without the C module.
-        """
-        if _c_case_ended is None or self._c_ctx is None:
-            return None
-        return functools.partial(_c_case_ended, (self._c_ctx, started, cursor, fallback))
-
     def case_ended(self, pos: int, results: Results) -> str:
         """`case_lines` for a case already stored in `results` (not the hot path)."""
         return self.case_lines(pos, results.finished(pos))
-
-
-_Block = Callable[[int, Finished, Sequence[tuple[int, int, int]]], str]
-
-
-def _fast_block(encoder: LineEncoder) -> _Block:
-    """`encoder.case_block`, with the common case as one f-string for this run's scores.
-
-    The common case: every record a plain score value, a text output, no error. Unrolled
-    over the run's scores (the source is generated once per run, as `dataclasses` does),
-    it costs about 30 % less than the loop of `case_block`; any other case goes there.
-    """
-    n = encoder.n_scores
-    if n > _MAX_UNROLLED:
-        return encoder.case_block
-    names = [f"r{j}" for j in range(n)]
-    plain = "".join(
-        f" and {r}[0] == {SCORED} and {r}[4] is None and {r}[5] is None and {r}[6] is None"
-        for r in names
-    )
-    lines = [
-        "def block(pos, case, started):",
-        "    outcome, attempts, output, et, em, sa, du, records = case",
-        f"    if len(records) != {n}:",
-        "        return slow(pos, case, started)",
-        *([f"    {', '.join(names)}, = records"] if n else []),
-        "    if (type(output) is str and et is None and em is None",
-        f"            and sa == sa and du == du{plain}):",
-        "        cid = enc(ids[pos])",
-        "        if len(started) == 1 and started[0][0] == pos:  # its own start only",
-        "            _, a, at = started[0]",
-        """            first = f'{S}{cid},"attempt":{a},"at_us":{at}}}\\n'""",
-        "        else:",
-        "            first = ''.join([line(p, a, at) for p, a, at in started])",
-        "        head = H + cid",
-        *[f"        t{j} = T{j}.get({r}[1]) or tail({j}, {r}[1])" for j, r in enumerate(names)],
-        "        return (",
-        "            f'{first}'",
-        *[f"            f'{{head}}{{t{j}}}'" for j in range(n)],
-        """            f'{E}{cid},"attempt":{attempts},"outcome":"{OUT[outcome]}",'""",
-        """            f'"output":{enc(output)},"started_us":{round(sa * 1e6)},'""",
-        """            f'"duration_us":{round(du * 1e6)}}}\\n'""",
-        "        )",
-        "    return slow(pos, case, started)",
-    ]
-    source = "\n".join(lines) + "\n"
-    namespace: dict[str, Any] = {
-        "enc": _enc,
-        "ids": encoder.case_ids,
-        "tail": encoder.plain_tail,
-        "slow": encoder.case_block,
-        "line": encoder.case_started,
-        "H": encoder._record_head,
-        "S": encoder._started,
-        "E": encoder._ended,
-        "OUT": OUTCOMES,
-        **{f"T{j}": t for j, t in enumerate(encoder._tails)},
-    }
-    exec(compile(source, f"<evalbook log lines, {n} scores>", "exec"), namespace)
-    block: _Block = namespace["block"]
-    return block
 
 
 def _seconds(us: int | None) -> float:
@@ -353,11 +187,14 @@ def read_events(path: Path) -> Iterator[dict[str, Any]]:
     """Yield the events of a log, checking every line's `schema_version`.
 
     Only newline-terminated lines count: a truncated last line (a crash in the middle of a
-    write) is skipped with a warning, and NUL bytes after it (space reserved by the writer)
-    are ignored. An unreadable complete line is an error naming it.
+    write) is skipped with a warning, and NUL bytes after it (space reserved by evalbook
+    0.1.0's writer) are ignored. An unreadable complete line is an error naming it. Text that
+    decodes to a lone surrogate (a `\\ud800` escape written by hand, or by 0.1.0) is
+    replaced by its escape, with one warning per log.
     """
+    gate = TextGate()
     with path.open("rb") as f:
-        data = strip_padding(f.read())  # what a hard crash leaves of the reserved space
+        data = strip_padding(f.read())  # the NUL padding a hard crash of 0.1.0 left
     body, _, tail = data.rpartition(b"\n")
     if tail.strip():
         warnings.warn(
@@ -380,6 +217,8 @@ def read_events(path: Path) -> Iterator[dict[str, Any]]:
         found = event.get("schema_version")
         if found != SCHEMA_VERSION:
             raise version_error(f"{path} (line {number})", found)
+        if _SURROGATE_ESCAPE.search(raw):  # rare: only then is the event worth a walk
+            event = gate(event, f"{path}, line {number}")
         yield event
 
 

@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import os
 import warnings
-from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -16,11 +15,14 @@ from .._model._contract import STATUSES
 from .._model._results import OUTCOMES, PENDING, Results
 from .._model._run_data import RunData
 from .._model._scores import Grader, ScoreDefinition
-from ._events import SCHEMA_VERSION, NotARunLog, SchemaVersionError, replay, version_error
-from ._files import check_parquet_version, frame_of, text_list
+from .._util._text import clean
+from ._codec import OUTPUT_KINDS, read_file_outputs
+from ._events import NotARunLog, SchemaVersionError, replay
+from ._layout import CASES, DATA, EVENTS, SCORES, SUMMARY
 from ._log import being_written
-from ._sink import CASES, DATA, EVENTS, SCORES, SUMMARY, finish_status
-from ._table_files import OUTPUT_KINDS, decode_file_output
+from ._parquet import frame_of, read_parquet, text_list
+from ._sink import finish_status
+from ._summary import read_summary
 
 __all__ = ["RUNS_COLUMNS", "read_run", "runs", "stored_started_at"]
 
@@ -36,20 +38,9 @@ def _folder(path: str | os.PathLike[str]) -> Path:
     return folder
 
 
-def _read_summary(path: Path) -> dict[str, Any]:
-    with path.open(encoding="utf-8") as f:
-        data = json.load(f)
-    if not isinstance(data, dict):
-        raise ValueError(f"{path} is not a JSON object")
-    found = data.get("schema_version")
-    if found != SCHEMA_VERSION:
-        raise version_error(str(path), found)
-    return data
-
-
 def _data(folder: Path, data_file: str | None, case_ids: list[str]) -> pd.DataFrame:
     if data_file and (folder / DATA).exists():
-        return frame_of(check_parquet_version(folder / DATA))
+        return frame_of(read_parquet(folder / DATA))
     return pd.DataFrame(index=pd.Index(case_ids, dtype=object))
 
 
@@ -88,32 +79,6 @@ def _sparse(column: Any, size: int) -> tuple[list[Any], np.ndarray]:
     return out, where
 
 
-_SCAN: Callable[[str, int], tuple[Any, int]] = json.JSONDecoder().scan_once  # type: ignore[attr-defined]
-
-
-def _json(text: str) -> Any:
-    """`json.loads(text)`, through the C scanner directly when the text is one bare value."""
-    try:
-        value, end = _SCAN(text, 0)
-    except StopIteration:
-        return json.loads(text)  # raises the usual error, or reads leading whitespace
-    return value if end == len(text) else json.loads(text)
-
-
-def _outputs(texts: list[str | None], kinds: np.ndarray) -> list[Any]:
-    """Decoded outputs; plain text (most outputs) is taken as it is."""
-    out: list[Any] = list(texts)
-    text_kind, json_kind = OUTPUT_KINDS.index("text"), OUTPUT_KINDS.index("json")
-    where = np.flatnonzero(kinds != text_kind)
-    for i, k in zip(where.tolist(), kinds[where].tolist(), strict=True):
-        t = texts[i]
-        if k == json_kind and t is not None:
-            out[i] = _json(t)
-        else:
-            out[i] = decode_file_output(t, OUTPUT_KINDS[k] if k >= 0 else None)
-    return out
-
-
 def _seconds(column: Any) -> np.ndarray:
     """Epoch seconds of a timestamp column (NaN where null), the floats the run held.
 
@@ -131,8 +96,8 @@ def _seconds(column: Any) -> np.ndarray:
 
 
 def _results_from_files(folder: Path, n_scores: int) -> Results:
-    cases = check_parquet_version(folder / CASES)
-    scores = check_parquet_version(folder / SCORES)
+    cases = read_parquet(folder / CASES)
+    scores = read_parquet(folder / SCORES)
     ids = text_list(cases.column("case_id"))
     if not all(type(x) is str for x in ids):
         ids = [str(x) for x in ids]
@@ -148,7 +113,7 @@ def _results_from_files(folder: Path, n_scores: int) -> Results:
         attempts = attempts.to_pylist()  # None raises, as it always did
     results.attempts[:] = np.asarray(attempts, dtype=np.int32)
     kinds = _codes(cases.column("output_kind"), OUTPUT_KINDS, -1, strict=False)
-    results.output = _outputs(text_list(cases.column("output")), kinds)
+    results.output = read_file_outputs(text_list(cases.column("output")), kinds)
     results.error_type = _sparse(cases.column("error_type"), len(ids))[0]
     results.error_message = _sparse(cases.column("error_message"), len(ids))[0]
     results.started_at[:] = _seconds(cases.column("started_at"))
@@ -161,12 +126,12 @@ def _results_from_files(folder: Path, n_scores: int) -> Results:
     results.message, set_message = _sparse(scores.column("message"), size)
     results.rationale, set_rationale = _sparse(scores.column("rationale"), size)
     metadata, set_metadata = _sparse(scores.column("metadata"), size)
-    for i in set_metadata.tolist():
-        metadata[i] = json.loads(metadata[i])
+    for i in set_metadata.tolist():  # clean: JSON text may escape a lone surrogate
+        metadata[i] = clean(json.loads(metadata[i]))
     results.metadata = metadata
     graders, set_grader = _sparse(scores.column("record_grader"), size)
     for i in set_grader.tolist():
-        graders[i] = Grader(**json.loads(graders[i]))
+        graders[i] = Grader(**clean(json.loads(graders[i])))
     results.grader = graders
     # after the sparse columns (assigning them resets it): the records that hold anything
     sets = (set_reason, set_message, set_rationale, set_metadata, set_grader)
@@ -175,7 +140,7 @@ def _results_from_files(folder: Path, n_scores: int) -> Results:
 
 
 def _from_files(folder: Path) -> RunData:
-    summary = _read_summary(folder / SUMMARY)
+    summary = read_summary(folder / SUMMARY)
     definitions = [ScoreDefinition.model_validate(d) for d in summary["definitions"]]
     results = _results_from_files(folder, len(definitions))
     return RunData(
@@ -232,7 +197,7 @@ def read_run(path: str | os.PathLike[str]) -> RunData:
 def stored_started_at(folder: Path) -> str | None:
     """When a stored run started, from its summary or the first line of its log."""
     if (folder / SUMMARY).exists():
-        value = _read_summary(folder / SUMMARY).get("started_at")
+        value = read_summary(folder / SUMMARY).get("started_at")
         return None if value is None else str(value)
     try:
         with (folder / EVENTS).open("rb") as f:
@@ -245,7 +210,7 @@ def stored_started_at(folder: Path) -> str | None:
 
 def _row(folder: Path) -> dict[str, Any] | None:
     if (folder / SUMMARY).exists():
-        s = _read_summary(folder / SUMMARY)
+        s = read_summary(folder / SUMMARY)
         return {
             "name": s["name"],
             "id": s["run_id"],

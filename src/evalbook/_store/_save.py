@@ -11,18 +11,11 @@ import numpy as np
 
 from .._model._results import PENDING
 from .._model._scoring import outcome_counts
+from .._util._fs import write_text
 from ._events import LineEncoder, event_line, replay
-from ._files import write_text
-from ._sink import (
-    EVENTS,
-    _write_data,
-    finish_files,
-    finish_status,
-    first_started_at,
-    new_run_folder,
-    now_iso,
-    start_events,
-)
+from ._layout import EVENTS, first_started_at, new_run_folder, now_iso
+from ._sink import _write_data, finish_status, start_events
+from ._summary import finish_files
 
 if TYPE_CHECKING:
     from .._model._run_data import RunData

@@ -1,18 +1,16 @@
-"""The run store: a folder per run, written as the run goes (DESIGN §6).
+"""Writing a stored run as it goes: its log (`StoreSink`), opened new or continued.
 
-`open_new()` starts a run's folder and log (`run.started`), `open_existing()` continues one, its
-`StoreSink` appends each finished case to `events.jsonl`, and `finish()` writes the final
-tables. See docs/file-formats.md for every file.
+`open_new()` starts a run's log (`run.started`, `score.defined`), `open_existing()` continues
+one (`run.resumed`); the `StoreSink` of either appends each finished case to `events.jsonl`,
+and `Prepared.finish()` logs `run.ended` and writes the final files. See
+docs/file-formats.md for every file.
 """
 
 from __future__ import annotations
 
-import os
-import re
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -23,99 +21,38 @@ from .._errors import ConfigurationError
 from .._model._results import PENDING, Finished, Results
 from .._model._scores import ScoreDefinition
 from .._model._scoring import outcome_counts
+from .._version import __version__
 from ._events import LineEncoder, event_line
-from ._files import records, write_arrow, write_json, write_parquet
+from ._layout import DATA, EVENTS, FINAL_FILES, first_started_at, new_run_folder, now_iso
 from ._log import LogFile, LogInUse
-from ._table_files import cases_file_arrow, scores_file_table
+from ._parquet import write_parquet
+from ._summary import finish_files
 
 if TYPE_CHECKING:
     from .._model._run_data import RunData
 
+# first_started_at, new_run_folder and now_iso live in `_layout`; the runner imports them here
 __all__ = [
-    "EVENTS",
+    "Prepared",
     "StoreSink",
-    "check_run_name",
-    "finish_files",
+    "finish_status",
+    "first_started_at",
+    "new_run_folder",
     "now_iso",
     "open_existing",
     "open_new",
+    "start_events",
 ]
-
-EVENTS = "events.jsonl"
-CASES, SCORES, SUMMARY, DATA = "cases.parquet", "scores.parquet", "summary.json", "data.parquet"
-FINAL_FILES = (CASES, SCORES, SUMMARY)
-_NAME = re.compile(r"\w[\w.+-]*")
-_MAX_NAME = 100
-
-
-def now_iso() -> str:
-    """The current UTC time as ISO 8601 text."""
-    return datetime.now(UTC).isoformat(timespec="milliseconds")
-
-
-def _iso(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
-
-
-def check_run_name(name: str) -> str:
-    """Return `name` if it is safe as part of a folder name, else raise ConfigurationError.
-
-    Example:
-        >>> check_run_name("baseline-v2")
-        'baseline-v2'
-    """
-    if (
-        not isinstance(name, str)
-        or not _NAME.fullmatch(name)
-        or ".." in name
-        or name.endswith(".")
-        or len(name) > _MAX_NAME
-    ):
-        slug = re.sub(r"[^\w.+-]+", "-", str(name)).replace("..", ".").strip(".-")[:_MAX_NAME]
-        hint = f"; e.g. name={slug!r}" if slug and _NAME.fullmatch(slug) else ""
-        raise ConfigurationError(
-            f"run name {name!r} cannot name a folder in the run store: use letters, digits, "
-            f"'_', '-', '+' and '.' (no '/', '\\', spaces or '..', not starting with '.', at "
-            f"most {_MAX_NAME} characters){hint}"
-        )
-    return name
-
-
-def new_run_folder(store: str | os.PathLike[str], name: str) -> Path:
-    """Create `store/<name>-<timestamp>/` (exclusively: concurrent runs never share one)."""
-    check_run_name(name)
-    root = Path(store).expanduser().resolve()
-    try:
-        root.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise ConfigurationError(
-            f"store={str(store)!r}: cannot create the folder ({exc})"
-        ) from None
-    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
-    for n in range(1, 10_000):
-        folder = root / (f"{name}-{stamp}" if n == 1 else f"{name}-{stamp}-{n}")
-        try:
-            folder.mkdir()
-        except FileExistsError:
-            continue
-        except OSError as exc:
-            raise ConfigurationError(
-                f"store={str(store)!r}: cannot create {folder} ({exc})"
-            ) from None
-        if folder.resolve().parent != root:  # belt and braces: the name is already checked
-            raise ConfigurationError(f"run name {name!r} would write outside the store")
-        return folder
-    raise ConfigurationError(f"too many runs named {name!r} in {root} this second")
 
 
 class StoreSink:
     """Appends a run's events to its `events.jsonl`; one write per finished case.
 
-    Each finished case (its `score.recorded` lines, then `case.ended`, with the `case.started`
-    lines logged since the last write) is handed to the kernel before `case_ended` returns,
-    so a crash of the process loses at most the cases in flight (see `_logfile.LogFile`).
-    A failing write (e.g. a full disk) warns once and turns the sink off: the run itself
-    carries on in memory.
+    Each finished case (the `case.started` lines noted since the last write, its
+    `score.recorded` lines, then `case.ended`) is one `os.write`, done before `case_ended`
+    returns, so a crash of the process loses at most the cases in flight (see
+    `_log.LogFile`). A failing write (e.g. a full disk) warns once and turns the sink off:
+    the run itself carries on in memory.
     """
 
     def __init__(self, folder: Path, encoder: LineEncoder, *, append: bool) -> None:
@@ -131,25 +68,23 @@ class StoreSink:
                 "resume=eb.load_run(path), store=..."
             ) from None
         self._started: list[tuple[int, int, int]] = []  # (pos, attempt, at_us) not yet written
-        # an attempt's start is noted (its line goes out with the next write): a list append
+        # an attempt's start is only noted (its line goes out with the next write): the
+        # list's own append, so that noting it costs no Python call
         self.case_started: Callable[[tuple[int, int, int]], None] = self._started.append
-        self._block = encoder.block_bytes
+        self._block = encoder.case_block
         self.error: BaseException | None = None
-        # a finished case: in C straight into the mapped log where possible, else `write_case`
-        fast = encoder.appender(self._started, self._log.cursor, self.write_case)
-        self.case_ended: Callable[[int, Finished], None] = fast or self.write_case
 
     def write(self, text: str) -> None:
+        """Append whole event lines (ASCII, as `_events` writes them)."""
         if self.error is not None:
             return
         try:
-            self._log.write(text.encode("utf-8", "surrogatepass"))
+            self._log.write(text.encode())
         except OSError as exc:
             self._fail(exc)
 
     def _fail(self, exc: BaseException) -> None:
         self.error = exc
-        self.case_ended = self.write_case  # which now writes nothing
         warnings.warn(
             f"evalbook could not write the run log {self.path} ({exc}); the run carries on in "
             "memory, but the stored run is incomplete. Call run.save() once the problem is "
@@ -158,13 +93,13 @@ class StoreSink:
             stacklevel=2,
         )
 
-    def write_case(self, pos: int, case: Finished) -> None:
+    def case_ended(self, pos: int, case: Finished) -> None:
         """Log a finished case, after the `case.started` lines noted since the last write."""
         if self.error is not None:
             return
         started = self._started
         try:
-            data = self._block(pos, case, started)
+            data = self._block(pos, case, started).encode()
         except Exception as exc:  # never let the log break a run
             self._fail(exc)
             return
@@ -175,6 +110,7 @@ class StoreSink:
             self._fail(exc)
 
     def close(self) -> None:
+        """Write the `case.started` lines still noted, then close the log."""
         if self._started and self.error is None:
             at = self.encoder.case_started
             self.write("".join(at(p, a, t) for p, a, t in self._started))
@@ -209,8 +145,6 @@ def start_events(
     data_file: str | None,
 ) -> str:
     """The `run.started` line and one `score.defined` line per definition."""
-    from .._version import __version__
-
     lines = [
         event_line(
             "run.started",
@@ -283,43 +217,6 @@ def finish_status(results: Results) -> str:
     return "incomplete" if bool(np.any(results.outcome == PENDING)) else "complete"
 
 
-def finish_files(run: RunData, started_at: str, ended_at: str | None, status: str) -> None:
-    """Write `cases.parquet`, `scores.parquet` and `summary.json`, each atomically."""
-    from .._version import __version__
-
-    assert run.path is not None
-    folder = run.path
-    write_arrow(*cases_file_arrow(run._results), folder / CASES, "cases")
-    write_parquet(scores_file_table(run), folder / SCORES, "scores")
-    h = run.headline
-    write_json(
-        folder / SUMMARY,
-        {
-            "run_id": run.id,
-            "name": run.name,
-            "started_at": started_at,
-            "ended_at": ended_at,
-            "status": status,
-            "n_cases": run._results.n_cases,
-            "completion": h.completion,
-            "counts": outcome_counts(run._results),
-            "evalbook_version": __version__,
-            "data_file": DATA if (folder / DATA).exists() else None,
-            "options": run.options,
-            "headline": {
-                "score": h.score,
-                "label": h.label,
-                "value": h.value,
-                "ci": list(h.ci) if h.ci is not None else None,
-                "completion": h.completion,
-                "text": h.text,
-            },
-            "definitions": [d.model_dump(mode="json") for d in run.definitions],
-            "summary": records(run.summary()),
-        },
-    )
-
-
 def _remove_final_files(folder: Path) -> None:
     for name in FINAL_FILES:
         (folder / name).unlink(missing_ok=True)
@@ -379,9 +276,3 @@ def open_existing(
         )
     )
     return Prepared(name, run_id, folder, results, todo, sink, started_at)
-
-
-def first_started_at(results: Results) -> str:
-    """When the earliest case started (or now, for a run without cases)."""
-    started = results.started_at[~np.isnan(results.started_at)]
-    return _iso(float(started.min())) if started.size else now_iso()

@@ -48,7 +48,7 @@ def write_text(path: Path, text: str) -> None:
     """Write a UTF-8 text file atomically."""
 
     def write(tmp: Path) -> None:
-        tmp.write_text(text, encoding="utf-8", errors="surrogatepass")
+        tmp.write_text(text, encoding="utf-8")
 
     atomic_write(path, write)
 
@@ -59,10 +59,6 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
     Values JSON cannot hold are written as their `repr`.
     """
     text = json.dumps(data, ensure_ascii=False, indent=2, default=repr)
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:  # lone surrogates: as JSON escapes (\ud800), so the file is UTF-8
-        text = json.dumps(data, indent=2, default=repr)
 
     def write(tmp: Path) -> None:
         tmp.write_text(text + "\n", encoding="utf-8")

@@ -1,0 +1,102 @@
+"""The run folder: its name, its files, and when things happened (docs/file-formats.md).
+
+`<store>/<name>-<timestamp>/` holds `events.jsonl` (the log), `data.parquet` (the input
+data) and, once the run ends, `cases.parquet`, `scores.parquet` and `summary.json`.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from datetime import UTC, datetime
+from pathlib import Path
+
+import numpy as np
+
+from .._errors import ConfigurationError
+from .._model._results import Results
+
+__all__ = [
+    "CASES",
+    "DATA",
+    "EVENTS",
+    "FINAL_FILES",
+    "SCORES",
+    "SUMMARY",
+    "check_run_name",
+    "first_started_at",
+    "new_run_folder",
+    "now_iso",
+]
+
+EVENTS = "events.jsonl"
+CASES, SCORES, SUMMARY, DATA = "cases.parquet", "scores.parquet", "summary.json", "data.parquet"
+FINAL_FILES = (CASES, SCORES, SUMMARY)
+_NAME = re.compile(r"\w[\w.+-]*")
+_MAX_NAME = 100
+
+
+def now_iso() -> str:
+    """The current UTC time as ISO 8601 text."""
+    return datetime.now(UTC).isoformat(timespec="milliseconds")
+
+
+def _iso(epoch: float) -> str:
+    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
+
+
+def first_started_at(results: Results) -> str:
+    """When the earliest case started (or now, for a run without cases)."""
+    started = results.started_at[~np.isnan(results.started_at)]
+    return _iso(float(started.min())) if started.size else now_iso()
+
+
+def check_run_name(name: str) -> str:
+    """Return `name` if it is safe as part of a folder name, else raise ConfigurationError.
+
+    Example:
+        >>> check_run_name("baseline-v2")
+        'baseline-v2'
+    """
+    if (
+        not isinstance(name, str)
+        or not _NAME.fullmatch(name)
+        or ".." in name
+        or name.endswith(".")
+        or len(name) > _MAX_NAME
+    ):
+        slug = re.sub(r"[^\w.+-]+", "-", str(name)).replace("..", ".").strip(".-")[:_MAX_NAME]
+        hint = f"; e.g. name={slug!r}" if slug and _NAME.fullmatch(slug) else ""
+        raise ConfigurationError(
+            f"run name {name!r} cannot name a folder in the run store: use letters, digits, "
+            f"'_', '-', '+' and '.' (no '/', '\\', spaces or '..', not starting with '.', at "
+            f"most {_MAX_NAME} characters){hint}"
+        )
+    return name
+
+
+def new_run_folder(store: str | os.PathLike[str], name: str) -> Path:
+    """Create `store/<name>-<timestamp>/` (exclusively: concurrent runs never share one)."""
+    check_run_name(name)
+    root = Path(store).expanduser().resolve()
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise ConfigurationError(
+            f"store={str(store)!r}: cannot create the folder ({exc})"
+        ) from None
+    stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
+    for n in range(1, 10_000):
+        folder = root / (f"{name}-{stamp}" if n == 1 else f"{name}-{stamp}-{n}")
+        try:
+            folder.mkdir()
+        except FileExistsError:
+            continue
+        except OSError as exc:
+            raise ConfigurationError(
+                f"store={str(store)!r}: cannot create {folder} ({exc})"
+            ) from None
+        if folder.resolve().parent != root:  # belt and braces: the name is already checked
+            raise ConfigurationError(f"run name {name!r} would write outside the store")
+        return folder
+    raise ConfigurationError(f"too many runs named {name!r} in {root} this second")
