@@ -20,12 +20,8 @@ def where() -> str:
 
 async def _calls(fn: Any, n: int, timeout: float | None = None) -> list[Any]:
     threads = Threads()
-    try:
-        return await asyncio.gather(
-            *(call(fn, False, (), {}, threads, timeout) for _ in range(n)), return_exceptions=True
-        )
-    finally:
-        threads.close()
+    calls = (call(fn, False, (), {}, threads, timeout) for _ in range(n))
+    return await asyncio.gather(*calls, return_exceptions=True)
 
 
 def test_a_sync_function_always_runs_in_a_worker_thread() -> None:
@@ -80,16 +76,11 @@ def test_timed_out_calls_do_not_starve_the_calls_after_them() -> None:
 
     async def main() -> list[Any]:
         threads = Threads()
-        try:
-            await asyncio.gather(
-                *(call(blocked, False, (), {}, threads, 0.05) for _ in range(4)),
-                return_exceptions=True,
-            )
-            return await asyncio.gather(
-                *(call(where, False, (), {}, threads, 1.0) for _ in range(4))
-            )
-        finally:
-            threads.close()
+        await asyncio.gather(
+            *(call(blocked, False, (), {}, threads, 0.05) for _ in range(4)),
+            return_exceptions=True,
+        )
+        return await asyncio.gather(*(call(where, False, (), {}, threads, 1.0) for _ in range(4)))
 
     try:
         names = asyncio.run(main())

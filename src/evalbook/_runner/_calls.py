@@ -5,84 +5,52 @@ A sync function never runs on the event loop, so a blocking call stalls only its
 deadline is abandoned, not stopped (Python cannot stop a thread): its thread finishes the call
 and its result is dropped.
 
-`Threads` is the run's worker pool. It makes a thread only when no idle one is free, so it
-holds as many threads as calls are outstanding: at most `concurrency` live ones, plus timed-out
-calls still running (a fixed cap would let abandoned calls starve the cases after them). Results
-come back to the loop in batches: one loop wake-up carries every call that finished meanwhile,
-which makes a thread hop cost a few microseconds instead of the tens that
-`loop.run_in_executor` costs per call (benchmarks/README.md).
+The worker threads are the process's, shared by every run (`_POOL`). A thread is made only when
+no idle one is free, so there are as many as calls were ever outstanding at once: at most
+`concurrency` live ones per run, plus timed-out calls still running (a fixed cap would let
+abandoned calls starve the cases after them). Results come back to each run's loop through its
+`Inbox`, in batches: one loop wake-up carries every call that finished meanwhile, so a thread
+hop costs a few microseconds where `loop.run_in_executor` costs tens (benchmarks/README.md).
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import inspect
 import queue
 import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["PLAIN", "AttemptTimeout", "Threads", "call"]
+__all__ = ["PLAIN", "AttemptTimeout", "Inbox", "Threads", "call"]
 
 # Results that are certainly not awaitable (checked first: inspect.isawaitable is slower).
 PLAIN = (float, int, str, bytes, dict, list, tuple, type(None))
-
-_Job = tuple["asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...], dict[str, Any]]
 
 
 class AttemptTimeout(Exception):
     """The call ran past the run's `timeout` (a user's own TimeoutError is not this)."""
 
 
-class Threads:
-    """Worker threads for sync calls, bound to the running event loop (see the module doc)."""
+class Inbox:
+    """Where worker-thread calls come back to one event loop, in batches."""
 
-    def __init__(self, name: str = "evalbook") -> None:
-        self.loop = asyncio.get_running_loop()
-        self.name = name
-        self.jobs: queue.SimpleQueue[_Job | None] = queue.SimpleQueue()
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
         self.lock = threading.Lock()
-        self.idle = 0  # threads waiting for a job (a submit reserves one)
-        self.threads = 0
         self.done: list[tuple[asyncio.Future[Any], bool, Any]] = []
         self.waking = False  # a delivery is scheduled on the loop
-        self.closed = False
 
-    def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> asyncio.Future[Any]:
-        """Call `fn(*args, **kwargs)` in a worker thread; the future resolves on the loop."""
-        future: asyncio.Future[Any] = self.loop.create_future()
+    def put(self, future: asyncio.Future[Any], ok: bool, value: Any) -> None:
+        """From a worker thread: hand a result over; wakes the loop once per batch."""
         with self.lock:
-            spawn = self.idle == 0
-            if spawn:
-                self.threads += 1
-            else:
-                self.idle -= 1
-        if spawn:
-            name = f"{self.name}-{self.threads}"
-            threading.Thread(target=self._work, name=name, daemon=True).start()
-        self.jobs.put((future, fn, args, kwargs))
-        return future
-
-    def _work(self) -> None:
-        while True:
-            job = self.jobs.get()
-            if job is None:
-                return
-            future, fn, args, kwargs = job
-            try:
-                ok, value = True, fn(*args, **kwargs)
-            except BaseException as exc:  # handed to the awaiting case, which sorts it out
-                ok, value = False, exc
-            del job, fn, args, kwargs
-            with self.lock:
-                self.done.append((future, ok, value))
-                self.idle += 1
-                wake, self.waking = not self.waking, True
-            if wake:
-                try:
-                    self.loop.call_soon_threadsafe(self._deliver)
-                except RuntimeError:  # the loop is closed: nobody waits for this result
-                    return
+            self.done.append((future, ok, value))
+            wake, self.waking = not self.waking, True
+        if wake:
+            # a closed loop raises RuntimeError: nobody waits for this result any more
+            with contextlib.suppress(RuntimeError):
+                self.loop.call_soon_threadsafe(self._deliver)
 
     def _deliver(self) -> None:
         with self.lock:
@@ -95,14 +63,59 @@ class Threads:
             else:
                 future.set_exception(value)
 
-    def close(self) -> None:
-        """Let every thread exit once it is idle (abandoned calls finish first)."""
+
+_Job = tuple[Inbox, "asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...], dict[str, Any]]
+
+
+class _Pool:
+    """The process's worker threads (see the module docstring)."""
+
+    def __init__(self) -> None:
+        self.jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
+        self.lock = threading.Lock()
+        self.idle = 0  # threads waiting for a job, less the jobs already handed to them
+        self.threads = 0
+
+    def put(self, job: _Job) -> None:
         with self.lock:
-            if self.closed:
-                return
-            self.closed, n = True, self.threads
-        for _ in range(n):
-            self.jobs.put(None)
+            spawn = self.idle == 0
+            if spawn:
+                self.threads += 1
+            else:
+                self.idle -= 1
+        if spawn:  # daemon: an abandoned call never keeps the interpreter from exiting
+            name = f"evalbook-{self.threads}"
+            threading.Thread(target=self._work, name=name, daemon=True).start()
+        self.jobs.put(job)
+
+    def _work(self) -> None:
+        while True:
+            inbox, future, fn, args, kwargs = self.jobs.get()
+            try:
+                ok, value = True, fn(*args, **kwargs)
+            except BaseException as exc:  # handed to the awaiting case, which sorts it out
+                ok, value = False, exc
+            del fn, args, kwargs  # an idle thread holds on to no case's data
+            with self.lock:
+                self.idle += 1
+            inbox.put(future, ok, value)
+            del inbox, future, value
+
+
+_POOL = _Pool()
+
+
+class Threads:
+    """A run's way to the worker threads: `await threads.submit(fn, *args)`."""
+
+    def __init__(self) -> None:
+        self.inbox = Inbox(asyncio.get_running_loop())
+
+    def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> asyncio.Future[Any]:
+        """Call `fn(*args, **kwargs)` in a worker thread; the future resolves on the loop."""
+        future: asyncio.Future[Any] = self.inbox.loop.create_future()
+        _POOL.put((self.inbox, future, fn, args, kwargs))
+        return future
 
 
 async def call(

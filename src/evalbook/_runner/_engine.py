@@ -244,20 +244,37 @@ class _Engine:
         """Every scorer of a case: the sync ones in one thread hop, the async ones meanwhile."""
         parts: list[Awaitable[Any]] = []
         if self.sync_scorers:
-            parts.append(self.threads.submit(self._score_sync, values))
+            parts.append(self.threads.submit(self._score_sync, values, recs))
         parts.extend(_scored_async(b, values) for b in self.async_scorers)
         done = [await parts[0]] if len(parts) == 1 else await asyncio.gather(*parts)
         if self.sync_scorers:
-            for b, out in zip(self.sync_scorers, done[0], strict=True):
+            for b, out in done[0]:
                 if not isinstance(out, list):  # a sync scorer that handed back a coroutine
                     out = await _scored_async(b, values, out)
                 self._place(b, out, recs, values)
         for b, out in zip(self.async_scorers, done[bool(self.sync_scorers) :], strict=True):
             self._place(b, out, recs, values)
 
-    def _score_sync(self, values: dict[str, Any]) -> list[list[Rec] | Awaitable[Any]]:
-        """The case's sync scorers, in order; runs in a worker thread."""
-        return [_scored_sync(b, values) for b in self.sync_scorers]
+    def _score_sync(
+        self, values: dict[str, Any], recs: list[Rec | None]
+    ) -> list[tuple[BoundScorer, list[Rec] | Awaitable[Any]]]:
+        """In a worker thread: the case's sync scorers, in order, their records placed.
+
+        Returns what the event loop still has to see to: a coroutine a scorer handed back,
+        or records with an invalid score it may have to warn about.
+        """
+        later: list[tuple[BoundScorer, list[Rec] | Awaitable[Any]]] = []
+        for b in self.sync_scorers:
+            out = _scored_sync(b, values)
+            if not isinstance(out, list):
+                later.append((b, out))
+                continue
+            for j, rec in zip(b.positions, out, strict=True):
+                recs[j] = rec
+                if rec.reason == "invalid_score" and b.scorer.name not in self.warned:
+                    later.append((b, out))
+                    break
+        return later
 
     def _place(
         self,
@@ -444,7 +461,6 @@ async def drive(
         prepared.close()  # the log stays resumable
         raise
     finally:
-        threads.close()
         if bar is not None:
             bar.close()
     finished = RunData(

@@ -215,7 +215,6 @@ async def run_batch(
         raise  # the worker is closing: Dask runs the batch again elsewhere
     finally:
         watch.cancel()
-        threads.close()
         if sem is not None:
             sem.refresh_callback.stop()
     return _pack(out.rows)
