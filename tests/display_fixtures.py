@@ -108,7 +108,7 @@ def evil_run() -> eb.Run:
 
 
 class FakeComparison:
-    """A comparison by its documented attributes only (DESIGN §7), for the display tests."""
+    """A comparison by its documented attributes only (docs/comparing.md), for the display tests."""
 
     def __init__(self, a: eb.Run, b: eb.Run, *, text: str = "Correct answer") -> None:
         self.a, self.b = a, b

@@ -1,4 +1,4 @@
-"""The gate's conditions as a pure function over in-memory runs."""
+"""The gate's conditions as a pure function over in-memory runs (`evalbook._compare._gate`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import evalbook as eb
-from evalbook._cli._gate import GateError, GateSpec, check_gate, gate_target, pct_pair
+from evalbook._compare._gate import GateError, GateSpec, check_gate, gate_target
+from evalbook._util._fmt import format_pair
 
 
 def _run(values: list[object], *, primary: bool = True, extra: bool = False) -> eb.Run:
@@ -113,23 +114,25 @@ def test_max_regression_uses_the_change_it_is_given() -> None:
     assert [c.holds for c in check_gate(run, spec, lambda score: -0.05)] == [True]
     assert [c.holds for c in check_gate(run, spec, lambda score: 0.2)] == [True]
     (check,) = check_gate(run, spec, lambda score: -0.1)
-    assert not check.holds and "drop 10%" in check.text and "5%" in check.text
+    assert not check.holds and "drop 10.0 pp" in check.text and "max 5.0 pp" in check.text
     (check,) = check_gate(run, spec, lambda score: None)
     assert not check.holds
     with pytest.raises(GateError, match="--baseline"):
         check_gate(run, spec)
 
 
-def test_pct_pair_example() -> None:
-    assert pct_pair(0.7996, 0.8) == ("79.96%", "80%")
-    assert pct_pair(0.8, 0.8) == ("80%", "80%")
+def test_format_pair_example() -> None:
+    assert format_pair(0.7996, 0.8) == ("79.96%", "80%")
+    assert format_pair(0.8, 0.8) == ("80%", "80%")
+    assert format_pair(0.1004, 0.1, points=True) == ("10.04 pp", "10.0 pp")
 
 
 @given(
     st.floats(0, 1, allow_nan=False),
     st.floats(0, 1, allow_nan=False),
 )
-def test_pct_pair_never_shows_unequal_values_as_equal(observed: float, threshold: float) -> None:
-    obs, thr = pct_pair(observed, threshold)
-    if abs(observed - threshold) > 1e-7:
-        assert obs != thr
+def test_format_pair_never_shows_unequal_values_as_equal(observed: float, threshold: float) -> None:
+    for points in (False, True):
+        obs, thr = format_pair(observed, threshold, points=points)
+        if abs(observed - threshold) > 1e-7:
+            assert obs != thr

@@ -18,7 +18,8 @@ from scipy import stats
 
 import evalbook as eb
 from _compare_helpers import make_run
-from evalbook._compare._compare import CASE_COLUMNS, CHANGES, LEADERBOARD_COLUMNS, SUMMARY_COLUMNS
+from evalbook._compare._compare import CASE_COLUMNS, CHANGES, SUMMARY_COLUMNS
+from evalbook._compare._leaderboard import LEADERBOARD_COLUMNS
 
 
 def test_summary_and_cases_have_the_documented_columns() -> None:
@@ -204,7 +205,7 @@ def test_text_repr_reads_as_a_summary() -> None:
     text = repr(eb.compare(a, b))
     lines = text.splitlines()
     assert lines[0] == "<Comparison 'baseline' → 'candidate' · 3 shared cases · 1 score>"
-    assert lines[1].startswith("  ok: 33% → 100% (+66.7 pts, 95% CI ")
+    assert lines[1].startswith("  ok: 33% → 100% (+66.7 pp, 95% CI [")
     assert "exact McNemar" in lines[1] and "3 paired: 2 improved, 0 regressed, 1 same" in lines[1]
     assert lines[2].startswith("  ! Case sets differ: 1 case only in a ('baseline')")
 

@@ -10,18 +10,10 @@ from pathlib import Path
 import pytest
 
 from display_fixtures import EVIL, EVIL_ESCAPED, FakeComparison, demo_run, evil_run
-from evalbook.display import (
-    CaseFilter,
-    case_html,
-    comparison_html,
-    comparison_text,
-    filter_cases,
-    headline_only_html,
-    run_html,
-    summary_html,
-    unscored_html,
-)
-from evalbook.display._style import fmt_p, pct, signed_pct
+from evalbook._util._fmt import format_pct
+from evalbook.display._cases import CaseFilter, case_html, filter_cases
+from evalbook.display._compare_html import comparison_html, comparison_text
+from evalbook.display._html import headline_only_html, run_html, summary_html, unscored_html
 
 SNAPSHOTS = Path(__file__).parent / "snapshots" / "display"
 UPDATE = os.environ.get("EVALBOOK_UPDATE_SNAPSHOTS") == "1"
@@ -75,7 +67,9 @@ def test_comparison_snapshot(run) -> None:  # type: ignore[no-untyped-def]
 def test_headline_card_shows_value_ci_completion_and_counts(run) -> None:  # type: ignore[no-untyped-def]
     text = _text(run_html(run))
     h = run.headline
-    assert f"{pct(h.value)} Pass 95% CI [{pct(h.ci[0])}, {pct(h.ci[1])}]" in text
+    assert (
+        f"{format_pct(h.value)} Pass 95% CI [{format_pct(h.ci[0])}, {format_pct(h.ci[1])}]" in text
+    )
     assert "completed 92% · 12 cases" in text
     for part in ("passed 11", "failed 0", "errored 1", "timed out 0"):
         assert part in text
@@ -176,12 +170,6 @@ def test_every_view_escapes_every_field() -> None:
     assert EVIL_ESCAPED in views["headline"]  # label
     comp = views["comparison"]
     assert comp.count(EVIL_ESCAPED) >= 3  # warning, label, case id, run names
-
-
-def test_formatting_helpers() -> None:
-    assert signed_pct(0.1) == "+10.0 pp" and signed_pct(-0.025) == "−2.5 pp"
-    assert signed_pct(0.0) == "0 pp" and signed_pct(float("nan")) == "—"
-    assert fmt_p(0.0001) == "p < 0.001" and fmt_p(None) == "p = —" and fmt_p(0.5) == "p = 0.5"
 
 
 def test_evil_text_constant_is_really_escaped_by_the_views() -> None:

@@ -6,7 +6,9 @@ import pytest
 
 import evalbook as eb
 from display_fixtures import EVIL, FakeComparison, demo_run, evil_run
-from evalbook.display import CaseFilter, comparison_html, filter_cases, run_html
+from evalbook.display._cases import CaseFilter, filter_cases
+from evalbook.display._compare_html import comparison_html
+from evalbook.display._html import run_html
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 

@@ -18,8 +18,7 @@ from hypothesis import strategies as st
 
 import evalbook as eb
 from _judge_helpers import Scripted, judged, meta, one, run, score
-from evalbook._judges._judge import judge_state, tool_schema
-from evalbook._judges._replies import JUDGE_CODES
+from evalbook._judges._judge import tool_schema
 from evalbook._model._contract import ERROR, SCORED
 
 # -- the production failures ---------------------------------------------------------------
@@ -332,19 +331,18 @@ def test_async_client_in_a_run_inside_a_running_loop() -> None:
 
 
 def test_clients_get_their_own_copies_of_messages() -> None:
-    seen: list[int] = []
+    seen: list[tuple[int, str]] = []
 
     def client(messages: list[dict[str, Any]], tool: dict[str, Any]) -> dict[str, Any]:
-        seen.append(len(messages))
+        seen.append((len(messages), tool["function"]["name"]))
         messages.append({"role": "assistant", "content": "mutated"})
         tool["function"]["name"] = "mutated"
         return score(50)
 
     j = eb.judge("q", "{output}", client=client, votes=3)
     assert judged(j, output="x").status == SCORED
-    assert seen == [1, 1, 1]
-    state = judge_state(j)
-    assert state is not None and state.tool["function"]["name"] == "submit_evaluation"
+    assert judged(j, output="y").status == SCORED  # the next case sees none of the edits
+    assert seen == [(1, "submit_evaluation")] * 6
 
 
 def test_name_definition_gets_a_model_grader() -> None:
@@ -476,7 +474,7 @@ def test_any_reply_is_a_valid_record_or_an_error(reply: Any, scale: tuple[int, i
     expected = _expected_value(reply, *scale)
     if expected is None:
         assert rec.status == ERROR
-        assert rec.reason in JUDGE_CODES
+        assert rec.reason in ("judge_raised", "invalid_judge_output", "invalid_score")
         assert math.isnan(rec.value)
         assert rec.message
     else:

@@ -146,7 +146,8 @@ def test_cache_round_trip_and_misses(tmp_path: Path) -> None:
     path = tmp_path / "c" / "ab" / f"{'ab' * 32}.json"
     path.write_text(json.dumps({"schema_version": 999, "reply": 1}))
     assert cache.get("ab" * 32) == (False, None)
-    assert not list((tmp_path / "c").rglob(".tmp-*"))
+    files = {p.name for p in (tmp_path / "c").rglob("*") if p.is_file()}
+    assert files == {f"{k * 32}.json" for k in ("ab", "cd")}  # no temporary file left behind
 
 
 # -- retries and timeouts -------------------------------------------------------------------

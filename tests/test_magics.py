@@ -128,8 +128,8 @@ def test_cell_mistakes_are_usage_errors(
         ("compare a", "usage: %eval compare A B"),
         ("runs a b", "usage: %eval runs"),
         ("export r", "usage: %eval export RUN PATH"),
-        ("show nothing", "no run 'nothing'"),
-        ("show df", "no run 'df'"),
+        ("show nothing", "no run named 'nothing'"),
+        ("show df", "no run named 'df' (df is a DataFrame, not a Run)"),
         ("show r1 --scorers x", "--scorers: only for the %%eval cell magic"),
         ("export df x.csv --table nope", "invalid choice"),
     ],
@@ -137,7 +137,7 @@ def test_cell_mistakes_are_usage_errors(
 def test_line_mistakes_are_usage_errors(
     ip: Any, ns: dict[str, Any], line: str, message: str
 ) -> None:
-    with pytest.raises(UsageError, match=message.replace("%", "%")):
+    with pytest.raises(UsageError, match=re.escape(message)):
         ip.run_line_magic("eval", line)
 
 
@@ -179,7 +179,7 @@ def test_store_subcommands(ip: Any, ns: dict[str, Any], tmp_path: Path) -> None:
     assert len(pd.read_csv(csv)) == len(first.scores)
     parquet = ip.run_line_magic("eval", f"export base {tmp_path / 'cases.parquet'} --table cases")
     assert pd.read_parquet(parquet)["output"].tolist() == ["A", "B", "C"]
-    with pytest.raises(UsageError, match=re.escape("must end in .csv or .parquet")):
+    with pytest.raises(UsageError, match=re.escape("must end in .csv, .parquet or .pq")):
         ip.run_line_magic("eval", f"export base {tmp_path / 'x.txt'}")
 
 

@@ -13,8 +13,6 @@ from evalbook._cli._terminal import (
     Out,
     clean,
     display_width,
-    fmt_ci,
-    fmt_pct,
     render_table,
     summary_table,
     wants_colour,
@@ -58,12 +56,6 @@ def test_tables_align_including_wide_characters() -> None:
     widths = {display_width(line) for line in lines}
     assert len(widths) == 1
     assert lines[2].startswith("读法自然") and lines[3].endswith("10")
-
-
-def test_formatting() -> None:
-    assert fmt_pct(0.5) == "50%" and fmt_pct(float("nan")) == "—" and fmt_pct(None) == "—"
-    assert fmt_pct(0.9999) == "99.99%"
-    assert fmt_ci(0.1, 0.2) == "[10%, 20%]" and fmt_ci(float("nan"), 0.2) == ""
 
 
 def test_summary_table_marks_the_primary_score_and_shows_counts() -> None:

@@ -8,7 +8,8 @@ Example:
 from ._api._entry import arun, load_run, run
 from ._api._eval import Eval
 from ._api._run import Run
-from ._compare._compare import Comparison, compare, leaderboard
+from ._compare._compare import Comparison, compare
+from ._compare._leaderboard import leaderboard
 from ._errors import ConfigurationError, ScorerSignatureError, SkipScore
 from ._judges._clients import openai_client
 from ._judges._judge import judge
@@ -51,6 +52,7 @@ __all__ = [
 
 def load_ipython_extension(ipython: object) -> None:
     """Register the `%eval` / `%%eval` magics: `%load_ext evalbook` (imports IPython lazily)."""
+    # IPython is optional: the magics (and IPython with them) load only on %load_ext
     from ._magics import load_ipython_extension as load
 
     load(ipython)

@@ -1,7 +1,8 @@
 """The `%eval` line magic and `%%eval` cell magic (`%load_ext evalbook`).
 
-They only wrap the public API: `eb.runs`, `eb.load_run`, `eb.show`, `eb.compare`, `eb.run`.
-IPython is imported here, and this module is imported only by `load_ipython_extension`.
+They only wrap the public API (`eb.runs`, `eb.show`, `eb.compare`, `eb.run`) and, like the
+CLI, find runs and export tables through `evalbook._api._refs`. IPython is imported here, and
+this module is imported only by `load_ipython_extension`.
 """
 
 from __future__ import annotations
@@ -18,15 +19,19 @@ from IPython.core import magic_arguments as _ma
 from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
 
+from ._api._entry import run as run_eval
+from ._api._refs import TABLES, RefError, export_table, resolve_run
 from ._api._run import Run
+from ._compare._compare import Comparison, compare
 from ._errors import ConfigurationError
 from ._model._scores import ScoreDefinition
+from ._store._load import runs
+from .display import show
 
 __all__ = ["EvalMagics", "load_ipython_extension", "task_from_cell"]
 
 _SUBCOMMANDS = ("runs", "show", "compare", "export")
 _CELL_ONLY = ("scorers", "scores", "name", "concurrency", "attempts", "timeout", "as_")
-_TABLES = ("scores", "cases", "summary", "unscored", "wide")
 _RESERVED = {"row", "ctx", "case_id", "output", "kwargs"}
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -148,7 +153,7 @@ class EvalMagics(Magics):
     @argument("--timeout", type=float, metavar="S", help="%%eval: seconds per task attempt")
     @argument("--as", dest="as_", metavar="VAR", help="%%eval: also bind the Run to VAR")
     @argument("--score", metavar="NAME", help="compare: the score to compare")
-    @argument("--table", choices=_TABLES, default="scores", help="export: which table (scores)")
+    @argument("--table", choices=TABLES, default="scores", help="export: which table (scores)")
     @argument("--store", metavar="DIR", default="runs", help="the run store (runs)")
     @no_var_expand
     @line_cell_magic
@@ -208,88 +213,25 @@ class EvalMagics(Magics):
                 "export": "%eval export RUN PATH",
             }[command]
             raise UsageError(f"usage: {usage}")
-        if command == "runs":
-            import evalbook as eb
-
-            return eb.runs(rest[0] if rest else args.store)
-        if command == "show":
-            import evalbook as eb
-
-            return eb.show(self._resolve(rest[0], args.store, allow_comparison=True))
-        if command == "compare":
-            import evalbook as eb
-
-            a, b = (self._resolve(r, args.store) for r in rest)
-            try:
-                return eb.compare(a, b, score=args.score)
-            except ConfigurationError as exc:
-                raise UsageError(str(exc)) from None
-        return self._export(self._resolve(rest[0], args.store), rest[1], args.table)
-
-    def _resolve(self, ref: str, store: str, allow_comparison: bool = False) -> Any:
-        """A run from a variable, a run folder, or a run name/id in `store` (latest)."""
-        import evalbook as eb
-
-        ns = self._ns
-        if ref.isidentifier() and ref in ns:
-            value = ns[ref]
-            if isinstance(value, Run):
-                return value
-            if allow_comparison and isinstance(value, eb.Comparison):
-                return value
-        path = Path(ref).expanduser()
-        if path.is_dir():
-            return self._load(path)
-        store_dir = Path(store).expanduser()
-        if (store_dir / ref).is_dir():
-            return self._load(store_dir / ref)
-        if store_dir.is_dir():
-            table = eb.runs(store_dir)
-            hit = table[(table["name"].astype(str) == ref) | (table["id"].astype(str) == ref)]
-            if len(hit):
-                latest = hit.sort_values("started_at", kind="stable").iloc[-1]
-                return self._load(Path(str(latest["path"])))
-        what = "a Run or Comparison" if allow_comparison else "a Run"
-        raise UsageError(
-            f"no run {ref!r}: not a variable holding {what}, not a run folder, and no run of "
-            f"that name in the store {str(store_dir)!r} (pass --store DIR)"
-        )
-
-    @staticmethod
-    def _load(path: Path) -> Run:
-        import evalbook as eb
-
         try:
-            run: Run = eb.load_run(path)
-        except (OSError, ValueError, KeyError) as exc:
-            raise UsageError(f"cannot read the run at {path}: {exc}") from None
-        return run
-
-    @staticmethod
-    def _export(run: Run, target: str, table: str) -> Path:
-        path = Path(target).expanduser()
-        suffix = path.suffix.lower()
-        if suffix not in (".csv", ".parquet", ".pq"):
-            raise UsageError(f"{target}: the file name must end in .csv or .parquet")
-        frame: pd.DataFrame = {
-            "scores": lambda: run.scores,
-            "cases": lambda: run.cases,
-            "summary": run.summary,
-            "unscored": run.unscored,
-            "wide": run.wide,
-        }[table]()
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if suffix == ".csv":
-            frame.to_csv(path, index=False)
-        else:
-            _text_objects(frame).to_parquet(path, index=False)
-        return path
+            if command == "runs":
+                return runs(rest[0] if rest else args.store)
+            if command == "show":
+                value = self._ns.get(rest[0]) if rest[0].isidentifier() else None
+                if isinstance(value, Comparison):  # show also takes a Comparison variable
+                    return show(value)
+                return show(resolve_run(rest[0], args.store, self._ns))
+            if command == "compare":
+                a, b = (resolve_run(r, args.store, self._ns) for r in rest)
+                return compare(a, b, score=args.score)
+            run = resolve_run(rest[0], args.store, self._ns)
+            return export_table(run, rest[1], args.table).path
+        except (RefError, ConfigurationError) as exc:
+            raise UsageError(str(exc)) from None
 
     # -- cell magic ----------------------------------------------------------------------
 
     def _cell(self, args: Any, cell: str) -> Run:
-        import evalbook as eb
-
         if len(args.words) != 1:
             raise UsageError(
                 "usage: %%eval DATA [--scorers a,b] [--scores x,y] [--name N] "
@@ -319,7 +261,7 @@ class EvalMagics(Magics):
             if getattr(args, k) is not None
         }
         try:
-            result: Run = eb.run(
+            result: Run = run_eval(
                 data, task, scorers=scorers, scores=scores, name=name, store=args.store, **options
             )
         except ConfigurationError as exc:
@@ -350,20 +292,6 @@ class EvalMagics(Magics):
 
 def _read_jsonl(path: Path) -> pd.DataFrame:
     return pd.read_json(path, lines=True)
-
-
-def _text_objects(table: pd.DataFrame) -> pd.DataFrame:
-    """Object columns holding anything but text (task outputs) become JSON text for Parquet."""
-    import json
-
-    out = table.copy()
-    for col in out.columns:
-        if out[col].dtype == object and not all(v is None or isinstance(v, str) for v in out[col]):
-            out[col] = [
-                v if v is None or isinstance(v, str) else json.dumps(v, default=str)
-                for v in out[col]
-            ]
-    return out
 
 
 def load_ipython_extension(ipython: Any) -> None:

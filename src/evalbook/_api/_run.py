@@ -13,7 +13,7 @@ from .._model._scores import ScoreDefinition
 from .._runner._rescore import rescore
 from .._store._save import save_run
 from .._store._table_files import export
-from ..display import run_html
+from ..display._html import run_html
 from ..display._plots import RunPlots
 
 __all__ = ["Run"]

@@ -11,20 +11,17 @@ from typing import Any
 
 import pandas as pd
 
+from .._api._entry import run as run_eval
 from .._api._eval import Eval
+from .._api._refs import export_table, resolve_run
 from .._api._run import Run
+from .._compare._compare import compare
 from .._errors import ConfigurationError
-from ._main import CliError
-from ._terminal import (
-    Out,
-    clean,
-    fmt_ci,
-    fmt_count,
-    fmt_pct,
-    render_table,
-    summary_table,
-    unscored_table_text,
-)
+from .._store._load import runs
+from .._util._fmt import format_count, format_p, format_pct, format_pp, format_pp_ci
+from ._args import CliError
+from ._demo import demo_eval
+from ._terminal import Out, clean, render_table, summary_table, unscored_table_text
 
 __all__ = [
     "cmd_compare",
@@ -35,59 +32,7 @@ __all__ = [
     "cmd_show",
     "find_evals",
     "import_file",
-    "resolve_run",
 ]
-
-
-# -- resolving RUN ---------------------------------------------------------------------------
-
-
-def resolve_run(ref: str, store: str | Path) -> Run:
-    """A run from a folder path, or the latest run named (or with id) `ref` in `store`."""
-    from .._store._load import runs
-
-    path = Path(ref)
-    if _is_run_folder(path):
-        return _load(path)
-    store_dir = Path(store)
-    if _is_run_folder(store_dir / ref):
-        return _load(store_dir / ref)
-    if path.is_dir() and not (store_dir.is_dir() and _named(store_dir, ref)):
-        return _load(path)  # a folder that is not a run: say so
-    if not store_dir.is_dir():
-        raise CliError(
-            f"no run {ref!r}: it is not a run folder and there is no run store at {store_dir}/ "
-            "(pass --store DIR)"
-        )
-    table = runs(store_dir)
-    matches = table[(table["name"].astype(str) == ref) | (table["id"].astype(str) == ref)]
-    if matches.empty:
-        names = sorted({str(n) for n in table["name"]})
-        known = ", ".join(names[:10]) + (" …" if len(names) > 10 else "") if names else "none"
-        raise CliError(f"no run named {ref!r} in the store {store_dir}/ (runs there: {known})")
-    latest = matches.sort_values("started_at", kind="stable").iloc[-1]
-    return _load(Path(str(latest["path"])))
-
-
-def _is_run_folder(path: Path) -> bool:
-    return path.is_dir() and any((path / f).is_file() for f in ("events.jsonl", "summary.json"))
-
-
-def _named(store_dir: Path, ref: str) -> bool:
-    from .._store._load import runs
-
-    table = runs(store_dir)
-    return bool(((table["name"].astype(str) == ref) | (table["id"].astype(str) == ref)).any())
-
-
-def _load(path: Path) -> Run:
-    from .._api._entry import load_run
-
-    try:
-        run: Run = load_run(path)
-    except (OSError, ValueError, KeyError) as exc:
-        raise CliError(f"cannot read the run at {path}: {exc}") from None
-    return run
 
 
 # -- run FILE.py -----------------------------------------------------------------------------
@@ -125,7 +70,7 @@ def import_file(file: str) -> Any:
 def _pickle_by_value(module: Any) -> None:
     """Functions of the file travel by value to Dask workers, where the file is not importable."""
     try:
-        import cloudpickle
+        import cloudpickle  # optional (the dask extra): only needed when it is installed
     except ImportError:
         return
     cloudpickle.register_pickle_by_value(module)
@@ -151,8 +96,6 @@ def find_evals(module: Any) -> list[tuple[str, Eval]]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     """`evalbook run FILE.py`: run every module-level Eval and report each."""
-    from .._api._entry import run
-
     module = import_file(args.file)
     evals = find_evals(module)
     if not evals:
@@ -179,7 +122,9 @@ def cmd_run(args: argparse.Namespace) -> int:
         if args.limit is not None:
             data = (data if isinstance(data, pd.DataFrame) else pd.DataFrame(data)).head(args.limit)
         try:
-            result = run(data, ev.task, scorers=ev.scorers, scores=ev.scores, name=name, **options)
+            result = run_eval(
+                data, ev.task, scorers=ev.scorers, scores=ev.scores, name=name, **options
+            )
         except ConfigurationError as exc:
             raise CliError(f"Eval {var!r}: {exc}") from None
         except TypeError as exc:
@@ -228,8 +173,6 @@ def cmd_show(args: argparse.Namespace) -> int:
 
 def cmd_runs(args: argparse.Namespace) -> int:
     """`evalbook runs [STORE]`: one line per stored run, oldest first."""
-    from .._store._load import runs
-
     store = Path(args.store)
     if not store.is_dir():
         raise CliError(f"no run store at {store}/ (runs are stored in ./runs unless store= says)")
@@ -245,7 +188,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
             clean(r["id"]),
             _when(r["started_at"]),
             clean(r["status"]),
-            fmt_count(r["n_cases"]),
+            format_count(r["n_cases"]),
             clean(r["headline"], 60),
         ]
         for _, r in table.iterrows()
@@ -273,8 +216,6 @@ def _when(value: Any) -> str:
 
 def cmd_compare(args: argparse.Namespace) -> int:
     """`evalbook compare A B [--score NAME]`: summary, warnings, top regressions."""
-    from .._compare._compare import compare
-
     a = resolve_run(args.a, args.store)
     b = resolve_run(args.b, args.store)
     score: str | list[str] | None = None
@@ -294,15 +235,15 @@ def cmd_compare(args: argparse.Namespace) -> int:
     rows = [
         [
             clean(r["score"]),
-            fmt_pct(r["mean_a"]),
-            fmt_pct(r["mean_b"]),
-            _signed_pct(r["delta"]),
-            fmt_ci(r["ci_low"], r["ci_high"]),
-            _p(r["p_value"]),
-            _p(r["p_adjusted"]),
-            fmt_count(r["n_paired"]),
-            fmt_count(r["improved"]),
-            fmt_count(r["regressed"]),
+            format_pct(r["mean_a"]),
+            format_pct(r["mean_b"]),
+            format_pp(r["delta"]),
+            format_pp_ci(r["ci_low"], r["ci_high"]),
+            format_p(r["p_value"]),
+            format_p(r["p_adjusted"]),
+            format_count(r["n_paired"]),
+            format_count(r["improved"]),
+            format_count(r["regressed"]),
         ]
         for _, r in comparison.summary.iterrows()
     ]
@@ -324,9 +265,9 @@ def cmd_compare(args: argparse.Namespace) -> int:
         [
             clean(r["case_id"], 30),
             clean(r["score"]),
-            fmt_pct(r["a"]),
-            fmt_pct(r["b"]),
-            _signed_pct(r["delta"]),
+            format_pct(r["a"]),
+            format_pct(r["b"]),
+            format_pp(r["delta"]),
             clean(r.get("output_a"), 30),
             clean(r.get("output_b"), 30),
         ]
@@ -337,57 +278,11 @@ def cmd_compare(args: argparse.Namespace) -> int:
     return 0
 
 
-def _signed_pct(x: Any) -> str:
-    text = fmt_pct(x)
-    return f"+{text}" if text not in ("—", "0%") and not text.startswith("-") else text
-
-
-def _p(x: Any) -> str:
-    value = float(x)
-    if value != value:
-        return "—"
-    return "<0.001" if value < 0.001 else f"{value:.3f}"
-
-
-_WRITERS = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
-
-
 def cmd_export(args: argparse.Namespace) -> int:
-    """`evalbook export RUN PATH [--table cases|scores|summary]`."""
-    path = Path(args.path)
-    kind = _WRITERS.get(path.suffix.lower())
-    if kind is None:
-        raise CliError(f"{args.path}: the file name must end in .csv, .parquet or .pq")
-    run = resolve_run(args.run, args.store)
-    table = {"cases": lambda: run.cases, "scores": lambda: run.scores, "summary": run.summary}[
-        args.table
-    ]()
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        if kind == "csv":
-            table.to_csv(path, index=False)
-        else:
-            _parquet_ready(table).to_parquet(path, index=False)
-    except OSError as exc:
-        raise CliError(f"cannot write {args.path}: {exc.strerror or exc}") from None
-    Out(sys.stdout).line(f"wrote {args.table} ({len(table)} rows) to {path}")
+    """`evalbook export RUN PATH [--table scores|cases|summary|unscored|wide]`."""
+    written = export_table(resolve_run(args.run, args.store), args.path, args.table)
+    Out(sys.stdout).line(f"wrote {written.table} ({written.rows} rows) to {written.path}")
     return 0
-
-
-def _parquet_ready(table: pd.DataFrame) -> pd.DataFrame:
-    """Object columns holding anything but text (e.g. task outputs) become JSON text."""
-    import json
-
-    out = table.copy()
-    for col in out.columns:
-        if out[col].dtype == object:
-            values = out[col]
-            if not all(v is None or isinstance(v, str) for v in values):
-                out[col] = [
-                    None if v is None else v if isinstance(v, str) else json.dumps(v, default=str)
-                    for v in values
-                ]
-    return out
 
 
 # -- demo ------------------------------------------------------------------------------------
@@ -395,8 +290,6 @@ def _parquet_ready(table: pd.DataFrame) -> pd.DataFrame:
 
 def cmd_demo(args: argparse.Namespace) -> int:
     """`evalbook demo`: the bundled example, offline, stored; prints the headline."""
-    from ._demo import demo_eval
-
     store = None if args.no_store else args.store
     run = demo_eval().run(store=store)
     out = Out(sys.stdout)

@@ -8,96 +8,31 @@ from __future__ import annotations
 
 import argparse
 import logging
-import math
 import os
 import sys
 import traceback
 from collections.abc import Sequence
-from typing import NoReturn
 
-__all__ = ["CliError", "main"]
+from .._api._refs import TABLES, RefError
+from .._compare._gate import GateError
+from .._errors import ConfigurationError
+from .._version import __version__
+from . import _commands as cmd
+from . import _gate as gate
+from ._args import (
+    EXIT_OK,
+    EXIT_UNEXPECTED,
+    EXIT_USAGE,
+    CliError,
+    Parser,
+    count,
+    one_line,
+    positive_int,
+    say_error,
+    seconds,
+)
 
-EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_UNEXPECTED = 0, 1, 2, 3
-
-
-class CliError(Exception):
-    """A user error: reported as one line on stderr, with exit code `code`."""
-
-    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
-        super().__init__(message)
-        self.code = code
-
-
-class _Parser(argparse.ArgumentParser):
-    """An ArgumentParser whose usage errors are one line on stderr (exit 2)."""
-
-    def error(self, message: str) -> NoReturn:
-        _say_error(f"{message} (see '{self.prog} --help')", prog=self.prog)
-        raise SystemExit(EXIT_USAGE)
-
-
-def _one_line(text: str) -> str:
-    return " ".join(str(text).split())
-
-
-def _say_error(message: str, prog: str = "evalbook") -> None:
-    sys.stderr.write(f"{prog}: error: {_one_line(message)}\n")
-    sys.stderr.flush()
-
-
-# -- argument types: each says what it expected --------------------------------------------
-
-
-def _number(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if not math.isfinite(value):
-        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
-    return value
-
-
-def _whole(text: str, low: int) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        value = low - 1
-    if value < low:
-        raise argparse.ArgumentTypeError(f"expected a whole number >= {low}, got {text!r}")
-    return value
-
-
-def positive_int(text: str) -> int:
-    """An integer >= 1."""
-    return _whole(text, 1)
-
-
-def count(text: str) -> int:
-    """An integer >= 0."""
-    return _whole(text, 0)
-
-
-def seconds(text: str) -> float:
-    """A number of seconds > 0."""
-    value = _number(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
-    return value
-
-
-def fraction(text: str) -> float:
-    """A fraction in [0, 1], written `0.8` or `80%`."""
-    raw = text.strip()
-    percent = raw.endswith("%")
-    value = _number(raw[:-1] if percent else raw)
-    if percent:
-        value /= 100
-    if not 0 <= value <= 1:
-        raise argparse.ArgumentTypeError(
-            f"expected a fraction between 0 and 1 (e.g. 0.8 or 80%), got {text!r}"
-        )
-    return value
+__all__ = ["build_parser", "main"]
 
 
 # -- the parser ------------------------------------------------------------------------------
@@ -117,17 +52,12 @@ _RUN_HELP = "a run folder, or a run name in the store (the latest run of that na
 
 def build_parser() -> argparse.ArgumentParser:
     """The `evalbook` argument parser (every command has `--help`)."""
-    from . import _commands as cmd
-    from . import _gate as gate
-
-    parser = _Parser(
+    parser = Parser(
         prog="evalbook",
         description="Run, inspect, compare and gate evaluations of LLM and AI systems.",
         epilog="Exit codes: 0 ok · 1 a gate condition failed · 2 bad usage or input · "
         "3 unexpected error. 'python -m evalbook' is the same command.",
     )
-    from .._version import __version__
-
     parser.add_argument("--version", action="version", version=f"evalbook {__version__}")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
@@ -199,7 +129,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("path", metavar="PATH", help="output file ending in .csv, .parquet or .pq")
     p.add_argument(
         "--table",
-        choices=("cases", "scores", "summary"),
+        choices=TABLES,
         default="scores",
         help="which table (default: scores)",
     )
@@ -226,7 +156,7 @@ class _StderrHandler(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            message = _one_line(record.getMessage())
+            message = one_line(record.getMessage())
             sys.stderr.write(f"evalbook: {record.levelname.lower()}: {message}\n")
         except Exception:  # pragma: no cover - never let logging break a command
             self.handleError(record)
@@ -255,9 +185,6 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _main(argv: Sequence[str] | None) -> int:
-    from .._errors import ConfigurationError
-    from ._gate import GateError
-
     parser = build_parser()
     try:
         args = parser.parse_args(argv)
@@ -269,13 +196,13 @@ def _main(argv: Sequence[str] | None) -> int:
         sys.stdout.flush()
         return code
     except CliError as exc:
-        _say_error(str(exc), prog)
+        say_error(str(exc), prog)
         return exc.code
-    except (GateError, ConfigurationError) as exc:
-        _say_error(str(exc), prog)
+    except (RefError, GateError, ConfigurationError) as exc:
+        say_error(str(exc), prog)
         return EXIT_USAGE
     except KeyboardInterrupt:
-        _say_error("interrupted", prog)
+        say_error("interrupted", prog)
         return 130
     except BrokenPipeError:
         # The reader went away (e.g. `evalbook runs | head`): not an error worth a message.
@@ -285,7 +212,7 @@ def _main(argv: Sequence[str] | None) -> int:
     except Exception as exc:
         if os.environ.get("EVALBOOK_DEBUG"):
             traceback.print_exc()
-        _say_error(
+        say_error(
             f"unexpected {type(exc).__name__}: {exc} (set EVALBOOK_DEBUG=1 for the traceback)",
             prog,
         )

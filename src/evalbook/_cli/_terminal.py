@@ -10,14 +10,11 @@ from typing import Any, TextIO
 
 import pandas as pd
 
-from .._util._fmt import format_pct
+from .._util._fmt import format_ci, format_count, format_pct
 
 __all__ = [
     "Out",
     "clean",
-    "fmt_ci",
-    "fmt_count",
-    "fmt_pct",
     "render_table",
     "summary_table",
     "unscored_table_text",
@@ -136,28 +133,6 @@ def render_table(
     return [line.rstrip() for line in lines]
 
 
-def fmt_pct(x: Any) -> str:
-    """A fraction as a percentage; `—` when missing."""
-    if x is None:
-        return "—"
-    value = float(x)
-    return format_pct(None if math.isnan(value) else value)
-
-
-def fmt_ci(low: Any, high: Any) -> str:
-    """A confidence interval as `[lo, hi]`; empty when missing."""
-    if low is None or high is None or math.isnan(float(low)) or math.isnan(float(high)):
-        return ""
-    return f"[{fmt_pct(low)}, {fmt_pct(high)}]"
-
-
-def fmt_count(x: Any) -> str:
-    """An integer count; empty when missing."""
-    if x is None or (isinstance(x, float) and math.isnan(x)):
-        return ""
-    return str(int(x))
-
-
 def summary_table(summary: pd.DataFrame) -> list[str]:
     """A run's `summary()` as aligned lines; the primary score is marked with `*`."""
     headers = ["score", "label", "mean", "95% CI", "counted", "zeroed", "unscored", "excluded"]
@@ -169,13 +144,13 @@ def summary_table(summary: pd.DataFrame) -> list[str]:
             [
                 name,
                 clean(r.label, 40),
-                fmt_pct(r.mean),
-                fmt_ci(r.ci_low, r.ci_high),
-                fmt_count(r.counted),
-                fmt_count(r.zeroed),
-                fmt_count(r.unscored),
-                fmt_count(r.excluded),
-                fmt_count(r.errors),
+                format_pct(r.mean),
+                format_ci(r.ci_low, r.ci_high),
+                format_count(r.counted),
+                format_count(r.zeroed),
+                format_count(r.unscored),
+                format_count(r.excluded),
+                format_count(r.errors),
             ]
         )
     return render_table(headers, rows, [False, False, True, True, True, True, True, True, True])
@@ -186,7 +161,7 @@ def unscored_table_text(unscored: pd.DataFrame) -> list[str]:
     if unscored.empty:
         return []
     rows = [
-        [clean(r.score), clean(r.status), clean(r.reason, 60), fmt_count(r.n)]
+        [clean(r.score), clean(r.status), clean(r.reason, 60), format_count(r.n)]
         for r in unscored.itertuples(index=False)
     ]
     return render_table(["score", "status", "reason", "n"], rows, [False, False, False, True])

@@ -7,7 +7,6 @@ vectorised: no Python loop runs per case.
 
 from __future__ import annotations
 
-import math
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -18,22 +17,13 @@ from .._errors import ConfigurationError
 from .._model._paired import PairedResult, holm, paired
 from .._model._run_data import RunData
 from .._model._scores import ScoreDefinition
-from .._util._fmt import format_pct
-from ._leaderboard import LEADERBOARD_COLUMNS, leaderboard
+from .._util._fmt import format_p, format_p_phrase, format_pct, format_pp, format_pp_ci
 from ._warnings import definition_warnings, primary_of, primary_warning
 
 if TYPE_CHECKING:
     from ..display._plots import ComparisonPlots
 
-__all__ = [
-    "CASE_COLUMNS",
-    "CHANGES",
-    "LEADERBOARD_COLUMNS",  # re-exported from _leaderboard
-    "SUMMARY_COLUMNS",
-    "Comparison",
-    "compare",
-    "leaderboard",
-]
+__all__ = ["CASE_COLUMNS", "CHANGES", "SUMMARY_COLUMNS", "Comparison", "compare"]
 
 SUMMARY_COLUMNS = [
     "score",
@@ -151,13 +141,15 @@ class Comparison:
         return "\n".join(lines)
 
     def _repr_html_(self) -> str:
-        from ..display import comparison_html
+        # a display hook: the display layer sits above this one and loads only when shown
+        from ..display._compare_html import comparison_html
 
         return comparison_html(self)
 
     @property
     def plot(self) -> ComparisonPlots:
         """Plotly figures of this comparison: `comparison.plot.deltas()`."""
+        # a display hook: the display layer sits above this one and loads only when asked
         from ..display._plots import ComparisonPlots
 
         return ComparisonPlots(self)
@@ -168,23 +160,13 @@ def _take(column: pd.Series, rows: np.ndarray) -> Any:
     return column.array.take(rows, allow_fill=True)
 
 
-def _pts(x: float) -> str:
-    return f"{x * 100:+.1f} pts"
-
-
-def _p(x: float) -> str:
-    if math.isnan(x):
-        return "—"
-    return "<0.001" if x < 0.001 else f"{x:.3f}"
-
-
 def _row_text(row: Any) -> str:
     if row.n_paired == 0:
         return "no case counted in both runs"
     return (
-        f"{format_pct(row.mean_a)} → {format_pct(row.mean_b)} ({_pts(row.delta)}, 95% CI"
-        f" {_pts(row.ci_low)} to {_pts(row.ci_high)}) · p {_p(row.p_value)}"
-        f" (Holm {_p(row.p_adjusted)}, {row.test}) · {row.n_paired} paired:"
+        f"{format_pct(row.mean_a)} → {format_pct(row.mean_b)} ({format_pp(row.delta)}, 95% CI"
+        f" {format_pp_ci(row.ci_low, row.ci_high)}) · {format_p_phrase(row.p_value)}"
+        f" (Holm {format_p(row.p_adjusted)}, {row.test}) · {row.n_paired} paired:"
         f" {row.improved} improved, {row.regressed} regressed, {row.same} same"
     )
 
@@ -475,6 +457,3 @@ def _summary_table(
     for col in ("mean_a", "mean_b", "delta", "ci_low", "ci_high"):
         table[col] = table[col].astype(np.float64)
     return table
-
-
-# -- leaderboard ------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
-"""`eb.openai_client`: an OpenAI-compatible SDK client as a judge client.
+"""Judge clients: the `JudgeClient` protocol, and `eb.openai_client` (an OpenAI-compatible SDK
+client as a judge client).
 
-The adapter calls `client.chat.completions.create(model=..., messages=..., tools=[tool],
+A judge client is any callable `(messages, tool) -> reply` (docs/judges.md). The adapter calls
+`client.chat.completions.create(model=..., messages=..., tools=[tool],
 tool_choice=<that tool>, **params)` and returns the forced tool call's `arguments` (JSON text).
 It never imports `openai`: any object with that method works (OpenAI, AsyncOpenAI, Azure, vLLM,
 LiteLLM proxies, ...). SDK errors pass through unchanged so the judge can tell transient ones
@@ -9,13 +11,41 @@ LiteLLM proxies, ...). SDK errors pass through unchanged so the judge can tell t
 
 from __future__ import annotations
 
-import inspect
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, Protocol, TypeAlias
 
 from .._errors import ConfigurationError
+from .._util._inspect import is_async
 
-__all__ = ["OpenAIJudgeClient", "openai_client"]
+__all__ = ["JudgeClient", "JudgeReply", "OpenAIJudgeClient", "openai_client"]
+
+JudgeReply: TypeAlias = Mapping[str, Any] | str | bytes
+"""What a judge client answers: the tool call's arguments, as a mapping or as JSON text."""
+
+
+class JudgeClient(Protocol):
+    """What `eb.judge(..., client=...)` calls, once per vote: `client(messages, tool) -> reply`.
+
+    `messages` is the chat (a list of `{"role", "content"}` dicts), `tool` the
+    `submit_evaluation` function-tool dict built from the score definition and its scale, and
+    the reply the tool call's arguments (`{"score": ..., "justification": ...}` as a mapping or
+    JSON text). It may be `async def` (awaited on the run's loop) or sync (called in the
+    judge's worker threads). It may also carry `model` (a str, kept in metadata and cache keys)
+    and `params` (a mapping, part of the cache keys). Every call gets its own copies of
+    `messages` and `tool`. Exceptions are the judge's to handle: transient ones are retried,
+    the others become `judge_raised` records.
+
+    Example:
+        >>> def fake(messages: list[dict[str, Any]], tool: dict[str, Any]) -> JudgeReply:
+        ...     return {"score": 4, "justification": "clear"}
+        >>> client: JudgeClient = fake
+    """
+
+    def __call__(
+        self, messages: list[dict[str, Any]], tool: dict[str, Any], /
+    ) -> JudgeReply | Awaitable[JudgeReply]:
+        """Ask the model once; return (or resolve to) the tool call's arguments."""
+        ...
 
 
 def _arguments(completion: Any, tool_name: str) -> Any:
@@ -41,7 +71,7 @@ def _arguments(completion: Any, tool_name: str) -> Any:
 
 
 class OpenAIJudgeClient:
-    """A judge client over a sync OpenAI-compatible client (see `eb.openai_client`)."""
+    """A `JudgeClient` over a sync OpenAI-compatible client (see `eb.openai_client`)."""
 
     def __init__(self, create: Callable[..., Any], model: str, params: dict[str, Any]) -> None:
         self._create = create
@@ -68,7 +98,7 @@ class OpenAIJudgeClient:
 
 
 class AsyncOpenAIJudgeClient(OpenAIJudgeClient):
-    """A judge client over an async OpenAI-compatible client (`openai.AsyncOpenAI`)."""
+    """A `JudgeClient` over an async OpenAI-compatible client (`openai.AsyncOpenAI`)."""
 
     async def __call__(self, messages: list[dict[str, Any]], tool: dict[str, Any]) -> Any:
         completion = await self._create(**self.request(messages, tool))
@@ -115,8 +145,7 @@ def openai_client(client: Any, *, model: str, **params: Any) -> OpenAIJudgeClien
             f"eb.openai_client(): {', '.join(sorted(reserved))} are set by the judge; "
             "remove them from the extra parameters"
         )
-    is_async = inspect.iscoroutinefunction(inspect.unwrap(create)) or type(
-        client
-    ).__name__.startswith("Async")
-    cls = AsyncOpenAIJudgeClient if is_async else OpenAIJudgeClient
+    # An SDK's async client may hide its coroutine behind a plain wrapper: its class name says.
+    awaits = is_async(create) or type(client).__name__.startswith("Async")
+    cls = AsyncOpenAIJudgeClient if awaits else OpenAIJudgeClient
     return cls(create, model, dict(params))

@@ -2,7 +2,7 @@
 
 `eb.judge(definition, prompt, client=...)` returns a `Scorer` bound to that one definition. Its
 function is async (votes run concurrently on the run's loop); a sync client is called in the
-judge's worker threads. Every vote goes through `_judge_calls.parse_reply`; the votes are then
+judge's worker threads. Every vote goes through `_replies.parse_reply`; the votes are then
 reduced into one `Score` (normalised to [0, 1], raw values in metadata) or one `ScoreError`.
 """
 
@@ -27,6 +27,8 @@ from .._errors import ConfigurationError
 from .._model._contract import Score, ScoreError
 from .._model._scorers import Scorer
 from .._model._scores import Grader, ScoreDefinition, define_score
+from .._util._inspect import is_async
+from ._clients import JudgeClient
 from ._prompt import Prompt, make_prompt
 from ._replies import ReplyCache, Vote, backoff_delay, is_transient, parse_reply
 
@@ -105,11 +107,6 @@ def _reduce(raws: Sequence[float], reducer: str) -> float:
     return min(v for v, n in counts.items() if n == top)
 
 
-def _is_async(fn: Callable[..., Any]) -> bool:
-    call = getattr(fn, "__call__", None)  # noqa: B004 - callable objects with async __call__
-    return any(f is not None and inspect.iscoroutinefunction(inspect.unwrap(f)) for f in (fn, call))
-
-
 def _check_options(
     scale: object,
     votes: object,
@@ -166,7 +163,7 @@ class _Judge:
         self,
         definition: ScoreDefinition,
         prompt: Prompt,
-        client: Callable[..., Any],
+        client: JudgeClient,
         scale: tuple[float, float],
         votes: int,
         reducer: str,
@@ -182,7 +179,7 @@ class _Judge:
         self.definition = definition
         self.prompt = prompt
         self.client = client
-        self.client_is_async = _is_async(client)
+        self.client_is_async = is_async(client)
         self.low, self.high = scale
         self.votes = votes
         self.reducer = reducer
@@ -359,7 +356,7 @@ def judge(
     definition: ScoreDefinition | str,
     prompt: str | Callable[..., Any],
     *,
-    client: Callable[..., Any],
+    client: JudgeClient,
     scale: tuple[float, float] = (0, 100),
     votes: int = 1,
     reducer: Reducer = "median",
@@ -447,11 +444,4 @@ def judge(
 
     run_judge.__signature__ = state.prompt.signature  # type: ignore[attr-defined]
     run_judge.__name__ = run_judge.__qualname__ = name
-    run_judge.judge = state  # type: ignore[attr-defined]
     return Scorer(run_judge, [d], name=name)
-
-
-def judge_state(s: Scorer) -> _Judge | None:
-    """The judge behind a scorer made by `eb.judge`, else None (for tests and displays)."""
-    state = getattr(s.fn, "judge", None)
-    return state if isinstance(state, _Judge) else None

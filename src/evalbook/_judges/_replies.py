@@ -1,6 +1,7 @@
 """What a judge does with one model call: validate the reply, retry transient errors, cache.
 
-A vote is one call to the judge's client. Its reply is validated in a fixed order (DESIGN §3):
+A vote is one call to the judge's client. Its reply is validated in a fixed order
+(docs/judges.md):
 not parseable / not a mapping / no `score` → `invalid_judge_output`; a score that is not a real
 number, not finite or outside the declared scale → `invalid_score` (never clamped). A client
 exception becomes `judge_raised` once the retries for transient errors are spent.
@@ -13,24 +14,21 @@ import json
 import os
 import random
 import re
-import tempfile
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .._model._contract import InvalidScore, safe_repr, validate_on_scale
+from .._util._fs import write_text
 
 __all__ = [
-    "JUDGE_CODES",
     "ReplyCache",
     "Vote",
     "backoff_delay",
     "is_transient",
     "parse_reply",
 ]
-
-JUDGE_CODES = ("judge_raised", "invalid_judge_output", "invalid_score")
 
 # A reply wrapped in a Markdown code fence: ```json\n{...}\n``` (the language tag is optional).
 _FENCE = re.compile(r"\A```[A-Za-z0-9_+-]*[ \t]*\n?(.*?)\n?[ \t]*```\Z", re.S)
@@ -55,7 +53,7 @@ class Vote:
     raw: float | None = None  # the validated raw score; None when the vote is invalid
     shown: int | float | None = None  # the raw score as the judge wrote it (int stays int)
     justification: str | None = None
-    code: str | None = None  # one of JUDGE_CODES when the vote is invalid
+    code: str | None = None  # judge_raised | invalid_judge_output | invalid_score, if invalid
     message: str | None = None
     cached: bool = False
     tries: int = 1
@@ -251,11 +249,4 @@ class ReplyCache:
             return
         path = self._path(key)
         path.parent.mkdir(parents=True, exist_ok=True)
-        fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=".tmp-", suffix=".json")
-        try:
-            with os.fdopen(fd, "w", encoding="utf-8") as fh:
-                fh.write(text)
-            os.replace(tmp, path)
-        except BaseException:
-            Path(tmp).unlink(missing_ok=True)
-            raise
+        write_text(path, text)

@@ -1,30 +1,47 @@
 """How runs and comparisons look in a notebook: static HTML, widgets, plots.
 
-The static HTML needs nothing beyond pandas; widgets (ipywidgets) and plots (plotly) are
-imported only when asked for, so `import evalbook` stays light.
+`show` is the one public name. The static HTML needs nothing beyond pandas; widgets
+(ipywidgets) and plots (plotly) are imported only when asked for, so `import evalbook` stays
+light.
 """
 
 from __future__ import annotations
 
+import importlib
+import warnings
 from typing import Any
 
-from ._cases import CaseFilter, case_html, filter_cases
-from ._compare_html import comparison_html, comparison_text
-from ._html import headline_html, headline_only_html, run_html, summary_html, unscored_html
+__all__ = ["show"]
 
-__all__ = [
-    "CaseFilter",
-    "case_html",
-    "comparison_html",
-    "comparison_text",
-    "filter_cases",
-    "headline_html",
-    "headline_only_html",
-    "run_html",
-    "show",
-    "summary_html",
-    "unscored_html",
-]
+# Names this package exported up to 0.1.0, and the private module that holds each now. They
+# stay importable (with a DeprecationWarning) for one release.
+_DEPRECATED = {
+    "CaseFilter": "._cases",
+    "case_html": "._cases",
+    "filter_cases": "._cases",
+    "comparison_html": "._compare_html",
+    "comparison_text": "._compare_html",
+    "headline_html": "._html",
+    "headline_only_html": "._html",
+    "run_html": "._html",
+    "summary_html": "._html",
+    "unscored_html": "._html",
+}
+
+
+def __getattr__(name: str) -> Any:
+    """The names exported up to 0.1.0, with a DeprecationWarning (removed in the next release)."""
+    module = _DEPRECATED.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    warnings.warn(
+        f"evalbook.display.{name} is deprecated and will be removed in the next release; "
+        "use eb.show(obj), or the object's own HTML repr",
+        DeprecationWarning,
+        stacklevel=2,
+    )
+    value: Any = getattr(importlib.import_module(module, __name__), name)
+    return value
 
 
 def show(obj: Any) -> Any:
@@ -43,6 +60,7 @@ def show(obj: Any) -> Any:
         ['Headline', 'Scores', 'Unscored reasons', 'Cases']
     """
     try:
+        # ipywidgets is optional (the notebook extra): imported only when a widget is asked for
         from ._widgets import show as _show
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(

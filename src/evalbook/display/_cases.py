@@ -9,12 +9,13 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from ._style import BORDER, MUTED, badge, box, esc, fmt_num, is_missing, root
+from .._util._fmt import format_num
+from ._style import BORDER, MUTED, badge, box, esc, is_missing, root
 
 if TYPE_CHECKING:
     from .._model._run_data import RunData
 
-__all__ = ["CaseFilter", "case_html", "case_list_html", "filter_cases"]
+__all__ = ["CaseFilter", "case_html", "filter_cases"]
 
 ALL = "all"
 
@@ -94,8 +95,8 @@ def _input_html(run: RunData, pos: int) -> str:
 
 def _record_html(r: Any, label: str) -> str:
     status = str(r["status"])
-    value = "" if is_missing(r["value"]) else fmt_num(r["value"])
-    counted = "not counted" if is_missing(r["counted"]) else f"counted {fmt_num(r['counted'])}"
+    value = "" if is_missing(r["value"]) else format_num(r["value"])
+    counted = "not counted" if is_missing(r["counted"]) else f"counted {format_num(r['counted'])}"
     head = (
         f'<div><span style="font-weight: 600">{esc(label)}</span> '
         f'<span style="{MUTED}; font-size: 11px">{esc(r["score"])}</span> '
@@ -167,30 +168,3 @@ def case_html(run: RunData, pos: int) -> str:
         + "".join(_record_html(r, labels.get(str(r["score"]), "")) for _, r in records.iterrows())
     )
     return root(box(body, kind="case"), "case-view")
-
-
-def case_list_html(run: RunData, positions: np.ndarray, score: str | None, limit: int = 200) -> str:
-    """A compact list of cases: id, outcome and the value of `score`."""
-    cases = run.cases
-    names = [d.name for d in run.definitions]
-    values: np.ndarray | None = None
-    if score is not None and score in names:
-        values = run.scores["value"].to_numpy()[names.index(score) :: len(names)]
-    rows = []
-    for pos in positions[:limit]:
-        c = cases.iloc[int(pos)]
-        outcome = "pending" if is_missing(c["outcome"]) else str(c["outcome"])
-        v = "" if values is None else fmt_num(values[int(pos)])
-        rows.append(
-            f'<div style="display: flex; gap: 10px; border-bottom: {BORDER}; padding: 2px 0">'
-            f'<span style="flex: 0 1 220px; overflow-wrap: anywhere">{esc(c["case_id"])}</span>'
-            f'<span style="flex: 0 0 90px">{badge(outcome.replace("_", " "), outcome)}</span>'
-            f'<span style="flex: 0 0 60px">{esc(v)}</span>'
-            f'<span style="flex: 1 1 auto; {MUTED}; overflow: hidden; white-space: nowrap; '
-            f'text-overflow: ellipsis">{esc(_text_of(c["output"])[:160])}</span></div>'
-        )
-    more = len(positions) - limit
-    tail = f'<div style="{MUTED}">… and {more} more</div>' if more > 0 else ""
-    if not rows:
-        return f'<div style="{MUTED}">No case matches these filters.</div>'
-    return "".join(rows) + tail

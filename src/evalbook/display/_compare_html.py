@@ -1,4 +1,4 @@
-"""Static HTML of a comparison, from its documented attributes only (DESIGN §7).
+"""Static HTML of a comparison, from its documented attributes only (docs/comparing.md).
 
 `Comparison.summary`: `score, label, mean_a, mean_b, delta, ci_low, ci_high, p_value,
 p_adjusted, n_paired, improved, regressed, same, test`; `Comparison.cases`: `case_id, score, a,
@@ -12,21 +12,8 @@ from typing import Any
 
 import pandas as pd
 
-from ._style import (
-    BORDER,
-    MUTED,
-    STATUS_COLORS,
-    badge,
-    box,
-    esc,
-    fmt_num,
-    fmt_p,
-    is_missing,
-    pct,
-    pct_ci,
-    root,
-    signed_pct,
-)
+from .._util._fmt import format_num, format_p, format_p_phrase, format_pct, format_pp, format_pp_ci
+from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, is_missing, root
 
 __all__ = ["comparison_html", "comparison_names", "comparison_text", "warnings_html"]
 
@@ -69,26 +56,26 @@ def _delta_color(row: Any) -> str:
 def _score_row(row: Any, name_a: str, name_b: str) -> str:
     label, name = str(row["label"]), str(row["score"])
     sub = f' <span style="{MUTED}; font-size: 11px">{esc(name)}</span>' if label != name else ""
-    p = fmt_p(row["p_value"])
+    p = format_p_phrase(row["p_value"])
     if "p_adjusted" in row and not is_missing(row["p_adjusted"]):
-        p += f" (adjusted {fmt_p(row['p_adjusted']).removeprefix('p ').strip('= ')})"
+        p += f" (Holm {format_p(row['p_adjusted'])})"
     test = f" · {row['test']}" if "test" in row and not is_missing(row["test"]) else ""
     counts = (
         badge(f"▲ improved {int(row['improved'])}", "improved")
         + badge(f"▼ regressed {int(row['regressed'])}", "regressed")
         + badge(f"= same {int(row['same'])}", "same")
     )
-    ci = pct_ci(row["ci_low"], row["ci_high"])
-    ci_text = f"95% CI [{signed_pct(row['ci_low'])}, {signed_pct(row['ci_high'])}]" if ci else ""
+    ci = format_pp_ci(row["ci_low"], row["ci_high"])
+    ci_text = f"95% CI {ci}" if ci else ""
     inner = (
         f'<div style="font-weight: 600">{esc(label)}{sub}</div>'
         f'<div style="display: flex; gap: 14px; align-items: baseline; flex-wrap: wrap">'
-        f'<span>{esc(pct(row["mean_a"]))} <span style="{MUTED}">({esc(name_a)})</span> → '
-        f'{esc(pct(row["mean_b"]))} <span style="{MUTED}">({esc(name_b)})</span></span>'
+        f'<span>{esc(format_pct(row["mean_a"]))} <span style="{MUTED}">({esc(name_a)})</span> → '
+        f'{esc(format_pct(row["mean_b"]))} <span style="{MUTED}">({esc(name_b)})</span></span>'
         f'<span style="font-size: 18px; font-weight: 650; color: {_delta_color(row)}">'
-        f"{esc(signed_pct(row['delta']))}</span>"
+        f"{esc(format_pp(row['delta']))}</span>"
         f'<span style="{MUTED}">{esc(ci_text)}</span></div>'
-        f'<div style="{MUTED}; font-size: 12px">{esc(p)} · {fmt_num(row["n_paired"])} paired'
+        f'<div style="{MUTED}; font-size: 12px">{esc(p)} · {format_num(row["n_paired"])} paired'
         f"{esc(test)}</div><div>{counts}</div>"
     )
     return box(inner, kind="comparison-score", extra="margin-bottom: 8px")
@@ -116,9 +103,9 @@ def regressions_html(cases: pd.DataFrame, limit: int = 20) -> str:
         f'<div style="display: flex; gap: 10px; border-bottom: {BORDER}; padding: 2px 0">'
         f'<span style="flex: 0 1 200px; overflow-wrap: anywhere">{esc(r["case_id"])}</span>'
         f'<span style="flex: 0 1 180px; overflow-wrap: anywhere; {MUTED}">{esc(r["score"])}</span>'
-        f'<span style="flex: 0 0 120px">{fmt_num(r["a"])} → {fmt_num(r["b"])}</span>'
+        f'<span style="flex: 0 0 120px">{format_num(r["a"])} → {format_num(r["b"])}</span>'
         f'<span style="flex: 0 0 80px; color: {STATUS_COLORS["regressed"]}">'
-        f"{esc(signed_pct(r['delta']))}</span></div>"
+        f"{esc(format_pp(r['delta']))}</span></div>"
         for _, r in worst.iterrows()
     )
     return rows
@@ -155,9 +142,9 @@ def comparison_text(comp: Any) -> str:
     lines += [f"  ⚠ {w}" for w in comp.warnings]
     for _, r in comp.summary.iterrows():
         lines.append(
-            f"  {r['score']}: {pct(r['mean_a'])} → {pct(r['mean_b'])}  "
-            f"Δ {signed_pct(r['delta'])} [{signed_pct(r['ci_low'])}, {signed_pct(r['ci_high'])}]"
-            f"  {fmt_p(r['p_value'])}  improved {int(r['improved'])} · regressed "
+            f"  {r['score']}: {format_pct(r['mean_a'])} → {format_pct(r['mean_b'])}  "
+            f"Δ {format_pp(r['delta'])} {format_pp_ci(r['ci_low'], r['ci_high'])}"
+            f"  {format_p_phrase(r['p_value'])}  improved {int(r['improved'])} · regressed "
             f"{int(r['regressed'])} · same {int(r['same'])}"
         )
     return "\n".join(lines)

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
-from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, pct, pct_ci, root
+from .._util._fmt import format_ci, format_pct
+from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, root
 
 if TYPE_CHECKING:
     from .._model._run_data import RunData
@@ -47,7 +48,7 @@ def _counts_line(row: Any) -> str:
 
 def _headline_inner(h: Headline, row: Any = None) -> str:
     name = "passed rate (no primary score)" if h.score is None else h.score
-    ci = "" if h.ci is None else f"95% CI {pct_ci(h.ci[0], h.ci[1])}"
+    ci = "" if h.ci is None else f"95% CI {format_ci(h.ci[0], h.ci[1])}"
     badges = "".join(
         badge(f"{label} {h.counts.get(key, 0)}", key) for key, label in _OUTCOME_LABELS
     )
@@ -63,10 +64,10 @@ def _headline_inner(h: Headline, row: Any = None) -> str:
         f'<div style="{MUTED}; font-size: 11px; '
         f'letter-spacing: 0.04em">Headline · {esc(name)}</div>'
         f'<div style="display: flex; align-items: baseline; gap: 10px; flex-wrap: wrap">'
-        f'<span style="font-size: 30px; font-weight: 650">{esc(pct(h.value))}</span>'
+        f'<span style="font-size: 30px; font-weight: 650">{esc(format_pct(h.value))}</span>'
         f'<span style="font-size: 15px; font-weight: 600">{esc(h.label)}</span>'
         f'<span style="{MUTED}">{esc(ci)}</span></div>'
-        f"<div>completed <b>{esc(pct(h.completion))}</b> · {h.n_cases} cases</div>"
+        f"<div>completed <b>{esc(format_pct(h.completion))}</b> · {h.n_cases} cases</div>"
         f'<div style="margin-top: 4px">{badges}</div>{counts}'
     )
 
@@ -98,8 +99,9 @@ def _score_card(row: Any) -> str:
     sub = f'<div style="{MUTED}; font-size: 11px">{esc(name)}</div>' if label != name else ""
     inner = (
         f'<div style="font-weight: 600">{esc(label)} {tags}</div>{sub}'
-        f'<div><span style="font-size: 20px; font-weight: 600">{esc(pct(row["mean"]))}</span> '
-        f'<span style="{MUTED}">{esc(pct_ci(row["ci_low"], row["ci_high"]))}</span></div>'
+        f'<div><span style="font-size: 20px; font-weight: 600">{esc(format_pct(row["mean"]))}'
+        "</span> "
+        f'<span style="{MUTED}">{esc(format_ci(row["ci_low"], row["ci_high"]))}</span></div>'
         f'<div style="{MUTED}; font-size: 12px">{esc(_counts_line(row))}</div>'
     )
     return box(inner, kind="score", extra="min-width: 190px; flex: 0 1 230px; padding: 8px 12px")
@@ -141,7 +143,8 @@ def unscored_html(unscored: pd.DataFrame, summary: pd.DataFrame) -> str:
                 f'<span style="flex: 0 1 240px; overflow-wrap: anywhere">{esc(r["reason"])}</span>'
                 f'<span style="flex: 0 0 42px; text-align: right; font-weight: 600">{int(r["n"])}'
                 f"</span>"
-                f'<span style="flex: 0 0 52px; text-align: right; {MUTED}">{esc(pct(share))}</span>'
+                f'<span style="flex: 0 0 52px; text-align: right; {MUTED}">'
+                f"{esc(format_pct(share))}</span>"
                 f"{_bar(share, STATUS_COLORS.get(status, '#6b7280'))}</div>"
             )
         label = labels.get(str(score), str(score))
@@ -165,8 +168,8 @@ def summary_html(summary: pd.DataFrame) -> str:
         name = esc(r["score"])
         values = [
             f"{label}<br><span style='{MUTED}; font-size: 11px'>{name}</span>",
-            esc(pct(r["mean"])),
-            esc(pct_ci(r["ci_low"], r["ci_high"])) or "—",
+            esc(format_pct(r["mean"])),
+            esc(format_ci(r["ci_low"], r["ci_high"])) or "—",
             *(str(int(r[k])) for k in ("counted", "unscored", "errors", "excluded", "zeroed")),
         ]
         out.extend(f'<div style="{cell}">{v}</div>' for v in values)

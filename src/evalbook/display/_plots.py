@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 
 from .._model._run_data import RunData
-from .._util._text import visible
+from ._compare_html import comparison_names
 from ._style import STATUS_COLORS
 
 __all__ = ["ComparisonPlots", "RunPlots", "deltas_figure", "distribution_figure", "unscored_figure"]
@@ -24,7 +24,7 @@ _PALETTE = ["#d97706", "#dc2626", "#7c3aed", "#0891b2", "#db2777", "#65a30d", "#
 
 def _go() -> Any:
     try:
-        import plotly.graph_objects as go
+        import plotly.graph_objects as go  # optional (the notebook extra): only for a plot
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(
             'plots need plotly: pip install "evalbook[notebook]" (or pip install plotly)'
@@ -40,7 +40,7 @@ def _figure_class() -> Any:
         """A `go.Figure` that renders in exported notebooks too (plotly mimetype + HTML)."""
 
         def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kw: Any) -> Any:
-            import plotly.io as pio
+            import plotly.io as pio  # optional, like plotly.graph_objects above
 
             spec = self.to_plotly_json()
             spec["config"] = {"displaylogo": False}
@@ -53,7 +53,7 @@ def _figure_class() -> Any:
 
         def _ipython_display_(self) -> None:
             # plotly's own hook shows only the default renderer's output; show the full bundle.
-            from IPython import display as ipython_display
+            from IPython import display as ipython_display  # optional: only inside IPython
 
             display: Any = ipython_display.display
             display(self._repr_mimebundle_(), raw=True)
@@ -80,8 +80,7 @@ def _figure(**kwargs: Any) -> Any:
 
 
 def _labels(run: RunData) -> dict[str, str]:
-    # plotly's JSON (orjson) rejects lone surrogates: every user text shown goes via `visible`
-    return {d.name: visible(d.display_label()) for d in run.definitions}
+    return {d.name: d.display_label() for d in run.definitions}
 
 
 def unscored_figure(run: RunData) -> Any:
@@ -108,7 +107,7 @@ def unscored_figure(run: RunData) -> Any:
     keys = list(dict.fromkeys(zip(table["status"], table["reason"], strict=True)))
     for i, (status, reason) in enumerate(keys):
         part = table[(table["status"] == status) & (table["reason"] == reason)]
-        shown = visible(f"{status}: {reason}")
+        shown = f"{status}: {reason}"
         counts = part.groupby(part["score"].astype(str))["n"].sum().reindex(names, fill_value=0)
         color = _PALETTE[i % len(_PALETTE)]
         traces.append(
@@ -124,7 +123,7 @@ def unscored_figure(run: RunData) -> Any:
     n = int(summary["n_cases"].max()) if len(summary) else 0
     fig.update_layout(
         barmode="stack",
-        title=visible(f"Unscored reasons and errors · {run.name}"),
+        title=f"Unscored reasons and errors · {run.name}",
         yaxis_title=f"records (of {n} cases)",
         legend_title_text="status: reason",
     )
@@ -155,7 +154,7 @@ def distribution_figure(run: RunData, score: str | None = None) -> Any:
     fig = _figure(data=traces)
     fig.update_layout(
         barmode="overlay",
-        title=visible(f"Score distribution · {run.name}"),
+        title=f"Score distribution · {run.name}",
         xaxis={"title": "recorded value", "range": [0, 1]},
         yaxis_title="records",
     )
@@ -164,8 +163,6 @@ def distribution_figure(run: RunData, score: str | None = None) -> Any:
 
 def deltas_figure(comp: Any) -> Any:
     """Per score: the paired delta (B − A) with its 95 % CI as error bars."""
-    from ._compare_html import comparison_names
-
     name_a, name_b = comparison_names(comp)
     s: pd.DataFrame = comp.summary
     s = s[s["delta"].notna()]
@@ -179,7 +176,7 @@ def deltas_figure(comp: Any) -> Any:
     ]
     trace = go.Scatter(
         x=delta,
-        y=[visible(str(v)) for v in s["label"]],
+        y=[str(v) for v in s["label"]],
         mode="markers",
         marker={"size": 11, "color": colors},
         error_x={"type": "data", "symmetric": False, "array": plus, "arrayminus": minus},
@@ -189,7 +186,7 @@ def deltas_figure(comp: Any) -> Any:
     fig = _figure(data=[trace])
     fig.add_vline(x=0, line_dash="dot", line_color="rgba(127,127,127,0.8)")
     fig.update_layout(
-        title=visible(f"{name_b} − {name_a} (percentage points, 95% CI)"),
+        title=f"{name_b} − {name_a} (pp, 95% CI)",
         xaxis_title="delta (pp)",
         showlegend=False,
         height=max(220, 80 + 50 * len(s)),

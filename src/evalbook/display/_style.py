@@ -1,4 +1,7 @@
-"""Shared building blocks of the static HTML: escaping, inline styles, number formatting.
+"""Shared building blocks of the static HTML: escaping and inline styles.
+
+Numbers are spelled by `evalbook._util._fmt` (the one formatter of every view); the HTML
+escapes what it returns like any other text.
 
 Every style is an inline `style=` attribute (JupyterLab strips `<style>` blocks from untrusted
 outputs); colours inherit the theme's text colour and borders are translucent so that light and
@@ -8,12 +11,10 @@ dark themes both work.
 from __future__ import annotations
 
 import html
-import math
+import re
 from typing import Any
 
 import pandas as pd
-
-from .._util._text import visible
 
 __all__ = [
     "BORDER",
@@ -22,13 +23,8 @@ __all__ = [
     "badge",
     "box",
     "esc",
-    "fmt_num",
-    "fmt_p",
     "is_missing",
-    "pct",
-    "pct_ci",
     "root",
-    "signed_pct",
 ]
 
 FONT = (
@@ -57,6 +53,14 @@ STATUS_COLORS: dict[str, str] = {
     "pending": "#6b7280",
 }
 
+# Control characters other than newline and tab: shown as their escape (`\x1b`), since a
+# browser would drop them or draw a replacement box, and the reader should see what is there.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _escaped(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape").decode("ascii")
+
 
 def is_missing(x: Any) -> bool:
     """True for None, NaN, NaT and pandas' NA (scalars only; containers are never missing)."""
@@ -70,52 +74,15 @@ def is_missing(x: Any) -> bool:
 def esc(x: Any) -> str:
     """HTML-escape any value's text (quotes too); missing values become an empty string.
 
-    Lone surrogates are shown as escapes (`visible`), so the HTML is always valid UTF-8.
+    Control characters other than newline and tab are shown as escapes (`\\x1b`).
+
+    Example:
+        >>> esc("<b>a\x1b</b>")
+        '&lt;b&gt;a\\\\x1b&lt;/b&gt;'
     """
-    if x is None or (isinstance(x, float) and math.isnan(x)):
+    if is_missing(x):
         return ""
-    return html.escape(visible(str(x)), quote=True)
-
-
-def pct(x: Any) -> str:
-    """A percentage for display (`—` when missing), via the scoring module's formatter."""
-    from .._util._fmt import format_pct
-
-    return format_pct(None if is_missing(x) else float(x))
-
-
-def pct_ci(lo: Any, hi: Any) -> str:
-    """`[40%, 63%]`, or an empty string when there is no interval."""
-    if is_missing(lo) or is_missing(hi):
-        return ""
-    return f"[{pct(lo)}, {pct(hi)}]"
-
-
-def signed_pct(x: Any) -> str:
-    """A difference in percentage points with its sign: `+4.0 pp`, `−2.5 pp`, `0 pp`."""
-    if is_missing(x):
-        return "—"
-    v = float(x) * 100
-    if v == 0:
-        return "0 pp"
-    sign = "+" if v > 0 else "−"
-    return f"{sign}{abs(v):.1f} pp"
-
-
-def fmt_num(x: Any, digits: int = 3) -> str:
-    """A plain number (`—` when missing)."""
-    if is_missing(x):
-        return "—"
-    v = float(x)
-    return str(int(v)) if v.is_integer() else f"{v:.{digits}g}"
-
-
-def fmt_p(x: Any) -> str:
-    """A p-value: `p = 0.032`, `p < 0.001`, or `p = —`."""
-    if is_missing(x):
-        return "p = —"
-    v = float(x)
-    return "p < 0.001" if v < 0.001 else f"p = {v:.3g}"
+    return html.escape(_CONTROL.sub(_escaped, str(x)), quote=True)
 
 
 def badge(text: str, status: str, title: str = "") -> str:

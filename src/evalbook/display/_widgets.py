@@ -14,11 +14,11 @@ import numpy as np
 import pandas as pd
 
 from .._model._run_data import RunData
-from .._util._text import visible
+from .._util._fmt import format_num, format_pp
 from ._cases import ALL, CaseFilter, case_html, filter_cases
 from ._compare_html import comparison_html, comparison_names, comparison_text, warnings_html
 from ._html import run_cards_html, run_header_html, run_html, summary_html, unscored_html
-from ._style import MUTED, esc, fmt_num, root, signed_pct
+from ._style import MUTED, esc, root
 
 __all__ = ["CaseExplorer", "ComparisonView", "RunView"]
 
@@ -55,7 +55,7 @@ class CaseExplorer(w.VBox):  # type: ignore[misc]
         small = w.Layout(width="190px")
         self.outcome = w.Dropdown(options=_OUTCOMES, value=ALL, description="outcome", layout=small)
         self.score = w.Dropdown(
-            options=[(visible(f"{labels[n]} ({n})") if labels[n] != n else n, n) for n in names],
+            options=[(f"{labels[n]} ({n})" if labels[n] != n else n, n) for n in names],
             value=names[0] if names else None,
             description="score",
             layout=w.Layout(width="280px"),
@@ -102,8 +102,8 @@ class CaseExplorer(w.VBox):  # type: ignore[misc]
         for pos in positions[:_MAX_OPTIONS]:
             c = cases.iloc[int(pos)]
             outcome = "pending" if pd.isna(c["outcome"]) else str(c["outcome"])
-            value = "" if values is None else f" · {fmt_num(values[int(pos)])}"
-            options.append((visible(f"{c['case_id']} · {outcome}{value}"), int(pos)))
+            value = "" if values is None else f" · {format_num(values[int(pos)])}"
+            options.append((f"{c['case_id']} · {outcome}{value}", int(pos)))
         shown = f" (first {_MAX_OPTIONS} listed)" if len(positions) > _MAX_OPTIONS else ""
         self.count.value = (
             f'<span style="{MUTED}">{len(positions)} of {len(cases)} cases match{shown}</span>'
@@ -164,7 +164,7 @@ class ComparisonView(_Static):
         )
         super().__init__([self.tabs])
         self._static_html = comparison_html(comp)
-        self._static_text = visible(comparison_text(comp))
+        self._static_text = comparison_text(comp)
         self._refresh()
 
     def _refresh(self, _change: Any = None) -> None:
@@ -178,15 +178,11 @@ class ComparisonView(_Static):
         options = []
         for i in rows[:_MAX_OPTIONS]:
             r = table.iloc[int(i)]
-            options.append(
-                (
-                    visible(
-                        f"{r['case_id']} · {r['score']} · {fmt_num(r['a'])} → {fmt_num(r['b'])} "
-                        f"({signed_pct(r['delta'])})"
-                    ),
-                    int(i),
-                )
+            label = (
+                f"{r['case_id']} · {r['score']} · {format_num(r['a'])} → {format_num(r['b'])} "
+                f"({format_pp(r['delta'])})"
             )
+            options.append((label, int(i)))
         self.count.value = f'<span style="{MUTED}">{len(rows)} of {len(table)} pairs match</span>'
         self.cases.options = options
         self.cases.value = options[0][1] if options else None

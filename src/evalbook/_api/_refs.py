@@ -1,0 +1,167 @@
+"""What the CLI and the `%eval` magics share: finding the run a user names, exporting a table.
+
+RUN is a variable (magics only), a run folder, or a run name or id in a store (the latest
+run of that name wins). An export writes one table as CSV or Parquet, by the file's
+extension. Both shells call these and turn a `RefError` into their own kind of error (one
+line on stderr for the CLI, a `UsageError` in IPython), so that they resolve and export alike.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .._store._load import runs
+from ._entry import load_run
+from ._run import Run
+
+__all__ = ["EXPORT_SUFFIXES", "TABLES", "Exported", "RefError", "export_table", "resolve_run"]
+
+TABLES: tuple[str, ...] = ("scores", "cases", "summary", "unscored", "wide")
+EXPORT_SUFFIXES: dict[str, str] = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
+
+_TABLE_OF: dict[str, Callable[[Run], pd.DataFrame]] = {
+    "scores": lambda run: run.scores,
+    "cases": lambda run: run.cases,
+    "summary": lambda run: run.summary(),
+    "unscored": lambda run: run.unscored(),
+    "wide": lambda run: run.wide(),
+}
+
+
+class RefError(Exception):
+    """A run, store or file the user named cannot be used; the message says why in one line."""
+
+
+# -- resolving RUN ---------------------------------------------------------------------------
+
+
+def _is_run_folder(path: Path) -> bool:
+    return path.is_dir() and any((path / f).is_file() for f in ("events.jsonl", "summary.json"))
+
+
+def _load(path: Path) -> Run:
+    try:
+        return load_run(path)
+    except (OSError, ValueError, KeyError) as exc:
+        raise RefError(f"cannot read the run at {path}: {exc}") from None
+
+
+def _matches(table: pd.DataFrame, ref: str) -> pd.DataFrame:
+    return table[(table["name"].astype(str) == ref) | (table["id"].astype(str) == ref)]
+
+
+def resolve_run(
+    ref: str,
+    store: str | os.PathLike[str] = "runs",
+    namespace: Mapping[str, Any] | None = None,
+) -> Run:
+    """The run `ref` names: a variable of `namespace` holding a Run, a run folder, or the
+    latest run named (or with id) `ref` in `store`.
+
+    Raises:
+        RefError: nothing of that name, or the run's folder cannot be read.
+
+    Example:
+        >>> import pandas as pd, evalbook as eb
+        >>> run = eb.run(pd.DataFrame({"x": [1]}), task=lambda x: x, store=None,
+        ...              scorers=[lambda output: 1.0], progress=False)
+        >>> resolve_run("run", namespace={"run": run}) is run
+        True
+    """
+    if namespace is not None and ref.isidentifier() and isinstance(namespace.get(ref), Run):
+        found: Run = namespace[ref]
+        return found
+    path = Path(ref).expanduser()
+    if _is_run_folder(path):
+        return _load(path)
+    store_dir = Path(store).expanduser()
+    if _is_run_folder(store_dir / ref):
+        return _load(store_dir / ref)
+    table = runs(store_dir) if store_dir.is_dir() else None
+    if path.is_dir() and (table is None or _matches(table, ref).empty):
+        return _load(path)  # a folder that is not a run: loading it says so
+    hint = ""
+    if namespace is not None and ref in namespace:
+        hint = f" ({ref} is a {type(namespace[ref]).__name__}, not a Run)"
+    if table is None:
+        raise RefError(
+            f"no run named {ref!r}{hint}: it is not a run folder and there is no run store at "
+            f"{store_dir}/ (pass --store DIR)"
+        )
+    matches = _matches(table, ref)
+    if matches.empty:
+        names = sorted({str(n) for n in table["name"]})
+        known = ", ".join(names[:10]) + (" …" if len(names) > 10 else "") if names else "none"
+        raise RefError(
+            f"no run named {ref!r} in the store {store_dir}/ (runs there: {known}){hint}"
+        )
+    latest = matches.sort_values("started_at", kind="stable").iloc[-1]
+    return _load(Path(str(latest["path"])))
+
+
+# -- export ------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Exported:
+    """What `export_table` wrote: the file, which table, how many rows."""
+
+    path: Path
+    table: str
+    rows: int
+
+
+def _parquet_ready(table: pd.DataFrame) -> pd.DataFrame:
+    """Object columns holding anything but text (task outputs) become JSON text."""
+    out = table.copy()
+    for col in out.columns:
+        values = out[col]
+        if values.dtype == object and not all(v is None or isinstance(v, str) for v in values):
+            out[col] = [
+                v if v is None or isinstance(v, str) else json.dumps(v, default=str) for v in values
+            ]
+    return out
+
+
+def export_table(run: Run, path: str | os.PathLike[str], table: str = "scores") -> Exported:
+    """Write one of the run's tables to `path`, as CSV or Parquet by its extension.
+
+    Args:
+        run: The run.
+        path: A file ending in `.csv`, `.parquet` or `.pq` (folders are made as needed).
+        table: `scores` (the long table, the default), `cases`, `summary`, `unscored`
+            or `wide`.
+
+    Raises:
+        RefError: an unknown extension or table, or the file cannot be written.
+
+    Example:
+        >>> import pandas as pd, evalbook as eb, tempfile, pathlib
+        >>> run = eb.run(pd.DataFrame({"x": [1, 2]}), task=lambda x: x, store=None,
+        ...              scorers=[lambda output: 1.0], progress=False)
+        >>> export_table(run, pathlib.Path(tempfile.mkdtemp()) / "scores.csv").rows
+        2
+    """
+    target = Path(path).expanduser()
+    kind = EXPORT_SUFFIXES.get(target.suffix.lower())
+    if kind is None:
+        raise RefError(f"{path}: the file name must end in .csv, .parquet or .pq")
+    if table not in _TABLE_OF:
+        raise RefError(f"unknown table {table!r}; the tables are {', '.join(TABLES)}")
+    frame = _TABLE_OF[table](run)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        if kind == "csv":
+            frame.to_csv(target, index=False)
+        else:
+            _parquet_ready(frame).to_parquet(target, index=False)
+    except OSError as exc:
+        raise RefError(f"cannot write {path}: {exc.strerror or exc}") from None
+    return Exported(target, table, len(frame))

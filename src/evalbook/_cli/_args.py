@@ -1,0 +1,116 @@
+"""What every CLI command shares: exit codes, the one-line user error, argument types.
+
+Exit codes: 0 success · 1 a gate condition failed · 2 bad usage or a user error (missing
+file, unknown run, bad number, unknown score, configuration error) · 3 an unexpected error.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import sys
+from typing import NoReturn
+
+__all__ = [
+    "EXIT_GATE_FAILED",
+    "EXIT_OK",
+    "EXIT_UNEXPECTED",
+    "EXIT_USAGE",
+    "CliError",
+    "Parser",
+    "count",
+    "fraction",
+    "one_line",
+    "positive_int",
+    "say_error",
+    "seconds",
+]
+
+EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_UNEXPECTED = 0, 1, 2, 3
+
+
+class CliError(Exception):
+    """A user error: reported as one line on stderr, with exit code `code`."""
+
+    def __init__(self, message: str, code: int = EXIT_USAGE) -> None:
+        super().__init__(message)
+        self.code = code
+
+
+def one_line(text: str) -> str:
+    """`text` with its whitespace (newlines too) squeezed to single spaces."""
+    return " ".join(str(text).split())
+
+
+def say_error(message: str, prog: str = "evalbook") -> None:
+    """Write `prog: error: message` as one line on stderr."""
+    sys.stderr.write(f"{prog}: error: {one_line(message)}\n")
+    sys.stderr.flush()
+
+
+class Parser(argparse.ArgumentParser):
+    """An ArgumentParser whose usage errors are one line on stderr (exit 2)."""
+
+    def error(self, message: str) -> NoReturn:
+        say_error(f"{message} (see '{self.prog} --help')", prog=self.prog)
+        raise SystemExit(EXIT_USAGE)
+
+
+# -- argument types: each says what it expected --------------------------------------------
+
+
+def _number(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
+    if not math.isfinite(value):
+        raise argparse.ArgumentTypeError(f"expected a finite number, got {text!r}")
+    return value
+
+
+def _whole(text: str, low: int) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        value = low - 1
+    if value < low:
+        raise argparse.ArgumentTypeError(f"expected a whole number >= {low}, got {text!r}")
+    return value
+
+
+def positive_int(text: str) -> int:
+    """An integer >= 1."""
+    return _whole(text, 1)
+
+
+def count(text: str) -> int:
+    """An integer >= 0."""
+    return _whole(text, 0)
+
+
+def seconds(text: str) -> float:
+    """A number of seconds > 0."""
+    value = _number(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
+
+
+def fraction(text: str) -> float:
+    """A fraction in [0, 1], written `0.8` or `80%`.
+
+    Example:
+        >>> fraction("80%"), fraction("0.25")
+        (0.8, 0.25)
+    """
+    raw = text.strip()
+    percent = raw.endswith("%")
+    value = _number(raw[:-1] if percent else raw)
+    if percent:
+        value /= 100
+    if not 0 <= value <= 1:
+        raise argparse.ArgumentTypeError(
+            f"expected a fraction between 0 and 1 (e.g. 0.8 or 80%), got {text!r}"
+        )
+    return value

@@ -1,0 +1,268 @@
+"""The CI gate's logic: conditions over a run's summary, each checked with its observed value.
+
+`evalbook gate` (docs/cli.md) parses its options into a `GateSpec`, calls `check_gate` and
+prints the `Check`s; nothing here reads files or prints.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from .._model._run_data import RunData
+from .._util._fmt import format_pair, format_pct, format_pp
+from ._compare import compare
+
+__all__ = [
+    "Check",
+    "GateError",
+    "GateSpec",
+    "Target",
+    "baseline_change",
+    "check_gate",
+    "gate_target",
+    "pending_note",
+]
+
+# Observed values within this distance of a threshold count as equal to it, so that a mean
+# computed as 0.7000000000000001 or 0.6999999999999999 meets `--min 0.7`.
+_EPS = 1e-9
+
+
+class GateError(Exception):
+    """The gate was asked something it cannot answer (unknown score, missing baseline score)."""
+
+
+@dataclass(frozen=True)
+class GateSpec:
+    """The conditions of one gate; None means "not checked"."""
+
+    score: str | None = None
+    min: float | None = None
+    min_ci_low: float | None = None
+    max_errors: int | None = None
+    max_unscored_rate: float | None = None
+    max_regression: float | None = None
+
+    def any(self) -> bool:
+        """Whether at least one condition is set."""
+        return any(
+            v is not None
+            for v in (
+                self.min,
+                self.min_ci_low,
+                self.max_errors,
+                self.max_unscored_rate,
+                self.max_regression,
+            )
+        )
+
+
+@dataclass(frozen=True)
+class Target:
+    """What the gate measures: one score of a run, or (no headline score) its passed rate."""
+
+    score: str | None
+    label: str
+    mean: float | None
+    ci_low: float | None
+    errors: int
+    unscored: int
+    n_cases: int
+
+    @property
+    def name(self) -> str:
+        """The score name, or `passed rate`."""
+        return self.score if self.score is not None else "passed rate"
+
+
+@dataclass(frozen=True)
+class Check:
+    """One condition of the gate, with what was measured."""
+
+    flag: str
+    holds: bool
+    text: str
+
+
+def _num(x: Any) -> float | None:
+    if x is None:
+        return None
+    value = float(x)
+    return None if math.isnan(value) else value
+
+
+def gate_target(run: RunData, score: str | None) -> Target:
+    """The score the gate measures: `score`, else the headline's score, else the passed rate.
+
+    Raises:
+        GateError: `score` is not a score of the run.
+    """
+    summary = run.summary()
+    names = [str(s) for s in summary["score"]]
+    if score is None:
+        score = run.headline.score
+        if score is None:
+            h = run.headline
+            counts = h.counts
+            return Target(
+                None,
+                h.label,
+                h.value,
+                None if h.ci is None else h.ci[0],
+                counts.get("errored", 0) + counts.get("timed_out", 0),
+                0,
+                h.n_cases,
+            )
+    if score not in names:
+        known = ", ".join(names) or "none"
+        raise GateError(f"unknown score {score!r}; this run's scores are: {known}")
+    row = summary.iloc[names.index(score)]
+    return Target(
+        score,
+        str(row["label"]),
+        _num(row["mean"]),
+        _num(row["ci_low"]),
+        int(row["errors"]),
+        int(row["unscored"]),
+        int(row["n_cases"]),
+    )
+
+
+def _at_least(observed: float | None, threshold: float) -> bool:
+    return observed is not None and observed >= threshold - _EPS
+
+
+def check_gate(
+    run: RunData,
+    spec: GateSpec,
+    regression: Callable[[str], float | None] | None = None,
+) -> list[Check]:
+    """Check every condition of `spec` on `run`.
+
+    `regression(score)` returns the change of `score` from the baseline to this run
+    (this run's mean minus the baseline's; None when nothing can be compared); it is needed
+    only when `spec.max_regression` is set.
+
+    Raises:
+        GateError: an unknown score, or a condition that does not apply to the target.
+
+    Example:
+        >>> import pandas as pd, evalbook as eb
+        >>> run = eb.run(pd.DataFrame({"x": ["a", "b"]}), task=lambda x: x,
+        ...              scorers=[lambda output: 1.0], store=None, progress=False)
+        >>> [c.holds for c in check_gate(run, GateSpec(min=0.9, max_errors=0))]
+        [True, True]
+    """
+    target = gate_target(run, spec.score)
+    name = target.name
+    checks: list[Check] = []
+    if spec.min is not None:
+        checks.append(_check_min(name, "mean", "--min", target.mean, spec.min))
+    if spec.min_ci_low is not None:
+        checks.append(_check_min(name, "CI low", "--min-ci-low", target.ci_low, spec.min_ci_low))
+    if spec.max_errors is not None:
+        ok = target.errors <= spec.max_errors
+        rel = "<=" if ok else ">"
+        what = "error record" if target.score is not None else "errored or timed-out case"
+        what += "" if target.errors == 1 else "s"
+        checks.append(
+            Check(
+                "--max-errors",
+                ok,
+                f"{name}: {target.errors} {what} {rel} max {spec.max_errors} (--max-errors)",
+            )
+        )
+    if spec.max_unscored_rate is not None:
+        if target.score is None:
+            raise GateError(
+                "--max-unscored-rate needs a score: this run has no primary score, "
+                "so pass --score NAME"
+            )
+        rate = target.unscored / target.n_cases if target.n_cases else 0.0
+        ok = rate <= spec.max_unscored_rate + _EPS
+        obs, thr = format_pair(rate, spec.max_unscored_rate)
+        rel = "<=" if ok else ">"
+        checks.append(
+            Check(
+                "--max-unscored-rate",
+                ok,
+                f"{name}: unscored rate {obs} ({target.unscored} of {target.n_cases}) {rel} "
+                f"max {thr} (--max-unscored-rate)",
+            )
+        )
+    if spec.max_regression is not None:
+        checks.append(_check_regression(target, spec.max_regression, regression))
+    return checks
+
+
+def _check_min(name: str, what: str, flag: str, observed: float | None, thr: float) -> Check:
+    if observed is None:
+        return Check(
+            flag, False, f"{name}: {what} is — (no counted values) < min {format_pct(thr)} ({flag})"
+        )
+    ok = _at_least(observed, thr)
+    obs, thr_text = format_pair(observed, thr)
+    rel = ">=" if ok else "<"
+    return Check(flag, ok, f"{name}: {what} {obs} {rel} min {thr_text} ({flag})")
+
+
+def _check_regression(
+    target: Target, max_drop: float, regression: Callable[[str], float | None] | None
+) -> Check:
+    if target.score is None:
+        raise GateError(
+            "--max-regression needs a score: this run has no primary score, so pass --score NAME"
+        )
+    if regression is None:
+        raise GateError("--max-regression needs --baseline RUN")
+    delta = regression(target.score)
+    flag = "--max-regression"
+    if delta is None:
+        return Check(
+            flag,
+            False,
+            f"{target.score}: no change measurable against the baseline (no paired counted "
+            f"values) ({flag} {format_pp(max_drop, signed=False)})",
+        )
+    drop = -delta
+    ok = drop <= max_drop + _EPS
+    if drop <= 0:
+        obs, thr = format_pp(delta), format_pp(max_drop, signed=False)
+        return Check(flag, ok, f"{target.score}: change {obs} vs baseline (no drop) ({flag} {thr})")
+    obs, thr = format_pair(drop, max_drop, points=True)
+    rel = "<=" if ok else ">"
+    return Check(flag, ok, f"{target.score}: drop {obs} vs baseline {rel} max {thr} ({flag})")
+
+
+def baseline_change(
+    baseline: RunData, run: RunData, notes: list[str]
+) -> Callable[[str], float | None]:
+    """`regression` for `check_gate`: a score's paired change from `baseline` to `run`.
+
+    The comparison's warnings are added to `notes` (they say what makes the change less than
+    like for like).
+    """
+
+    def change(score: str) -> float | None:
+        if score not in {d.name for d in baseline.definitions}:
+            raise GateError(f"the baseline run {baseline.name!r} has no score {score!r}")
+        comparison = compare(baseline, run, score=score)
+        notes.extend(comparison.warnings)
+        rows = comparison.summary[comparison.summary["score"].astype(str) == score]
+        if rows.empty:
+            return None
+        return _num(rows.iloc[0]["delta"])
+
+    return change
+
+
+def pending_note(run: RunData) -> str | None:
+    """A note when some cases of `run` have no final outcome (an incomplete run), else None."""
+    pending = run.headline.n_cases - sum(run.headline.counts.values())
+    if pending <= 0:
+        return None
+    cases = f"{pending} cases have" if pending != 1 else "1 case has"
+    return f"the run is incomplete: {cases} no final outcome"
