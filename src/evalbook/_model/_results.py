@@ -1,4 +1,11 @@
-"""Column-wise storage of a run's results: one slot per case, one per (case, score)."""
+"""Column-wise storage of a run's results: one slot per case, one per (case, score).
+
+`Results` is where a run's results enter evalbook: every finished case goes through
+`Results.set_case` (the local engine, Dask, resume and the log replay all call it), so that is
+where their text is cleaned (`evalbook._util._text`): a lone surrogate in an output, an error,
+a record's reason, message, rationale or metadata is replaced by its escape, with one warning
+per run. Past this point a run's text is valid Unicode.
+"""
 
 from __future__ import annotations
 
@@ -8,6 +15,7 @@ from typing import Any, NamedTuple
 
 import numpy as np
 
+from .._util._text import TextGate
 from ._contract import Rec
 from ._scores import Grader
 
@@ -44,7 +52,9 @@ class Results:
     Record `i * n_scores + j` is case `i`, score `j`: input order, then definition order.
     `touched` lists the records whose sparse columns (`SPARSE`) hold anything, so tables are
     built without scanning a million Nones; replacing a sparse column wholesale (as a loader
-    does) sets it to None, meaning "scan everything".
+    does) sets it to None, meaning "scan everything" (and whoever does so cleans the text).
+    `text` is the run's text boundary, shared with the plan that cleaned the input data so the
+    run warns once; case ids are cleaned here too (a no-op for ids the plan cleaned).
     """
 
     touched: list[int] | None
@@ -54,10 +64,16 @@ class Results:
             object.__setattr__(self, "touched", None)
         object.__setattr__(self, name, value)
 
-    def __init__(self, case_ids: Sequence[str], n_scores: int) -> None:
+    def __init__(
+        self, case_ids: Sequence[str], n_scores: int, text: TextGate | None = None
+    ) -> None:
         n = len(case_ids)
         size = n * n_scores
-        self.case_ids = list(case_ids)
+        self.text = TextGate() if text is None else text
+        ids = list(case_ids)
+        if not "".join(ids).isascii():  # one C-level look for the common case
+            ids = [self.text(c, "a case id") for c in ids]
+        self.case_ids = ids
         self.n_scores = n_scores
         self.outcome = np.full(n, PENDING, dtype=np.int8)
         self.attempts = np.zeros(n, dtype=np.int32)
@@ -79,8 +95,13 @@ class Results:
     def n_cases(self) -> int:
         return len(self.case_ids)
 
-    def set_case(self, pos: int, case: Finished) -> None:
-        """Store one finished case and its records (one per score, in definition order)."""
+    def set_case(self, pos: int, case: Finished) -> Finished:
+        """Store one finished case and its records (one per score, in definition order).
+
+        Returns the case as stored: its text cleaned (the very object given when nothing
+        needed it), which is what a run store should log.
+        """
+        case = self._cleaned(pos, case)
         outcome, attempts, output, error_type, error_message, started_at, duration_s, records = case
         self.outcome[pos] = outcome
         self.attempts[pos] = attempts
@@ -113,6 +134,53 @@ class Results:
                 self.metadata[i] = metadata
             if grader is not None:
                 self.grader[i] = grader
+        return case
+
+    def _cleaned(self, pos: int, case: Finished) -> Finished:
+        """`case` with its text cleaned; the same object when there was nothing to clean.
+
+        ASCII text and None pass with an inline look; anything else goes through the
+        run's `TextGate`, and only a record that changed is rebuilt. Graders are
+        pydantic models that clean their own text when built (`Grader`).
+        """
+        text, cid = self.text, self.case_ids[pos]
+
+        _, _, output, etype, emsg, _, _, records = case
+        if not (output is None or (type(output) is str and output.isascii())):
+            output = text(output, "output", cid)
+        if not (etype is None or (type(etype) is str and etype.isascii())):
+            etype = text(etype, "error type", cid)
+        if not (emsg is None or (type(emsg) is str and emsg.isascii())):
+            emsg = text(emsg, "error message", cid)
+        changed: list[Rec] | None = None
+        for j, rec in enumerate(records):
+            _, _, reason, message, rationale, metadata, _ = rec
+            if not (reason is None or (type(reason) is str and reason.isascii())):
+                reason = text(reason, "a record's reason", cid)
+            if not (message is None or (type(message) is str and message.isascii())):
+                message = text(message, "a record's message", cid)
+            if not (rationale is None or (type(rationale) is str and rationale.isascii())):
+                rationale = text(rationale, "a record's rationale", cid)
+            if metadata is not None:
+                metadata = text(metadata, "a record's metadata", cid)
+            if (
+                reason is not rec[2]
+                or message is not rec[3]
+                or rationale is not rec[4]
+                or metadata is not rec[5]
+            ):
+                changed = list(records) if changed is None else changed
+                changed[j] = rec._replace(
+                    reason=reason, message=message, rationale=rationale, metadata=metadata
+                )
+        if output is case[2] and etype is case[3] and emsg is case[4] and changed is None:
+            return case
+        return case._replace(
+            output=output,
+            error_type=etype,
+            error_message=emsg,
+            records=records if changed is None else changed,
+        )
 
     def finished(self, pos: int) -> Finished:
         """A stored case as the engine handed it over (for resume, rescore and the log)."""

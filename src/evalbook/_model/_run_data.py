@@ -14,7 +14,6 @@ import numpy as np
 import pandas as pd
 
 from .._util._fmt import format_pct
-from .._util._text import visible
 from ._results import Results
 from ._scores import ScoreDefinition
 from ._scoring import Headline, counted_of, headline_of, summarize
@@ -94,9 +93,7 @@ class RunData:
         values = self._counted.reshape(n, s)
         table = pd.DataFrame(values, columns=[d.name for d in self.definitions])
         table.insert(0, "outcome", self.cases["outcome"].to_numpy())
-        # object, as in `cases`: an id may hold text pandas' `str` dtype rejects (surrogates)
-        ids = pd.Series(self.cases["case_id"].to_numpy(), dtype=object, copy=False)
-        table.insert(0, "case_id", ids)
+        table.insert(0, "case_id", self.cases["case_id"])  # as in `cases` (same RangeIndex)
         return table
 
     # -- text -----------------------------------------------------------------------------
@@ -115,4 +112,4 @@ class RunData:
                 f"  counted {row['counted']} · unscored {row['unscored']} · errors {row['errors']}"
                 f" · excluded {row['excluded']}"
             )
-        return visible("\n".join(lines))
+        return "\n".join(lines)

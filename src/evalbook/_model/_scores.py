@@ -11,6 +11,7 @@ from typing import Any, Literal, TypeAlias
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
 
 from .._errors import ConfigurationError
+from .._util._text import TextGate, clean
 
 __all__ = [
     "AllOf",
@@ -34,6 +35,17 @@ class _Frozen(BaseModel):
     model_config = ConfigDict(frozen=True, extra="forbid", defer_build=True)
 
 
+def _entering(data: Any, what: str, key: str) -> Any:
+    """A model's fields as text enters evalbook: lone surrogates replaced, one warning.
+
+    `key` names the field that identifies the model in the warning (a score's name).
+    """
+    if not isinstance(data, dict):
+        return data
+    name = clean(data.get(key))  # clean: the warning names it
+    return TextGate(scope=None)(data, what if name is None else f"{what} {name!r}")
+
+
 class Grader(_Frozen):
     """Who or what grades a score.
 
@@ -53,6 +65,11 @@ class Grader(_Frozen):
     def __init__(self, kind: str, id: str, **data: Any) -> None:
         fields: dict[str, Any] = {"kind": kind, "id": id, **data}
         super().__init__(**fields)
+
+    @model_validator(mode="before")
+    @classmethod
+    def _clean_text(cls, data: Any) -> Any:
+        return _entering(data, "grader", "id")
 
 
 # A component of a derived score: a score name, or another combinator.
@@ -198,6 +215,12 @@ class ScoreDefinition(_Frozen):
     combine: AtLeast | AllOf | AnyOf | MeanOf | None = None
     errors: Literal["exclude", "zero"] = "exclude"
     grader: Grader | None = None
+
+    @model_validator(mode="before")
+    @classmethod
+    def _clean_text(cls, data: Any) -> Any:
+        # the label and description (the name is checked below); a grader cleans its own
+        return _entering(data, "score", "name")
 
     @field_validator("name")
     @classmethod

@@ -11,7 +11,6 @@ import numpy as np
 import pandas as pd
 
 from .._util._fmt import format_pct
-from .._util._text import visible
 from ._contract import ERROR, SCORED, UNSCORED
 from ._results import ERRORED, FAILED, OUTCOMES, PASSED, TIMED_OUT, Results
 from ._scores import ScoreDefinition
@@ -112,8 +111,7 @@ def summarize(
         )
     table = pd.DataFrame.from_records(rows, columns=[c for c in SUMMARY_COLUMNS if c != "label"])
     table["score"] = pd.Categorical(table["score"], categories=[d.name for d in definitions])
-    # Labels are user text: an object column holds any str (pandas' `str` dtype rejects
-    # lone surrogates).
+    # labels are free text: an object column, as in the other tables
     labels = [d.display_label() for d in definitions]
     table.insert(1, "label", pd.Series(labels, dtype=object, index=table.index))
     return table
@@ -152,10 +150,10 @@ class Headline:
         return self.text
 
     def __repr__(self) -> str:
-        return f"<Headline {visible(self.text)}>"
+        return f"<Headline {self.text}>"
 
     def _repr_html_(self) -> str:
-        from ..display import headline_only_html
+        from ..display._html import headline_only_html
 
         return headline_only_html(self)
 

@@ -79,33 +79,14 @@ def _sparse(values: list[Any], touched: np.ndarray | None) -> np.ndarray:
     return out
 
 
-def _has_surrogate(texts: Sequence[str]) -> bool:
-    """True when some text is not valid UTF-8 (it holds a lone surrogate such as "\\ud800")."""
-    try:
-        "".join(texts).encode("utf-8")
-    except UnicodeEncodeError:
-        return True
-    return False
-
-
-def _text_categorical(
-    codes: np.ndarray, categories: list[str]
-) -> pd.Categorical[str] | pd.Series[Any]:
-    """A categorical of text (code -1: missing), or its values as objects when it cannot be one.
-
-    pandas cannot hash a categorical dtype whose categories hold lone surrogates (e.g. model
-    output decoded with `surrogateescape`): `df.iloc[i]`, `iterrows`, `concat` then fail. Such
-    a column is a plain object column instead (None where missing), holding the text exactly.
-    """
-    if _has_surrogate(categories):
-        values = _object([*categories, None])[codes]  # code -1 picks the trailing None
-        return pd.Series(values, dtype=object, copy=False)
+def _text_categorical(codes: np.ndarray, categories: list[str]) -> pd.Categorical[str]:
+    """A categorical of text (code -1: missing)."""
     return pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype=object))
 
 
 def _sparse_categorical(
     values: list[Any], touched: np.ndarray | None = None
-) -> pd.Categorical[str] | pd.Series[Any]:
+) -> pd.Categorical[str]:
     """A categorical of a mostly-None column, factorising only the present entries."""
     if values.count(None) == len(values):  # e.g. error_type when nothing failed
         return _text_categorical(np.full(len(values), -1, dtype=np.int32), [])
@@ -169,14 +150,14 @@ def _metadata_json(
 
 def _grader_columns(
     results: Results, definitions: Sequence[ScoreDefinition], touched: np.ndarray | None
-) -> dict[str, pd.Categorical[str] | pd.Series[Any]]:
+) -> dict[str, pd.Categorical[str]]:
     """grader_kind/id/model: the definition's grader, unless a record names its own."""
     n, s = results.n_cases, len(definitions)
     graders = _sparse(results.grader, touched)
     overrides = _present(graders if touched is None else graders[touched])
     if touched is not None:
         overrides = touched[overrides]
-    columns: dict[str, pd.Categorical[str] | pd.Series[Any]] = {}
+    columns: dict[str, pd.Categorical[str]] = {}
     for key in ("kind", "id", "model"):
         per_def = [getattr(d.grader, key) if d.grader else None for d in definitions]
         extra = [getattr(graders[i], key) for i in overrides]
@@ -196,8 +177,7 @@ def scores_table(
     """Exactly n_cases × n_scores rows: input order, then definition order.
 
     `case_id` is a categorical here (the ids, in input order, are its categories): the long
-    table repeats each id once per score. Text columns whose values pandas cannot hold as
-    categories (lone surrogates) are object columns instead (`_text_categorical`).
+    table repeats each id once per score.
     """
     n, s = results.n_cases, len(definitions)
     touched = None if results.touched is None else np.sort(np.array(results.touched, np.intp))
@@ -228,16 +208,12 @@ def scores_table(
 def unscored_table(scores: pd.DataFrame) -> pd.DataFrame:
     """Unscored reasons and error codes per score: `score, status, reason, n`.
 
-    Reasons are grouped by integer codes and put back as an object column: pandas cannot
-    group by (or hold as `str`) text with lone surrogates, and reasons are user text.
+    Reasons are grouped by their categorical codes and put back as an object column (the
+    reasons' text, as in the other tables).
     """
     rest = scores.loc[scores["status"] != "scored", ["score", "status", "reason"]]
-    reason = rest["reason"]
-    if isinstance(reason.dtype, pd.CategoricalDtype):
-        codes = reason.cat.codes.to_numpy()
-        uniques = np.asarray(reason.cat.categories, dtype=object)
-    else:  # an object column (`_text_categorical`): None is missing, code -1
-        codes, uniques = pd.factorize(reason.to_numpy(dtype=object))
+    reason = rest["reason"].astype("category")  # a categorical already, unless read otherwise
+    codes = reason.cat.codes.to_numpy()
     keyed = pd.DataFrame({"score": rest["score"].array, "status": rest["status"].array})
     keyed["reason"] = codes
     table = (
@@ -248,6 +224,6 @@ def unscored_table(scores: pd.DataFrame) -> pd.DataFrame:
     )
     table = table.sort_values(["score", "n"], ascending=[True, False], kind="stable")
     table["status"] = table["status"].astype(str)  # the fixed codes scored/unscored/error
-    reasons = uniques[table["reason"].to_numpy(dtype=np.intp)]
+    reasons = np.asarray(reason.cat.categories, dtype=object)[table["reason"].to_numpy(np.intp)]
     table["reason"] = pd.Series(reasons, index=table.index, dtype=object)
     return table.reset_index(drop=True)

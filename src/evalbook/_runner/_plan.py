@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import pandas as pd
@@ -12,6 +12,7 @@ from .._errors import ConfigurationError
 from .._model._scorers import Scorer, as_scorers
 from .._model._scores import Combine, ScoreDefinition
 from .._util._inspect import is_async
+from .._util._text import TextGate
 from ._binding import Binding, bind
 
 __all__ = ["BoundScorer", "Derived", "Plan", "case_ids_of", "make_plan"]
@@ -50,12 +51,23 @@ class Plan:
     row_keys: tuple[Any, ...]  # every column label, for the `row` dict
     needed: tuple[str, ...]  # columns some function binds by name
     wants_row: bool
+    # the input data as the run keeps it (`run.data`, data.parquet): text cleaned, see make_plan
+    data: pd.DataFrame = field(default_factory=pd.DataFrame)
+    # the run's text boundary: the run's `Results` takes it too, so the run warns once
+    text: TextGate = field(default_factory=TextGate)
 
 
-def case_ids_of(data: pd.DataFrame) -> list[str]:
-    """Case ids: the `id` column if present, else the index, as strings; no duplicates."""
+def case_ids_of(data: pd.DataFrame, text: TextGate | None = None) -> list[str]:
+    """Case ids: the `id` column if present, else the index, as strings; no duplicates.
+
+    A lone surrogate in an id is replaced by its escape (`text`, the run's boundary, warns),
+    before the duplicate check: two ids that differ only there would be one id in the tables.
+    """
     raw = data["id"].tolist() if "id" in data.columns else data.index.tolist()
     ids = [str(x) for x in raw]
+    if not "".join(ids).isascii():  # one C-level look for the common case
+        gate = TextGate() if text is None else text
+        ids = [gate(i, "a case id") for i in ids]
     if len(set(ids)) != len(ids):
         seen: set[str] = set()
         dups: list[str] = []
@@ -156,6 +168,38 @@ def _derived_order(defs: Sequence[ScoreDefinition], index: dict[str, int]) -> li
     return order
 
 
+def _input_data(data: pd.DataFrame, text: TextGate) -> pd.DataFrame:
+    """The input data with lone surrogates replaced in its text: values, index and labels.
+
+    Only object columns are looked at (pandas' `str` dtype and numbers cannot hold a lone
+    surrogate). The caller's frame is never changed: it comes back as it is when nothing
+    needed cleaning (the common case, no copy), else as a shallow copy with new columns.
+    """
+    frame = data
+    for pos, label in enumerate(data.columns):
+        column = data.iloc[:, pos]
+        if column.dtype != object:
+            continue
+        values = column.tolist()
+        cleaned = text(values, f"input column {label!r}")
+        if cleaned is not values:
+            frame = data.copy(deep=False) if frame is data else frame
+            # a Series keeps the column object (an array would be inferred as pandas' `str`)
+            frame.isetitem(pos, pd.Series(cleaned, index=data.index, dtype=object))  # type: ignore[arg-type]
+    if data.index.dtype == object and not isinstance(data.index, pd.MultiIndex):
+        values = data.index.tolist()
+        cleaned = text(values, "the input data's index")
+        if cleaned is not values:
+            frame = data.copy(deep=False) if frame is data else frame
+            frame.index = pd.Index(cleaned, dtype=object, name=text(data.index.name, "a name"))
+    labels = list(data.columns)
+    cleaned = text(labels, "a column name")
+    if cleaned is not labels:
+        frame = data.copy(deep=False) if frame is data else frame
+        frame.columns = pd.Index(cleaned, dtype=object)
+    return frame
+
+
 def make_plan(
     data: pd.DataFrame,
     task: Callable[..., Any] | None,
@@ -163,7 +207,17 @@ def make_plan(
     scores: Iterable[ScoreDefinition | str],
     output_column: str | None,
 ) -> Plan:
-    """Check the whole configuration and resolve it; raises `ConfigurationError` on any problem."""
+    """Check the whole configuration and resolve it; raises `ConfigurationError` on any problem.
+
+    Input text enters the run here: case ids and the input data's text (object columns, the
+    index, column names) have each lone surrogate replaced by its escape, with one warning
+    for the run (`Plan.text`, which the run's `Results` shares). Tasks and scorers see that
+    text, and it is what `Plan.data` holds for `run.data` and data.parquet. (A `str` column
+    cannot hold a lone surrogate, so the common input costs one dtype check per column.)
+    """
+    text = TextGate()
+    data = _input_data(data, text)
+    output_column = text(output_column, "output_column=")  # named as its column now is
     if task is not None and output_column is not None:
         raise ConfigurationError(
             "give either task= (to produce outputs) or output_column= (to score existing "
@@ -181,7 +235,7 @@ def make_plan(
             f"output_column={output_column!r} is not a column; columns: "
             f"{', '.join(map(str, data.columns))}"
         )
-    ids = case_ids_of(data)
+    ids = case_ids_of(data, text)
     scorer_list = as_scorers(scorers)
     defs, index = _resolve_definitions(scorer_list, scores)
     derived = _derived_order(defs, index)
@@ -222,4 +276,6 @@ def make_plan(
         row_keys=tuple(data.columns),
         needed=needed,
         wants_row=wants_row,
+        data=data,
+        text=text,
     )

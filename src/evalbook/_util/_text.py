@@ -28,29 +28,49 @@ def _clean_str(text: str) -> str:
     return text
 
 
-def _clean(value: Any, seen: set[int]) -> Any:
+def _dirty(value: Any, seen: set[int]) -> bool:
+    """Whether some str in `value` holds a lone surrogate (walks without building anything).
+
+    `seen` holds the containers already walked: each is looked at once, so a container that
+    holds itself ends the walk.
+    """
+    kind = type(value)
+    if kind is str:
+        return not value.isascii() and _clean_str(value) is not value
+    if kind is dict or kind is list or kind is tuple:
+        if id(value) in seen:
+            return False
+        seen.add(id(value))
+        if kind is dict:
+            for k, v in value.items():
+                if _dirty(k, seen) or _dirty(v, seen):
+                    return True
+        else:
+            for v in value:
+                if _dirty(v, seen):
+                    return True
+        return False
+    return isinstance(value, str) and _clean_str(value) is not value  # a str subclass
+
+
+def _rebuild(value: Any, path: set[int]) -> Any:
+    """`value` rebuilt with its text cleaned (only called when `_dirty` said so).
+
+    `path` holds the containers being rebuilt: one met again inside itself is left as it is.
+    """
     if isinstance(value, str):
         return _clean_str(value)
     kind = type(value)
-    if kind is not dict and kind is not list and kind is not tuple:
-        return value  # numbers, None, other objects: as they are
-    if id(value) in seen:  # a container holding itself: left as it is, no endless walk
-        return value
-    seen.add(id(value))
+    if (kind is not dict and kind is not list and kind is not tuple) or id(value) in path:
+        return value  # numbers, None, other objects; a container inside itself
+    path.add(id(value))
     try:
         if kind is dict:
-            items = [(_clean(k, seen), _clean(v, seen)) for k, v in value.items()]
-            if all(
-                k is k0 and v is v0 for (k, v), (k0, v0) in zip(items, value.items(), strict=True)
-            ):
-                return value
-            return dict(items)
-        cleaned = [_clean(v, seen) for v in value]
-        if all(v is v0 for v, v0 in zip(cleaned, value, strict=True)):
-            return value
-        return cleaned if kind is list else tuple(cleaned)
+            return {_rebuild(k, path): _rebuild(v, path) for k, v in value.items()}
+        items = [_rebuild(v, path) for v in value]
+        return items if kind is list else tuple(items)
     finally:
-        seen.discard(id(value))
+        path.discard(id(value))
 
 
 def clean(value: T) -> T:
@@ -72,7 +92,7 @@ def clean(value: T) -> T:
     """
     if isinstance(value, str):
         return cast(T, _clean_str(value))
-    return cast(T, _clean(value, set()))
+    return cast(T, _rebuild(value, set())) if _dirty(value, set()) else value
 
 
 def _strings(value: Any, seen: set[int]) -> Iterator[str]:
@@ -94,10 +114,12 @@ def _first_surrogate(value: Any) -> str:
 
 
 class TextGate:
-    """The text boundary of one run: `clean` every value entering it, warn at the first change.
+    """A text boundary: `clean` every value entering through it, warn at the first change.
 
-    One gate per run, shared by what brings text in (the plan, for input data; `Results`, for
-    what tasks and scorers produced), so a run warns once however much text it replaced.
+    A run has one, shared by what brings its text in (the plan, for the input data;
+    `Results`, for what tasks and scorers produced), so a run warns once however much text it
+    replaced. `scope` names what the gate stands for in the warning ("run"), or is None for
+    a one-off (a score definition).
 
     Example:
         >>> import warnings
@@ -108,25 +130,29 @@ class TextGate:
         >>> texts, len(caught)
         (['a\\\\ud800', '\\\\udfff'], 1)
         >>> print(caught[0].message)  # doctest: +NORMALIZE_WHITESPACE
-        case 'x': output held a lone surrogate, replaced by \\ud800 (the backslash escape;
-        the first of this run, later ones are replaced without a warning)
+        case 'x': output held a lone surrogate, replaced by \\ud800 (the first in this run;
+        later ones are replaced without a warning)
     """
 
-    __slots__ = ("warned",)
+    __slots__ = ("scope", "warned")
 
-    def __init__(self) -> None:
+    def __init__(self, scope: str | None = "run") -> None:
+        self.scope = scope
         self.warned = False
 
     def __call__(self, value: T, field: str, case: str | None = None) -> T:
-        """`clean(value)`; the first replacement of the run warns, naming `field` and `case`."""
+        """`clean(value)`; the first replacement warns, naming `field` and `case` (clean text)."""
         cleaned = clean(value)
         if cleaned is not value and not self.warned:
             self.warned = True
             where = field if case is None else f"case {case!r}: {field}"
+            more = (
+                ""
+                if self.scope is None
+                else f" (the first in this {self.scope}; later ones are replaced without a warning)"
+            )
             warnings.warn(
-                f"{where} held a lone surrogate, replaced by {_first_surrogate(value)} (the "
-                "backslash escape; the first of this run, later ones are replaced without a "
-                "warning)",
+                f"{where} held a lone surrogate, replaced by {_first_surrogate(value)}{more}",
                 UnicodeWarning,
                 stacklevel=3,
             )
