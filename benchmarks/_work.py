@@ -20,6 +20,16 @@ async def echo(question: str) -> str:
     return question
 
 
+def echo_sync(question: str) -> str:
+    """The echo task written as a sync function (evalbook runs it in a worker thread)."""
+    return question
+
+
+async def echo_to_thread(question: str) -> str:
+    """The bare baseline for a sync task: the correct way to run blocking code in asyncio."""
+    return await asyncio.to_thread(echo_sync, question)
+
+
 def exact(output: str, expected: str) -> float:
     return 1.0 if output == expected else 0.0
 

@@ -1,7 +1,9 @@
 """Harness overhead and latency-bound efficiency of evalbook against bare asyncio.
 
 Run: python benchmarks/bench_core.py [--n 10000] [--repeats 5] [--quick]
-Prints ratios (evalbook / bare) — absolute times on shared machines are noise.
+Prints ratios (evalbook / bare) — absolute times on shared machines are noise. The run store
+is off (`store=None`): its cost is bench_store.py's. The latency-bound table is the one that
+matches real use (a model call takes 100 ms to 10 s); the echo tables show the harness alone.
 """
 
 from __future__ import annotations
@@ -16,24 +18,30 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).parent))
 os.environ.setdefault("EVALBOOK_PROGRESS", "0")
 
-from _work import bare, evalbook_run, make_data, timed
+from _work import bare, echo, echo_sync, echo_to_thread, evalbook_run, make_data, timed
 
 
-def overhead(n: int, repeats: int, concurrency: int = 100) -> dict[str, float]:
-    """Per-case time of evalbook and bare asyncio on the same work, alternating runs."""
+def overhead(n: int, repeats: int, sync: bool = False, concurrency: int = 100) -> dict[str, float]:
+    """Per-case time of evalbook and bare asyncio on the same work, alternating runs.
+
+    The async echo task against `await task()`; with `sync`, the sync echo task (evalbook
+    runs it in a worker thread) against `await asyncio.to_thread(task)`.
+    """
     df = make_data(n)
-    evalbook_run(make_data(50), concurrency)  # warm imports and caches
-    asyncio.run(bare(make_data(50), concurrency))
+    task, baseline = (echo_sync, echo_to_thread) if sync else (echo, echo)
+    evalbook_run(make_data(50), concurrency, task)  # warm imports and caches
+    asyncio.run(bare(make_data(50), concurrency, baseline))
     eb_times, bare_times, ratios = [], [], []
     for _ in range(repeats):
         gc.collect()
-        t_bare, m_bare = timed(lambda: asyncio.run(bare(df, concurrency)))
+        t_bare, m_bare = timed(lambda: asyncio.run(bare(df, concurrency, baseline)))
         gc.collect()
-        t_eb, m_eb = timed(evalbook_run, df, concurrency)
+        t_eb, m_eb = timed(evalbook_run, df, concurrency, task)
         assert all(abs(m_bare[k] - m_eb[k]) < 1e-12 for k in m_bare), (m_bare, m_eb)
         bare_times.append(t_bare)
         eb_times.append(t_eb)
@@ -71,6 +79,37 @@ def latency(n: int, concurrency: int, delay: float, sync: bool) -> dict[str, flo
     return {"n": n, "evalbook": ideal / t_eb, "bare": ideal / t_bare}
 
 
+def thread_hop(n: int, concurrency: int = 100) -> dict[str, float]:
+    """Per-call cost of running a trivial sync function in a worker thread from the loop."""
+    from evalbook._runner._calls import Threads
+
+    def f(i: int) -> int:
+        return i
+
+    async def calls(submit: Any) -> None:
+        it = iter(range(n))
+
+        async def lane() -> None:
+            for i in it:
+                await submit(i)
+
+        await asyncio.gather(*(lane() for _ in range(concurrency)))
+
+    async def ours() -> None:
+        threads = Threads()
+        await calls(lambda i: threads.submit(f, i))
+
+    async def executor() -> None:
+        loop = asyncio.get_running_loop()
+        with ThreadPoolExecutor(max_workers=concurrency) as pool:
+            await calls(lambda i: loop.run_in_executor(pool, f, i))
+
+    asyncio.run(ours())  # the threads exist before the timed run (they are the process's)
+    t_ours, _ = timed(lambda: asyncio.run(ours()))
+    t_exec, _ = timed(lambda: asyncio.run(executor()))
+    return {"evalbook_us": t_ours / n * 1e6, "executor_us": t_exec / n * 1e6}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, nargs="*", default=[1_000, 10_000])
@@ -82,11 +121,21 @@ def main() -> None:
         args.n, args.repeats, args.latency_n = [200], 1, [200]
     print(f"# {platform.platform()} · Python {platform.python_version()} · {os.cpu_count()} cores")
     print("\n## Harness overhead (echo task, 3 sync scorers, long table, means)\n")
-    print("| N | evalbook µs/case | bare asyncio µs/case | ratio (median of pairs) |")
-    print("|---|---|---|---|")
-    for n in args.n:
-        r = overhead(n, args.repeats)
-        print(f"| {n:,} | {r['evalbook_us']:.1f} | {r['bare_us']:.1f} | {r['ratio']:.2f}× |")
+    print("| task | N | evalbook µs/case | bare asyncio µs/case | ratio (median of pairs) |")
+    print("|---|---|---|---|---|")
+    for sync in (False, True):
+        kind = "sync (bare: asyncio.to_thread)" if sync else "async"
+        for n in args.n:
+            r = overhead(n, args.repeats, sync)
+            print(
+                f"| {kind} | {n:,} | {r['evalbook_us']:.1f} | {r['bare_us']:.1f} "
+                f"| {r['ratio']:.2f}× |"
+            )
+    print("\n## A thread hop (a sync call from the event loop), concurrency 100\n")
+    hop = thread_hop(20_000)
+    print("| evalbook's worker threads µs/call | loop.run_in_executor µs/call |")
+    print("|---|---|")
+    print(f"| {hop['evalbook_us']:.1f} | {hop['executor_us']:.1f} |")
     print("\n## Latency-bound efficiency (50 ms per task, concurrency 100)\n")
     print("| task | N | evalbook | bare asyncio |")
     print("|---|---|---|---|")
