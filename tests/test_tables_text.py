@@ -1,14 +1,16 @@
-"""Any text in a run (lone surrogates too) through tables, summary and display (issue 3).
+"""Any text in a run through tables, summary, store and display (docs/design.md, "Text").
 
-pandas 3's default `str` dtype cannot hold lone surrogates (e.g. "\\ud800", which model output
-decoded with `surrogateescape` can contain). Tables must hold such text exactly; the display
-shows it as escapes (valid UTF-8, HTML-escaped) and never crashes.
+Valid Unicode is kept exactly. A lone surrogate (e.g. "\\ud800", which model output decoded
+with `surrogateescape` can hold) is replaced where text enters the run, by its backslash
+escape (the six characters `\\ud800`), with one warning per run. The views escape HTML.
 """
 
 from __future__ import annotations
 
 import json
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -18,23 +20,47 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
-from evalbook.display import case_html, summary_html, unscored_html
-from evalbook.display._cases import case_list_html
+from evalbook.display._cases import case_html
+from evalbook.display._html import summary_html, unscored_html
 
 S = "\ud800"  # a lone high surrogate
 T = "\udcff"  # a lone low surrogate (what `surrogateescape` makes of the byte 0xff)
+ES, ET = "\\ud800", "\\udcff"  # what they become: six ASCII characters each
 EVIL = "<script>alert(1)</script>"
+VALID = "é日😀\u0301"  # valid Unicode, kept exactly (a combining accent too)
 
-X = eb.define_score(
-    "x",
-    label="Ex" + S + EVIL,
-    primary=True,
-    grader=eb.Grader(kind="model", id="judge" + S, model="m" + T),
-)
-Y = eb.define_score("y", label={"en": "Why" + T})
-R = eb.define_score("r", label="recorded" + S)
+
+def escaped(text: str) -> str:
+    """The expected text: each lone surrogate as its escape (written apart from evalbook's)."""
+    return "".join(f"\\u{ord(c):04x}" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
+
+
+def has_surrogate(text: str) -> bool:
+    return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+
+
+@contextmanager
+def unicode_warnings() -> Iterator[list[str]]:
+    """The UnicodeWarnings raised inside the block, as messages."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        messages: list[str] = []
+        yield messages
+    messages.extend(str(w.message) for w in caught if issubclass(w.category, UnicodeWarning))
+
+
+with warnings.catch_warnings():  # definitions clean their own text (and warn: tested below)
+    warnings.simplefilter("ignore", UnicodeWarning)
+    X = eb.define_score(
+        "x",
+        label="Ex" + S + EVIL + VALID,
+        primary=True,
+        grader=eb.Grader(kind="model", id="judge" + S, model="m" + T),
+    )
+    R = eb.define_score("r", label="recorded" + VALID)
+Y = eb.define_score("y", label={"en": "Why" + VALID + EVIL})
 P = eb.define_score("p", combine=eb.all_of(X, Y))
-IDS = ["a" + S, "b" + T + EVIL, "c", "d" + S + T, "e", "f\ud83d\ude00"]
+IDS = ["a" + S, "b" + T + EVIL, "c" + VALID, "d" + S + T, "e", "f\ud83d\ude00"]
 
 
 @eb.scorer(X)
@@ -42,40 +68,44 @@ def sx(output: Any, k: int) -> Any:
     if k == 1:
         return eb.Unscored("why" + S + EVIL)
     if k == 4:
-        raise RuntimeError("boom" + T)
-    return eb.Score(1.0, rationale="r" + S, label="lab" + T, metadata={"k" + S: T})
+        raise RuntimeError("boom" + T + EVIL)
+    return eb.Score(1.0, rationale="r" + S + EVIL, label="lab" + T, metadata={"k" + S: [T, 1]})
 
 
 @eb.scorer(Y)
 def sy(k: int) -> Any:
     if k == 5:
-        return eb.Unscored("y" + T)
-    return 0.5
+        return eb.Unscored("y" + VALID)
+    return eb.Score(0.5, rationale=VALID + EVIL, metadata={VALID: VALID})
 
 
 def task(k: int, q: str, ctx: Any) -> Any:
     if k == 1:
         ctx.record_unscored(R, "ctx" + S)
     if k == 2:
-        raise ValueError("bad" + T)
+        raise ValueError("bad" + T + EVIL)
     if k == 3:
         ctx.fail("refused" + S)
     if k == 4:
-        ctx.record_score(R, 1.0, rationale="ctx-r" + S, grader=eb.Grader(kind="human", id="h" + S))
+        ctx.record_score(R, 1.0, rationale="ctx-r" + VALID, metadata={"n": EVIL})
     return "out" + S + q
 
 
 def data() -> pd.DataFrame:
     index = pd.Index(IDS, dtype=object, name="id_")
-    qs = pd.Series(["q" + T, "", EVIL, S, "é", "\ud83d"], index=index, dtype=object)
-    notes = pd.Series([EVIL + S] * 6, index=index, dtype=object)
+    qs = pd.Series(["q" + T, "", EVIL, S, VALID, "\ud83d"], index=index, dtype=object)
+    notes = pd.Series([EVIL + VALID] * 6, index=index, dtype=object)
     df = pd.DataFrame({"k": range(6), "q": qs, "note": notes}, index=index)
-    df.columns = pd.Index(["k", "q", "note" + S], dtype=object)  # pandas' str: not in a dict
+    df.columns = pd.Index(["k", "q", "note" + S], dtype=object)
     return df
 
 
 def make(store: Any = None) -> eb.Run:
-    return eb.run(data(), task=task, scorers=[sx, sy], scores=[R, P], store=store, progress=False)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UnicodeWarning)
+        return eb.run(
+            data(), task=task, scorers=[sx, sy], scores=[R, P], store=store, progress=False
+        )
 
 
 def utf8(text: str) -> str:
@@ -84,124 +114,106 @@ def utf8(text: str) -> str:
     return text
 
 
-def has_surrogate(text: str) -> bool:
-    return any(0xD800 <= ord(c) <= 0xDFFF for c in text)
+# -- the boundary: replaced once, one warning, valid text exact ----------------------------
 
 
-# -- tables hold the text exactly ---------------------------------------------------------
-
-
-def test_tables_hold_lone_surrogates_exactly() -> None:
+def test_lone_surrogates_are_replaced_by_their_escape_and_valid_text_is_kept() -> None:
     run = make()
     cases, scores = run.cases, run.scores
-    assert cases["case_id"].tolist() == IDS
-    assert cases["output"].tolist()[0] == "out" + S + "q" + T
-    assert cases["output"].tolist()[5] == "out" + S + "\ud83d"
-    messages = cases["error_message"].tolist()
-    assert "bad" + T in messages[2]
-    assert cases["error_type"].tolist()[2] == "ValueError"  # (class names cannot be odd)
-    assert "refused" + S in messages[3]
-    assert scores["case_id"].tolist() == [i for i in IDS for _ in range(4)]
-    reasons = set(scores["reason"].dropna().astype(object))
-    assert {"why" + S + EVIL, "ctx" + S, "y" + T} <= reasons
-    assert any("boom" + T in m for m in scores["message"].dropna())
-    assert {"r" + S, "ctx-r" + S} <= set(scores["rationale"].dropna())
-    assert {"judge" + S, "h" + S} <= set(scores["grader_id"].dropna().astype(object))
-    assert set(scores["grader_model"].dropna().astype(object)) == {"m" + T}
+    assert cases["case_id"].tolist() == [escaped(i) for i in IDS]
+    assert cases["output"][0] == "out" + ES + "q" + ET
+    assert cases["output"][4] == "out" + ES + VALID
+    assert cases["output"][5] == "out" + ES + "\\ud83d"
+    assert cases["error_message"][2] == "bad" + ET + EVIL
+    assert cases["error_message"][3] == "refused" + ES
+    reasons = set(scores["reason"].dropna().astype(str))
+    assert {"why" + ES + EVIL, "ctx" + ES, "y" + VALID} <= reasons
+    assert any(m == "RuntimeError: boom" + ET + EVIL for m in scores["message"].dropna())
+    assert {"r" + ES + EVIL, VALID + EVIL, "ctx-r" + VALID} <= set(scores["rationale"].dropna())
+    assert set(scores["grader_id"].dropna().astype(str)) == {"judge" + ES}
+    assert set(scores["grader_model"].dropna().astype(str)) == {"m" + ET}
     meta = [json.loads(m) for m in scores["metadata"].dropna()]
-    assert {"k" + S: T, "label": "lab" + T} in meta
+    assert {"k" + ES: [ET, 1], "label": "lab" + ET} in meta
+    assert {VALID: VALID} in meta and {"n": EVIL} in meta
+    assert list(run.data.columns) == ["k", "q", "note" + ES]
+    assert run.data["q"].tolist()[:2] == ["q" + ET, ""] and run.data["q"][4] == VALID
+    assert run.data.index.tolist() == [escaped(i) for i in IDS]
+    assert run.summary()["label"].tolist() == ["Ex" + ES + EVIL + VALID, "Why" + VALID + EVIL]
+    assert run.headline.label == "Ex" + ES + EVIL + VALID
+    for table in (cases, scores, run.summary(), run.unscored(), run.wide(), run.data):
+        utf8(table.to_csv())  # nothing left that UTF-8 cannot hold
 
 
-def test_tables_with_odd_text_work_with_everyday_pandas() -> None:
+def test_a_run_warns_once_naming_the_case_and_the_field() -> None:
+    with unicode_warnings() as caught:
+        eb.run(data(), task=task, scorers=[sx, sy], scores=[R, P], store=None, progress=False)
+    assert len(caught) == 1
+    assert caught[0].startswith("a case id held a lone surrogate, replaced by \\ud800")
+    with unicode_warnings() as caught:  # text only in what the task returns
+        eb.run(pd.DataFrame({"k": [0, 1]}), task=lambda k: ["ok", S][k], store=None, progress=False)
+    assert caught == [
+        "case '1': output held a lone surrogate, replaced by \\ud800 (the first in this run; "
+        "later ones are replaced without a warning)"
+    ]
+    with unicode_warnings() as caught:  # valid text: nothing to say
+        eb.run(pd.DataFrame({"q": [VALID]}), task=lambda q: q, store=None, progress=False)
+    assert caught == []
+
+
+def test_a_definition_cleans_its_text_when_built_with_one_warning() -> None:
+    with unicode_warnings() as caught:
+        d = eb.define_score("d", label={"en": "L" + S}, description="D" + T + VALID)
+    assert (d.label, d.description) == ({"en": "L" + ES}, "D" + ET + VALID)
+    assert caught == ["score 'd' held a lone surrogate, replaced by \\ud800"]
+    with unicode_warnings() as caught:
+        g = eb.Grader(kind="model", id="j", model="m" + T)
+    assert g.model == "m" + ET and caught == [
+        "grader 'j' held a lone surrogate, replaced by \\udcff"
+    ]
+    with unicode_warnings() as caught:
+        assert eb.define_score("v", label=VALID + EVIL).label == VALID + EVIL
+    assert caught == []
+
+
+def test_tables_are_everyday_pandas_with_the_usual_dtypes() -> None:
     run = make()
     for table in (run.cases, run.scores, run.summary(), run.unscored(), run.wide()):
         table.iloc[0]
         list(table.iterrows())
         pd.concat([table, table])
-        table.to_numpy()
         table.to_dict("records")
         repr(table)
-    odd = ["case_id", "reason", "grader_id", "grader_model"]
-    assert all(run.scores[c].dtype == object for c in odd)  # a categorical could not be used
-    assert isinstance(run.scores["grader_kind"].dtype, pd.CategoricalDtype)  # plain text: still
-    assert run.scores["reason"].isna().sum() == run.scores["reason"].map(lambda v: v is None).sum()
-
-
-def test_plain_text_columns_stay_categorical() -> None:
-    df = pd.DataFrame({"k": range(6), "q": ["x"] * 6}, index=[f"c{i}" for i in range(6)])
-    plain = eb.scorer(eb.define_score("plain", grader=eb.Grader(kind="rule", id="r")))(
-        lambda k: eb.Unscored("no") if k == 1 else 1.0
-    )
-    run = eb.run(df, task=lambda k: "out", scorers=[plain], store=None, progress=False)
     for column in ("case_id", "score", "status", "reason", "grader_kind", "grader_id"):
         assert isinstance(run.scores[column].dtype, pd.CategoricalDtype), column
-    assert list(run.scores["case_id"].cat.categories) == [f"c{i}" for i in range(6)]
+    assert run.cases["case_id"].dtype == object and run.wide()["case_id"].dtype == object
+    assert run.unscored()["reason"].dtype == object and run.summary()["label"].dtype == object
 
 
-def test_unscored_wide_summary_and_headline_hold_lone_surrogates() -> None:
-    run = make()
-    unscored = run.unscored()
-    assert list(unscored.columns) == ["score", "status", "reason", "n"]
-    assert unscored["reason"].dtype == object
+def test_unscored_counts_the_replaced_reasons() -> None:
+    unscored = make().unscored()
     keys = zip(unscored["score"].astype(str), unscored["reason"], strict=True)
     reasons = dict(zip(keys, unscored["n"], strict=True))
-    assert reasons[("x", "why" + S + EVIL)] == 1
-    assert reasons[("r", "ctx" + S)] == 1
-    assert reasons[("y", "y" + T)] == 1
-    wide = run.wide()
-    assert wide["case_id"].tolist() == IDS
-    assert wide["case_id"].dtype == object
-    assert list(wide.columns) == ["case_id", "outcome", "x", "y", "r", "p"]
-    summary = run.summary()
-    assert summary["label"].tolist() == ["Ex" + S + EVIL, "Why" + T, "recorded" + S, "p"]
-    assert summary["label"].dtype == object
-    assert summary["score"].astype(str).tolist() == ["x", "y", "r", "p"]
-    assert run.headline.label == "Ex" + S + EVIL
-    assert run.headline.text.startswith("Ex" + S + EVIL + " ")
+    assert reasons[("x", "why" + ES + EVIL)] == 1
+    assert reasons[("r", "ctx" + ES)] == 1
+    assert reasons[("y", "y" + VALID)] == 1
 
 
-def test_column_types_do_not_depend_on_the_text() -> None:
-    odd = make()
-    df = pd.DataFrame({"k": range(6), "q": ["x"] * 6}, index=[f"c{i}" for i in range(6)])
-    plain_scores = [eb.define_score(d.name) for d in (X, Y, R, P)]
-    plain = eb.run(
-        df,
-        task=lambda k: "out",
-        scorers=[
-            eb.scorer(plain_scores[0])(lambda k: eb.Unscored("no") if k == 1 else 1.0),
-            eb.scorer(plain_scores[1])(lambda k: 0.5),
-        ],
-        scores=[plain_scores[2], eb.define_score("p", combine=eb.all_of("x", "y"))],
-        store=None,
-        progress=False,
-    )
-    for table in ("summary", "unscored", "wide"):
-        a, b = getattr(odd, table)(), getattr(plain, table)()
-        assert a.dtypes.to_dict() == b.dtypes.to_dict(), table
-    assert plain.unscored()["reason"].dtype == object
-    assert plain.summary()["label"].tolist() == ["x", "y", "r", "p"]
+# -- text and HTML display: escaped, never a crash -----------------------------------------
 
 
-# -- text and HTML display: valid UTF-8, escaped, never a crash -----------------------------
-
-
-def test_text_repr_shows_surrogates_as_escapes() -> None:
+def test_text_repr_holds_the_text_as_the_tables_do() -> None:
     run = make()
-    text = utf8(repr(run))
-    assert "Ex\\ud800" in text
-    assert not has_surrogate(text)
-    assert "\\ud800" in utf8(repr(run.headline))
-    assert run.headline.text in str(run.headline)  # the text itself stays exact
+    assert ("Ex" + ES + EVIL + VALID) in utf8(repr(run))
+    assert repr(run.headline) == f"<Headline {run.headline.text}>"
 
 
-def test_html_is_valid_utf8_and_escaped() -> None:
+def test_html_is_valid_utf8_and_escapes_script_in_every_field() -> None:
     run = make()
     pages = [
         run._repr_html_(),
         run.headline._repr_html_(),
         summary_html(run.summary()),
         unscored_html(run.unscored(), run.summary()),
-        case_list_html(run, pd.RangeIndex(6).to_numpy(), "x"),
         *(case_html(run, pos) for pos in range(6)),
     ]
     for page in pages:
@@ -209,10 +221,10 @@ def test_html_is_valid_utf8_and_escaped() -> None:
         assert "<script" not in page
     whole = "".join(pages)
     assert "&lt;script&gt;" in whole
-    assert "Ex\\ud800" in whole  # the label, its surrogate spelled out
-    assert "why\\ud800" in whole and "boom\\udcff" in whole and "r\\ud800" in whole
+    assert "Ex\\ud800" in whole and "why\\ud800" in whole and "boom\\udcff" in whole
     assert "a\\ud800" in whole and "\\ud83d\\ude00" in whole  # ids; a pair stays two escapes
     assert "note\\ud800" in whole  # an input column's name
+    assert VALID in whole  # valid text as it is
 
 
 def test_show_widget_sends_only_utf8() -> None:
@@ -222,16 +234,11 @@ def test_show_widget_sends_only_utf8() -> None:
     json.dumps(view._repr_mimebundle_(), ensure_ascii=False).encode("utf-8")
     explorer = view.explorer
     labels = [label for label, _ in explorer.cases.options]
-    assert len(labels) == 6
-    assert labels[0].startswith("a\\ud800")
-    for label, _ in [*explorer.score.options, *explorer.cases.options]:
-        utf8(label)
+    assert len(labels) == 6 and labels[0].startswith("a\\ud800")
     for pos in range(6):
         explorer.cases.value = pos
         utf8(explorer.detail.value)
         assert "<script" not in explorer.detail.value
-    for child in view.tabs.children[:3]:
-        utf8(child.value)
 
 
 def test_plots_serialise() -> None:
@@ -241,58 +248,59 @@ def test_plots_serialise() -> None:
         utf8(fig.to_json())
 
 
-# -- a stored run: final files written, loaded back equal ----------------------------------
+# -- a stored run: what was replaced is what is stored -------------------------------------
 
 
-def test_stored_run_writes_its_final_files_and_loads_back_equal(tmp_path: Path) -> None:
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        run = make(tmp_path)
-    assert not [w for w in caught if "final files" in str(w.message)]
+def test_a_stored_run_loads_back_equal(tmp_path: Path) -> None:
+    run = make(tmp_path)
     assert run.path is not None
-    for name in ("summary.json", "cases.parquet", "scores.parquet"):
-        assert (run.path / name).is_file(), name
-    loaded = eb.load_run(run.path)
+    with unicode_warnings() as caught:
+        loaded = eb.load_run(run.path)
+    assert caught == []  # the files hold the replaced text: nothing left to replace
     pd.testing.assert_frame_equal(loaded.cases, run.cases)
     pd.testing.assert_frame_equal(loaded.scores, run.scores)
     pd.testing.assert_frame_equal(loaded.summary(), run.summary())
     pd.testing.assert_frame_equal(loaded.unscored(), run.unscored())
     pd.testing.assert_frame_equal(loaded.wide(), run.wide())
     assert loaded.headline == run.headline
-    assert loaded.cases["case_id"].tolist() == IDS
+    assert loaded.cases["case_id"].tolist() == [escaped(i) for i in IDS]
 
 
-# -- property: any text -------------------------------------------------------------------
+# -- property: any text, in any field ------------------------------------------------------
 
 chars = (
-    st.characters(categories=["Cs"]) | st.sampled_from(["<", ">", "&", '"', "'"]) | st.characters()
+    st.characters(categories=["Cs"]) | st.sampled_from(["<", ">", "&", '"', "\\"]) | st.characters()
 )
-texts = st.text(alphabet=chars, max_size=6) | st.sampled_from(["<script>", S, T + S, ""])
+texts = st.text(alphabet=chars, max_size=6) | st.sampled_from(["<script>", S, T + S, "", VALID])
 
 
 @settings(
-    max_examples=40,
+    max_examples=60,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
 @given(
-    ids=st.lists(texts, min_size=1, max_size=4, unique=True),
+    ids=st.lists(texts, min_size=1, max_size=4, unique_by=escaped),
     outputs=st.lists(texts, min_size=4, max_size=4),
     reason=texts,
     rationale=texts,
     message=texts,
+    meta=texts,
     label=texts,
 )
-def test_any_text_is_held_exactly_and_shown_safely(
+def test_any_text_in_any_field_is_kept_or_replaced_once_with_one_warning(
     ids: list[str],
     outputs: list[str],
     reason: str,
     rationale: str,
     message: str,
+    meta: str,
     label: str,
 ) -> None:
     n = len(ids)
-    score = eb.define_score("s", label=label)
+    with unicode_warnings() as at_definition:
+        score = eb.define_score("s", label=label)
+    assert len(at_definition) == has_surrogate(label)
 
     def task(k: int) -> str:
         if k % 4 == 3:
@@ -305,28 +313,35 @@ def test_any_text_is_held_exactly_and_shown_safely(
             return eb.Unscored(reason)
         if k % 4 == 2:
             raise RuntimeError(message)
-        return eb.Score(1.0, rationale=rationale)
+        return eb.Score(1.0, rationale=rationale, label=label, metadata={meta: [meta]})
 
     df = pd.DataFrame({"k": range(n)}, index=pd.Index(ids, dtype=object))
-    run = eb.run(df, task=task, scorers=[scorer], store=None, progress=False)
-    assert run.cases["case_id"].tolist() == ids
-    assert run.wide()["case_id"].tolist() == ids
-    assert run.summary()["label"].tolist() == [label]
-    assert run.headline.label == label
+    with unicode_warnings() as caught:
+        run = eb.run(df, task=task, scorers=[scorer], store=None, progress=False)
+    # the text the run took in: ids, outputs (k % 4 == 3 raises), and what case 0 (rationale,
+    # label, metadata), case 1 (reason) and case 2 (message) recorded
+    used = [*ids, *(outputs[k] for k in range(n) if k % 4 != 3), rationale, label, meta]
+    used += [reason] * (n > 1) + [message] * (n > 2)
+    assert len(caught) == any(has_surrogate(t) for t in used), caught
+    assert run.cases["case_id"].tolist() == [escaped(i) for i in ids]
+    assert run.wide()["case_id"].tolist() == [escaped(i) for i in ids]
+    assert run.summary()["label"].tolist() == [escaped(label)]
     for k in range(n):
         if k % 4 != 3:
-            assert run.cases["output"][k] == outputs[k]
+            assert run.cases["output"][k] == escaped(outputs[k])
         else:
-            assert message in run.cases["error_message"][k]
+            assert run.cases["error_message"][k] == escaped(message)
     scores = run.scores
-    if n > 0:
-        assert scores["rationale"][0] == rationale
+    assert scores["rationale"][0] == escaped(rationale)
+    assert json.loads(scores["metadata"][0]) == {
+        escaped(meta): [escaped(meta)],
+        "label": escaped(label),
+    }
     if n > 1:
-        assert scores["reason"].astype(object)[1] == reason
-        unscored = run.unscored()
-        assert reason in unscored["reason"].tolist()
+        assert scores["reason"].astype(object)[1] == escaped(reason)
+        assert escaped(reason) in run.unscored()["reason"].tolist()
     if n > 2:
-        assert message in scores["message"][2]
+        assert scores["message"][2] == "RuntimeError: " + escaped(message)
     utf8(repr(run))
     for page in [run._repr_html_(), *(case_html(run, pos) for pos in range(n))]:
         utf8(page)
