@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import asyncio
+import os
 import threading
 import time
 from typing import Any
 
 import pandas as pd
+import pytest
 
 import evalbook as eb
 from _runner_helpers import run
@@ -151,3 +153,18 @@ def test_sync_scorers_of_a_case_run_off_the_event_loop() -> None:
 
     run(pd.DataFrame({"x": ["a", "b"]}), task=lambda x: x, scorers=[first, second])
     assert len(seen) == 4 and threading.main_thread().name not in seen
+
+
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="os.fork is POSIX only")
+def test_a_forked_child_gets_worker_threads_of_its_own() -> None:
+    """The parent's idle threads do not exist in a child: counting them would hang its calls."""
+    assert asyncio.run(_calls(where, 2))  # the parent now has idle worker threads
+    pid = os.fork()
+    if pid == 0:  # the child: exit 0 only if a sync call completes
+        try:
+            out = asyncio.run(_calls(where, 2, timeout=5))
+            os._exit(0 if all(isinstance(n, str) for n in out) else 1)
+        except BaseException:
+            os._exit(2)
+    _, status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(status) == 0

@@ -85,8 +85,10 @@ def run(
         scores: Further definitions: derived scores (`combine=`), scores the task records.
         name: The run's name (default: the task's name).
         output_column: Score outputs already in this column instead of calling a task.
-        concurrency: Cases in flight at once (sync functions get as many worker threads).
-        timeout: Seconds per task attempt; past it the attempt is `timed_out`.
+        concurrency: Cases in flight at once. A sync task, and a case's sync scorers, always
+            run in a worker thread, so a blocking call holds up only its own case.
+        timeout: Seconds per task attempt, sync or async; at the deadline the attempt is
+            `timed_out` (a sync call cannot be stopped: its thread finishes it unheard).
         attempts: Tries per case; only errored and timed-out cases are tried again.
         store: Folder of the run store, or None to keep the run in memory.
         resume: A stored run (path or Run) to continue.

@@ -18,6 +18,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import inspect
+import os
 import queue
 import threading
 from collections.abc import Callable
@@ -103,6 +104,8 @@ class _Pool:
 
 
 _POOL = _Pool()
+# A forked child has none of the parent's threads: it starts with a pool of its own.
+os.register_at_fork(after_in_child=_POOL.__init__)
 
 
 class Threads:
