@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalbook._store import _log as _logfile
+from evalbook._store import _log
 from evalbook._store._events import read_events
 from evalbook._store._log import LogFile, LogInUse, cut_partial_line, strip_padding
 
@@ -128,7 +128,7 @@ def test_a_full_disk_is_an_error_and_leaves_no_partial_line(
             return real(fd, bytes(data[:3]))
         raise OSError(28, "No space left on device")
 
-    monkeypatch.setattr(_logfile.os, "write", short_then_full)
+    monkeypatch.setattr(_log.os, "write", short_then_full)
     with pytest.raises(OSError, match="No space left"):
         log.write(b"second line\n")
     monkeypatch.undo()
@@ -142,7 +142,7 @@ def test_a_short_write_is_completed(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     path = tmp_path / "events.jsonl"
     log = LogFile(path, append=False)
     real = os.write
-    monkeypatch.setattr(_logfile.os, "write", lambda fd, data: real(fd, bytes(data[:2])))
+    monkeypatch.setattr(_log.os, "write", lambda fd, data: real(fd, bytes(data[:2])))
     log.write(b"abcdefg\n")
     monkeypatch.undo()
     log.close()
@@ -161,8 +161,8 @@ def test_the_log_is_fsynced_off_the_writer_about_once_a_second(
         synced.append(threading.current_thread().name)
         real(fd)
 
-    monkeypatch.setattr(_logfile.os, "fsync", fsync)
-    monkeypatch.setattr(_logfile, "SYNC_EVERY_S", 0.01)
+    monkeypatch.setattr(_log.os, "fsync", fsync)
+    monkeypatch.setattr(_log, "SYNC_EVERY_S", 0.01)
     log = LogFile(tmp_path / "events.jsonl", append=False)
     log.write(b"a\n")
     for _ in range(500):  # until the helper thread has fsync'ed once (at most ~5 s)
