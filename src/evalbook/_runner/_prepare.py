@@ -29,7 +29,7 @@ def prepare(
     n = len(plan.definitions)
     if resume is not None:
         return resume_source(resume, plan, frame, options, store)
-    results = Results(plan.case_ids, n)
+    results = Results(plan.case_ids, n, plan.text)  # one text boundary: one warning a run
     run_id = uuid.uuid4().hex[:12]
     started_at = now_iso()
     if store is None:

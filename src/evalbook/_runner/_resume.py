@@ -89,7 +89,7 @@ def resume_source(
     source = _source(resume)
     _check_same(source, plan)
     src = source._results
-    results = Results(plan.case_ids, len(plan.definitions))
+    results = Results(plan.case_ids, len(plan.definitions), plan.text)  # one warning a run
     where = {cid: i for i, cid in enumerate(src.case_ids)}
     todo: list[int] = []
     for pos, cid in enumerate(plan.case_ids):
