@@ -110,6 +110,39 @@ def thread_hop(n: int, concurrency: int = 100) -> dict[str, float]:
     return {"evalbook_us": t_ours / n * 1e6, "executor_us": t_exec / n * 1e6}
 
 
+def scorer_hop(n: int, repeats: int, concurrency: int = 100) -> dict[str, float]:
+    """What the one thread hop per case for its sync scorers costs in a run.
+
+    The same run (async echo, three sync scorers) with the hop, and with the scorers called
+    inline on the event loop instead (`Threads.submit` replaced for the measurement only).
+    """
+    from evalbook._runner._calls import Threads
+
+    real = Threads.submit
+
+    def inline(self: Threads, fn: Any, *args: Any, **kwargs: Any) -> Any:
+        future = self.inbox.loop.create_future()
+        future.set_result(fn(*args, **kwargs))
+        return future
+
+    df = make_data(n)
+    evalbook_run(make_data(50), concurrency)
+    hop_times, inline_times = [], []
+    try:
+        for _ in range(repeats):
+            gc.collect()
+            Threads.submit = real  # type: ignore[method-assign]
+            hop_times.append(timed(evalbook_run, df, concurrency)[0])
+            gc.collect()
+            Threads.submit = inline  # type: ignore[method-assign]
+            inline_times.append(timed(evalbook_run, df, concurrency)[0])
+    finally:
+        Threads.submit = real  # type: ignore[method-assign]
+    hop_us = statistics.median(hop_times) / n * 1e6
+    inline_us = statistics.median(inline_times) / n * 1e6
+    return {"hop_us": hop_us, "inline_us": inline_us}
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--n", type=int, nargs="*", default=[1_000, 10_000])
@@ -136,6 +169,13 @@ def main() -> None:
     print("| evalbook's worker threads µs/call | loop.run_in_executor µs/call |")
     print("|---|---|")
     print(f"| {hop['evalbook_us']:.1f} | {hop['executor_us']:.1f} |")
+    n = max(args.n)
+    r = scorer_hop(n, args.repeats)
+    print(f"\n## The sync scorers' thread hop in a run (async echo, 3 sync scorers, N={n:,})\n")
+    print("| scorers in one thread hop per case µs/case | inline on the loop µs/case | cost |")
+    print("|---|---|---|")
+    cost = r["hop_us"] - r["inline_us"]
+    print(f"| {r['hop_us']:.1f} | {r['inline_us']:.1f} | {cost:+.1f} µs/case |")
     print("\n## Latency-bound efficiency (50 ms per task, concurrency 100)\n")
     print("| task | N | evalbook | bare asyncio |")
     print("|---|---|---|---|")
