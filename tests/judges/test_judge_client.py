@@ -1,0 +1,58 @@
+"""The `JudgeClient` protocol: any `(messages, tool) -> reply` callable, sync or async."""
+
+from __future__ import annotations
+
+import functools
+import threading
+from typing import Any
+
+import evalbook as eb
+from _judge_helpers import judged
+from evalbook._judges._clients import JudgeClient, JudgeReply, OpenAIJudgeClient
+
+
+def _reply(who: str) -> dict[str, Any]:
+    return {"score": 80, "justification": who}
+
+
+def test_async_clients_run_on_the_loop_even_behind_a_partial() -> None:
+    threads: list[str] = []
+
+    async def client(messages: list[dict[str, Any]], tool: dict[str, Any], who: str) -> JudgeReply:
+        threads.append(threading.current_thread().name)
+        return _reply(who)
+
+    wrapped: JudgeClient = functools.partial(client, who="partial")
+    record = judged(eb.judge("q", "{output}", client=wrapped), output="x")
+    assert record.rationale == "partial" and record.value == 0.8
+    assert threads and not threads[0].startswith("evalbook-judge")  # awaited, not in a thread
+
+
+def test_sync_clients_run_in_the_judges_threads() -> None:
+    threads: list[str] = []
+
+    def client(messages: list[dict[str, Any]], tool: dict[str, Any]) -> JudgeReply:
+        threads.append(threading.current_thread().name)
+        return _reply("sync")
+
+    record = judged(eb.judge("q", "{output}", client=client), output="x")
+    assert record.rationale == "sync"
+    assert threads[0].startswith("evalbook-judge")
+
+
+def test_the_openai_adapter_is_a_judge_client() -> None:
+    calls: list[dict[str, Any]] = []
+
+    class Completions:
+        def create(self, **request: Any) -> Any:
+            calls.append(request)
+            call = type("Call", (), {"function": type("F", (), {"name": "submit_evaluation",
+                        "arguments": '{"score": 60, "justification": "ok"}'})()})()  # fmt: skip
+            message = type("M", (), {"tool_calls": [call], "content": None})()
+            return type("C", (), {"choices": [type("Ch", (), {"message": message})()]})()
+
+    sdk = type("Client", (), {"chat": type("Chat", (), {"completions": Completions()})()})()
+    client: JudgeClient = eb.openai_client(sdk, model="m", temperature=0)
+    assert isinstance(client, OpenAIJudgeClient)
+    record = judged(eb.judge("q", "{output}", client=client), output="x")
+    assert record.value == 0.6 and calls[0]["model"] == "m" and calls[0]["temperature"] == 0
