@@ -213,7 +213,7 @@ class _Engine:
             self._derive(filled, outcome)
         case = Finished(outcome, attempts, output, etype, emsg, started, duration, filled)
         if self.results is not None:
-            self.results.set_case(pos, case)
+            case = self.results.set_case(pos, case)  # as stored: its text cleaned
         if self.sink is not None:
             self.sink.case_ended(pos, case)
         if self.tick is not None:
@@ -419,6 +419,7 @@ async def execute(
     """Plan and prepare the run, execute every case; return the run's data."""
     frame = _as_frame(data)
     plan = make_plan(frame, task, scorers, scores, options.output_column)
+    frame = plan.data  # the input as the run keeps it: its text cleaned (no copy if clean)
     executor = _executor(options, plan)
     run_name = options.name or (getattr(task, "__name__", None) if task else None) or "run"
     if run_name == "<lambda>":

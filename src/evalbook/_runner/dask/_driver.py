@@ -261,7 +261,7 @@ class DaskRunner:
                 now = time.time_ns() // 1000  # logged as the case arrives from the cluster
                 for attempt in range(1, case.attempts + 1):
                     sink.case_started((pos, attempt, now))
-            results.set_case(pos, case)
+            case = results.set_case(pos, case)  # as stored: its text cleaned
             if sink is not None:
                 sink.case_ended(pos, case)
             at = self.scorer_at
