@@ -12,7 +12,6 @@ from evalbook._model._contract import ERROR, SCORED, UNSCORED, Rec
 from evalbook._model._results import PENDING, Finished, Results
 
 text = st.text(max_size=12)
-odd_text = st.text(st.characters(exclude_categories=()), max_size=12)  # lone surrogates too
 maybe_text = st.none() | text
 json_leaf = st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | text
 outputs = st.recursive(

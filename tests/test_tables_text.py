@@ -20,6 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
+from evalbook._runner._plan import make_plan
 from evalbook.display._cases import case_html
 from evalbook.display._html import summary_html, unscored_html
 
@@ -135,20 +136,32 @@ def test_lone_surrogates_are_replaced_by_their_escape_and_valid_text_is_kept() -
     meta = [json.loads(m) for m in scores["metadata"].dropna()]
     assert {"k" + ES: [ET, 1], "label": "lab" + ET} in meta
     assert {VALID: VALID} in meta and {"n": EVIL} in meta
-    assert list(run.data.columns) == ["k", "q", "note" + ES]
-    assert run.data["q"].tolist()[:2] == ["q" + ET, ""] and run.data["q"][4] == VALID
-    assert run.data.index.tolist() == [escaped(i) for i in IDS]
-    assert run.summary()["label"].tolist() == ["Ex" + ES + EVIL + VALID, "Why" + VALID + EVIL]
+    labels = ["Ex" + ES + EVIL + VALID, "Why" + VALID + EVIL, "recorded" + VALID, "p"]
+    assert run.summary()["label"].tolist() == labels
     assert run.headline.label == "Ex" + ES + EVIL + VALID
-    for table in (cases, scores, run.summary(), run.unscored(), run.wide(), run.data):
+    for table in (cases, scores, run.summary(), run.unscored(), run.wide()):
         utf8(table.to_csv())  # nothing left that UTF-8 cannot hold
+
+
+def test_the_input_data_is_cleaned_without_changing_the_callers_frame() -> None:
+    original = data()
+    with unicode_warnings() as caught:
+        plan = make_plan(original, task, [sx, sy], [R, P], None)
+    assert len(caught) == 1  # the first replacement; the rest of the input is silent
+    assert list(plan.data.columns) == ["k", "q", "note" + ES]
+    assert plan.data["q"].tolist() == ["q" + ET, "", EVIL, ES, VALID, "\\ud83d"]
+    assert plan.data.index.tolist() == plan.case_ids == [escaped(i) for i in IDS]
+    assert plan.columns["q"] == plan.data["q"].tolist()  # what the task is handed
+    assert original["q"].iloc[0] == "q" + T and list(original.columns)[2] == "note" + S
+    plain = pd.DataFrame({"k": [0, 1], "q": [VALID, EVIL]})
+    assert make_plan(plain, task, [], [], None).data is plain  # nothing to clean: no copy
 
 
 def test_a_run_warns_once_naming_the_case_and_the_field() -> None:
     with unicode_warnings() as caught:
         eb.run(data(), task=task, scorers=[sx, sy], scores=[R, P], store=None, progress=False)
     assert len(caught) == 1
-    assert caught[0].startswith("a case id held a lone surrogate, replaced by \\ud800")
+    assert caught[0].startswith("input column 'q' held a lone surrogate, replaced by \\udcff")
     with unicode_warnings() as caught:  # text only in what the task returns
         eb.run(pd.DataFrame({"k": [0, 1]}), task=lambda k: ["ok", S][k], store=None, progress=False)
     assert caught == [

@@ -100,8 +100,13 @@ def _strings(value: Any, seen: set[int]) -> Iterator[str]:
         yield value
     elif type(value) in (dict, list, tuple) and id(value) not in seen:
         seen.add(id(value))
-        for item in value.items() if type(value) is dict else value:
-            yield from _strings(item, seen)
+        if type(value) is dict:  # keys and values apart: no (key, value) tuples, whose ids recur
+            for k, v in value.items():
+                yield from _strings(k, seen)
+                yield from _strings(v, seen)
+        else:
+            for item in value:
+                yield from _strings(item, seen)
 
 
 def _first_surrogate(value: Any) -> str:
