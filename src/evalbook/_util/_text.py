@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any, TypeVar, cast
 
-__all__ = ["TextGate", "clean", "visible"]
+__all__ = ["TextGate", "clean"]
 
 T = TypeVar("T")
 
@@ -162,15 +162,3 @@ class TextGate:
                 stacklevel=3,
             )
         return cleaned
-
-
-def visible(text: str) -> str:
-    """`text` with each lone surrogate shown as its escape (the six characters `\\ud800`).
-
-    Kept while views still call it; text that went through `clean` needs nothing here.
-
-    Example:
-        >>> visible("ok \\ud800 \\u00e9")  # a lone surrogate is spelled out, é is kept
-        'ok \\\\ud800 é'
-    """
-    return _clean_str(text)
