@@ -72,6 +72,10 @@ class _Pool:
     """The process's worker threads (see the module docstring)."""
 
     def __init__(self) -> None:
+        self.reset()
+
+    def reset(self) -> None:
+        """No threads yet (also in a forked child, which has none of its parent's threads)."""
         self.jobs: queue.SimpleQueue[_Job] = queue.SimpleQueue()
         self.lock = threading.Lock()
         self.idle = 0  # threads waiting for a job, less the jobs already handed to them
@@ -105,7 +109,7 @@ class _Pool:
 
 _POOL = _Pool()
 # A forked child has none of the parent's threads: it starts with a pool of its own.
-os.register_at_fork(after_in_child=_POOL.__init__)
+os.register_at_fork(after_in_child=_POOL.reset)
 
 
 class Threads:
