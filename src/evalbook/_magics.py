@@ -165,7 +165,7 @@ class EvalMagics(Magics):
             %eval runs [STORE]             the stored runs, as a DataFrame
             %eval show RUN                 the interactive view of a run (or a Comparison)
             %eval compare A B [--score X]  eb.compare(A, B): the Comparison
-            %eval export RUN PATH          write a table to PATH (.csv or .parquet)
+            %eval export RUN PATH          write a table to PATH (.csv, .parquet or .pq)
 
         RUN is a variable, a run folder, or a run name (or id) in the store (latest first).
 
