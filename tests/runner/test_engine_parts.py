@@ -106,3 +106,37 @@ def test_a_run_warns_once_for_a_scorer_that_keeps_returning_junk(
         run = eb.run(data, task=lambda x: x, scorers=[junk], store=None, progress=False)
     assert (run.scores["status"] == "error").all()
     assert sum("invalid score" in r.getMessage() for r in caplog.records) == 1
+
+
+def test_a_sync_scorer_that_returns_a_coroutine_has_it_awaited() -> None:
+    async def later(output: str) -> float:
+        await asyncio.sleep(0)
+        return float(output == "A")
+
+    def sync_front(output: str) -> object:
+        return later(output)  # e.g. a wrapper around an async client
+
+    data = pd.DataFrame({"x": ["a", "b"]})
+    run = eb.run(data, task=lambda x: x.upper(), scorers=[sync_front], store=None, progress=False)
+    assert run.scores["value"].tolist() == [1.0, 0.0]
+
+
+def test_sync_and_async_scorers_of_one_case_all_land_in_their_place() -> None:
+    @eb.scorer("first", "second")
+    def both(output: str) -> dict[str, float]:
+        return {"first": 1.0, "second": 0.5}
+
+    @eb.scorer("third")
+    async def third(output: str) -> float:
+        return 0.25
+
+    @eb.scorer("fourth")
+    def fourth(output: str) -> float:
+        return 0.0
+
+    data = pd.DataFrame({"x": ["a"]})
+    run = eb.run(
+        data, task=lambda x: x.upper(), scorers=[third, both, fourth], store=None, progress=False
+    )
+    got = dict(zip(run.scores["score"].astype(str), run.scores["value"], strict=True))
+    assert got == {"third": 0.25, "first": 1.0, "second": 0.5, "fourth": 0.0}

@@ -41,6 +41,7 @@ __all__ = ["Executor", "Kept", "LocalExecutor", "RunSink", "drive", "execute", "
 log = logging.getLogger("evalbook")
 
 _NOT_RECORDED = Rec(UNSCORED, reason="not_recorded")
+INVALID = "invalid_score"  # the reason of a record whose scorer returned no valid score
 
 
 class RunSink(Protocol):
@@ -271,9 +272,8 @@ class _Engine:
                 continue
             for j, rec in zip(b.positions, out, strict=True):
                 recs[j] = rec
-                if rec.reason == "invalid_score" and b.scorer.name not in self.warned:
-                    later.append((b, out))
-                    break
+            if b.scorer.name not in self.warned and any(r.reason == INVALID for r in out):
+                later.append((b, out))
         return later
 
     def _place(
@@ -348,7 +348,7 @@ async def _scored_async(
 def warn_invalid(warned: set[str], case_id: str, records: Iterable[tuple[str, Rec]]) -> None:
     """Log the first invalid score of each scorer, once per run (local and Dask runs alike)."""
     for name, rec in records:
-        if rec.reason != "invalid_score" or name in warned:
+        if rec.reason != INVALID or name in warned:
             continue
         warned.add(name)
         log.warning(
