@@ -88,5 +88,5 @@ def call_args(binding: Binding, values: dict[str, Any]) -> tuple[tuple[Any, ...]
         kwargs = dict(values)
         args = tuple(kwargs.pop(n) for n in binding.positional)
         return args, kwargs
-    args = tuple(values[n] for n in binding.positional)
+    args = tuple([values[n] for n in binding.positional]) if binding.positional else ()
     return args, {k: values[src] for k, src in binding.params}

@@ -137,24 +137,14 @@ async def call(
 
     A sync function that returns an awaitable has it awaited, within the same deadline.
     """
-    if timeout is None:
-        return await _call(fn, is_async, args, kwargs, threads)
-    try:
-        async with asyncio.timeout(timeout) as scope:
-            return await _call(fn, is_async, args, kwargs, threads)
-    except TimeoutError:
-        if scope.expired():
-            raise AttemptTimeout from None
-        raise
-
-
-async def _call(
-    fn: Callable[..., Any],
-    is_async: bool,
-    args: tuple[Any, ...],
-    kwargs: dict[str, Any],
-    threads: Threads,
-) -> Any:
+    if timeout is not None:
+        try:
+            async with asyncio.timeout(timeout) as scope:
+                return await call(fn, is_async, args, kwargs, threads)
+        except TimeoutError:
+            if scope.expired():
+                raise AttemptTimeout from None
+            raise
     if is_async:
         return await fn(*args, **kwargs)
     result = await threads.submit(fn, *args, **kwargs)

@@ -243,18 +243,16 @@ class _Engine:
 
     async def _score(self, values: dict[str, Any], recs: list[Rec | None]) -> None:
         """Every scorer of a case: the sync ones in one thread hop, the async ones meanwhile."""
-        parts: list[Awaitable[Any]] = []
-        if self.sync_scorers:
-            parts.append(self.threads.submit(self._score_sync, values, recs))
-        parts.extend(_scored_async(b, values) for b in self.async_scorers)
-        done = [await parts[0]] if len(parts) == 1 else await asyncio.gather(*parts)
-        if self.sync_scorers:
-            for b, out in done[0]:
-                if not isinstance(out, list):  # a sync scorer that handed back a coroutine
-                    out = await _scored_async(b, values, out)
+        hop = self.threads.submit(self._score_sync, values, recs) if self.sync_scorers else None
+        if self.async_scorers:
+            outs = await asyncio.gather(*(_scored_async(b, values) for b in self.async_scorers))
+            for b, out in zip(self.async_scorers, outs, strict=True):
                 self._place(b, out, recs, values)
-        for b, out in zip(self.async_scorers, done[bool(self.sync_scorers) :], strict=True):
-            self._place(b, out, recs, values)
+        if hop is not None:
+            for b, later in await hop:
+                if not isinstance(later, list):  # a sync scorer that handed back a coroutine
+                    later = await _scored_async(b, values, later)
+                self._place(b, later, recs, values)
 
     def _score_sync(
         self, values: dict[str, Any], recs: list[Rec | None]
@@ -270,9 +268,11 @@ class _Engine:
             if not isinstance(out, list):
                 later.append((b, out))
                 continue
+            invalid = False
             for j, rec in zip(b.positions, out, strict=True):
                 recs[j] = rec
-            if b.scorer.name not in self.warned and any(r.reason == INVALID for r in out):
+                invalid = invalid or rec.reason == INVALID
+            if invalid and b.scorer.name not in self.warned:
                 later.append((b, out))
         return later
 
