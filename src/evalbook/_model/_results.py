@@ -144,7 +144,6 @@ class Results:
         pydantic models that clean their own text when built (`Grader`).
         """
         text, cid = self.text, self.case_ids[pos]
-
         _, _, output, etype, emsg, _, _, records = case
         if not (output is None or (type(output) is str and output.isascii())):
             output = text(output, "output", cid)
