@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._util._fmt import format_pct
+from .._util._fmt import format_ci, format_pct
 from ._results import Results
 from ._scores import ScoreDefinition
 from ._scoring import Headline, counted_of, headline_of, summarize
@@ -101,14 +101,9 @@ class RunData:
     def __repr__(self) -> str:
         lines = [f"<Run {self.name!r} · {self._results.n_cases} cases · {self.headline.text}>"]
         for row in self._summary.to_dict("records"):
-            mean = float(row["mean"])
-            ci = (
-                ""
-                if np.isnan(mean)
-                else f" [{format_pct(float(row['ci_low']))}, {format_pct(float(row['ci_high']))}]"
-            )
+            ci = format_ci(row["ci_low"], row["ci_high"])
             lines.append(
-                f"  {row['score']}: {format_pct(None if np.isnan(mean) else mean)}{ci}"
+                f"  {row['score']}: {format_pct(row['mean'])}{' ' + ci if ci else ''}"
                 f"  counted {row['counted']} · unscored {row['unscored']} · errors {row['errors']}"
                 f" · excluded {row['excluded']}"
             )
