@@ -62,7 +62,7 @@ def version_error(where: str, found: object) -> SchemaVersionError:
 
 
 def dumps(obj: Any) -> str:
-    """Compact ASCII JSON (non-ASCII text and lone surrogates survive as escapes)."""
+    """Compact ASCII JSON (non-ASCII text as `\\u` escapes: every log line is ASCII)."""
     return json.dumps(obj, ensure_ascii=True, separators=(",", ":"), default=repr)
 
 
