@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .._util._fmt import format_num
-from ._style import BORDER, MUTED, badge, box, esc, is_missing, root
+from ._style import BORDER, MUTED, badge, box, esc, is_missing, root, shorten
 
 if TYPE_CHECKING:
     from .._model._run_data import RunData
@@ -18,6 +18,9 @@ if TYPE_CHECKING:
 __all__ = ["CaseFilter", "case_html", "filter_cases"]
 
 ALL = "all"
+# Longest text a case view shows of one value (an output, an input cell); the run's tables
+# keep the whole text. A view of a 10 MB output would freeze the notebook's page.
+TEXT_LIMIT = 20_000
 
 
 @dataclass(frozen=True)
@@ -63,8 +66,13 @@ def _pre(text: str) -> str:
         f'<div style="white-space: pre-wrap; overflow-wrap: anywhere; font-family: ui-monospace, '
         f"SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; padding: 6px 8px; "
         f'border: {BORDER}; border-radius: 6px; max-height: 240px; overflow-y: auto">'
-        f"{esc(text)}</div>"
+        f"{esc(shorten(text, TEXT_LIMIT))}</div>"
     )
+
+
+def _long(x: Any) -> str:
+    """A value that may be long (a message, a rationale, metadata), shortened and escaped."""
+    return "" if is_missing(x) else esc(shorten(str(x), TEXT_LIMIT))
 
 
 def _text_of(x: Any) -> str:
@@ -87,7 +95,7 @@ def _input_html(run: RunData, pos: int) -> str:
         f'<div style="display: flex; gap: 8px; margin: 1px 0">'
         f'<span style="flex: 0 0 120px; {MUTED}; overflow-wrap: anywhere">{esc(col)}</span>'
         f'<span style="flex: 1 1 auto; white-space: pre-wrap; overflow-wrap: anywhere">'
-        f"{esc(_text_of(val))}</span></div>"
+        f"{esc(shorten(_text_of(val), TEXT_LIMIT))}</span></div>"
         for col, val in row.items()
     )
     return items
@@ -105,12 +113,12 @@ def _record_html(r: Any, label: str) -> str:
     )
     parts = [head]
     if not is_missing(r["reason"]):
-        msg = "" if is_missing(r["message"]) else f" — {esc(r['message'])}"
+        msg = "" if is_missing(r["message"]) else f" — {_long(r['message'])}"
         parts.append(f'<div style="font-size: 12px">{esc(r["reason"])}{msg}</div>')
     if not is_missing(r["rationale"]) and str(r["rationale"]):
         parts.append(
             f'<div style="font-size: 12px; white-space: pre-wrap; overflow-wrap: anywhere">'
-            f'<span style="{MUTED}">rationale: </span>{esc(r["rationale"])}</div>'
+            f'<span style="{MUTED}">rationale: </span>{_long(r["rationale"])}</div>'
         )
     grader = [
         str(r[k]) for k in ("grader_kind", "grader_id", "grader_model") if not is_missing(r[k])
@@ -125,8 +133,8 @@ def _record_html(r: Any, label: str) -> str:
     if not is_missing(r["metadata"]):
         parts.append(
             f'<div style="{MUTED}; font-size: 11.5px; overflow-wrap: anywhere; '
-            f'font-family: ui-monospace, Menlo, Consolas, monospace">metadata {esc(r["metadata"])}'
-            f"</div>"
+            f'font-family: ui-monospace, Menlo, Consolas, monospace">'
+            f"metadata {_long(r['metadata'])}</div>"
         )
     return (
         f'<div data-evalbook="record" style="border-top: {BORDER}; padding: 5px 0">'
@@ -146,7 +154,7 @@ def case_html(run: RunData, pos: int) -> str:
     if not is_missing(c["error_type"]):
         error = (
             f'<div style="margin-top: 4px"><span style="{MUTED}">error: </span>'
-            f"<b>{esc(c['error_type'])}</b> {esc(c['error_message'])}</div>"
+            f"<b>{esc(c['error_type'])}</b> {_long(c['error_message'])}</div>"
         )
     head = (
         f'<div style="font-weight: 650; font-size: 14px">{esc(c["case_id"])} '

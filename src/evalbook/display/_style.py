@@ -25,6 +25,7 @@ __all__ = [
     "esc",
     "is_missing",
     "root",
+    "shorten",
 ]
 
 FONT = (
@@ -83,6 +84,19 @@ def esc(x: Any) -> str:
     if is_missing(x):
         return ""
     return html.escape(_CONTROL.sub(_escaped, str(x)), quote=True)
+
+
+def shorten(text: str, limit: int) -> str:
+    """`text` cut to `limit` characters, saying how much was left out (the tables keep it all).
+
+    Example:
+        >>> shorten("abcdef", 3), shorten("abc", 3)
+        ('abc… (3 more characters)', 'abc')
+    """
+    if len(text) <= limit:
+        return text
+    more = len(text) - limit
+    return f"{text[:limit]}… ({more} more character{'s' if more != 1 else ''})"
 
 
 def badge(text: str, status: str, title: str = "") -> str:

@@ -18,11 +18,12 @@ from .._util._fmt import format_num, format_pp
 from ._cases import ALL, CaseFilter, case_html, filter_cases
 from ._compare_html import comparison_html, comparison_names, comparison_text, warnings_html
 from ._html import run_cards_html, run_header_html, run_html, summary_html, unscored_html
-from ._style import MUTED, esc, root
+from ._style import MUTED, esc, root, shorten
 
 __all__ = ["CaseExplorer", "ComparisonView", "RunView"]
 
 _MAX_OPTIONS = 500
+_LABEL_LIMIT = 160  # characters of a list entry (a case id can be any text)
 _OUTCOMES = [ALL, "passed", "failed", "errored", "timed_out"]
 _STATUSES = [ALL, "scored", "unscored", "error"]
 _CHANGES = [ALL, "improved", "regressed", "same", "only_a", "only_b"]
@@ -103,7 +104,8 @@ class CaseExplorer(w.VBox):  # type: ignore[misc]
             c = cases.iloc[int(pos)]
             outcome = "pending" if pd.isna(c["outcome"]) else str(c["outcome"])
             value = "" if values is None else f" · {format_num(values[int(pos)])}"
-            options.append((f"{c['case_id']} · {outcome}{value}", int(pos)))
+            label = shorten(f"{c['case_id']} · {outcome}{value}", _LABEL_LIMIT)
+            options.append((label, int(pos)))
         shown = f" (first {_MAX_OPTIONS} listed)" if len(positions) > _MAX_OPTIONS else ""
         self.count.value = (
             f'<span style="{MUTED}">{len(positions)} of {len(cases)} cases match{shown}</span>'
@@ -182,7 +184,7 @@ class ComparisonView(_Static):
                 f"{r['case_id']} · {r['score']} · {format_num(r['a'])} → {format_num(r['b'])} "
                 f"({format_pp(r['delta'])})"
             )
-            options.append((label, int(i)))
+            options.append((shorten(label, _LABEL_LIMIT), int(i)))
         self.count.value = f'<span style="{MUTED}">{len(rows)} of {len(table)} pairs match</span>'
         self.cases.options = options
         self.cases.value = options[0][1] if options else None
