@@ -14,7 +14,7 @@ from .._model._scoring import outcome_counts
 from .._util._fs import write_text
 from ._events import LineEncoder, event_line, replay
 from ._layout import EVENTS, first_started_at, new_run_folder, now_iso
-from ._sink import _write_data, finish_status, start_events
+from ._sink import finish_status, start_events, write_data
 from ._summary import finish_files
 
 if TYPE_CHECKING:
@@ -77,7 +77,7 @@ def save_run(run: RunData, store: str | os.PathLike[str] = "runs") -> Path:
         folder = run.path
         folder.mkdir(parents=True, exist_ok=True)
         started_at = stored_started_at(folder) or first_started_at(run._results)
-    data_file = _write_data(run.data, folder)
+    data_file = write_data(run.data, folder)
     if run.path is None or not _log_matches(folder, run):
         write_text(folder / EVENTS, full_log(run, started_at, data_file))
     run.path = folder

@@ -42,6 +42,7 @@ __all__ = [
     "open_existing",
     "open_new",
     "start_events",
+    "write_data",
 ]
 
 
@@ -118,7 +119,7 @@ class StoreSink:
         self._log.close()
 
 
-def _write_data(frame: pd.DataFrame, folder: Path) -> str | None:
+def write_data(frame: pd.DataFrame, folder: Path) -> str | None:
     """Store the input data (so a loaded run can be rescored); None when Parquet cannot."""
     try:
         write_parquet(frame, folder / DATA, "data", index=True)
@@ -235,7 +236,7 @@ def open_new(
     todo: Sequence[int] | None,
 ) -> Prepared:
     """Start the log of a new stored run (cases already in `results` are logged at once)."""
-    data_file = _write_data(frame, folder)
+    data_file = write_data(frame, folder)
     encoder = LineEncoder(definitions, case_ids)
     sink = StoreSink(folder, encoder, append=False)
     head = start_events(run_id, name, started_at, case_ids, options, definitions, data_file)
@@ -263,7 +264,7 @@ def open_existing(
     # what a crash left after the last complete line
     sink = StoreSink(folder, LineEncoder(definitions, case_ids), append=True)
     _remove_final_files(folder)
-    data_file = _write_data(frame, folder)
+    data_file = write_data(frame, folder)
     sink.write(
         event_line(
             "run.resumed",
