@@ -116,11 +116,15 @@ class LineEncoder:
         """
         outcome, attempts, output, error_type, error_message, started_at, duration_s, records = case
         cid = _enc(self.case_ids[pos])
+        if len(started) == 1 and started[0][0] == pos:  # the common case: its own start only
+            _, attempt, at_us = started[0]
+            lines = [f'{self._started}{cid},"attempt":{attempt},"at_us":{at_us}}}\n']
+        else:
+            lines = [self.case_started(p, a, t) for p, a, t in started]
         head = self._record_head + cid
-        lines = [self.case_started(p, a, t) for p, a, t in started]
         tails = self._tails
-        for j, r in enumerate(records):  # one per score
-            if r[0] == SCORED and r[4] is None and r[5] is None and r[6] is None:
+        for j, r in enumerate(records):  # one per score, in definition order
+            if r[0] == SCORED and r[4] is None and r[5] is None and r[6] is None:  # plain: cached
                 lines.append(head + (tails[j].get(r[1]) or self.plain_tail(j, r[1])))
             else:
                 lines.append(f"{head}{self._keys[j]}{_record_body(r)}}}\n")
