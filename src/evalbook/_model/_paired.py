@@ -15,7 +15,7 @@ simulated experiment), so the statistical simulations of the test suite run in m
 No scipy: importing `scipy.stats` takes over a second, which a first `eb.compare` would pay.
 The binomial tail is summed exactly in integers for up to `_EXACT_BINOM_MAX` discordant
 pairs and from Loader's saddle-point binomial probability beyond; the normal tail is
-`math.erfc`. Both agree with scipy within 1e-12 relative (tests/test_paired.py).
+`math.erfc`. Both agree with scipy within 1e-12 relative (tests/model/test_paired.py).
 """
 
 from __future__ import annotations

@@ -9,7 +9,8 @@ from typing import Any
 import pandas as pd
 
 from .._model._results import Results
-from .._store._sink import Prepared, new_run_folder, now_iso, open_new
+from .._store._layout import new_run_folder, now_iso
+from .._store._sink import Prepared, open_new
 from ._plan import Plan
 from ._resume import resume_source
 

@@ -12,14 +12,9 @@ import pandas as pd
 from .._errors import ConfigurationError
 from .._model._results import PENDING, Results
 from .._model._run_data import RunData
+from .._store._layout import first_started_at, new_run_folder
 from .._store._load import read_run, stored_started_at
-from .._store._sink import (
-    Prepared,
-    first_started_at,
-    new_run_folder,
-    open_existing,
-    open_new,
-)
+from .._store._sink import Prepared, open_existing, open_new
 
 if TYPE_CHECKING:
     from ._plan import Plan

@@ -23,7 +23,7 @@ from .._model._scores import ScoreDefinition
 from .._model._scoring import outcome_counts
 from .._version import __version__
 from ._events import LineEncoder, event_line
-from ._layout import DATA, EVENTS, FINAL_FILES, first_started_at, new_run_folder, now_iso
+from ._layout import DATA, EVENTS, FINAL_FILES, now_iso
 from ._log import LogFile, LogInUse
 from ._parquet import write_parquet
 from ._summary import finish_files
@@ -31,14 +31,10 @@ from ._summary import finish_files
 if TYPE_CHECKING:
     from .._model._run_data import RunData
 
-# first_started_at, new_run_folder and now_iso live in `_layout`; the runner imports them here
 __all__ = [
     "Prepared",
     "StoreSink",
     "finish_status",
-    "first_started_at",
-    "new_run_folder",
-    "now_iso",
     "open_existing",
     "open_new",
     "start_events",

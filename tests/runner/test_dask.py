@@ -380,7 +380,7 @@ def test_resume_runs_only_the_missing_cases_on_the_cluster(client: Any, tmp_path
 
 
 def test_dask_benchmark_smoke() -> None:
-    script = Path(__file__).resolve().parents[1] / "benchmarks" / "bench_dask.py"
+    script = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_dask.py"
     out = subprocess.run(
         [sys.executable, str(script), "--quick"],
         capture_output=True,

@@ -16,7 +16,7 @@ from evalbook._store import _log
 from evalbook._store._events import read_events
 from evalbook._store._log import LogFile, LogInUse, cut_partial_line, strip_padding
 
-FIXTURES = Path(__file__).parent / "store" / "fixtures"
+FIXTURES = Path(__file__).parent / "fixtures"
 
 chunks = st.lists(st.binary(min_size=1, max_size=3 * 4096).map(lambda b: b.replace(b"\0", b"x")))
 

@@ -15,7 +15,7 @@ from evalbook.display._cases import CaseFilter, case_html, filter_cases
 from evalbook.display._compare_html import comparison_html, comparison_text
 from evalbook.display._html import headline_only_html, run_html, summary_html, unscored_html
 
-SNAPSHOTS = Path(__file__).parent / "snapshots" / "display"
+SNAPSHOTS = Path(__file__).parent / "snapshots"
 UPDATE = os.environ.get("EVALBOOK_UPDATE_SNAPSHOTS") == "1"
 
 
