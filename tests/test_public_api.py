@@ -1,4 +1,4 @@
-"""The public surface of `evalbook` is exactly the names of DESIGN §3."""
+"""The public surface of `evalbook` is exactly these names (its `__all__`, re-exported by `__init__`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The scoring rule (DESIGN §4): every outcome × errors-policy cell, means, CIs, headline."""
+"""The scoring rule (docs/scoring.md): every outcome × errors-policy cell, means, CIs, headline."""
 
 from __future__ import annotations
 

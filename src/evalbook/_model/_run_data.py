@@ -62,7 +62,7 @@ class RunData:
 
     @cached_property
     def cases(self) -> pd.DataFrame:
-        """One row per case, in input order (DESIGN §5)."""
+        """One row per case, in input order (docs/concepts.md)."""
         return cases_table(self._results)
 
     @cached_property

@@ -1,4 +1,4 @@
-"""The scoring rule (DESIGN §4): the one function that decides counted values, and the
+"""The scoring rule (docs/scoring.md): the one function that decides counted values, and the
 summaries and headline built on it."""
 
 from __future__ import annotations

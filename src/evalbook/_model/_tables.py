@@ -1,4 +1,4 @@
-"""Tidy pandas tables built from a run's columns (DESIGN §5)."""
+"""Tidy pandas tables built from a run's columns (docs/concepts.md)."""
 
 from __future__ import annotations
 
