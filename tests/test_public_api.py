@@ -1,4 +1,4 @@
-"""The public surface of `evalbook` is exactly these names (its `__all__`, re-exported by `__init__`)."""
+"""The public surface of `evalbook` is exactly these names (the `__all__` of `__init__`)."""
 
 from __future__ import annotations
 
