@@ -1,4 +1,4 @@
-"""A real crash: a run SIGKILLs its own process mid-run; `resume=` finishes it (docs/file-formats.md)."""
+"""A real crash: a run SIGKILLs its own process; `resume=` finishes it (docs/file-formats.md)."""
 
 from __future__ import annotations
 
