@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -42,17 +43,7 @@ async def arun(
         >>> run.headline.text
         'lambda 100% · completed 100%'
     """
-    options = RunOptions(
-        name=name,
-        output_column=output_column,
-        concurrency=concurrency,
-        timeout=timeout,
-        attempts=attempts,
-        store=store,
-        resume=resume,
-        progress=progress,
-        executor=executor,
-    )
+    options = _options(locals())
     return Run._of(await execute(data, task, scorers, scores, options))
 
 
@@ -106,18 +97,13 @@ def run(
         ...        progress=False).headline.text
         'exact 50% · completed 100%'
     """
-    options = RunOptions(  # checked here, before any case runs
-        name=name,
-        output_column=output_column,
-        concurrency=concurrency,
-        timeout=timeout,
-        attempts=attempts,
-        store=store,
-        resume=resume,
-        progress=progress,
-        executor=executor,
-    )
+    options = _options(locals())  # checked here, before any case runs
     return run_with(data, task, scorers, scores, options)
+
+
+def _options(params: dict[str, Any]) -> RunOptions:
+    """The `RunOptions` among the parameters of `run` or `arun` (each field is one of them)."""
+    return RunOptions(**{f.name: params[f.name] for f in dataclasses.fields(RunOptions)})
 
 
 def run_with(

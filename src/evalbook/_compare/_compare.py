@@ -225,15 +225,6 @@ def _case_ids(run: RunData) -> pd.Index:
     return ids
 
 
-def _id_column(index: pd.Index, take: np.ndarray) -> Any:
-    """The ids per row: their type inferred once over the unique ids, then taken per row; an
-    object column when pandas' `str` cannot hold them (lone surrogates)."""
-    try:
-        return pd.Series(index.to_numpy(), copy=False).array.take(take)
-    except UnicodeEncodeError:
-        return pd.Series(index.to_numpy(dtype=object)[take], dtype=object, copy=False)
-
-
 def _canonical(
     run: RunData, index: pd.Index, selected: list[str]
 ) -> tuple[np.ndarray, np.ndarray] | None:
@@ -408,7 +399,7 @@ def compare(a: RunData, b: RunData, *, score: ScoreSelection = None) -> Comparis
     cases = pd.DataFrame(
         {
             # the ids' column type is inferred once over the unique ids, then taken per row
-            "case_id": _id_column(index, case_i),
+            "case_id": pd.Series(index.to_numpy(), copy=False).array.take(case_i),
             "score": pd.Categorical.from_codes(
                 score_j.astype(np.int32), categories=pd.Index(selected)
             ),

@@ -23,17 +23,7 @@ __all__ = ["RunData"]
 
 
 class RunData:
-    """One evaluation's results: tables, summary and headline (the runner and store return it).
-
-    Example:
-        >>> import pandas as pd, evalbook as eb
-        >>> df = pd.DataFrame({"question": ["1+1", "2+2"], "expected": ["2", "4"]})
-        >>> run = eb.run(df, task=lambda question: str(eval(question)),
-        ...              scorers=[lambda output, expected: float(output == expected)],
-        ...              store=None, progress=False)
-        >>> run.headline.text
-        'lambda 100% · completed 100%'
-    """
+    """One evaluation's results: tables, summary and headline (the public `Run` adds I/O)."""
 
     def __init__(
         self,

@@ -10,7 +10,7 @@ import pandas as pd
 
 from .._model._results import Results
 from .._store._layout import new_run_folder, now_iso
-from .._store._sink import Prepared, open_new
+from .._store._sink import Prepared, RunStart, open_new
 from ._plan import Plan
 from ._resume import resume_source
 
@@ -35,16 +35,5 @@ def prepare(
     started_at = now_iso()
     if store is None:
         return Prepared(name, run_id, None, results, range(results.n_cases), None, started_at)
-    folder = new_run_folder(store, name)
-    return open_new(
-        folder,
-        plan.definitions,
-        plan.case_ids,
-        frame,
-        name,
-        run_id,
-        started_at,
-        options,
-        results,
-        None,
-    )
+    start = RunStart(name, run_id, started_at, options, plan.definitions, plan.case_ids)
+    return open_new(new_run_folder(store, name), start, frame, results, None)

@@ -14,7 +14,7 @@ from .._model._results import PENDING, Results
 from .._model._run_data import RunData
 from .._store._layout import first_started_at, new_run_folder
 from .._store._load import read_run, stored_started_at
-from .._store._sink import Prepared, open_existing, open_new
+from .._store._sink import Prepared, RunStart, open_existing, open_new
 
 if TYPE_CHECKING:
     from ._plan import Plan
@@ -95,32 +95,13 @@ def resume_source(
         results.set_case(pos, src.finished(i))
     if source.path is not None:
         started_at = stored_started_at(source.path) or first_started_at(src)
-        return open_existing(
-            source.path,
-            plan.definitions,
-            plan.case_ids,
-            frame,
-            source.name,
-            source.id,
-            started_at,
-            options,
-            results,
-            todo,
+        start = RunStart(
+            source.name, source.id, started_at, options, plan.definitions, plan.case_ids
         )
+        return open_existing(source.path, start, frame, results, todo)
     started_at = first_started_at(src)
     if store is None:
         return Prepared(source.name, source.id, None, results, todo, None, started_at)
-    folder = new_run_folder(store, source.name)
     run_id = uuid.uuid4().hex[:12]
-    return open_new(
-        folder,
-        plan.definitions,
-        plan.case_ids,
-        frame,
-        source.name,
-        run_id,
-        started_at,
-        options,
-        results,
-        todo,
-    )
+    start = RunStart(source.name, run_id, started_at, options, plan.definitions, plan.case_ids)
+    return open_new(new_run_folder(store, source.name), start, frame, results, todo)

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "Prepared",
+    "RunStart",
     "StoreSink",
     "finish_status",
     "open_existing",
@@ -162,6 +163,18 @@ def start_events(
     return "".join(lines)
 
 
+@dataclass(frozen=True, slots=True)
+class RunStart:
+    """Who a run is, as its log's first lines say: `open_new` and `open_existing` take it."""
+
+    name: str
+    run_id: str
+    started_at: str
+    options: dict[str, Any]
+    definitions: Sequence[ScoreDefinition]
+    case_ids: Sequence[str]
+
+
 @dataclass
 class Prepared:
     """A run ready to execute: its identity, results (maybe pre-filled) and sink."""
@@ -220,56 +233,40 @@ def _remove_final_files(folder: Path) -> None:
 
 
 def open_new(
-    folder: Path,
-    definitions: Sequence[ScoreDefinition],
-    case_ids: Sequence[str],
-    frame: pd.DataFrame,
-    name: str,
-    run_id: str,
-    started_at: str,
-    options: dict[str, Any],
-    results: Results,
-    todo: Sequence[int] | None,
+    folder: Path, run: RunStart, frame: pd.DataFrame, results: Results, todo: Sequence[int] | None
 ) -> Prepared:
     """Start the log of a new stored run (cases already in `results` are logged at once)."""
     data_file = write_data(frame, folder)
-    encoder = LineEncoder(definitions, case_ids)
+    encoder = LineEncoder(run.definitions, run.case_ids)
     sink = StoreSink(folder, encoder, append=False)
-    head = start_events(run_id, name, started_at, case_ids, options, definitions, data_file)
+    head = start_events(
+        run.run_id, run.name, run.started_at, run.case_ids, run.options, run.definitions, data_file
+    )
     done = np.flatnonzero(results.outcome != PENDING)
     sink.write(head + "".join(encoder.case_ended(int(p), results) for p in done))
     if todo is None:
         todo = range(results.n_cases)
-    return Prepared(name, run_id, folder, results, todo, sink, started_at)
+    return Prepared(run.name, run.run_id, folder, results, todo, sink, run.started_at)
 
 
 def open_existing(
-    folder: Path,
-    definitions: Sequence[ScoreDefinition],
-    case_ids: Sequence[str],
-    frame: pd.DataFrame,
-    name: str,
-    run_id: str,
-    started_at: str,
-    options: dict[str, Any],
-    results: Results,
-    todo: Sequence[int],
+    folder: Path, run: RunStart, frame: pd.DataFrame, results: Results, todo: Sequence[int]
 ) -> Prepared:
     """Continue the log of a stored run (resume): its final files go until the run ends."""
     # opening locks the log (ConfigurationError if another process writes it) and cuts
     # what a crash left after the last complete line
-    sink = StoreSink(folder, LineEncoder(definitions, case_ids), append=True)
+    sink = StoreSink(folder, LineEncoder(run.definitions, run.case_ids), append=True)
     _remove_final_files(folder)
     data_file = write_data(frame, folder)
     sink.write(
         event_line(
             "run.resumed",
             at=now_iso(),
-            options=options,
+            options=run.options,
             data_file=data_file,
             kept=results.n_cases - len(todo),
             to_run=len(todo),
-            case_ids=list(case_ids),
+            case_ids=list(run.case_ids),
         )
     )
-    return Prepared(name, run_id, folder, results, todo, sink, started_at)
+    return Prepared(run.name, run.run_id, folder, results, todo, sink, run.started_at)
