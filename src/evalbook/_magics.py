@@ -75,10 +75,10 @@ def _is_top_level_async(tree: ast.Module) -> bool:
 
 
 def _assigns_output(tree: ast.Module) -> bool:
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name) and node.id == "output" and isinstance(node.ctx, ast.Store):
-            return True
-    return False
+    return any(
+        isinstance(n, ast.Name) and n.id == "output" and isinstance(n.ctx, ast.Store)
+        for n in ast.walk(tree)
+    )
 
 
 def task_from_cell(
@@ -281,17 +281,13 @@ class EvalMagics(Magics):
         readers: dict[str, Callable[[Path], pd.DataFrame]] = {
             ".csv": pd.read_csv,
             ".parquet": pd.read_parquet,
-            ".jsonl": _read_jsonl,
+            ".jsonl": lambda path: pd.read_json(path, lines=True),
         }
         if path.suffix.lower() in readers and path.is_file():
             return readers[path.suffix.lower()](path)
         raise UsageError(
             f"%%eval {ref}: DATA must name a DataFrame variable or a .csv/.parquet/.jsonl file"
         )
-
-
-def _read_jsonl(path: Path) -> pd.DataFrame:
-    return pd.read_json(path, lines=True)
 
 
 def load_ipython_extension(ipython: Any) -> None:

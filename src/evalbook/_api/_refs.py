@@ -58,9 +58,7 @@ def _matches(table: pd.DataFrame, ref: str) -> pd.DataFrame:
 
 
 def resolve_run(
-    ref: str,
-    store: str | os.PathLike[str] = "runs",
-    namespace: Mapping[str, Any] | None = None,
+    ref: str, store: str | os.PathLike[str] = "runs", namespace: Mapping[str, Any] | None = None
 ) -> Run:
     """The run `ref` names: a variable of `namespace` holding a Run, a run folder, or the
     latest run named (or with id) `ref` in `store`.

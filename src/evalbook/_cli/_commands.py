@@ -298,7 +298,6 @@ def cmd_demo(args: argparse.Namespace) -> int:
         opt = "" if args.store == "runs" else f" --store {args.store}"
         out.line()
         out.line(
-            f"next: evalbook show {run.name}{opt} · evalbook gate {run.name} --min 0.8{opt}",
-            "dim",
+            f"next: evalbook show {run.name}{opt} · evalbook gate {run.name} --min 0.8{opt}", "dim"
         )
     return 0

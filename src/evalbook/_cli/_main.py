@@ -128,10 +128,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("run", metavar="RUN", help=_RUN_HELP)
     p.add_argument("path", metavar="PATH", help="output file ending in .csv, .parquet or .pq")
     p.add_argument(
-        "--table",
-        choices=TABLES,
-        default="scores",
-        help="which table (default: scores)",
+        "--table", choices=TABLES, default="scores", help="which table (default: scores)"
     )
     _store_option(p)
     p.set_defaults(func=cmd.cmd_export)
@@ -213,8 +210,7 @@ def _main(argv: Sequence[str] | None) -> int:
         if os.environ.get("EVALBOOK_DEBUG"):
             traceback.print_exc()
         say_error(
-            f"unexpected {type(exc).__name__}: {exc} (set EVALBOOK_DEBUG=1 for the traceback)",
-            prog,
+            f"unexpected {type(exc).__name__}: {exc} (set EVALBOOK_DEBUG=1 for the traceback)", prog
         )
         return EXIT_UNEXPECTED
 

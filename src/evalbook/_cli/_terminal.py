@@ -12,14 +12,7 @@ import pandas as pd
 
 from .._util._fmt import format_ci, format_count, format_pct
 
-__all__ = [
-    "Out",
-    "clean",
-    "render_table",
-    "summary_table",
-    "unscored_table_text",
-    "wants_colour",
-]
+__all__ = ["Out", "clean", "render_table", "summary_table", "unscored_table_text", "wants_colour"]
 
 _CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
 

@@ -125,7 +125,8 @@ class Comparison:
         for what, column, source in (("output", "case", "cases"), ("rationale", "score", "scores")):
             for side, run in (("a", self.a), ("b", self.b)):
                 rows = self._rows[f"{column}_{side}"][picked]
-                table[f"{what}_{side}"] = _take(getattr(run, source)[what], rows)
+                taken = getattr(run, source)[what].array  # missing where a row number is -1
+                table[f"{what}_{side}"] = taken.take(rows, allow_fill=True)
         order = np.argsort(table["delta"].to_numpy(), kind="stable")
         return table.iloc[order].reset_index(drop=True)
 
@@ -153,11 +154,6 @@ class Comparison:
         from ..display._plots import ComparisonPlots
 
         return ComparisonPlots(self)
-
-
-def _take(column: pd.Series, rows: np.ndarray) -> Any:
-    """`column[rows]` as an array, missing where a row number is -1."""
-    return column.array.take(rows, allow_fill=True)
 
 
 def _row_text(row: Any) -> str:

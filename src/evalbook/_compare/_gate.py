@@ -131,14 +131,8 @@ def gate_target(run: RunData, score: str | None) -> Target:
     )
 
 
-def _at_least(observed: float | None, threshold: float) -> bool:
-    return observed is not None and observed >= threshold - _EPS
-
-
 def check_gate(
-    run: RunData,
-    spec: GateSpec,
-    regression: Callable[[str], float | None] | None = None,
+    run: RunData, spec: GateSpec, regression: Callable[[str], float | None] | None = None
 ) -> list[Check]:
     """Check every condition of `spec` on `run`.
 
@@ -203,7 +197,7 @@ def _check_min(name: str, what: str, flag: str, observed: float | None, thr: flo
         return Check(
             flag, False, f"{name}: {what} is — (no counted values) < min {format_pct(thr)} ({flag})"
         )
-    ok = _at_least(observed, thr)
+    ok = observed >= thr - _EPS
     obs, thr_text = format_pair(observed, thr)
     rel = ">=" if ok else "<"
     return Check(flag, ok, f"{name}: {what} {obs} {rel} min {thr_text} ({flag})")

@@ -44,6 +44,10 @@ def _number(x: object) -> bool:
     return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
 
 
+def _whole(x: object, low: int, high: float = math.inf) -> bool:
+    return isinstance(x, int) and not isinstance(x, bool) and low <= x <= high
+
+
 def _fmt(x: float) -> str:
     return str(int(x)) if float(x).is_integer() else repr(float(x))
 
@@ -127,17 +131,15 @@ def _check_options(
             f"scale must be (low, high), two finite numbers with low < high, got {scale!r}; "
             "e.g. scale=(0, 100) or scale=(1, 5)"
         )
-    if isinstance(votes, bool) or not isinstance(votes, int) or votes < 1:
+    if not _whole(votes, 1):
         raise ConfigurationError(f"votes must be an integer >= 1, got {votes!r}")
     if reducer not in REDUCERS:
         raise ConfigurationError(f"reducer must be one of {', '.join(REDUCERS)}; got {reducer!r}")
-    if quorum is not None and (
-        isinstance(quorum, bool) or not isinstance(quorum, int) or not 1 <= quorum <= votes
-    ):
+    if quorum is not None and not _whole(quorum, 1, votes):  # type: ignore[arg-type]
         raise ConfigurationError(
             f"quorum must be None or an integer from 1 to votes ({votes}), got {quorum!r}"
         )
-    if isinstance(retries, bool) or not isinstance(retries, int) or retries < 0:
+    if not _whole(retries, 0):
         raise ConfigurationError(f"retries must be an integer >= 0, got {retries!r}")
     if not _number(backoff) or backoff < 0:  # type: ignore[operator]
         raise ConfigurationError(f"backoff must be a number of seconds >= 0, got {backoff!r}")
@@ -145,11 +147,7 @@ def _check_options(
         raise ConfigurationError(
             f"timeout must be a number of seconds > 0 or None, got {timeout!r}"
         )
-    if max_concurrency is not None and (
-        isinstance(max_concurrency, bool)
-        or not isinstance(max_concurrency, int)
-        or max_concurrency < 1
-    ):
+    if max_concurrency is not None and not _whole(max_concurrency, 1):
         raise ConfigurationError(
             f"max_concurrency must be None or an integer >= 1, got {max_concurrency!r}"
         )

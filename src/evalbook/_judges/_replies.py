@@ -22,13 +22,7 @@ from typing import Any
 from .._model._contract import InvalidScore, safe_repr, validate_on_scale
 from .._util._fs import write_text
 
-__all__ = [
-    "ReplyCache",
-    "Vote",
-    "backoff_delay",
-    "is_transient",
-    "parse_reply",
-]
+__all__ = ["ReplyCache", "Vote", "backoff_delay", "is_transient", "parse_reply"]
 
 # A reply wrapped in a Markdown code fence: ```json\n{...}\n``` (the language tag is optional).
 _FENCE = re.compile(r"\A```[A-Za-z0-9_+-]*[ \t]*\n?(.*?)\n?[ \t]*```\Z", re.S)
@@ -123,11 +117,7 @@ def parse_reply(reply: object, low: float, high: float) -> Vote:
     try:
         value = validate_on_scale(raw, low, high)
     except InvalidScore as exc:
-        return Vote(
-            justification=text,
-            code="invalid_score",
-            message=f"judge reply: {exc}",
-        )
+        return Vote(justification=text, code="invalid_score", message=f"judge reply: {exc}")
     shown = raw if type(raw) is int or type(raw) is float else value
     return Vote(raw=value, shown=shown, justification=text)
 

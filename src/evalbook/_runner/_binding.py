@@ -31,11 +31,7 @@ class Binding:
 
 
 def bind(
-    fn: Callable[..., Any],
-    columns: Sequence[str],
-    *,
-    kind: str,
-    allow: Sequence[str] = SPECIAL,
+    fn: Callable[..., Any], columns: Sequence[str], *, kind: str, allow: Sequence[str] = SPECIAL
 ) -> Binding:
     """Check that every required parameter of `fn` can be bound and say how.
 

@@ -148,58 +148,28 @@ class _Engine:
             if outcome in (PASSED, FAILED):
                 for j, rec in ctx.recorded.items():
                     recs[j] = rec
-        await self.finish(
-            pos,
-            values,
-            recs,
-            outcome,
-            attempt,
-            output,
-            etype,
-            emsg,
-            at_us / 1e6,
-            (time.perf_counter_ns() - t0) // 1000 / 1e6,
-        )
+        duration = (time.perf_counter_ns() - t0) // 1000 / 1e6
+        ended = Finished(outcome, attempt, output, etype, emsg, at_us / 1e6, duration, ())
+        await self.finish(pos, values, recs, ended)
 
     async def _rescore(self, pos: int, kept: Kept) -> None:
-        src = kept.source
-        outcome = int(src.outcome[pos])
-        if outcome == PENDING:
+        if kept.source.outcome[pos] == PENDING:
             return
-        old = src.records_of(pos)
+        old = kept.source.finished(pos)
         recs: list[Rec | None] = [None] * self.n_scores
         for j, k in kept.records.items():
-            recs[j] = old[k]
-        await self.finish(
-            pos,
-            self._values(pos),
-            recs,
-            outcome,
-            int(src.attempts[pos]),
-            src.output[pos],
-            src.error_type[pos],
-            src.error_message[pos],
-            float(src.started_at[pos]),
-            float(src.duration_s[pos]),
-        )
+            recs[j] = old.records[k]
+        await self.finish(pos, self._values(pos), recs, old)
 
     async def finish(
-        self,
-        pos: int,
-        values: dict[str, Any],
-        recs: list[Rec | None],
-        outcome: int,
-        attempts: int,
-        output: Any,
-        etype: str | None,
-        emsg: str | None,
-        started: float,
-        duration: float,
+        self, pos: int, values: dict[str, Any], recs: list[Rec | None], ended: Finished
     ) -> None:
         """Score a case by its final outcome, fill every record, store it, tell the sink.
 
-        `recs` holds what is already recorded (by `ctx`, or kept by a rescore).
+        `recs` holds what is already recorded (by `ctx`, or kept by a rescore); the records
+        of `ended` are not read.
         """
+        outcome, output, etype, emsg = ended[0], ended[2], ended[3], ended[4]
         if outcome == PASSED:
             values["output"] = output
             await self._score(values, recs)
@@ -212,7 +182,7 @@ class _Engine:
             filled = [error_rec(code, f"{etype}: {emsg}")] * self.n_scores
         if outcome in (PASSED, FAILED):
             self._derive(filled, outcome)
-        case = Finished(outcome, attempts, output, etype, emsg, started, duration, filled)
+        case = Finished(*ended[:7], filled)
         if self.results is not None:
             case = self.results.set_case(pos, case)  # as stored: its text cleaned
         if self.sink is not None:
@@ -277,11 +247,7 @@ class _Engine:
         return later
 
     def _place(
-        self,
-        bound: BoundScorer,
-        out: Sequence[Rec],
-        recs: list[Rec | None],
-        values: dict[str, Any],
+        self, bound: BoundScorer, out: Sequence[Rec], recs: list[Rec | None], values: dict[str, Any]
     ) -> None:
         for j, rec in zip(bound.positions, out, strict=True):
             recs[j] = rec

@@ -69,10 +69,6 @@ def dumps(obj: Any) -> str:
 # -- writing ------------------------------------------------------------------------------
 
 
-def _grader_json(grader: Grader) -> str:
-    return dumps(grader.model_dump(mode="json", exclude_none=True))
-
-
 class LineEncoder:
     """Builds the event lines of one run; `case_block` runs once per finished case.
 
@@ -173,7 +169,7 @@ def _record_body(rec: Rec) -> str:
     if rationale is not None:
         body += f',"rationale":{_enc(rationale)}'
     if grader is not None:
-        body += f',"grader":{_grader_json(grader)}'
+        body += f',"grader":{dumps(grader.model_dump(mode="json", exclude_none=True))}'
     if metadata is not None:
         body += f',"metadata":{dumps(metadata)}'
     return body

@@ -41,14 +41,12 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def _iso(epoch: float) -> str:
-    return datetime.fromtimestamp(epoch, UTC).isoformat(timespec="milliseconds")
-
-
 def first_started_at(results: Results) -> str:
     """When the earliest case started (or now, for a run without cases)."""
     started = results.started_at[~np.isnan(results.started_at)]
-    return _iso(float(started.min())) if started.size else now_iso()
+    if not started.size:
+        return now_iso()
+    return datetime.fromtimestamp(float(started.min()), UTC).isoformat(timespec="milliseconds")
 
 
 def check_run_name(name: str) -> str:

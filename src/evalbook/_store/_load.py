@@ -167,14 +167,10 @@ def _from_log(folder: Path) -> RunData:
     )
 
 
-def _has_final_files(folder: Path) -> bool:
-    return all((folder / name).exists() for name in (CASES, SCORES, SUMMARY))
-
-
 def read_run(path: str | os.PathLike[str]) -> RunData:
     """A stored run's data: from its Parquet files, or from its event log after a crash."""
     folder = _folder(path)
-    if _has_final_files(folder):
+    if all((folder / name).exists() for name in (CASES, SCORES, SUMMARY)):
         try:
             return _from_files(folder)
         except SchemaVersionError:

@@ -17,13 +17,7 @@ import threading
 import time
 from pathlib import Path
 
-__all__ = [
-    "LogFile",
-    "LogInUse",
-    "being_written",
-    "cut_partial_line",
-    "strip_padding",
-]
+__all__ = ["LogFile", "LogInUse", "being_written", "cut_partial_line", "strip_padding"]
 
 SYNC_EVERY_S = 1.0  # an fsync about once a second, while something was written
 _LOCK_TRIES = 20  # x 5 ms: a reader (`being_written`) holds its shared lock for microseconds

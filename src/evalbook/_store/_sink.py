@@ -227,11 +227,6 @@ def finish_status(results: Results) -> str:
     return "incomplete" if bool(np.any(results.outcome == PENDING)) else "complete"
 
 
-def _remove_final_files(folder: Path) -> None:
-    for name in FINAL_FILES:
-        (folder / name).unlink(missing_ok=True)
-
-
 def open_new(
     folder: Path, run: RunStart, frame: pd.DataFrame, results: Results, todo: Sequence[int] | None
 ) -> Prepared:
@@ -256,7 +251,8 @@ def open_existing(
     # opening locks the log (ConfigurationError if another process writes it) and cuts
     # what a crash left after the last complete line
     sink = StoreSink(folder, LineEncoder(run.definitions, run.case_ids), append=True)
-    _remove_final_files(folder)
+    for name in FINAL_FILES:
+        (folder / name).unlink(missing_ok=True)
     data_file = write_data(frame, folder)
     sink.write(
         event_line(

@@ -27,12 +27,7 @@ if TYPE_CHECKING:
     from .._model._results import Results
     from .._model._run_data import RunData
 
-__all__ = [
-    "cases_file_arrow",
-    "cases_file_table",
-    "export",
-    "scores_file_table",
-]
+__all__ = ["cases_file_arrow", "cases_file_table", "export", "scores_file_table"]
 
 # the columns of `cases.parquet`: the cases table's, with `output_kind` after `output`
 CASE_FILE_COLUMNS = [
