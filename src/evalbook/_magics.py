@@ -28,7 +28,7 @@ from ._model._scores import ScoreDefinition
 from ._store._load import runs
 from .display import show
 
-__all__ = ["EvalMagics", "load_ipython_extension", "task_from_cell"]
+__all__ = ["load_ipython_extension", "task_from_cell"]
 
 _SUBCOMMANDS = ("runs", "show", "compare", "export")
 _CELL_ONLY = ("scorers", "scores", "name", "concurrency", "attempts", "timeout", "as_")

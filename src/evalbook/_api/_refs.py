@@ -21,7 +21,7 @@ from .._store._load import runs
 from ._entry import load_run
 from ._run import Run
 
-__all__ = ["EXPORT_SUFFIXES", "TABLES", "Exported", "RefError", "export_table", "resolve_run"]
+__all__ = ["TABLES", "RefError", "export_table", "resolve_run"]
 
 TABLES: tuple[str, ...] = ("scores", "cases", "summary", "unscored", "wide")
 EXPORT_SUFFIXES: dict[str, str] = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}

@@ -30,7 +30,6 @@ __all__ = [
     "cmd_run",
     "cmd_runs",
     "cmd_show",
-    "find_evals",
     "import_file",
 ]
 

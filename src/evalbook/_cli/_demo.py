@@ -15,7 +15,7 @@ from .._judges._judge import judge
 from .._model._scorers import scorer
 from .._model._scores import Grader, all_of, at_least, define_score
 
-__all__ = ["demo_data", "demo_eval", "local_model", "scripted_judge_client"]
+__all__ = ["demo_eval"]
 
 _EXPR = re.compile(r"What is (\d+) ([-+*/]|\*\*) (\d+)\?")
 _JUDGED = re.compile(r"Question: (?P<question>.*)\nAnswer: (?P<answer>.*)\n")

@@ -12,7 +12,7 @@ from .._compare._gate import GateSpec, baseline_change, check_gate, pending_note
 from ._args import EXIT_GATE_FAILED, EXIT_OK, CliError, count, fraction
 from ._terminal import Out, clean
 
-__all__ = ["add_gate_parser", "cmd_gate"]
+__all__ = ["add_gate_parser"]
 
 
 def add_gate_parser(

@@ -32,7 +32,7 @@ from ._args import (
     seconds,
 )
 
-__all__ = ["build_parser", "main"]
+__all__ = ["main"]
 
 
 # -- the parser ------------------------------------------------------------------------------

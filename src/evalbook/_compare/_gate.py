@@ -19,7 +19,6 @@ __all__ = [
     "Check",
     "GateError",
     "GateSpec",
-    "Target",
     "baseline_change",
     "check_gate",
     "gate_target",

@@ -19,7 +19,7 @@ import pandas as pd
 from .._model._run_data import RunData
 from .._model._scores import AllOf, AnyOf, AtLeast, MeanOf, ScoreDefinition
 
-__all__ = ["combine_text", "definition_warnings", "primary_of", "primary_warning"]
+__all__ = ["definition_warnings", "primary_of", "primary_warning"]
 
 _RECORDED = ("kind", "id", "model")  # grader fields the scores table carries per record
 _GRADER_FIELDS = ("kind", "id", "model", "version", "votes", "reducer")

@@ -21,6 +21,7 @@ import weakref
 from collections import Counter
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from typing import Any, Literal
 
 from .._errors import ConfigurationError
@@ -32,7 +33,7 @@ from ._clients import JudgeClient
 from ._prompt import Prompt, make_prompt
 from ._replies import ReplyCache, Vote, backoff_delay, is_transient, parse_reply
 
-__all__ = ["REDUCERS", "judge", "tool_schema"]
+__all__ = ["judge", "tool_schema"]
 
 Reducer = Literal["median", "mean", "min", "max", "majority"]
 REDUCERS: tuple[str, ...] = ("median", "mean", "min", "max", "majority")
@@ -154,43 +155,35 @@ def _check_options(
     return scale[0], scale[1]  # kept as given: 0–100 reads better than 0.0–100.0
 
 
+@dataclass(eq=False, repr=False)
 class _Judge:
     """The state of one judge: client, scale, votes, retries, cache, limits."""
 
-    def __init__(
-        self,
-        definition: ScoreDefinition,
-        prompt: Prompt,
-        client: JudgeClient,
-        scale: tuple[float, float],
-        votes: int,
-        reducer: str,
-        quorum: int | None,
-        model: str | None,
-        retries: int,
-        backoff: float,
-        max_backoff: float,
-        timeout: float | None,
-        cache: ReplyCache | None,
-        max_concurrency: int | None,
-    ) -> None:
-        self.definition = definition
-        self.prompt = prompt
-        self.client = client
-        self.client_is_async = is_async(client)
-        self.low, self.high = scale
-        self.votes = votes
-        self.reducer = reducer
-        self.quorum = quorum
-        self.model = model
-        self.params: dict[str, Any] = dict(getattr(client, "params", None) or {})
-        self.retries = retries
-        self.backoff = backoff
-        self.max_backoff = max_backoff
-        self.timeout = timeout
-        self.cache = cache
-        self.max_concurrency = max_concurrency
-        self.tool = tool_schema(definition, scale)
+    definition: ScoreDefinition
+    prompt: Prompt
+    client: JudgeClient
+    scale: tuple[float, float]
+    votes: int
+    reducer: str
+    quorum: int | None
+    model: str | None
+    retries: int
+    backoff: float
+    max_backoff: float
+    timeout: float | None
+    cache: ReplyCache | None
+    max_concurrency: int | None
+
+    def __post_init__(self) -> None:
+        self.client_is_async = is_async(self.client)
+        self.low, self.high = self.scale
+        self.params: dict[str, Any] = dict(getattr(self.client, "params", None) or {})
+        self.tool = tool_schema(self.definition, self.scale)
+        self._unshared()
+
+    def _unshared(self) -> None:
+        # Locks, threads and per-loop semaphores stay behind when a judge travels to a worker
+        # process (cloudpickle): each copy makes its own.
         self.rng = random.Random()
         self._lock = threading.Lock()
         self._pool: ThreadPoolExecutor | None = None
@@ -198,8 +191,6 @@ class _Judge:
         self._limits = weakref.WeakKeyDictionary()
 
     def __getstate__(self) -> dict[str, Any]:
-        # Locks, threads and per-loop semaphores stay behind (a judge can travel to a worker
-        # process with cloudpickle); the copy makes its own when it first needs them.
         state = dict(self.__dict__)
         for name in ("_lock", "_pool", "_limits", "rng"):
             del state[name]
@@ -207,10 +198,7 @@ class _Judge:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.__dict__.update(state)
-        self.rng = random.Random()
-        self._lock = threading.Lock()
-        self._pool = None
-        self._limits = weakref.WeakKeyDictionary()
+        self._unshared()
 
     # -- one case -------------------------------------------------------------------------
 

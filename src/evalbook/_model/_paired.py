@@ -32,8 +32,6 @@ __all__ = [
     "EXACT_MAX",
     "MCNEMAR",
     "MC_MAX",
-    "N_FLIPS",
-    "SEED",
     "SIGN_FLIP",
     "PairedResult",
     "holm",

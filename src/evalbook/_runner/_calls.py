@@ -24,7 +24,7 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["PLAIN", "AttemptTimeout", "Inbox", "Threads", "call"]
+__all__ = ["PLAIN", "AttemptTimeout", "Threads", "call"]
 
 # Results that are certainly not awaitable (checked first: inspect.isawaitable is slower).
 PLAIN = (float, int, str, bytes, dict, list, tuple, type(None))

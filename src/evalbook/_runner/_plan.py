@@ -15,7 +15,7 @@ from .._util._inspect import is_async
 from .._util._text import TextGate
 from ._binding import Binding, bind
 
-__all__ = ["BoundScorer", "Derived", "Plan", "case_ids_of", "make_plan"]
+__all__ = ["BoundScorer", "Derived", "Plan", "make_plan"]
 
 TASK_NAMES = ("row", "case_id", "ctx")
 SCORER_NAMES = ("output", "row", "case_id")

@@ -26,7 +26,6 @@ from ._log import strip_padding
 
 __all__ = [
     "SCHEMA_VERSION",
-    "EventLog",
     "LineEncoder",
     "NotARunLog",
     "SchemaVersionError",

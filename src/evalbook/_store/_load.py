@@ -24,7 +24,7 @@ from ._parquet import frame_of, read_parquet, text_list
 from ._sink import finish_status
 from ._summary import read_summary
 
-__all__ = ["RUNS_COLUMNS", "read_run", "runs", "stored_started_at"]
+__all__ = ["read_run", "runs", "stored_started_at"]
 
 RUNS_COLUMNS = ["name", "id", "path", "started_at", "status", "n_cases", "completion", "headline"]
 

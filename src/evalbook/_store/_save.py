@@ -20,7 +20,7 @@ from ._summary import finish_files
 if TYPE_CHECKING:
     from .._model._run_data import RunData
 
-__all__ = ["full_log", "save_run"]
+__all__ = ["save_run"]
 
 
 def full_log(run: RunData, started_at: str, data_file: str | None) -> str:

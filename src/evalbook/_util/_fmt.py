@@ -11,7 +11,6 @@ from __future__ import annotations
 import math
 
 __all__ = [
-    "MINUS",
     "format_ci",
     "format_count",
     "format_num",

@@ -17,7 +17,7 @@ if TYPE_CHECKING:
     from .._model._run_data import RunData
     from .._model._scoring import Headline
 
-__all__ = ["headline_html", "run_html", "score_cards_html", "summary_html", "unscored_html"]
+__all__ = ["headline_html", "run_html", "summary_html", "unscored_html"]
 
 _OUTCOME_LABELS = (
     ("passed", "passed"),

@@ -17,7 +17,7 @@ from .._model._run_data import RunData
 from ._compare_html import comparison_names
 from ._style import STATUS_COLORS
 
-__all__ = ["ComparisonPlots", "RunPlots", "deltas_figure", "distribution_figure", "unscored_figure"]
+__all__ = ["ComparisonPlots", "RunPlots"]
 
 _PALETTE = ["#d97706", "#dc2626", "#7c3aed", "#0891b2", "#db2777", "#65a30d", "#ea580c", "#4f46e5"]
 

@@ -20,7 +20,7 @@ from ._compare_html import comparison_html, comparison_names, comparison_text, w
 from ._html import run_cards_html, run_header_html, run_html, summary_html, unscored_html
 from ._style import MUTED, esc, root, shorten
 
-__all__ = ["CaseExplorer", "ComparisonView", "RunView"]
+__all__ = ["show"]
 
 _MAX_OPTIONS = 500
 _LABEL_LIMIT = 160  # characters of a list entry (a case id can be any text)

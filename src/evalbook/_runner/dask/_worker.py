@@ -28,7 +28,7 @@ try:  # imported only on Dask workers and by a driver given executor=
 except ImportError:  # pragma: no cover - the driver reports the missing install
     WorkerPlugin = object  # type: ignore[assignment,misc]
 
-__all__ = ["LEASE_WAIT_S", "PlanPlugin", "Row", "run_batch"]
+__all__ = ["PlanPlugin", "Row", "run_batch"]
 
 LEASE_WAIT_S = 1.0  # a lane waiting for a lease checks this often whether its batch is done
 WATCH_S = 0.5  # a running batch checks this often whether the driver cancelled it
