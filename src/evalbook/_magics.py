@@ -30,7 +30,13 @@ from .display import show
 
 __all__ = ["load_ipython_extension", "task_from_cell"]
 
-_SUBCOMMANDS = ("runs", "show", "compare", "export")
+# each line subcommand: its fewest and most words, its usage
+_SUBCOMMANDS = {
+    "runs": (0, 1, "%eval runs [STORE]"),
+    "show": (1, 1, "%eval show RUN"),
+    "compare": (2, 2, "%eval compare A B [--score NAME]"),
+    "export": (2, 2, "%eval export RUN PATH"),
+}
 _CELL_ONLY = ("scorers", "scores", "name", "concurrency", "attempts", "timeout", "as_")
 _RESERVED = {"row", "ctx", "case_id", "output", "kwargs"}
 
@@ -204,14 +210,8 @@ class EvalMagics(Magics):
                 f"%eval: unknown subcommand {command!r}; use one of {', '.join(_SUBCOMMANDS)} "
                 "(or %%eval DATA as a cell magic)"
             )
-        expected = {"runs": (0, 1), "show": (1, 1), "compare": (2, 2), "export": (2, 2)}[command]
-        if not expected[0] <= len(rest) <= expected[1]:
-            usage = {
-                "runs": "%eval runs [STORE]",
-                "show": "%eval show RUN",
-                "compare": "%eval compare A B [--score NAME]",
-                "export": "%eval export RUN PATH",
-            }[command]
+        fewest, most, usage = _SUBCOMMANDS[command]
+        if not fewest <= len(rest) <= most:
             raise UsageError(f"usage: {usage}")
         try:
             if command == "runs":

@@ -41,8 +41,6 @@ class Run(RunData):
         run.__dict__.update(data.__dict__)
         return run
 
-    # -- store (evalbook._store._sink; docs/file-formats.md) -----------------------------------
-
     def save(self, store: str | os.PathLike[str] = "runs") -> Path:
         """Write the run's folder (log, tables, summary) and return its path.
 
@@ -100,8 +98,6 @@ class Run(RunData):
             self, scorers, scores, name=name, concurrency=concurrency, progress=progress
         )
         return Run._of(again)
-
-    # -- display ------------------------------------------------------------------------
 
     def _repr_html_(self) -> str:
         return run_html(self)

@@ -56,9 +56,6 @@ class Parser(argparse.ArgumentParser):
         raise SystemExit(EXIT_USAGE)
 
 
-# -- argument types: each says what it expected --------------------------------------------
-
-
 def _number(text: str) -> float:
     try:
         value = float(text)

@@ -284,9 +284,6 @@ def cmd_export(args: argparse.Namespace) -> int:
     return 0
 
 
-# -- demo ------------------------------------------------------------------------------------
-
-
 def cmd_demo(args: argparse.Namespace) -> int:
     """`evalbook demo`: the bundled example, offline, stored; prints the headline."""
     store = None if args.no_store else args.store

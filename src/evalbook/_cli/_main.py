@@ -35,9 +35,6 @@ from ._args import (
 __all__ = ["main"]
 
 
-# -- the parser ------------------------------------------------------------------------------
-
-
 def _store_option(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--store",

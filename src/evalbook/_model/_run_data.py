@@ -44,8 +44,6 @@ class RunData:
         self.options = dict(options or {})
         self._results = results
 
-    # -- tables ---------------------------------------------------------------------------
-
     @cached_property
     def _counted(self) -> np.ndarray:
         return counted_of(self._results, self.definitions)
@@ -85,8 +83,6 @@ class RunData:
         table.insert(0, "outcome", self.cases["outcome"].to_numpy())
         table.insert(0, "case_id", self.cases["case_id"])  # as in `cases` (same RangeIndex)
         return table
-
-    # -- text -----------------------------------------------------------------------------
 
     def __repr__(self) -> str:
         lines = [f"<Run {self.name!r} · {self._results.n_cases} cases · {self.headline.text}>"]

@@ -10,11 +10,10 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from .._model._results import PENDING
-from .._model._scoring import outcome_counts
 from .._util._fs import write_text
-from ._events import LineEncoder, event_line, replay
+from ._events import LineEncoder, replay
 from ._layout import EVENTS, first_started_at, new_run_folder, now_iso
-from ._sink import finish_status, start_events, write_data
+from ._sink import ended_event, finish_status, start_events, write_data
 from ._summary import finish_files
 
 if TYPE_CHECKING:
@@ -40,16 +39,7 @@ def full_log(run: RunData, started_at: str, data_file: str | None) -> str:
             )
         )
         parts.append(encoder.case_ended(p, results))
-    status = finish_status(results)
-    parts.append(
-        event_line(
-            "run.ended",
-            ended_at=now_iso(),
-            status=status,
-            n_cases=results.n_cases,
-            counts=outcome_counts(results),
-        )
-    )
+    parts.append(ended_event(results, now_iso(), finish_status(results)))
     return "".join(parts)
 
 

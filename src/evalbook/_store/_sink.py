@@ -35,6 +35,7 @@ __all__ = [
     "Prepared",
     "RunStart",
     "StoreSink",
+    "ended_event",
     "finish_status",
     "open_existing",
     "open_new",
@@ -199,15 +200,7 @@ class Prepared:
         sink = self.sink
         status = finish_status(run._results)
         ended_at = now_iso()
-        sink.write(
-            event_line(
-                "run.ended",
-                ended_at=ended_at,
-                status=status,
-                n_cases=run._results.n_cases,
-                counts=outcome_counts(run._results),
-            )
-        )
+        sink.write(ended_event(run._results, ended_at, status))
         sink.close()
         if sink.error is not None:
             return
@@ -220,6 +213,14 @@ class Prepared:
                 RuntimeWarning,
                 stacklevel=2,
             )
+
+
+def ended_event(results: Results, ended_at: str, status: str) -> str:
+    """The `run.ended` line: how the run ended and its outcome counts."""
+    counts = outcome_counts(results)
+    return event_line(
+        "run.ended", ended_at=ended_at, status=status, n_cases=results.n_cases, counts=counts
+    )
 
 
 def finish_status(results: Results) -> str:
