@@ -94,10 +94,9 @@ class Run(RunData):
             >>> run.rescore(scorers=[lambda output: 1.0], progress=False).headline.text
             'lambda 100% · completed 100%'
         """
-        again = rescore(
-            self, scorers, scores, name=name, concurrency=concurrency, progress=progress
+        return Run._of(
+            rescore(self, scorers, scores, name=name, concurrency=concurrency, progress=progress)
         )
-        return Run._of(again)
 
     def _repr_html_(self) -> str:
         return run_html(self)

@@ -84,13 +84,11 @@ def _user_frame(exc: BaseException, path: Path) -> str:
 
 def find_evals(module: Any) -> list[tuple[str, Eval]]:
     """The module-level `eb.Eval` objects of a module, in definition order, each once."""
-    found: list[tuple[str, Eval]] = []
-    seen: set[int] = set()
+    found: dict[int, tuple[str, Eval]] = {}
     for var, value in vars(module).items():
-        if isinstance(value, Eval) and id(value) not in seen:
-            seen.add(id(value))
-            found.append((var, value))
-    return found
+        if isinstance(value, Eval):
+            found.setdefault(id(value), (var, value))
+    return list(found.values())
 
 
 def cmd_run(args: argparse.Namespace) -> int:

@@ -37,11 +37,8 @@ class CaseContext:
         self.recorded: dict[int, Rec] = {}
 
     def _position(self, definition_or_name: ScoreDefinition | str) -> int:
-        name = (
-            definition_or_name.name
-            if isinstance(definition_or_name, ScoreDefinition)
-            else definition_or_name
-        )
+        d = definition_or_name
+        name = d.name if isinstance(d, ScoreDefinition) else d
         pos = self._index.get(name) if isinstance(name, str) else None
         if pos is None:
             known = ", ".join(self._index) or "(none)"

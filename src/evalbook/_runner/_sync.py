@@ -45,11 +45,6 @@ def run_sync(coro: Coroutine[Any, Any, T]) -> T:
         asyncio.get_running_loop()
     except RuntimeError:
         return asyncio.run(_boxed(coro)).value
-    return _run_in_thread(coro)
-
-
-def _run_in_thread(coro: Coroutine[Any, Any, T]) -> T:
-    """Run on a fresh loop in a worker thread (inside Jupyter's loop); Ctrl-C cancels it."""
     started = threading.Event()
     handle: dict[str, Any] = {}
 

@@ -107,18 +107,22 @@ class CaseExplorer(w.VBox):  # type: ignore[misc]
             label = shorten(f"{c['case_id']} · {outcome}{value}", _LABEL_LIMIT)
             options.append((label, int(pos)))
         shown = f" (first {_MAX_OPTIONS} listed)" if len(positions) > _MAX_OPTIONS else ""
-        self.count.value = (
-            f'<span style="{MUTED}">{len(positions)} of {len(cases)} cases match{shown}</span>'
-        )
-        self.cases.options = options
-        self.cases.value = options[0][1] if options else None
-        if not options:
-            self.detail.value = f'<div style="{MUTED}">No case matches these filters.</div>'
+        count = f"{len(positions)} of {len(cases)} cases match{shown}"
+        _list(self, options, count, "No case matches these filters.")
 
     def _show_case(self, change: Any) -> None:
         pos = change["new"] if isinstance(change, dict) else change
         if pos is not None:
             self.detail.value = case_html(self.run, int(pos))
+
+
+def _list(view: Any, options: list[tuple[str, int]], count: str, empty: str) -> None:
+    """Fill a view's case list (`count` above it, `empty` in the detail when it is empty)."""
+    view.count.value = f'<span style="{MUTED}">{count}</span>'
+    view.cases.options = options
+    view.cases.value = options[0][1] if options else None
+    if not options:
+        view.detail.value = f'<div style="{MUTED}">{empty}</div>'
 
 
 class RunView(_Static):
@@ -185,11 +189,8 @@ class ComparisonView(_Static):
                 f"({format_pp(r['delta'])})"
             )
             options.append((shorten(label, _LABEL_LIMIT), int(i)))
-        self.count.value = f'<span style="{MUTED}">{len(rows)} of {len(table)} pairs match</span>'
-        self.cases.options = options
-        self.cases.value = options[0][1] if options else None
-        if not options:
-            self.detail.value = f'<div style="{MUTED}">No pair matches these filters.</div>'
+        count = f"{len(rows)} of {len(table)} pairs match"
+        _list(self, options, count, "No pair matches these filters.")
 
     def _show_case(self, change: Any) -> None:
         i = change["new"] if isinstance(change, dict) else change
