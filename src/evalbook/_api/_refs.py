@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -23,16 +23,9 @@ from ._run import Run
 
 __all__ = ["TABLES", "RefError", "export_table", "resolve_run"]
 
+# the tables a run can export: properties (scores, cases) and methods (summary(), ...) of Run
 TABLES: tuple[str, ...] = ("scores", "cases", "summary", "unscored", "wide")
 EXPORT_SUFFIXES: dict[str, str] = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
-
-_TABLE_OF: dict[str, Callable[[Run], pd.DataFrame]] = {
-    "scores": lambda run: run.scores,
-    "cases": lambda run: run.cases,
-    "summary": lambda run: run.summary(),
-    "unscored": lambda run: run.unscored(),
-    "wide": lambda run: run.wide(),
-}
 
 
 class RefError(Exception):
@@ -151,9 +144,10 @@ def export_table(run: Run, path: str | os.PathLike[str], table: str = "scores") 
     kind = EXPORT_SUFFIXES.get(target.suffix.lower())
     if kind is None:
         raise RefError(f"{path}: the file name must end in .csv, .parquet or .pq")
-    if table not in _TABLE_OF:
+    if table not in TABLES:
         raise RefError(f"unknown table {table!r}; the tables are {', '.join(TABLES)}")
-    frame = _TABLE_OF[table](run)
+    frame = getattr(run, table)
+    frame = frame() if callable(frame) else frame
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
         if kind == "csv":

@@ -235,6 +235,14 @@ def _rec(event: dict[str, Any]) -> Rec:
     return Rec(ERROR, math.nan, e.get("code"), e.get("message"), rationale, metadata, g)
 
 
+_MISSING = Rec(
+    ERROR,
+    math.nan,
+    "record_missing",
+    "events.jsonl has no score.recorded event for this (case, score)",
+)
+
+
 @dataclass
 class EventLog:
     """What a run's event log says: its identity, definitions and finished cases."""
@@ -248,7 +256,6 @@ class EventLog:
     results: Results
     data_file: str | None = None
     ended: dict[str, Any] | None = None
-    events: int = 0
 
 
 def replay(path: Path) -> EventLog:
@@ -263,9 +270,7 @@ def replay(path: Path) -> EventLog:
     case_ids: list[str] = list(first["case_ids"])
     options: dict[str, Any] = dict(first.get("options") or {})
     ended: dict[str, Any] | None = None
-    count = 1
     for event in events:
-        count += 1
         kind = event.get("event")
         if kind == "score.recorded":
             pending.setdefault(event["case_id"], {})[event["score"]] = _rec(event)
@@ -298,7 +303,7 @@ def replay(path: Path) -> EventLog:
                 event.get("error_message"),
                 _seconds(event.get("started_us")),
                 _seconds(event.get("duration_us")),
-                [by_name.get(d.name) or _missing() for d in definitions],
+                [by_name.get(d.name) or _MISSING for d in definitions],
             ),
         )
     return EventLog(
@@ -311,14 +316,4 @@ def replay(path: Path) -> EventLog:
         results=results,
         data_file=first.get("data_file"),
         ended=ended,
-        events=count,
-    )
-
-
-def _missing() -> Rec:
-    return Rec(
-        ERROR,
-        math.nan,
-        "record_missing",
-        "events.jsonl has no score.recorded event for this (case, score)",
     )
