@@ -73,9 +73,7 @@ def clean(value: Any, width: int | None = None) -> str:
     text = str(value)
     if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in text):
         text = "".join(
-            ch
-            if unicodedata.category(ch) not in ("Cc", "Cf")
-            else ch.encode("unicode_escape").decode()
+            ch.encode("unicode_escape").decode() if unicodedata.category(ch) in ("Cc", "Cf") else ch
             for ch in text
         )
     if width is not None and display_width(text) > width:
@@ -128,25 +126,19 @@ def render_table(
 
 def summary_table(summary: pd.DataFrame) -> list[str]:
     """A run's `summary()` as aligned lines; the primary score is marked with `*`."""
-    headers = ["score", "label", "mean", "95% CI", "counted", "zeroed", "unscored", "excluded"]
-    headers.append("errors")
-    rows = []
-    for r in summary.itertuples(index=False):
-        name = clean(r.score) + (" *" if bool(r.primary) else "")
-        rows.append(
-            [
-                name,
-                clean(r.label, 40),
-                format_pct(r.mean),
-                format_ci(r.ci_low, r.ci_high),
-                format_count(r.counted),
-                format_count(r.zeroed),
-                format_count(r.unscored),
-                format_count(r.excluded),
-                format_count(r.errors),
-            ]
-        )
-    return render_table(headers, rows, [False, False, True, True, True, True, True, True, True])
+    counts = ("counted", "zeroed", "unscored", "excluded", "errors")  # columns of summary()
+    rows = [
+        [
+            clean(r.score) + (" *" if bool(r.primary) else ""),
+            clean(r.label, 40),
+            format_pct(r.mean),
+            format_ci(r.ci_low, r.ci_high),
+            *(format_count(getattr(r, c)) for c in counts),
+        ]
+        for r in summary.itertuples(index=False)
+    ]
+    headers = ["score", "label", "mean", "95% CI", *counts]
+    return render_table(headers, rows, [False, False] + [True] * (len(headers) - 2))
 
 
 def unscored_table_text(unscored: pd.DataFrame) -> list[str]:

@@ -27,10 +27,10 @@ def prepare(
     resume: Any = None,
 ) -> Prepared:
     """Set a run up before any case runs; raises ConfigurationError on a bad name or resume."""
-    n = len(plan.definitions)
     if resume is not None:
         return resume_source(resume, plan, frame, options, store)
-    results = Results(plan.case_ids, n, plan.text)  # one text boundary: one warning a run
+    # the plan's text boundary: one warning a run
+    results = Results(plan.case_ids, len(plan.definitions), plan.text)
     run_id = uuid.uuid4().hex[:12]
     started_at = now_iso()
     if store is None:

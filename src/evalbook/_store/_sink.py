@@ -96,16 +96,11 @@ class StoreSink:
         """Log a finished case, after the `case.started` lines noted since the last write."""
         if self.error is not None:
             return
-        started = self._started
         try:
-            data = self._block(pos, case, started).encode()
-        except Exception as exc:  # never let the log break a run
-            self._fail(exc)
-            return
-        started.clear()
-        try:
+            data = self._block(pos, case, self._started).encode()
+            self._started.clear()
             self._log.write(data)
-        except OSError as exc:
+        except Exception as exc:  # never let the log break a run
             self._fail(exc)
 
     def close(self) -> None:
