@@ -31,6 +31,7 @@ FULL = [
         "10000",
     ],
     ["bench_store.py"],
+    ["bench_store.py", "--sleep-ms", "1"],
     ["bench_scale.py"],
     ["bench_import.py"],
 ]
