@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib.util
 import sys
 import traceback
@@ -62,17 +63,12 @@ def import_file(file: str) -> Any:
     finally:
         if sys.path and sys.path[0] == folder:
             sys.path.pop(0)
-    _pickle_by_value(module)
-    return module
-
-
-def _pickle_by_value(module: Any) -> None:
-    """Functions of the file travel by value to Dask workers, where the file is not importable."""
-    try:
+    # the file's functions travel by value to Dask workers, where the file is not importable
+    with contextlib.suppress(ImportError):
         import cloudpickle  # optional (the dask extra): only needed when it is installed
-    except ImportError:
-        return
-    cloudpickle.register_pickle_by_value(module)
+
+        cloudpickle.register_pickle_by_value(module)
+    return module
 
 
 def _user_frame(exc: BaseException, path: Path) -> str:

@@ -36,10 +36,8 @@ class _Frozen(BaseModel):
 
 
 def _entering(data: Any, what: str, key: str) -> Any:
-    """A model's fields as text enters evalbook: lone surrogates replaced, one warning.
-
-    `key` names the field that identifies the model in the warning (a score's name).
-    """
+    """A model's fields as text enters evalbook: lone surrogates replaced, one warning
+    naming the model by its `key` field (a score's name)."""
     if not isinstance(data, dict):
         return data
     name = clean(data.get(key))  # clean: the warning names it

@@ -366,15 +366,6 @@ def _as_frame(data: Any) -> pd.DataFrame:
         ) from None
 
 
-def _executor(options: RunOptions, plan: Plan) -> Executor:
-    if options.executor is None:
-        return LocalExecutor(options.concurrency)
-    # issue 9: checks the executor and that the functions travel
-    from .dask._driver import DaskRunner  # lazy: dask is imported only when it is used
-
-    return DaskRunner(options.executor, plan)
-
-
 async def execute(
     data: Any,
     task: Callable[..., Any] | None,
@@ -386,7 +377,11 @@ async def execute(
     frame = _as_frame(data)
     plan = make_plan(frame, task, scorers, scores, options.output_column)
     frame = plan.data  # the input as the run keeps it: its text cleaned (no copy if clean)
-    executor = _executor(options, plan)
+    executor: Executor = LocalExecutor(options.concurrency)
+    if options.executor is not None:
+        from .dask._driver import DaskRunner  # lazy: dask is imported only when it is used
+
+        executor = DaskRunner(options.executor, plan)  # checks that the functions travel
     run_name = options.name or (getattr(task, "__name__", None) if task else None) or "run"
     if run_name == "<lambda>":
         run_name = "run"

@@ -18,7 +18,7 @@ from .._model._scores import Grader, ScoreDefinition
 from .._util._text import clean
 from ._codec import OUTPUT_KINDS, read_file_outputs
 from ._events import NotARunLog, SchemaVersionError, replay
-from ._layout import CASES, DATA, EVENTS, SCORES, SUMMARY
+from ._layout import CASES, DATA, EVENTS, FINAL_FILES, SCORES, SUMMARY
 from ._log import being_written
 from ._parquet import frame_of, read_parquet, text_list
 from ._sink import finish_status
@@ -170,7 +170,7 @@ def _from_log(folder: Path) -> RunData:
 def read_run(path: str | os.PathLike[str]) -> RunData:
     """A stored run's data: from its Parquet files, or from its event log after a crash."""
     folder = _folder(path)
-    if all((folder / name).exists() for name in (CASES, SCORES, SUMMARY)):
+    if all((folder / name).exists() for name in FINAL_FILES):
         try:
             return _from_files(folder)
         except SchemaVersionError:
