@@ -139,24 +139,27 @@ class Results:
     def _cleaned(self, pos: int, case: Finished) -> Finished:
         """`case` with its text cleaned; the same object when there was nothing to clean.
 
-        ASCII text and None pass with a quick look; anything else goes through the
+        ASCII text and None pass with an inline look; anything else goes through the
         run's `TextGate`, and only a record that changed is rebuilt. Graders are
         pydantic models that clean their own text when built (`Grader`).
         """
         text, cid = self.text, self.case_ids[pos]
-
-        def cleaned(v: Any, what: str) -> Any:
-            return v if v is None or (type(v) is str and v.isascii()) else text(v, what, cid)
-
         _, _, output, etype, emsg, _, _, records = case
-        output, etype = cleaned(output, "output"), cleaned(etype, "error type")
-        emsg = cleaned(emsg, "error message")
+        if not (output is None or (type(output) is str and output.isascii())):
+            output = text(output, "output", cid)
+        if not (etype is None or (type(etype) is str and etype.isascii())):
+            etype = text(etype, "error type", cid)
+        if not (emsg is None or (type(emsg) is str and emsg.isascii())):
+            emsg = text(emsg, "error message", cid)
         changed: list[Rec] | None = None
         for j, rec in enumerate(records):
             _, _, reason, message, rationale, metadata, _ = rec
-            reason = cleaned(reason, "a record's reason")
-            message = cleaned(message, "a record's message")
-            rationale = cleaned(rationale, "a record's rationale")
+            if not (reason is None or (type(reason) is str and reason.isascii())):
+                reason = text(reason, "a record's reason", cid)
+            if not (message is None or (type(message) is str and message.isascii())):
+                message = text(message, "a record's message", cid)
+            if not (rationale is None or (type(rationale) is str and rationale.isascii())):
+                rationale = text(rationale, "a record's rationale", cid)
             if metadata is not None:
                 metadata = text(metadata, "a record's metadata", cid)
             if (

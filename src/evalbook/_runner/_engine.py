@@ -148,28 +148,58 @@ class _Engine:
             if outcome in (PASSED, FAILED):
                 for j, rec in ctx.recorded.items():
                     recs[j] = rec
-        duration = (time.perf_counter_ns() - t0) // 1000 / 1e6
-        ended = Finished(outcome, attempt, output, etype, emsg, at_us / 1e6, duration, ())
-        await self.finish(pos, values, recs, ended)
+        await self.finish(
+            pos,
+            values,
+            recs,
+            outcome,
+            attempt,
+            output,
+            etype,
+            emsg,
+            at_us / 1e6,
+            (time.perf_counter_ns() - t0) // 1000 / 1e6,
+        )
 
     async def _rescore(self, pos: int, kept: Kept) -> None:
-        if kept.source.outcome[pos] == PENDING:
+        src = kept.source
+        outcome = int(src.outcome[pos])
+        if outcome == PENDING:
             return
-        old = kept.source.finished(pos)
+        old = src.records_of(pos)
         recs: list[Rec | None] = [None] * self.n_scores
         for j, k in kept.records.items():
-            recs[j] = old.records[k]
-        await self.finish(pos, self._values(pos), recs, old)
+            recs[j] = old[k]
+        await self.finish(
+            pos,
+            self._values(pos),
+            recs,
+            outcome,
+            int(src.attempts[pos]),
+            src.output[pos],
+            src.error_type[pos],
+            src.error_message[pos],
+            float(src.started_at[pos]),
+            float(src.duration_s[pos]),
+        )
 
     async def finish(
-        self, pos: int, values: dict[str, Any], recs: list[Rec | None], ended: Finished
+        self,
+        pos: int,
+        values: dict[str, Any],
+        recs: list[Rec | None],
+        outcome: int,
+        attempts: int,
+        output: Any,
+        etype: str | None,
+        emsg: str | None,
+        started: float,
+        duration: float,
     ) -> None:
         """Score a case by its final outcome, fill every record, store it, tell the sink.
 
-        `recs` holds what is already recorded (by `ctx`, or kept by a rescore); the records
-        of `ended` are not read.
+        `recs` holds what is already recorded (by `ctx`, or kept by a rescore).
         """
-        outcome, output, etype, emsg = ended[0], ended[2], ended[3], ended[4]
         if outcome == PASSED:
             values["output"] = output
             await self._score(values, recs)
@@ -182,7 +212,7 @@ class _Engine:
             filled = [error_rec(code, f"{etype}: {emsg}")] * self.n_scores
         if outcome in (PASSED, FAILED):
             self._derive(filled, outcome)
-        case = Finished(*ended[:7], filled)
+        case = Finished(outcome, attempts, output, etype, emsg, started, duration, filled)
         if self.results is not None:
             case = self.results.set_case(pos, case)  # as stored: its text cleaned
         if self.sink is not None:
