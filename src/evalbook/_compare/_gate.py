@@ -161,13 +161,8 @@ def check_gate(
         rel = "<=" if ok else ">"
         what = "error record" if target.score is not None else "errored or timed-out case"
         what += "" if target.errors == 1 else "s"
-        checks.append(
-            Check(
-                "--max-errors",
-                ok,
-                f"{name}: {target.errors} {what} {rel} max {spec.max_errors} (--max-errors)",
-            )
-        )
+        message = f"{name}: {target.errors} {what} {rel} max {spec.max_errors} (--max-errors)"
+        checks.append(Check("--max-errors", ok, message))
     if spec.max_unscored_rate is not None:
         if target.score is None:
             raise GateError(
@@ -178,14 +173,11 @@ def check_gate(
         ok = rate <= spec.max_unscored_rate + _EPS
         obs, thr = format_pair(rate, spec.max_unscored_rate)
         rel = "<=" if ok else ">"
-        checks.append(
-            Check(
-                "--max-unscored-rate",
-                ok,
-                f"{name}: unscored rate {obs} ({target.unscored} of {target.n_cases}) {rel} "
-                f"max {thr} (--max-unscored-rate)",
-            )
+        message = (
+            f"{name}: unscored rate {obs} ({target.unscored} of {target.n_cases}) {rel} "
+            f"max {thr} (--max-unscored-rate)"
         )
+        checks.append(Check("--max-unscored-rate", ok, message))
     if spec.max_regression is not None:
         checks.append(_check_regression(target, spec.max_regression, regression))
     return checks
