@@ -98,6 +98,9 @@ class _Pool:
             inbox, future, fn, args, kwargs = self.jobs.get()
             try:
                 ok, value = True, fn(*args, **kwargs)
+            except StopIteration as exc:  # a future cannot hold it: as a coroutine would (PEP 479)
+                ok, value = False, RuntimeError(f"raised StopIteration: {exc!r}")
+                value.__cause__ = exc
             except BaseException as exc:  # handed to the awaiting case, which sorts it out
                 ok, value = False, exc
             del fn, args, kwargs  # an idle thread holds on to no case's data
