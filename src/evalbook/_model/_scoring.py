@@ -153,7 +153,7 @@ class Headline:
         return f"<Headline {self.text}>"
 
     def _repr_html_(self) -> str:
-        from ..display._html import headline_only_html
+        from ..display._html import headline_only_html  # a display hook: display is above
 
         return headline_only_html(self)
 

@@ -409,7 +409,7 @@ async def execute(
     frame = plan.data  # the input as the run keeps it: its text cleaned (no copy if clean)
     executor: Executor = LocalExecutor(options.concurrency)
     if options.executor is not None:
-        from .dask._driver import DaskRunner  # lazy: dask is imported only when it is used
+        from .dask._driver import DaskRunner  # the optional Dask executor, loaded when asked for
 
         executor = DaskRunner(options.executor, plan)  # checks that the functions travel
     run_name = options.name or (getattr(task, "__name__", None) if task else None) or "run"

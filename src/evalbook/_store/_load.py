@@ -10,6 +10,7 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from .._model._contract import STATUSES
 from .._model._results import OUTCOMES, PENDING, Results
@@ -49,7 +50,6 @@ def _codes(column: Any, names: tuple[str, ...], missing: int, strict: bool = Tru
 
     Null is `missing`; an unknown value raises KeyError, or is `missing` when not `strict`.
     """
-    import pyarrow as pa
 
     code = {name: i for i, name in enumerate(names)}
 
@@ -85,7 +85,6 @@ def _seconds(column: Any) -> np.ndarray:
     Whole seconds and the nanoseconds are split before the division: float64 cannot hold
     the nanoseconds since 1970 exactly, and their rounding changed the time in ~7% of cases.
     """
-    import pyarrow as pa
 
     ns = column.cast(pa.timestamp("ns", tz="UTC")).cast(pa.int64())
     valid = ns.is_valid().to_numpy(zero_copy_only=False)

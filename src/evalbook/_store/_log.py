@@ -17,6 +17,11 @@ import threading
 import time
 from pathlib import Path
 
+try:
+    import fcntl
+except ImportError:  # Windows has no advisory locks: a log is then not guarded, only written
+    fcntl = None  # type: ignore[assignment]
+
 __all__ = ["LogFile", "LogInUse", "being_written", "cut_partial_line", "strip_padding"]
 
 SYNC_EVERY_S = 1.0  # an fsync about once a second, while something was written
@@ -48,9 +53,7 @@ def cut_partial_line(path: Path) -> None:
 
 
 def _lock(fd: int, path: Path) -> None:
-    try:
-        import fcntl
-    except ImportError:  # no advisory locks here (Windows): nothing to check
+    if fcntl is None:
         return
     for attempt in range(_LOCK_TRIES):
         try:
@@ -65,9 +68,7 @@ def _lock(fd: int, path: Path) -> None:
 
 
 def _unlock(fd: int) -> None:
-    try:
-        import fcntl
-    except ImportError:
+    if fcntl is None:
         return
     with contextlib.suppress(OSError):  # no locks on this file system: nothing to release
         fcntl.flock(fd, fcntl.LOCK_UN)
@@ -86,9 +87,7 @@ def being_written(path: Path) -> bool:
         >>> being_written(path)
         False
     """
-    try:
-        import fcntl
-    except ImportError:  # no advisory locks here (Windows): cannot tell
+    if fcntl is None:  # cannot tell
         return False
     try:
         fd = os.open(path, os.O_RDONLY)

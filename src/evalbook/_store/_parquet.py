@@ -15,6 +15,8 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 
 from .._util._fs import atomic_write
 from .._util._text import clean
@@ -43,7 +45,6 @@ class NotStoreTable(Exception):
 
 def text_array(values: Sequence[Any] | np.ndarray, may_be_empty: bool = True) -> Any:
     """Text (None or NaN where missing) as an Arrow string array; all missing: type null."""
-    import pyarrow as pa
 
     # all null (a set first value rules that out cheaply): type null, as `from_pandas` infers
     if (
@@ -60,7 +61,6 @@ def text_array(values: Sequence[Any] | np.ndarray, may_be_empty: bool = True) ->
 
 def column_array(series: pd.Series[Any]) -> Any:
     """One column as an Arrow array, its type known from its dtype (nothing is inferred)."""
-    import pyarrow as pa
 
     dtype = series.dtype
     if isinstance(dtype, pd.CategoricalDtype):
@@ -82,7 +82,6 @@ def column_array(series: pd.Series[Any]) -> Any:
 
 def _direct_arrow(frame: pd.DataFrame) -> Any:
     """The frame as an Arrow table built column by column, without pandas metadata."""
-    import pyarrow as pa
 
     names = [str(c) for c in frame.columns]
     if len(set(names)) != len(names) or not isinstance(frame.index, pd.RangeIndex):
@@ -102,7 +101,6 @@ def write_parquet(frame: pd.DataFrame, path: Path, table: str, index: bool = Fal
     converted column by column with their Arrow types known; any other frame (and the
     input data, whose index and dtypes must come back) goes through `pa.Table.from_pandas`.
     """
-    import pyarrow as pa
 
     try:
         if index:
@@ -115,8 +113,6 @@ def write_parquet(frame: pd.DataFrame, path: Path, table: str, index: bool = Fal
 
 def write_arrow(arrow: Any, path: Path, table: str) -> None:
     """Write an Arrow table atomically as Parquet, `schema_version` in its metadata."""
-    import pyarrow as pa
-    import pyarrow.parquet as pq
 
     # Parquet dictionaries for categorical columns with few categories only: for unique text
     # (ids, outputs), and for scores.case_id, plain pages are faster to write and smaller
@@ -150,7 +146,6 @@ def text_list(column: Any) -> list[Any]:
 
     Takes string, binary (0.1.0), dictionary and null columns, chunked or not.
     """
-    import pyarrow as pa
 
     kind = column.type.value_type if pa.types.is_dictionary(column.type) else column.type
     if pa.types.is_binary(kind) or pa.types.is_large_binary(kind):
@@ -183,7 +178,6 @@ def frame_of(arrow: Any) -> pd.DataFrame:
 
 def read_parquet(path: Path) -> Any:
     """Read a Parquet file of the store as an Arrow table, checking its `schema_version`."""
-    import pyarrow.parquet as pq
 
     arrow = pq.read_table(path)
     raw = (arrow.schema.metadata or {}).get(_META_KEY)

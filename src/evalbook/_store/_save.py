@@ -13,6 +13,7 @@ from .._model._results import PENDING
 from .._util._fs import write_text
 from ._events import LineEncoder, replay
 from ._layout import EVENTS, first_started_at, new_run_folder, now_iso
+from ._load import stored_started_at
 from ._sink import ended_event, finish_status, start_events, write_data
 from ._summary import finish_files
 
@@ -58,7 +59,6 @@ def _log_matches(folder: Path, run: RunData) -> bool:
 
 def save_run(run: RunData, store: str | os.PathLike[str] = "runs") -> Path:
     """Write the run's folder and return its path (a new folder for an in-memory run)."""
-    from ._load import stored_started_at
 
     if run.path is None:
         folder = new_run_folder(store, run.name)

@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 
 from .._model._results import OUTCOMES
 from .._model._tables import CASE_COLUMNS, _sparse_categorical, timestamp_ns
@@ -57,7 +58,6 @@ def cases_file_arrow(results: Results) -> Any:
     columns convert to (a property test pins the two equal); the rare error_type column
     goes through the table's own builder.
     """
-    import pyarrow as pa
 
     texts, kind_codes = output_columns(results.output)
     ns = timestamp_ns(results.started_at)
@@ -77,7 +77,6 @@ def cases_file_arrow(results: Results) -> Any:
 
 def _mostly_none(values: list[Any], *, categorical: bool) -> Any:
     """An error column: nulls when nothing failed (nothing to scan), else as the table has it."""
-    import pyarrow as pa
 
     if values.count(None) == len(values):
         return pa.nulls(len(values))
@@ -88,7 +87,6 @@ def _mostly_none(values: list[Any], *, categorical: bool) -> Any:
 
 def _codes_array(codes: np.ndarray, categories: Sequence[str]) -> Any:
     """Category codes (-1: missing) as an Arrow dictionary array, as pandas converts them."""
-    import pyarrow as pa
 
     missing = codes < 0
     if missing.all():  # type null, as a categorical with no values converts

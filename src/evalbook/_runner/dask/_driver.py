@@ -73,7 +73,7 @@ def partition(positions: Sequence[int], size: int) -> list[list[int]]:
 
 def _pickle_plan(plan: Plan) -> bytes:
     """The plan without its data, cloudpickled; a ConfigurationError names what cannot travel."""
-    import cloudpickle
+    import cloudpickle  # optional: the dask extra
 
     static = replace(plan, columns={}, case_ids=[])
     try:
@@ -106,7 +106,7 @@ def _name_of(fn: Any) -> str:
 
 
 def _pickle_batch(plan: Plan, batch: list[int]) -> bytes:
-    import cloudpickle
+    import cloudpickle  # optional: the dask extra
 
     ids = [plan.case_ids[p] for p in batch]
     columns = {c: [values[p] for p in batch] for c, values in plan.columns.items()}
@@ -120,7 +120,7 @@ def _pickle_batch(plan: Plan, batch: list[int]) -> bytes:
 
 
 def _unpack(blob: bytes) -> list[Row]:
-    import cloudpickle
+    import cloudpickle  # optional: the dask extra
 
     rows: list[Row] = cloudpickle.loads(blob)
     return rows
@@ -131,7 +131,7 @@ def _unpack(blob: bytes) -> list[Row]:
 
 def _distributed() -> Any:
     """The `distributed` module (only partly typed, so it is handled as Any here)."""
-    import distributed
+    import distributed  # optional: the dask extra
 
     return distributed
 
@@ -319,7 +319,7 @@ class _Flow:
         return False
 
     def run(self, batches: list[list[int]], blobs: list[bytes], stop: threading.Event) -> None:
-        from distributed.scheduler import KilledWorker
+        from distributed.scheduler import KilledWorker  # optional: the dask extra
 
         runner, engine, done = self.runner, self.engine, self.done
         for b, blob in zip(batches, blobs, strict=True):

@@ -39,7 +39,7 @@ Row = tuple[int, Finished]
 
 def _pack(rows: list[Row]) -> bytes:
     """The batch's rows, cloudpickled; an output that cannot be pickled travels as its repr."""
-    import cloudpickle
+    import cloudpickle  # optional: the dask extra
 
     try:
         return bytes(cloudpickle.dumps(rows))
@@ -145,7 +145,7 @@ class PlanPlugin(WorkerPlugin):
 
 def _plan_of(token: str) -> Plan:
     """The run's plan, unpickled once per worker process (errors surface in the batch)."""
-    import cloudpickle
+    import cloudpickle  # optional: the dask extra
 
     with _PLANS_LOCK:
         plan = _PLANS.get(token)
@@ -163,7 +163,7 @@ async def _watch(key: str, work: asyncio.Future[None]) -> bool:
     Dask does not interrupt a running async task whose key was cancelled; without this its
     cases would go on, holding the worker's thread slot and the run's leases.
     """
-    from distributed import get_worker
+    from distributed import get_worker  # optional: the dask extra
 
     worker = get_worker()
     while not work.done():
@@ -185,7 +185,7 @@ async def run_batch(
     attempts: int,
 ) -> bytes:
     """Run one batch of cases on a Dask worker; returns its rows (see `Row`), cloudpickled."""
-    import cloudpickle
+    import cloudpickle  # optional: the dask extra
 
     static = _plan_of(token)
     positions, ids, columns = cloudpickle.loads(batch_blob)
@@ -200,7 +200,7 @@ async def run_batch(
     sem: Any = None
     executor: Executor = LocalExecutor(concurrency)
     if limit is not None:
-        import distributed
+        import distributed  # optional: the dask extra
 
         sem = distributed.Semaphore(max_leases=concurrency, name=limit)  # type: ignore[no-untyped-call]
         await sem
