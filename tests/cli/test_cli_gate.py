@@ -136,3 +136,12 @@ def test_format_pair_never_shows_unequal_values_as_equal(observed: float, thresh
         obs, thr = format_pair(observed, threshold, points=points)
         if abs(observed - threshold) > 1e-7:
             assert obs != thr
+
+
+def test_min_completion_counts_passed_or_failed_cases_only() -> None:
+    run = _run([1.0, "raise", 0.0, 1.0])  # one errored case: completion 3 of 4
+    assert _holds(run, min_completion=0.75) == [True]
+    (check,) = check_gate(run, GateSpec(min_completion=0.8))
+    assert not check.holds
+    assert check.text == "completion 75% (3 of 4 passed or failed) < min 80% (--min-completion)"
+    assert GateSpec(min_completion=0.5).any()

@@ -219,7 +219,7 @@ def test_unreadable_runs_are_one_line_errors(
     assert code == 2 and "is not a stored run" in err
 
 
-def test_an_incomplete_run_is_shown_and_gated_with_a_note(
+def test_an_incomplete_run_is_shown_and_fails_every_gate(
     store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """A crashed run (no summary, log cut before the last cases ended) still reads."""
@@ -235,9 +235,13 @@ def test_an_incomplete_run_is_shown_and_gated_with_a_note(
     assert code == 0 and "incomplete" in out, err
     code, out, _ = in_process(capsys, "show", str(folder))
     assert code == 0 and "not run 1" in out
+    # An incomplete run never passes a gate, whatever the conditions: a false pass otherwise.
     code, out, _ = in_process(capsys, "gate", str(folder), "--max-errors", "5")
-    assert code == 0
-    assert "note: the run is incomplete: 1 case has no final outcome" in out
+    assert code == 1
+    assert "FAIL  the run is incomplete: 1 case has no final outcome" in out
+    assert "ok    qa.correct: 1 error record <= max 5" in out
+    code, out, _ = in_process(capsys, "gate", str(folder), "--min-completion", "0.5")
+    assert code == 1 and "ok    completion 50% (2 of 4 passed or failed) >= min 50%" in out, out
 
 
 def test_a_folder_named_like_a_run_does_not_hide_it(

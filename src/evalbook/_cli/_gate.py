@@ -8,7 +8,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .._api._refs import resolve_run
-from .._compare._gate import GateSpec, baseline_change, check_gate, pending_note
+from .._compare._gate import GateSpec, baseline_change, check_gate
 from ._args import EXIT_GATE_FAILED, EXIT_OK, CliError, count, fraction
 from ._terminal import Out, clean
 
@@ -41,6 +41,12 @@ def add_gate_parser(
         metavar="R",
         help="at most this share of the cases unscored",
     )
+    p.add_argument(
+        "--min-completion",
+        type=fraction,
+        metavar="R",
+        help="at least this share of the cases passed or failed (not errored/timed out/not run)",
+    )
     p.add_argument("--baseline", metavar="RUN", help="a baseline run, for --max-regression")
     p.add_argument(
         "--max-regression",
@@ -61,13 +67,14 @@ def cmd_gate(args: argparse.Namespace) -> int:
         max_errors=args.max_errors,
         max_unscored_rate=args.max_unscored_rate,
         max_regression=args.max_regression,
+        min_completion=args.min_completion,
     )
     if (args.baseline is None) != (args.max_regression is None):
         raise CliError("--baseline RUN and --max-regression D go together: give both")
     if not spec.any():
         raise CliError(
             "no condition to check: give at least one of --min, --min-ci-low, --max-errors, "
-            "--max-unscored-rate, --baseline RUN --max-regression D"
+            "--max-unscored-rate, --min-completion, --baseline RUN --max-regression D"
         )
     run = resolve_run(args.run, args.store)
     baseline = resolve_run(args.baseline, args.store) if args.baseline is not None else None
@@ -78,9 +85,6 @@ def cmd_gate(args: argparse.Namespace) -> int:
     )
     where = f" ({run.path})" if run.path is not None else ""
     out.line(f"gate {clean(run.name)}{where}: {clean(run.headline.text)}")
-    pending = pending_note(run)
-    if pending is not None:
-        notes.append(pending)
     for note in notes:
         out.line(f"note: {clean(note)}", "yellow")
     for check in checks:

@@ -44,6 +44,7 @@ class GateSpec:
     max_errors: int | None = None
     max_unscored_rate: float | None = None
     max_regression: float | None = None
+    min_completion: float | None = None
 
     def any(self) -> bool:
         """Whether at least one condition is set."""
@@ -55,6 +56,7 @@ class GateSpec:
                 self.max_errors,
                 self.max_unscored_rate,
                 self.max_regression,
+                self.min_completion,
             )
         )
 
@@ -135,6 +137,8 @@ def check_gate(
 ) -> list[Check]:
     """Check every condition of `spec` on `run`.
 
+    An incomplete run (interrupted, or still running: some cases have no final outcome)
+    never passes: a failing `incomplete` check is added whatever `spec` asks.
     `regression(score)` returns the change of `score` from the baseline to this run
     (this run's mean minus the baseline's; None when nothing can be compared); it is needed
     only when `spec.max_regression` is set.
@@ -152,6 +156,12 @@ def check_gate(
     target = gate_target(run, spec.score)
     name = target.name
     checks: list[Check] = []
+    pending = pending_note(run)
+    if pending is not None:
+        # A false pass otherwise: the cases that never ran could each have failed.
+        checks.append(Check("incomplete", False, f"{pending}; an incomplete run never passes"))
+    if spec.min_completion is not None:
+        checks.append(_check_completion(run, spec.min_completion))
     if spec.min is not None:
         checks.append(_check_min(name, "mean", "--min", target.mean, spec.min))
     if spec.min_ci_low is not None:
@@ -192,6 +202,21 @@ def _check_min(name: str, what: str, flag: str, observed: float | None, thr: flo
     obs, thr_text = format_pair(observed, thr)
     rel = ">=" if ok else "<"
     return Check(flag, ok, f"{name}: {what} {obs} {rel} min {thr_text} ({flag})")
+
+
+def _check_completion(run: RunData, thr: float) -> Check:
+    """`--min-completion`: the share of cases passed or failed (not errored, timed out, not run)."""
+    h = run.headline
+    done = h.counts.get("passed", 0) + h.counts.get("failed", 0)
+    flag = "--min-completion"
+    if not h.n_cases:
+        return Check(flag, False, f"completion is — (no cases) < min {format_pct(thr)} ({flag})")
+    rate = done / h.n_cases
+    ok = rate >= thr - _EPS
+    obs, thr_text = format_pair(rate, thr)
+    rel = ">=" if ok else "<"
+    message = f"completion {obs} ({done} of {h.n_cases} passed or failed) {rel} min {thr_text}"
+    return Check(flag, ok, f"{message} ({flag})")
 
 
 def _check_regression(
