@@ -16,6 +16,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._errors import SkipScore
+from .._util._text import safe_str
 from ._scores import Grader, ScoreDefinition
 
 __all__ = [
@@ -190,7 +191,7 @@ class ScoreError:
 def record_of(result: object, grader: Grader | None = None) -> Rec:
     """Interpret one value (number, Score, Unscored, ScoreError) for one definition."""
     if isinstance(result, Unscored):
-        return Rec(UNSCORED, math.nan, str(result.reason))
+        return Rec(UNSCORED, math.nan, safe_str(result.reason))
     if isinstance(result, ScoreError):
         return error_rec(
             result.code,
@@ -207,7 +208,7 @@ def record_of(result: object, grader: Grader | None = None) -> Rec:
         if result.metadata:
             meta = _json_safe(result.metadata)
         if result.label is not None:
-            meta = {**(meta or {}), "label": str(result.label)}
+            meta = {**(meta or {}), "label": safe_str(result.label)}
         return Rec(SCORED, value, None, None, _text(result.rationale), meta, grader)
     try:
         return Rec(SCORED, validate_value(result), grader=grader)
@@ -216,7 +217,7 @@ def record_of(result: object, grader: Grader | None = None) -> Rec:
 
 
 def _text(value: object) -> str | None:
-    return None if value is None else str(value)
+    return None if value is None else safe_str(value)
 
 
 def interpret(result: object, definitions: Sequence[ScoreDefinition]) -> list[Rec]:
@@ -262,9 +263,9 @@ def interpret(result: object, definitions: Sequence[ScoreDefinition]) -> list[Re
 
 def skip_rec(exc: SkipScore) -> Rec:
     """The record for a scorer that raised `SkipScore`."""
-    return Rec(UNSCORED, math.nan, exc.reason)
+    return Rec(UNSCORED, math.nan, safe_str(exc.reason))
 
 
 def raised_rec(exc: BaseException, code: str = "scorer_raised") -> Rec:
-    """The record for a scorer that raised: the exception type and message."""
-    return error_rec(code, f"{type(exc).__name__}: {exc}")
+    """The record for a scorer that raised: the exception type and message (`safe_str`)."""
+    return error_rec(code, f"{type(exc).__name__}: {safe_str(exc)}")

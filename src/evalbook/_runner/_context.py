@@ -8,6 +8,7 @@ from typing import Any
 from .._errors import ConfigurationError
 from .._model._contract import UNSCORED, Rec, Score, record_of
 from .._model._scores import Grader, ScoreDefinition
+from .._util._text import safe_str
 
 __all__ = ["CaseContext", "CaseFailed"]
 
@@ -62,7 +63,7 @@ class CaseContext:
 
     def record_unscored(self, definition_or_name: ScoreDefinition | str, reason: str) -> None:
         """Leave a score unscored for this case, with a reason."""
-        self.recorded[self._position(definition_or_name)] = Rec(UNSCORED, reason=str(reason))
+        self.recorded[self._position(definition_or_name)] = Rec(UNSCORED, reason=safe_str(reason))
 
     def fail(self, reason: str) -> None:
         """End the case now with outcome `failed` (every score counts 0)."""

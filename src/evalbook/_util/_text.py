@@ -13,7 +13,7 @@ import warnings
 from collections.abc import Iterator
 from typing import Any, TypeVar, cast
 
-__all__ = ["TextGate", "clean"]
+__all__ = ["TextGate", "clean", "safe_str"]
 
 T = TypeVar("T")
 
@@ -93,6 +93,32 @@ def clean(value: T) -> T:
     if isinstance(value, str):
         return cast(T, _clean_str(value))
     return cast(T, _rebuild(value, set())) if _dirty(value, set()) else value
+
+
+def safe_str(obj: object) -> str:
+    """The text of any object as a plain str; never raises.
+
+    User objects reach evalbook's text (an exception's message, a rationale, a reason) through
+    here: a `__str__` that raises, or returns something other than a str, gives a placeholder
+    naming the type instead of an exception escaping a run. A str subclass comes back as a
+    plain str, so nothing of the user's class travels further.
+
+    Example:
+        >>> class Bad(Exception):
+        ...     def __str__(self):
+        ...         raise ValueError("no")
+        >>> safe_str(Bad())
+        '<Bad: str() raised ValueError>'
+        >>> safe_str(3)
+        '3'
+    """
+    if type(obj) is str:
+        return obj
+    try:
+        text = str(obj)  # str() itself rejects a __str__ that returns a non-str (TypeError)
+        return str.__str__(text)  # a str subclass, as a plain str
+    except Exception as exc:  # a user's __str__ may raise anything
+        return f"<{type(obj).__name__}: str() raised {type(exc).__name__}>"
 
 
 def _strings(value: Any, seen: set[int]) -> Iterator[str]:

@@ -1,0 +1,103 @@
+"""User objects whose `__str__` is hostile become text in a record, never an escaped exception.
+
+The promise is in docs/concepts.md: nothing a scorer or task returns or raises breaks a run.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import pandas as pd
+import pytest
+
+import evalbook as eb
+from evalbook._model._contract import Score, Unscored, interpret, raised_rec
+from evalbook._util._text import safe_str
+
+S = eb.define_score("s")
+DF = pd.DataFrame({"question": ["a", "b"]})
+
+
+class StrRaises(Exception):
+    """An exception whose message cannot be read."""
+
+    def __str__(self) -> str:
+        raise ValueError("no message for you")
+
+
+class StrNotText(Exception):
+    """An exception whose `__str__` returns something other than a str."""
+
+    def __str__(self) -> str:
+        return 42  # type: ignore[return-value]
+
+
+class Text(str):
+    """A str subclass: its instances must not travel into the run's records."""
+
+
+class BadText:
+    """A rationale, label or reason whose `__str__` raises."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("boom")
+
+
+def test_safe_str_gives_a_placeholder_for_a_failing_str() -> None:
+    assert safe_str(StrRaises()) == "<StrRaises: str() raised ValueError>"
+    assert safe_str(StrNotText()) == "<StrNotText: str() raised TypeError>"
+    assert safe_str(10**5000).startswith("<int: str() raised ValueError")
+    assert type(safe_str(Text("x"))) is str and safe_str(Text("x")) == "x"
+
+
+@pytest.mark.parametrize("exc", [StrRaises(), StrNotText()])
+def test_raised_rec_names_the_exception_whose_str_fails(exc: Exception) -> None:
+    rec = raised_rec(exc)
+    assert rec.reason == "scorer_raised"
+    assert rec.message == f"{type(exc).__name__}: <{type(exc).__name__}: str() raised " + (
+        "ValueError>" if isinstance(exc, StrRaises) else "TypeError>"
+    )
+
+
+def test_hostile_rationale_label_and_reason_become_placeholders() -> None:
+    [rec] = interpret(Score(0.5, rationale=BadText(), label=BadText()), [S])  # type: ignore[arg-type]
+    assert rec.rationale == "<BadText: str() raised RuntimeError>"
+    assert rec.metadata == {"label": "<BadText: str() raised RuntimeError>"}
+    [rec] = interpret(Unscored(BadText()), [S])  # type: ignore[arg-type]
+    assert rec.reason == "<BadText: str() raised RuntimeError>"
+
+
+@pytest.mark.parametrize("kind", [StrRaises, StrNotText])
+def test_a_scorer_raising_an_unprintable_exception_is_that_records_error(kind: type) -> None:
+    @eb.scorer(S)
+    def scorer(output: str) -> float:
+        raise kind()
+
+    r = eb.run(DF, task=lambda question: question, scorers=[scorer], store=None, progress=False)
+    assert r.scores["status"].tolist() == ["error", "error"]
+    assert r.scores["message"].str.contains("str() raised", regex=False).all()
+
+
+def test_hostile_texts_through_every_text_channel_finish_the_run() -> None:
+    t, u = eb.define_score("t"), eb.define_score("u")
+
+    @eb.scorer(S)
+    def skips(output: str) -> Any:
+        exc = eb.SkipScore("x")
+        exc.reason = BadText()  # type: ignore[assignment]
+        raise exc
+
+    def task(question: str, ctx: Any) -> str:
+        ctx.record_score(t, 1.0, rationale=BadText())
+        ctx.record_unscored(u, BadText())
+        return question
+
+    r = eb.run(DF, task=task, scores=[t, u], scorers=[skips], store=None, progress=False)
+    rows = r.scores.sort_values(["case_id", "score"]).to_dict("records")
+    assert [x["status"] for x in rows] == ["unscored", "scored", "unscored"] * 2
+    assert {x["reason"] for x in rows if x["status"] == "unscored"} == {
+        "<BadText: str() raised RuntimeError>"
+    }
+    assert {x["rationale"] for x in rows if x["status"] == "scored"} == {
+        "<BadText: str() raised RuntimeError>"
+    }
