@@ -12,9 +12,10 @@ import pandas as pd
 from .._errors import ConfigurationError
 from .._model._results import PENDING, Results
 from .._model._run_data import RunData
-from .._store._layout import first_started_at, new_run_folder
-from .._store._load import read_run, stored_started_at
-from .._store._sink import Prepared, RunStart, open_existing, open_new
+from .._store._layout import EVENTS, FINAL_FILES, first_started_at, new_run_folder
+from .._store._load import read_run, run_folder, stored_started_at
+from .._store._log import LogFile
+from .._store._sink import Prepared, RunStart, lock_log, open_existing, open_new
 
 if TYPE_CHECKING:
     from ._plan import Plan
@@ -22,9 +23,10 @@ if TYPE_CHECKING:
 __all__ = ["resume_source"]
 
 
-def _source(resume: Any) -> RunData:
+def _stored_folder(resume: Any) -> Path | None:
+    """The run folder a resume continues in place; None for a Run held only in memory."""
     if isinstance(resume, RunData):
-        return read_run(resume.path) if resume.path is not None else resume
+        return resume.path
     if isinstance(resume, str | os.PathLike):
         path = Path(resume).expanduser()
         if not path.exists():
@@ -33,12 +35,31 @@ def _source(resume: Any) -> RunData:
                 "path of a stored run (see eb.runs()) or a Run"
             )
         try:
-            return read_run(path)
+            return run_folder(path)
         except FileNotFoundError as exc:
             raise ConfigurationError(f"resume={str(resume)!r}: {exc}") from None
     raise ConfigurationError(
         f"resume= takes the path of a stored run or a Run, not {type(resume).__name__}"
     )
+
+
+def _lock(folder: Path) -> LogFile | None:
+    """Lock the folder's log before its state is read: a second resume is refused here.
+
+    Reading first let two processes read the same state, then each ran (and logged) the
+    cases the log lacked, one after the other. A folder with no log and no final files is
+    no run: nothing is created, `read_run` says so.
+    """
+    if not (folder / EVENTS).exists() and not all((folder / f).exists() for f in FINAL_FILES):
+        return None
+    return lock_log(folder, append=True, cut=False)  # the read warns of a cut line
+
+
+def _read(resume: Any, folder: Path) -> RunData:
+    try:
+        return read_run(folder)
+    except FileNotFoundError as exc:
+        raise ConfigurationError(f"resume={str(resume)!r}: {exc}") from None
 
 
 def _examples(ids: set[str]) -> str:
@@ -80,9 +101,31 @@ def resume_source(
     options: dict[str, Any],
     store: str | os.PathLike[str] | None,
 ) -> Prepared:
-    """Pre-fill a run's results from a stored (or in-memory) run; only the rest will run."""
-    source = _source(resume)
-    _check_same(source, plan)
+    """Pre-fill a run's results from a stored (or in-memory) run; only the rest will run.
+
+    A stored run's log is locked first, then read; a resume that fails releases it.
+    """
+    folder = _stored_folder(resume)
+    if folder is None:
+        return _from_memory(resume, plan, frame, options, store)
+    log = _lock(folder)
+    try:
+        source = _read(resume, folder)
+        _check_same(source, plan)
+        results, todo = _kept(source, plan)
+        started_at = stored_started_at(folder) or first_started_at(source._results)
+        start = RunStart(
+            source.name, source.id, started_at, options, plan.definitions, plan.case_ids
+        )
+    except BaseException:
+        if log is not None:
+            log.close()
+        raise
+    return open_existing(folder, start, frame, results, todo, log)
+
+
+def _kept(source: RunData, plan: Plan) -> tuple[Results, list[int]]:
+    """The plan's results with every stored case that has a final outcome, and the rest."""
     src = source._results
     results = Results(plan.case_ids, len(plan.definitions), plan.text)  # one warning a run
     where = {cid: i for i, cid in enumerate(src.case_ids)}
@@ -93,12 +136,20 @@ def resume_source(
             todo.append(pos)
             continue
         results.set_case(pos, src.finished(i))
-    if source.path is not None:
-        started_at = stored_started_at(source.path) or first_started_at(src)
-        start = RunStart(
-            source.name, source.id, started_at, options, plan.definitions, plan.case_ids
-        )
-        return open_existing(source.path, start, frame, results, todo)
+    return results, todo
+
+
+def _from_memory(
+    source: RunData,
+    plan: Plan,
+    frame: pd.DataFrame,
+    options: dict[str, Any],
+    store: str | os.PathLike[str] | None,
+) -> Prepared:
+    """Resume a Run that has no folder: in memory, or into a new folder of `store`."""
+    _check_same(source, plan)
+    src = source._results
+    results, todo = _kept(source, plan)
     started_at = first_started_at(src)
     if store is None:
         return Prepared(source.name, source.id, None, results, todo, None, started_at)

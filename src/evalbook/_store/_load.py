@@ -25,12 +25,13 @@ from ._parquet import frame_of, read_parquet, text_list
 from ._sink import finish_status
 from ._summary import read_summary
 
-__all__ = ["read_run", "runs", "stored_started_at"]
+__all__ = ["read_run", "run_folder", "runs", "stored_started_at"]
 
 RUNS_COLUMNS = ["name", "id", "path", "started_at", "status", "n_cases", "completion", "headline"]
 
 
-def _folder(path: str | os.PathLike[str]) -> Path:
+def run_folder(path: str | os.PathLike[str]) -> Path:
+    """The run folder `path` names (the folder itself, or a file in it); FileNotFoundError."""
     folder = Path(path).expanduser().resolve()
     if folder.is_file():
         folder = folder.parent
@@ -168,7 +169,7 @@ def _from_log(folder: Path) -> RunData:
 
 def read_run(path: str | os.PathLike[str]) -> RunData:
     """A stored run's data: from its Parquet files, or from its event log after a crash."""
-    folder = _folder(path)
+    folder = run_folder(path)
     if all((folder / name).exists() for name in FINAL_FILES):
         try:
             return _from_files(folder)

@@ -144,15 +144,16 @@ class LogFile:
         b'{"event":"x"}\\n'
     """
 
-    def __init__(self, path: Path, *, append: bool) -> None:
+    def __init__(self, path: Path, *, append: bool, cut: bool = True) -> None:
         """Create `path` (`append=False`: it must not exist) or continue it (`append=True`:
-        after cutting what a crash left behind its last complete line)."""
+        after cutting what a crash left behind its last complete line; `cut=False` leaves
+        that to `cut_partial_line()`, for a reader that holds the lock to see it first)."""
         self.path = path
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (0 if append else os.O_EXCL)
         fd = os.open(path, flags, 0o644)
         try:
             _lock(fd, path)
-            if append:
+            if append and cut:
                 cut_partial_line(path)
             self._end = os.fstat(fd).st_size  # where the next byte goes (a failed write's undo)
         except BaseException:
@@ -161,6 +162,12 @@ class LogFile:
         self._fd: int | None = fd
         self._syncer = _Syncer(fd)
         self._syncer.start()
+
+    def cut_partial_line(self) -> None:
+        """Drop what a crash left behind the last complete line (the lock is held)."""
+        cut_partial_line(self.path)
+        if self._fd is not None:
+            self._end = os.fstat(self._fd).st_size
 
     def write(self, data: bytes) -> None:
         """Append `data` (whole lines) with one `os.write`; OSError if it cannot.

@@ -37,6 +37,7 @@ __all__ = [
     "StoreSink",
     "ended_event",
     "finish_status",
+    "lock_log",
     "open_existing",
     "open_new",
     "start_events",
@@ -54,18 +55,14 @@ class StoreSink:
     the run itself carries on in memory.
     """
 
-    def __init__(self, folder: Path, encoder: LineEncoder, *, append: bool) -> None:
+    def __init__(
+        self, folder: Path, encoder: LineEncoder, *, append: bool, log: LogFile | None = None
+    ) -> None:
         self.folder = folder
         self.path = folder / EVENTS
         self.encoder = encoder
-        try:
-            self._log = LogFile(self.path, append=append)
-        except LogInUse:
-            raise ConfigurationError(
-                f"cannot write {folder}: another run (or a resume) is writing to it right now; "
-                "wait for it to end, or resume into a new folder with "
-                "resume=eb.load_run(path), store=..."
-            ) from None
+        # a resume passes the log it locked before reading the stored state
+        self._log = log if log is not None else lock_log(folder, append=append)
         self._started: list[tuple[int, int, int]] = []  # (pos, attempt, at_us) not yet written
         # an attempt's start is only noted (its line goes out with the next write): the
         # list's own append, so that noting it costs no Python call
@@ -110,6 +107,18 @@ class StoreSink:
             self.write("".join(at(p, a, t) for p, a, t in self._started))
             self._started.clear()
         self._log.close()
+
+
+def lock_log(folder: Path, *, append: bool, cut: bool = True) -> LogFile:
+    """Open (and lock) a run's `events.jsonl`; ConfigurationError while another writer has it."""
+    try:
+        return LogFile(folder / EVENTS, append=append, cut=cut)
+    except LogInUse:
+        raise ConfigurationError(
+            f"cannot write {folder}: another run (or a resume) is writing to it right now; "
+            "wait for it to end, or resume into a new folder with "
+            "resume=eb.load_run(path), store=..."
+        ) from None
 
 
 def write_data(frame: pd.DataFrame, folder: Path) -> str | None:
@@ -241,15 +250,31 @@ def open_new(
 
 
 def open_existing(
-    folder: Path, run: RunStart, frame: pd.DataFrame, results: Results, todo: Sequence[int]
+    folder: Path,
+    run: RunStart,
+    frame: pd.DataFrame,
+    results: Results,
+    todo: Sequence[int],
+    log: LogFile | None = None,
 ) -> Prepared:
-    """Continue the log of a stored run (resume): its final files go until the run ends."""
+    """Continue the log of a stored run (resume): its final files go until the run ends.
+
+    `log` is the log `lock_log` opened before the stored state was read (a resume takes the
+    lock first, so that two processes cannot both run what the log lacks).
+    """
     # opening locks the log (ConfigurationError if another process writes it) and cuts
     # what a crash left after the last complete line
-    sink = StoreSink(folder, LineEncoder(run.definitions, run.case_ids), append=True)
-    for name in FINAL_FILES:
-        (folder / name).unlink(missing_ok=True)
-    data_file = write_data(frame, folder)
+    encoder = LineEncoder(run.definitions, run.case_ids)
+    sink = StoreSink(folder, encoder, append=True, log=log)
+    try:
+        if log is not None:  # locked uncut, so that reading it warned of a truncated line
+            log.cut_partial_line()
+        for name in FINAL_FILES:
+            (folder / name).unlink(missing_ok=True)
+        data_file = write_data(frame, folder)
+    except BaseException:  # a failed resume releases its lock: a second try may then run
+        sink.close()
+        raise
     sink.write(
         event_line(
             "run.resumed",
