@@ -28,6 +28,7 @@ async def arun(
     output_column: str | None = None,
     concurrency: int = 8,
     timeout: float | None = None,
+    scorer_timeout: float | None = None,
     attempts: int = 1,
     store: str | os.PathLike[str] | None = "runs",
     resume: Any = None,
@@ -57,6 +58,7 @@ def run(
     output_column: str | None = None,
     concurrency: int = 8,
     timeout: float | None = None,
+    scorer_timeout: float | None = None,
     attempts: int = 1,
     store: str | os.PathLike[str] | None = "runs",
     resume: Any = None,
@@ -80,6 +82,9 @@ def run(
             run in a worker thread, so a blocking call holds up only its own case.
         timeout: Seconds per task attempt, sync or async; at the deadline the attempt is
             `timed_out` (a sync call cannot be stopped: its thread finishes it unheard).
+        scorer_timeout: Seconds per scorer call for a case (a judge is a scorer); a scorer
+            past it gets the error record `scorer_timed_out`, the case's other scorers keep
+            theirs. Each sync scorer then runs in a thread of its own.
         attempts: Tries per case; only errored and timed-out cases are tried again.
         store: Folder of the run store, or None to keep the run in memory.
         resume: A stored run (path or Run) to continue.

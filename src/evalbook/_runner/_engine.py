@@ -97,6 +97,7 @@ class _Engine:
         self.plan = plan
         self.results = results
         self.timeout = options.timeout
+        self.scorer_timeout = options.scorer_timeout
         self.attempts = options.attempts
         self.concurrency = options.concurrency
         self.threads = threads
@@ -242,7 +243,14 @@ class _Engine:
         return PASSED, output, None, None
 
     async def _score(self, values: dict[str, Any], recs: list[Rec | None]) -> None:
-        """Every scorer of a case: the sync ones in one thread hop, the async ones meanwhile."""
+        """Every scorer of a case: the sync ones in one thread hop, the async ones meanwhile.
+
+        With `scorer_timeout`, each scorer has its own deadline (and each sync one its own
+        thread hop, so that one slow scorer cannot eat the others' time).
+        """
+        if self.scorer_timeout is not None:
+            await self._score_bounded(values, recs, self.scorer_timeout)
+            return
         hop = self.threads.submit(self._score_sync, values, recs) if self.sync_scorers else None
         if self.async_scorers:
             outs = await asyncio.gather(*(_scored_async(b, values) for b in self.async_scorers))
@@ -253,6 +261,31 @@ class _Engine:
                 if not isinstance(later, list):  # a sync scorer that handed back a coroutine
                     later = await _scored_async(b, values, later)
                 self._place(b, later, recs, values)
+
+    async def _score_bounded(
+        self, values: dict[str, Any], recs: list[Rec | None], deadline: float
+    ) -> None:
+        async def one(b: BoundScorer) -> list[Rec]:
+            try:
+                async with asyncio.timeout(deadline) as scope:
+                    if b.is_async:
+                        return await _scored_async(b, values)
+                    out: list[Rec] | Awaitable[Any] = await self.threads.submit(
+                        _scored_sync, b, values
+                    )
+                    if not isinstance(out, list):  # a sync scorer that handed back a coroutine
+                        out = await _scored_async(b, values, out)
+                    return out
+            except TimeoutError:
+                if not scope.expired():
+                    raise  # not our deadline (_scored_* turn a scorer's own errors into records)
+            message = f"scorer {b.scorer.name!r} took longer than scorer_timeout={deadline}s"
+            return [error_rec("scorer_timed_out", message)] * len(b.positions)
+
+        scorers = self.plan.scorers
+        outs = await asyncio.gather(*(one(b) for b in scorers))
+        for b, out in zip(scorers, outs, strict=True):
+            self._place(b, out, recs, values)
 
     def _score_sync(
         self, values: dict[str, Any], recs: list[Rec | None]

@@ -33,6 +33,7 @@ class RunOptions:
     output_column: str | None = None
     concurrency: int = 8
     timeout: float | None = None
+    scorer_timeout: float | None = None
     attempts: int = 1
     store: str | os.PathLike[str] | None = "runs"
     resume: Any = None
@@ -45,8 +46,13 @@ class RunOptions:
             raise ConfigurationError(f"concurrency must be an integer >= 1, got {c!r}")
         if isinstance(a, bool) or not isinstance(a, int) or a < 1:
             raise ConfigurationError(f"attempts must be an integer >= 1, got {a!r}")
-        if t is not None and (isinstance(t, bool) or not isinstance(t, int | float) or not t > 0):
-            raise ConfigurationError(f"timeout must be a number of seconds > 0 or None, got {t!r}")
+        for label, value in (("timeout", t), ("scorer_timeout", self.scorer_timeout)):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float) or not value > 0
+            ):
+                raise ConfigurationError(
+                    f"{label} must be a number of seconds > 0 or None, got {value!r}"
+                )
 
     @classmethod
     def of(cls, **options: Any) -> RunOptions:
@@ -62,10 +68,16 @@ class RunOptions:
         return cls(**options)
 
     def recorded(self) -> dict[str, Any]:
-        """The options a stored run records (`run.options`)."""
-        return {
+        """The options a stored run records (`run.options`); `scorer_timeout` only when set.
+
+        Leaving an unset `scorer_timeout` out keeps runs stored before it existed alike.
+        """
+        recorded: dict[str, Any] = {
             "concurrency": self.concurrency,
             "timeout": self.timeout,
             "attempts": self.attempts,
             "output_column": self.output_column,
         }
+        if self.scorer_timeout is not None:
+            recorded["scorer_timeout"] = self.scorer_timeout
+        return recorded

@@ -234,7 +234,13 @@ class DaskRunner:
         # mid-run get it too (scattered data would be lost with the worker that held it).
         plugin = PlanPlugin(token, self.plan_blob)
         client.register_plugin(plugin)
-        options = (limit, engine.concurrency, engine.timeout, engine.attempts)
+        options = (
+            limit,
+            engine.concurrency,
+            engine.timeout,
+            engine.attempts,
+            engine.scorer_timeout,
+        )
         flow = self.flow = _Flow(self, client, engine, token, options)
         try:
             flow.run(batches, blobs, stop)

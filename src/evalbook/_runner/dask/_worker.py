@@ -183,6 +183,7 @@ async def run_batch(
     concurrency: int,
     timeout: float | None,
     attempts: int,
+    scorer_timeout: float | None = None,
 ) -> bytes:
     """Run one batch of cases on a Dask worker; returns its rows (see `Row`), cloudpickled."""
     import cloudpickle  # optional: the dask extra
@@ -192,7 +193,12 @@ async def run_batch(
     plan = replace(static, case_ids=ids, columns=columns)
     out = _Rows(positions)
     options = RunOptions(
-        concurrency=concurrency, timeout=timeout, attempts=attempts, store=None, progress=False
+        concurrency=concurrency,
+        timeout=timeout,
+        scorer_timeout=scorer_timeout,
+        attempts=attempts,
+        store=None,
+        progress=False,
     )
     threads = Threads()
     engine = _Engine(plan, options, threads, results=None, sink=out)
