@@ -8,8 +8,8 @@ from typing import Any
 
 import pandas as pd
 
-from .._errors import ConfigurationError
-from .._model._scorers import Scorer, as_scorers
+from .._errors import ConfigurationError, ScorerSignatureError
+from .._model._scorers import Scorer, as_scorers, func_name
 from .._model._scores import Combine, ScoreDefinition
 from .._util._inspect import is_async
 from .._util._text import TextGate
@@ -64,6 +64,7 @@ def case_ids_of(data: pd.DataFrame, text: TextGate | None = None) -> list[str]:
     before the duplicate check: two ids that differ only there would be one id in the tables.
     """
     raw = data["id"].tolist() if "id" in data.columns else data.index.tolist()
+    _check_missing_ids(data, raw)
     ids = [str(x) for x in raw]
     if not "".join(ids).isascii():  # one C-level look for the common case
         gate = TextGate() if text is None else text
@@ -82,6 +83,49 @@ def case_ids_of(data: pd.DataFrame, text: TextGate | None = None) -> list[str]:
             "(add an 'id' column or call data.reset_index(drop=True))"
         )
     return ids
+
+
+def _check_missing_ids(data: pd.DataFrame, raw: list[Any]) -> None:
+    """A missing id (NaN, None, NaT, pd.NA) would become the id 'nan' or 'None': refuse it."""
+    missing = pd.isna(pd.Series(raw, dtype=object)).to_numpy()
+    if not missing.any():
+        return
+    where = "the 'id' column" if "id" in data.columns else "the index"
+    rows = [i for i, m in enumerate(missing) if m]
+    shown = ", ".join(f"row {i} (index {data.index[i]!r})" for i in rows[:5])
+    more = f" and {len(rows) - 5} more" if len(rows) > 5 else ""
+    raise ConfigurationError(
+        f"missing case id in {where}: {shown}{more}. Every case needs an id: fill it in, "
+        "drop the row, or call data.reset_index(drop=True) and drop the 'id' column"
+    )
+
+
+def _check_is_list(value: Any, option: str, example: str) -> None:
+    """`scorers=exact` / `scores=d`: one item where a list is expected (a raw TypeError else)."""
+    if isinstance(value, (Scorer, ScoreDefinition, str, bytes)) or callable(value):
+        raise ConfigurationError(f"{option}= takes a list: {option}=[{example}]")
+
+
+def _check_shadowed(
+    data: pd.DataFrame, binding: Binding, what: str, allow: Sequence[str], output: str | None
+) -> None:
+    """A column named like a special name (`case_id`, `row`, ...) a function would receive.
+
+    The function gets one value under that name, so either the column or the special value
+    would be hidden. Only names the function actually receives (a parameter, or any name
+    with **kwargs) are refused; a column nobody reads under that name is harmless. A scorer
+    reading `output` from `output_column="output"` is the same value, not a clash.
+    """
+    received = {src for _, src in binding.params} | set(binding.positional)
+    for name in allow:
+        if name not in data.columns or name == output == "output":
+            continue
+        if name in received or binding.var_kw:
+            raise ConfigurationError(
+                f"the data has a column named {name!r} and {what} takes {name!r}: the column "
+                f"and evalbook's own {name!r} argument would hide one another; rename the "
+                f"column, e.g. data.rename(columns={{{name!r}: '{name}_value'}})"
+            )
 
 
 def _resolve_definitions(
@@ -200,6 +244,12 @@ def _input_data(data: pd.DataFrame, text: TextGate) -> pd.DataFrame:
     return frame
 
 
+def _bound_scorer(s: Scorer, names: Sequence[str], index: dict[str, int]) -> BoundScorer:
+    b = bind(s.fn, names, kind="scorer", allow=SCORER_NAMES)
+    positions = tuple(index[d.name] for d in s.definitions)
+    return BoundScorer(s, b, positions, is_async(s.fn))
+
+
 def make_plan(
     data: pd.DataFrame,
     task: Callable[..., Any] | None,
@@ -235,18 +285,31 @@ def make_plan(
             f"output_column={output_column!r} is not a column; columns: "
             f"{', '.join(map(str, data.columns))}"
         )
+    _check_is_list(scorers, "scorers", getattr(scorers, "name", None) or "exact")
+    _check_is_list(scores, "scores", repr(scores) if isinstance(scores, str) else "score")
     ids = case_ids_of(data, text)
     scorer_list = as_scorers(scorers)
     defs, index = _resolve_definitions(scorer_list, scores)
     derived = _derived_order(defs, index)
     names = [c for c in data.columns if isinstance(c, str)]
 
-    task_binding = bind(task, names, kind="task", allow=TASK_NAMES) if task else None
-    bound: list[BoundScorer] = []
-    for s in scorer_list:
-        b = bind(s.fn, names, kind="scorer", allow=SCORER_NAMES)
-        positions = tuple(index[d.name] for d in s.definitions)
-        bound.append(BoundScorer(s, b, positions, is_async(s.fn)))
+    try:
+        task_binding = bind(task, names, kind="task", allow=TASK_NAMES) if task else None
+        bound: list[BoundScorer] = []
+        for s in scorer_list:
+            bound.append(_bound_scorer(s, names, index))
+    except ScorerSignatureError as exc:
+        if len(data.columns) and len(data):
+            raise
+        # an empty frame: the missing parameter is a symptom, say the cause
+        shape = f"{len(data)} rows and {len(data.columns)} columns"
+        raise ScorerSignatureError(f"{exc} Note: the DataFrame has {shape}.") from None
+    if task_binding is not None:
+        what = f"task {func_name(task)!r}"  # type: ignore[arg-type]
+        _check_shadowed(data, task_binding, what, TASK_NAMES, output_column)
+    for b in bound:
+        what = f"scorer {b.scorer.name!r}"
+        _check_shadowed(data, b.binding, what, SCORER_NAMES, output_column)
 
     bindings = [b.binding for b in bound] + ([task_binding] if task_binding else [])
     wants_row = any(b.wants_row for b in bindings)
