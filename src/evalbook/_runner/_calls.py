@@ -24,14 +24,31 @@ import threading
 from collections.abc import Callable
 from typing import Any
 
-__all__ = ["PLAIN", "AttemptTimeout", "Threads", "call"]
+__all__ = ["PLAIN", "AttemptTimeout", "Started", "Threads", "call"]
 
 # Results that are certainly not awaitable (checked first: inspect.isawaitable is slower).
 PLAIN = (float, int, str, bytes, dict, list, tuple, type(None))
 
 
 class AttemptTimeout(Exception):
-    """The call ran past the run's `timeout` (a user's own TimeoutError is not this)."""
+    """The call ran past the run's `timeout` (a user's own TimeoutError is not this).
+
+    `started` says whether the call began at all: a sync call waits for a worker thread,
+    and one that never got one did not take "longer than the timeout" itself.
+    """
+
+    def __init__(self, started: bool = True) -> None:
+        super().__init__(started)
+        self.started = started
+
+
+class Started:
+    """Set by the worker thread when it begins a call (one flag per tracked call)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self) -> None:
+        self.value = False
 
 
 class Inbox:
@@ -65,7 +82,14 @@ class Inbox:
                 future.set_exception(value)
 
 
-_Job = tuple[Inbox, "asyncio.Future[Any]", Callable[..., Any], tuple[Any, ...], dict[str, Any]]
+_Job = tuple[
+    Inbox,
+    "asyncio.Future[Any]",
+    Callable[..., Any],
+    tuple[Any, ...],
+    dict[str, Any],
+    "Started | None",
+]
 
 
 class _Pool:
@@ -95,7 +119,9 @@ class _Pool:
 
     def _work(self) -> None:
         while True:
-            inbox, future, fn, args, kwargs = self.jobs.get()
+            inbox, future, fn, args, kwargs, started = self.jobs.get()
+            if started is not None:
+                started.value = True
             try:
                 ok, value = True, fn(*args, **kwargs)
             except StopIteration as exc:  # a future cannot hold it: as a coroutine would (PEP 479)
@@ -123,8 +149,18 @@ class Threads:
 
     def submit(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> asyncio.Future[Any]:
         """Call `fn(*args, **kwargs)` in a worker thread; the future resolves on the loop."""
+        return self.submit_tracked(fn, args, kwargs, None)
+
+    def submit_tracked(
+        self,
+        fn: Callable[..., Any],
+        args: tuple[Any, ...],
+        kwargs: dict[str, Any],
+        started: Started | None,
+    ) -> asyncio.Future[Any]:
+        """`submit`, and set `started.value` once a worker thread begins the call."""
         future: asyncio.Future[Any] = self.inbox.loop.create_future()
-        _POOL.put((self.inbox, future, fn, args, kwargs))
+        _POOL.put((self.inbox, future, fn, args, kwargs, started))
         return future
 
 
@@ -141,16 +177,30 @@ async def call(
     A sync function that returns an awaitable has it awaited, within the same deadline.
     """
     if timeout is not None:
+        started = Started()
         try:
             async with asyncio.timeout(timeout) as scope:
-                return await call(fn, is_async, args, kwargs, threads)
+                return await _call(fn, is_async, args, kwargs, threads, started)
         except TimeoutError:
             if scope.expired():
-                raise AttemptTimeout from None
+                raise AttemptTimeout(started.value) from None
             raise
+    return await _call(fn, is_async, args, kwargs, threads, None)
+
+
+async def _call(
+    fn: Callable[..., Any],
+    is_async: bool,
+    args: tuple[Any, ...],
+    kwargs: dict[str, Any],
+    threads: Threads,
+    started: Started | None,
+) -> Any:
     if is_async:
+        if started is not None:
+            started.value = True
         return await fn(*args, **kwargs)
-    result = await threads.submit(fn, *args, **kwargs)
+    result = await threads.submit_tracked(fn, args, kwargs, started)
     if not isinstance(result, PLAIN) and inspect.isawaitable(result):
         return await result  # a sync function that handed back a coroutine
     return result

@@ -234,7 +234,10 @@ class _Engine:
             )
         except AssertionError as exc:
             return FAILED, None, type(exc).__name__, str(exc)
-        except AttemptTimeout:
+        except AttemptTimeout as exc:
+            if not exc.started:  # no worker thread took it up in time: say so, honestly
+                why = f"the task never started within {self.timeout}s (no worker thread was free)"
+                return TIMED_OUT, None, "TimeoutError", why
             return TIMED_OUT, None, "TimeoutError", f"the task took longer than {self.timeout}s"
         except Exception as exc:
             return ERRORED, None, type(exc).__name__, str(exc)
