@@ -165,14 +165,33 @@ def error_rec(reason: str, message: str, **extra: Any) -> Rec:
     return Rec(ERROR, math.nan, reason, message, **extra)
 
 
-def _json_safe(metadata: Mapping[str, Any]) -> dict[str, Any]:
-    data = {str(k): v for k, v in metadata.items()}
+class _BadMetadata(Exception):
+    """Metadata that cannot be kept; the message says why."""
+
+
+def _json_safe(metadata: object) -> dict[str, Any]:
+    """`metadata` as plain JSON data (a fresh copy), or `_BadMetadata` naming why not.
+
+    Values JSON cannot hold are stored by their `repr()`; what cannot be read or encoded at
+    all (not a mapping, iteration that raises, a container holding itself, an int beyond
+    Python's 4,300-digit limit) is refused, so that record alone becomes an error.
+    """
+    if not isinstance(metadata, Mapping):
+        raise _BadMetadata(f"metadata must be a mapping, not {type(metadata).__name__}")
     try:
-        json.dumps(data)
-        return data
-    except (TypeError, ValueError):  # keep what JSON can hold, repr() the rest
-        loaded: dict[str, Any] = json.loads(json.dumps(data, default=safe_repr))
-        return loaded
+        data = {safe_str(k): v for k, v in metadata.items()}
+    except Exception as exc:  # a user's Mapping may raise anything while iterated
+        raise _BadMetadata(f"reading the metadata raised {type(exc).__name__}") from None
+    try:
+        # one round trip: plain data only, nothing of the user's objects kept; raw characters
+        # (ensure_ascii=False), else two lone surrogates would come back joined into one
+        text = json.dumps(data, default=safe_repr, ensure_ascii=False)
+        loaded: dict[str, Any] = json.loads(text)
+    except (ValueError, TypeError, RecursionError) as exc:
+        raise _BadMetadata(
+            f"the metadata cannot be stored as JSON ({type(exc).__name__}: {safe_str(exc)})"
+        ) from None
+    return loaded
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,27 +208,48 @@ class ScoreError:
 
 
 def record_of(result: object, grader: Grader | None = None) -> Rec:
-    """Interpret one value (number, Score, Unscored, ScoreError) for one definition."""
+    """Interpret one value (number, Score, Unscored, ScoreError) for one definition.
+
+    Never raises: a value whose methods raise while it is read is `invalid_score`.
+    """
+    try:
+        return _record_of(result, grader)
+    except Exception as exc:  # a hostile object (its __class__, __float__, ...) raised
+        return error_rec("invalid_score", _unreadable(result, exc))
+
+
+def _unreadable(value: object, exc: Exception) -> str:
+    return (
+        f"invalid score {safe_repr(value)}: reading it raised {type(exc).__name__}: {safe_str(exc)}"
+    )
+
+
+def _record_of(result: object, grader: Grader | None) -> Rec:
     if isinstance(result, Unscored):
         return Rec(UNSCORED, math.nan, safe_str(result.reason))
     if isinstance(result, ScoreError):
+        try:
+            extra = _json_safe(result.metadata) if result.metadata else None
+        except _BadMetadata as exc:
+            extra = {"unstorable": str(exc)}
         return error_rec(
-            result.code,
-            result.message,
-            rationale=_text(result.rationale),
-            metadata=_json_safe(result.metadata) if result.metadata else None,
+            result.code, result.message, rationale=_text(result.rationale), metadata=extra
         )
     if isinstance(result, Score):
+        rationale = _text(result.rationale)
         try:
             value = validate_value(result.value)
         except InvalidScore as exc:
-            return error_rec("invalid_score", str(exc), rationale=_text(result.rationale))
+            return error_rec("invalid_score", str(exc), rationale=rationale)
         meta: dict[str, Any] | None = None
-        if result.metadata:
-            meta = _json_safe(result.metadata)
+        if result.metadata is not None:
+            try:
+                meta = _json_safe(result.metadata) or None
+            except _BadMetadata as exc:
+                return error_rec("invalid_score", f"invalid score: {exc}", rationale=rationale)
         if result.label is not None:
             meta = {**(meta or {}), "label": safe_str(result.label)}
-        return Rec(SCORED, value, None, None, _text(result.rationale), meta, grader)
+        return Rec(SCORED, value, None, None, rationale, meta, grader)
     try:
         return Rec(SCORED, validate_value(result), grader=grader)
     except InvalidScore as exc:
@@ -225,7 +265,15 @@ def interpret(result: object, definitions: Sequence[ScoreDefinition]) -> list[Re
 
     A scorer bound to one definition returns a number, `Score` or `Unscored`; a scorer bound
     to several returns a dict keyed by name or definition. Anything else is `invalid_score`.
+    Never raises: a returned object whose methods raise is `invalid_score` for each.
     """
+    try:
+        return _interpret(result, definitions)
+    except Exception as exc:  # a hostile Mapping (its items(), its keys' __eq__) raised
+        return [error_rec("invalid_score", _unreadable(result, exc)) for _ in definitions]
+
+
+def _interpret(result: object, definitions: Sequence[ScoreDefinition]) -> list[Rec]:
     if len(definitions) == 1:
         if type(result) is float and 0.0 <= result <= 1.0:  # the common case, fast
             return [Rec(SCORED, result)]
