@@ -6,7 +6,10 @@ import warnings
 from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 
 import evalbook as eb
@@ -87,3 +90,72 @@ def test_a_failed_resume_releases_its_lock_so_a_second_try_runs(tmp_path: Path) 
         warnings.simplefilter("ignore")
         done = eb.run(DATA, task=lambda question: question, resume=folder, progress=False)
     assert done.cases["output"].tolist() == ["x", "y", "z"]
+
+
+@eb.scorer
+def half(output: str) -> float:
+    """Every case scores 0.5."""
+    return 0.5
+
+
+def _scored(tmp_path: Path) -> Path:
+    run = eb.run(
+        DATA,
+        task=lambda question: question,
+        scorers=[half],
+        name="vals",
+        store=tmp_path,
+        progress=False,
+    )
+    assert run.path is not None
+    return run.path
+
+
+@pytest.mark.parametrize("text", ["8.5", "Infinity", "-0.5", "true", '"1"', "NaN"])
+def test_a_value_in_the_log_that_breaks_the_contract_loads_as_invalid_score(
+    tmp_path: Path, text: str
+) -> None:
+    folder = _scored(tmp_path)
+    for name in ("cases.parquet", "scores.parquet", "summary.json"):
+        (folder / name).unlink()  # the log decides
+    log = folder / "events.jsonl"
+    lines = log.read_text().splitlines(keepends=True)
+    first = next(i for i, line in enumerate(lines) if '"score.recorded"' in line)
+    lines[first] = lines[first].replace('"value":0.5', f'"value":{text}')
+    log.write_text("".join(lines))
+    with pytest.warns(RuntimeWarning, match=r"events\.jsonl: 1 stored score value"):
+        loaded = eb.load_run(folder)
+    scores = loaded.scores
+    assert scores["status"].tolist() == ["error", "scored", "scored"]
+    assert scores["reason"].iloc[0] == "invalid_score"
+    assert np.isnan(scores["value"].iloc[0])
+    assert loaded.summary()["mean"].iloc[0] == 0.5
+
+
+@pytest.mark.parametrize("bad", [8.5, float("inf"), -1.0])
+def test_a_value_in_scores_parquet_that_breaks_the_contract_loads_as_invalid_score(
+    tmp_path: Path, bad: float
+) -> None:
+    folder = _scored(tmp_path)
+    table = pq.read_table(folder / "scores.parquet")
+    values = table.column("value").to_pylist()
+    values[1] = bad
+    index = table.schema.get_field_index("value")
+    table = table.set_column(index, "value", pa.array(values, pa.float64()))
+    pq.write_table(table, folder / "scores.parquet")
+    with pytest.warns(RuntimeWarning, match=r"scores\.parquet: 1 stored score value"):
+        loaded = eb.load_run(folder)
+    assert loaded.scores["status"].tolist() == ["scored", "error", "scored"]
+    assert loaded.scores["reason"].iloc[1] == "invalid_score"
+    assert loaded.summary()["mean"].iloc[0] == 0.5
+
+
+def test_a_text_or_bool_value_column_in_scores_parquet_is_not_converted(tmp_path: Path) -> None:
+    folder = _scored(tmp_path)
+    table = pq.read_table(folder / "scores.parquet")
+    index = table.schema.get_field_index("value")
+    table = table.set_column(index, "value", pa.array(["1", "0.5", "true"], pa.string()))
+    pq.write_table(table, folder / "scores.parquet")
+    with pytest.warns(RuntimeWarning, match=r"scores\.parquet: 3 stored score value"):
+        loaded = eb.load_run(folder)
+    assert loaded.scores["status"].tolist() == ["error", "error", "error"]

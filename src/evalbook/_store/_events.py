@@ -17,7 +17,7 @@ from json.encoder import encode_basestring_ascii as _enc
 from pathlib import Path
 from typing import Any
 
-from .._model._contract import ERROR, SCORED, UNSCORED, Rec
+from .._model._contract import ERROR, SCORED, UNSCORED, InvalidScore, Rec, validate_value
 from .._model._results import OUTCOMES, Finished, Results
 from .._model._scores import Grader, ScoreDefinition
 from .._util._text import TextGate
@@ -33,6 +33,7 @@ __all__ = [
     "event_line",
     "read_events",
     "replay",
+    "warn_invalid",
 ]
 
 SCHEMA_VERSION = 2  # 2: case times as integer microseconds (started_us, duration_us, at_us)
@@ -221,13 +222,21 @@ def read_events(path: Path) -> Iterator[dict[str, Any]]:
         yield event
 
 
-def _rec(event: dict[str, Any]) -> Rec:
+def _rec(event: dict[str, Any], invalid: list[str]) -> Rec:
+    """A `score.recorded` event's record; a value the score contract rejects (8.5, Infinity,
+    `true`, `"1"`) is an `invalid_score` error, noted in `invalid`, never a number."""
     grader = event.get("grader")
     g = Grader(**grader) if grader is not None else None
     rationale = event.get("rationale")
     metadata = event.get("metadata")
     if "value" in event:
-        return Rec(SCORED, float(event["value"]), None, None, rationale, metadata, g)
+        try:
+            value = validate_value(event["value"])
+        except InvalidScore as exc:
+            invalid.append(repr(event["value"]))
+            message = f"stored value rejected on load: {exc}"
+            return Rec(ERROR, math.nan, "invalid_score", message, rationale, metadata, g)
+        return Rec(SCORED, value, None, None, rationale, metadata, g)
     if "unscored" in event:
         u = event["unscored"]
         return Rec(UNSCORED, math.nan, u.get("reason"), u.get("message"), rationale, metadata, g)
@@ -258,6 +267,17 @@ class EventLog:
     ended: dict[str, Any] | None = None
 
 
+def warn_invalid(path: Path, invalid: Sequence[str]) -> None:
+    """One warning for the stored values of `path` that are not valid scores."""
+    shown = ", ".join(invalid[:3]) + (" …" if len(invalid) > 3 else "")
+    warnings.warn(
+        f"{path}: {len(invalid)} stored score value(s) are not valid scores ({shown}); "
+        "they load as invalid_score errors, not as numbers",
+        RuntimeWarning,
+        stacklevel=4,
+    )
+
+
 def replay(path: Path) -> EventLog:
     """Rebuild a run from its event log alone (e.g. after a crash)."""
     events = read_events(path)
@@ -270,10 +290,11 @@ def replay(path: Path) -> EventLog:
     case_ids: list[str] = list(first["case_ids"])
     options: dict[str, Any] = dict(first.get("options") or {})
     ended: dict[str, Any] | None = None
+    invalid: list[str] = []  # stored values the score contract rejects
     for event in events:
         kind = event.get("event")
         if kind == "score.recorded":
-            pending.setdefault(event["case_id"], {})[event["score"]] = _rec(event)
+            pending.setdefault(event["case_id"], {})[event["score"]] = _rec(event, invalid)
         elif kind == "case.ended":
             cid = event["case_id"]
             finished[cid] = (event, pending.pop(cid, {}))
@@ -287,6 +308,8 @@ def replay(path: Path) -> EventLog:
             ended = None
         elif kind == "run.ended":
             ended = event
+    if invalid:
+        warn_invalid(path, invalid)
     results = Results(case_ids, len(definitions))
     position = {cid: pos for pos, cid in enumerate(case_ids)}
     for cid, (event, by_name) in finished.items():

@@ -12,13 +12,13 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .._model._contract import STATUSES
+from .._model._contract import ERROR, SCORED, STATUSES, InvalidScore, validate_value
 from .._model._results import OUTCOMES, PENDING, Results
 from .._model._run_data import RunData
 from .._model._scores import Grader, ScoreDefinition
 from .._util._text import clean
 from ._codec import OUTPUT_KINDS, read_file_outputs
-from ._events import NotARunLog, SchemaVersionError, replay
+from ._events import NotARunLog, SchemaVersionError, replay, warn_invalid
 from ._layout import CASES, DATA, EVENTS, FINAL_FILES, SCORES, SUMMARY
 from ._log import being_written
 from ._parquet import frame_of, read_parquet, text_list
@@ -95,6 +95,37 @@ def _seconds(column: Any) -> np.ndarray:
     return seconds
 
 
+def _raw_values(column: Any, where: np.ndarray) -> list[Any]:
+    """The stored values at `where`, as Python objects (for a message)."""
+    array = column.combine_chunks() if isinstance(column, pa.ChunkedArray) else column
+    return [array[int(i)].as_py() for i in where]
+
+
+def _checked_values(column: Any, status: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """A `value` column as floats (NaN where not scored) and the scored rows it fails.
+
+    Every scored value goes through the score contract again: a float column must hold
+    values in [0, 1]; any other column type (bool, text, int) is checked value by value, so
+    `true` or `"1"` are rejected rather than converted.
+    """
+    scored = status == SCORED
+    if pa.types.is_floating(column.type) or pa.types.is_null(column.type):
+        values = np.asarray(column.to_numpy(zero_copy_only=False), dtype=np.float64)
+        ok = (values >= 0.0) & (values <= 1.0)  # NaN and ±inf fail both
+        return values, np.flatnonzero(scored & ~ok)
+    raw = column.to_pylist()
+    values = np.full(len(raw), np.nan)
+    bad: list[int] = []
+    for i, v in enumerate(raw):
+        if not scored[i]:
+            continue
+        try:
+            values[i] = validate_value(v)
+        except InvalidScore:
+            bad.append(i)
+    return values, np.asarray(bad, dtype=np.intp)
+
+
 def _results_from_files(folder: Path, n_scores: int) -> Results:
     cases = read_parquet(folder / CASES)
     scores = read_parquet(folder / SCORES)
@@ -119,11 +150,21 @@ def _results_from_files(folder: Path, n_scores: int) -> Results:
     results.started_at[:] = _seconds(cases.column("started_at"))
     results.duration_s[:] = cases.column("duration_s").to_numpy(zero_copy_only=False)
     results.status[:] = _codes(scores.column("status"), STATUSES, 0)
-    results.value[:] = scores.column("value").to_numpy(zero_copy_only=False)
+    values, invalid = _checked_values(scores.column("value"), results.status)
+    results.value[:] = values
 
     size = scores.num_rows
     results.reason, set_reason = _sparse(scores.column("reason"), size)
     results.message, set_message = _sparse(scores.column("message"), size)
+    if invalid.size:  # re-checked through the score contract: an error, never a number
+        bad = [repr(x) for x in _raw_values(scores.column("value"), invalid)]
+        results.status[invalid] = ERROR
+        results.value[invalid] = np.nan
+        for i, text in zip(invalid.tolist(), bad, strict=True):
+            results.reason[i] = "invalid_score"
+            results.message[i] = f"stored value rejected on load: invalid score {text}"
+        set_reason = np.union1d(set_reason, invalid)
+        warn_invalid(folder / SCORES, bad)
     results.rationale, set_rationale = _sparse(scores.column("rationale"), size)
     metadata, set_metadata = _sparse(scores.column("metadata"), size)
     for i in set_metadata.tolist():  # clean: JSON text may escape a lone surrogate
