@@ -1,7 +1,8 @@
 """Confidence intervals for means of values in [0, 1].
 
 - Every value 0 or 1: the Wilson score interval (good coverage at small n and near 0 or 1).
-- Otherwise: Student's t interval on the mean, clipped to [0, 1]; with one value, [0, 1].
+- Otherwise: Student's t interval on the mean, its part within [0, 1] (the range of the mean,
+  so its coverage stays 95 %); with one value, [0, 1].
 Both are 95 % intervals and always bracket the mean.
 """
 
@@ -81,14 +82,20 @@ _T975 = (
 
 
 def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
-    """Wilson score interval for a proportion."""
+    """Wilson score interval for a proportion; within [0, 1] and around `successes / n`.
+
+    Each bound is written in the form without cancellation (the lower bound's numerator
+    times its conjugate): `s² / (n (s + z²/2 + z R))`, `R = sqrt(s (n - s) / n + z²/4)`, and
+    the upper bound is `1 -` the same with `n - s` failures. A non-negative quotient, and 1
+    minus one, cannot leave [0, 1] in floating point, so nothing is clamped.
+    """
     if n <= 0:
         return (math.nan, math.nan)
-    p = successes / n
-    denom = 1.0 + z * z / n
-    center = (p + z * z / (2 * n)) / denom
-    half = z * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return (max(0.0, min(p, center - half)), min(1.0, max(p, center + half)))
+    s, f = float(successes), float(n - successes)
+    root = z * math.sqrt(s * f / n + z * z / 4)
+    low = s * s / (n * (s + z * z / 2 + root))
+    high = 1.0 - f * f / (n * (f + z * z / 2 + root))
+    return (low, high)
 
 
 def t975(df: int) -> float:
@@ -119,8 +126,9 @@ def mean_ci(values: np.ndarray) -> tuple[float | None, float, float]:
     n = int(values.size)
     if n == 0:
         return (None, math.nan, math.nan)
+    # not clamped: rounding is monotonic, so a float sum of n values each in [0, 1] is at
+    # most n (representable), and that sum over n at most 1 (tests/faults/test_stats_bounds.py)
     mean = float(values.mean())
-    mean = min(1.0, max(0.0, mean))  # float summation can drift a hair past the bounds
     if bool(np.all((values == 0.0) | (values == 1.0))):
         lo, hi = wilson(float(values.sum()), n)
         return (mean, lo, hi)
@@ -128,4 +136,6 @@ def mean_ci(values: np.ndarray) -> tuple[float | None, float, float]:
         return (mean, 0.0, 1.0)
     sd = float(values.std(ddof=1))
     half = t975(n - 1) * sd / math.sqrt(n)  # not scipy: importing scipy.stats takes ~1.5 s
+    # the t interval itself can pass 0 or 1 (e.g. [0, 0.5]: ±3.2); its part within [0, 1],
+    # where every mean of such values lies, keeps its 95 % coverage: the interval shown
     return (mean, max(0.0, mean - half), min(1.0, mean + half))
