@@ -282,3 +282,22 @@ def test_gate_baseline_without_the_score(
     )  # fmt: skip
     assert code == 2 and out == ""
     assert "the baseline run 'arithmetic-demo' has no score 'qa.correct'" in err
+
+
+def test_a_warning_about_a_damaged_run_is_one_clean_line(
+    store: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Not `_load.py:315: RuntimeWarning: ...` with the source line: one `warning:` line."""
+    copy = tmp_path / "damaged-store"
+    copy.mkdir()
+    folder = copy / "qa-damaged"
+    shutil.copytree(next((store / "runs").glob("qa-*")), folder)
+    summary = folder / "summary.json"
+    summary.write_text(
+        summary.read_text().replace(f'"schema_version": {SCHEMA_VERSION}', '"schema_version": 99')
+    )
+    code, out, err = in_process(capsys, "runs", str(copy))
+    assert code == 0 and "no runs in" in out, err
+    (line,) = err.splitlines()
+    assert line.startswith("evalbook: warning: skipping ") and "qa-damaged" in line, err
+    assert ".py:" not in err and "RuntimeWarning" not in err

@@ -11,7 +11,9 @@ import logging
 import os
 import sys
 import traceback
+import warnings
 from collections.abc import Sequence
+from typing import TextIO
 
 from .._api._refs import TABLES, RefError
 from .._compare._gate import GateError
@@ -156,6 +158,22 @@ class _StderrHandler(logging.Handler):
             self.handleError(record)
 
 
+def _show_warning(
+    message: Warning | str,
+    category: type[Warning],
+    filename: str,
+    lineno: int,
+    file: TextIO | None = None,
+    line: str | None = None,
+) -> None:
+    """A Python warning as one `evalbook: warning:` line: its text, never its source path.
+
+    The default display (`_commands.py:87: RuntimeWarning: ...` and the source line) speaks
+    to the library's developers, not to whoever runs the command.
+    """
+    sys.stderr.write(f"evalbook: warning: {one_line(str(message))}\n")
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the `evalbook` console script and `python -m evalbook`.
 
@@ -173,7 +191,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = _StderrHandler(logging.WARNING)
     log.addHandler(handler)
     try:
-        return _main(argv)
+        with warnings.catch_warnings():
+            warnings.showwarning = _show_warning
+            return _main(argv)
     finally:
         log.removeHandler(handler)
 
