@@ -11,6 +11,7 @@ import numbers
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from decimal import Decimal
+from fractions import Fraction
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -147,17 +148,31 @@ def validate_on_scale(value: object, low: float, high: float) -> float:
         raise _invalid(value, "strings are not scores, even numeric ones", low, high)
     if not isinstance(value, numbers.Real | Decimal):
         raise _invalid(value, "not a real number", low, high)
-    try:
-        finite = value.is_finite() if isinstance(value, Decimal) else math.isfinite(value)
-        in_range = finite and low <= value <= high  # type: ignore[operator]  # exact, no rounding
-        result = float(value) if in_range else math.nan
-    except (ArithmeticError, TypeError, ValueError):
-        raise _invalid(value, "not a comparable real number", low, high) from None
+    kind: type = type(value)
+    if kind is int or kind is Fraction or kind is Decimal:
+        # exact types, compared exactly: a Fraction just above 1 is out although float() is 1.0
+        try:
+            finite = value.is_finite() if isinstance(value, Decimal) else True
+            in_range = finite and low <= value <= high  # type: ignore[operator]
+            number = float(value) if in_range else math.nan
+        except (ArithmeticError, TypeError, ValueError):
+            raise _invalid(value, "not a comparable real number", low, high) from None
+    else:
+        # Anything else (numpy reals, subclasses, registered reals) is converted once, and
+        # that float alone is checked and stored: a value whose __float__ or comparisons lie
+        # cannot pass one check and store another number.
+        try:
+            number = float(value)
+        except Exception as exc:  # a user's __float__ may raise anything
+            why = f"float() of it raised {type(exc).__name__}"
+            raise _invalid(value, why, low, high) from None
+        finite = math.isfinite(number)
+        in_range = finite and low <= number <= high
     if not finite:
         raise _invalid(value, "not finite", low, high)
     if not in_range:
         raise _invalid(value, "out of range", low, high)
-    return result
+    return number
 
 
 def error_rec(reason: str, message: str, **extra: Any) -> Rec:

@@ -1,0 +1,82 @@
+"""A score value is converted to a float once; that float is checked and stored."""
+
+from __future__ import annotations
+
+import numbers
+from typing import Any
+
+import pandas as pd
+import pytest
+
+import evalbook as eb
+from evalbook._model._contract import InvalidScore, validate_value
+
+
+class Changing:
+    """Answers 0.5 to the first float() and 7.0 to every later one."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __float__(self) -> float:
+        self.calls += 1
+        return 0.5 if self.calls == 1 else 7.0
+
+
+class Liar:
+    """Claims to lie in [0, 1] whatever it is compared with; its float is 5.0."""
+
+    def __float__(self) -> float:
+        return 5.0
+
+    def __le__(self, other: object) -> bool:
+        return True
+
+    def __ge__(self, other: object) -> bool:
+        return True
+
+    def __lt__(self, other: object) -> bool:
+        return False
+
+    def __gt__(self, other: object) -> bool:
+        return False
+
+
+class FloatRaises:
+    """A registered real whose `__float__` raises."""
+
+    def __float__(self) -> float:
+        raise RuntimeError("no float here")
+
+
+for _kind in (Changing, Liar, FloatRaises):
+    numbers.Real.register(_kind)
+
+
+def test_a_value_converted_once_is_stored_as_that_float() -> None:
+    value = Changing()
+    assert validate_value(value) == 0.5
+    assert value.calls == 1
+
+
+@pytest.mark.parametrize("value", [Liar(), FloatRaises()], ids=["liar", "float-raises"])
+def test_a_value_whose_float_is_out_or_raises_is_invalid(value: object) -> None:
+    with pytest.raises(InvalidScore):
+        validate_value(value)
+
+
+def test_in_a_run_the_stored_value_is_the_checked_one() -> None:
+    s = eb.define_score("s")
+    made = {0: Changing, 1: Liar, 2: FloatRaises}
+
+    @eb.scorer(s)
+    def scorer(k: int) -> Any:
+        return made[k]()
+
+    df = pd.DataFrame({"k": [0, 1, 2]})
+    r = eb.run(df, task=lambda k: k, scorers=[scorer], store=None, progress=False)
+    rows = r.scores.to_dict("records")
+    assert (rows[0]["status"], rows[0]["value"]) == ("scored", 0.5)
+    assert [x["reason"] for x in rows[1:]] == ["invalid_score", "invalid_score"]
+    assert "float() of it raised RuntimeError" in rows[2]["message"]
+    assert r.summary()["mean"].tolist() == [0.5]
