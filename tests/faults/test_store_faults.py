@@ -50,9 +50,9 @@ def test_a_resume_holds_the_log_lock_while_it_reads_the_stored_state(
     seen: list[bool] = []
     read = _resume.read_run
 
-    def spy(path: Any) -> Any:
+    def spy(path: Any, **kwargs: Any) -> Any:
         seen.append(being_written(folder / "events.jsonl"))
-        return read(path)
+        return read(path, **kwargs)
 
     monkeypatch.setattr(_resume, "read_run", spy)
     eb.run(DATA, task=lambda question: question, resume=folder, progress=False)
@@ -64,7 +64,7 @@ def test_a_resume_while_another_holds_the_log_is_refused_before_reading(
 ) -> None:
     folder = _interrupted(tmp_path)
     reads: list[Any] = []
-    monkeypatch.setattr(_resume, "read_run", lambda path: reads.append(path))
+    monkeypatch.setattr(_resume, "read_run", lambda path, **kw: reads.append(path))
     from evalbook._store._log import LogFile
 
     held = LogFile(folder / "events.jsonl", append=True)
@@ -159,3 +159,19 @@ def test_a_text_or_bool_value_column_in_scores_parquet_is_not_converted(tmp_path
     with pytest.warns(RuntimeWarning, match=r"scores\.parquet: 3 stored score value"):
         loaded = eb.load_run(folder)
     assert loaded.scores["status"].tolist() == ["error", "error", "error"]
+
+
+def test_loading_a_killed_run_warns_with_its_name_and_how_many_cases_are_missing(
+    tmp_path: Path,
+) -> None:
+    folder = _interrupted(tmp_path, keep_cases=1)
+    with pytest.warns(RuntimeWarning, match=r"run 'cut' .* incomplete: 2 of 3 cases"):
+        loaded = eb.load_run(folder)
+    assert loaded.cases["outcome"].isna().sum() == 2
+
+
+def test_loading_a_complete_run_does_not_warn(tmp_path: Path) -> None:
+    folder = _scored(tmp_path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        eb.load_run(folder)

@@ -57,7 +57,7 @@ def _lock(folder: Path) -> LogFile | None:
 
 def _read(resume: Any, folder: Path) -> RunData:
     try:
-        return read_run(folder)
+        return read_run(folder, warn_incomplete=False)  # resuming runs the rest
     except FileNotFoundError as exc:
         raise ConfigurationError(f"resume={str(resume)!r}: {exc}") from None
 

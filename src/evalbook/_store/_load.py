@@ -208,9 +208,27 @@ def _from_log(folder: Path) -> RunData:
     )
 
 
-def read_run(path: str | os.PathLike[str]) -> RunData:
-    """A stored run's data: from its Parquet files, or from its event log after a crash."""
-    folder = run_folder(path)
+def read_run(path: str | os.PathLike[str], *, warn_incomplete: bool = True) -> RunData:
+    """A stored run's data: from its Parquet files, or from its event log after a crash.
+
+    A run with cases that have no final outcome (killed, or still running) warns once,
+    naming the run and how many (`warn_incomplete=False`: a resume, which runs them).
+    """
+    run = _read(run_folder(path))
+    if warn_incomplete:
+        missing = int(np.count_nonzero(run._results.outcome == PENDING))
+        if missing:
+            warnings.warn(
+                f"run {run.name!r} ({run.path}) is incomplete: {missing} of "
+                f"{run._results.n_cases} cases have no final outcome (the run was interrupted "
+                "or is still running); resume it with eb.run(..., resume=path)",
+                RuntimeWarning,
+                stacklevel=3,
+            )
+    return run
+
+
+def _read(folder: Path) -> RunData:
     if all((folder / name).exists() for name in FINAL_FILES):
         try:
             return _from_files(folder)
