@@ -42,6 +42,19 @@ class AttemptTimeout(Exception):
         self.started = started
 
 
+class _Carried(Exception):
+    """A GeneratorExit from a worker-thread call, on its way to the awaiting case.
+
+    A future's exception is thrown into the awaiting task's coroutine, and a thrown
+    GeneratorExit closes every coroutine in the chain instead of reaching the case's handler
+    (PEP 380): it travels wrapped and is raised again, plainly, by `call`.
+    """
+
+    def __init__(self, exc: BaseException) -> None:
+        super().__init__()
+        self.exc = exc
+
+
 class Started:
     """Set by the worker thread when it begins a call (one flag per tracked call)."""
 
@@ -127,6 +140,8 @@ class _Pool:
             except StopIteration as exc:  # a future cannot hold it: as a coroutine would (PEP 479)
                 ok, value = False, RuntimeError(f"raised StopIteration: {exc!r}")
                 value.__cause__ = exc
+            except GeneratorExit as exc:  # see _Carried
+                ok, value = False, _Carried(exc)
             except BaseException as exc:  # handed to the awaiting case, which sorts it out
                 ok, value = False, exc
             del fn, args, kwargs  # an idle thread holds on to no case's data
@@ -200,7 +215,10 @@ async def _call(
         if started is not None:
             started.value = True
         return await fn(*args, **kwargs)
-    result = await threads.submit_tracked(fn, args, kwargs, started)
+    try:
+        result = await threads.submit_tracked(fn, args, kwargs, started)
+    except _Carried as carried:
+        raise carried.exc from None
     if not isinstance(result, PLAIN) and inspect.isawaitable(result):
         return await result  # a sync function that handed back a coroutine
     return result

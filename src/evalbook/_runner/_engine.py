@@ -29,6 +29,7 @@ from .._model._run_data import RunData
 from .._model._scorers import Scorer
 from .._model._scores import ScoreDefinition
 from .._store._sink import Prepared
+from .._util._text import safe_str
 from ._binding import call_args
 from ._calls import PLAIN, AttemptTimeout, Threads, call
 from ._context import CaseContext
@@ -36,7 +37,16 @@ from ._options import RunOptions
 from ._plan import BoundScorer, Plan, make_plan
 from ._prepare import prepare
 
-__all__ = ["Executor", "Kept", "LocalExecutor", "RunSink", "drive", "execute", "warn_invalid"]
+__all__ = [
+    "Executor",
+    "Kept",
+    "LocalExecutor",
+    "RunSink",
+    "drive",
+    "execute",
+    "is_sample_error",
+    "warn_invalid",
+]
 
 log = logging.getLogger("evalbook")
 
@@ -233,14 +243,16 @@ class _Engine:
                 plan.task, plan.task_is_async, args, kwargs, self.threads, self.timeout
             )
         except AssertionError as exc:
-            return FAILED, None, type(exc).__name__, str(exc)
+            return FAILED, None, type(exc).__name__, safe_str(exc)
         except AttemptTimeout as exc:
             if not exc.started:  # no worker thread took it up in time: say so, honestly
                 why = f"the task never started within {self.timeout}s (no worker thread was free)"
                 return TIMED_OUT, None, "TimeoutError", why
             return TIMED_OUT, None, "TimeoutError", f"the task took longer than {self.timeout}s"
-        except Exception as exc:
-            return ERRORED, None, type(exc).__name__, str(exc)
+        except BaseException as exc:
+            if not is_sample_error(exc):
+                raise
+            return ERRORED, None, type(exc).__name__, safe_str(exc)
         finally:
             del values["ctx"]
         return PASSED, output, None, None
@@ -353,7 +365,9 @@ def _scored_sync(bound: BoundScorer, values: dict[str, Any]) -> list[Rec] | Awai
         result = bound.scorer.fn(*args, **kwargs)
     except SkipScore as exc:
         return [skip_rec(exc)] * len(defs)
-    except Exception as exc:
+    except BaseException as exc:
+        if not is_sample_error(exc):
+            raise
         return [raised_rec(exc)] * len(defs)
     if not isinstance(result, PLAIN) and inspect.isawaitable(result):
         return result
@@ -372,9 +386,29 @@ async def _scored_async(
         result = await pending
     except SkipScore as exc:
         return [skip_rec(exc)] * len(defs)
-    except Exception as exc:
+    except BaseException as exc:
+        if not is_sample_error(exc):
+            raise
         return [raised_rec(exc)] * len(defs)
     return interpret(result, defs)
+
+
+def is_sample_error(exc: BaseException) -> bool:
+    """Whether an exception from user code is that sample's error rather than the run's stop.
+
+    KeyboardInterrupt and SystemExit stop the run; so does a CancelledError when this task is
+    being cancelled (Ctrl-C, a deadline). Any other BaseException (a custom one, GeneratorExit,
+    a CancelledError that user code raised itself) is the sample's error, not the run's.
+    """
+    if isinstance(exc, KeyboardInterrupt | SystemExit):
+        return False
+    if isinstance(exc, asyncio.CancelledError):
+        try:
+            task = asyncio.current_task()
+        except RuntimeError:  # in a worker thread: no task here is being cancelled
+            return True
+        return task is None or task.cancelling() == 0
+    return True
 
 
 def warn_invalid(warned: set[str], case_id: str, records: Iterable[tuple[str, Rec]]) -> None:
