@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .._errors import ConfigurationError
-from .._model._contract import UNSCORED, Rec, Score, record_of
+from .._model._contract import UNSCORED, Rec, Score, record_of, safe_repr
 from .._model._scores import Grader, ScoreDefinition
 from .._util._text import safe_str
 
@@ -57,8 +57,18 @@ class CaseContext:
         grader: Grader | None = None,
         metadata: Mapping[str, Any] | None = None,
     ) -> None:
-        """Record a value for a score; it goes through the same contract check as scorers."""
+        """Record a value for a score; it goes through the same contract check as scorers.
+
+        A bad value is an error record for that score (as from a scorer); a score that is not
+        the run's, or a `grader` that is not an `eb.Grader`, is a mistake in the call itself
+        and raises `ConfigurationError`, so the case errors with a message naming it.
+        """
         pos = self._position(definition_or_name)
+        if grader is not None and not isinstance(grader, Grader):
+            raise ConfigurationError(
+                f"ctx.record_score: grader= takes an eb.Grader(kind=..., id=...) or None, "
+                f"not {safe_repr(grader)} ({type(grader).__name__})"
+            )
         self.recorded[pos] = record_of(Score(value, rationale, None, metadata), grader)
 
     def record_unscored(self, definition_or_name: ScoreDefinition | str, reason: str) -> None:
