@@ -175,3 +175,37 @@ def test_loading_a_complete_run_does_not_warn(tmp_path: Path) -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         eb.load_run(folder)
+
+
+def _resume_again(folder: Path) -> Any:
+    return eb.run(
+        DATA, task=lambda question: question, scorers=[half], resume=folder, progress=False
+    )
+
+
+def test_a_garbage_data_parquet_loads_lists_and_resumes_from_the_log(tmp_path: Path) -> None:
+    folder = _scored(tmp_path)
+    (folder / "data.parquet").write_bytes(b"PAR1 this is not parquet PAR1")
+    with pytest.warns(RuntimeWarning, match=r"data\.parquet cannot be read"):
+        loaded = eb.load_run(folder)
+    assert loaded.scores["value"].tolist() == [0.5, 0.5, 0.5]
+    assert eb.runs(tmp_path)["status"].tolist() == ["complete"]
+    with pytest.warns(RuntimeWarning, match=r"data\.parquet cannot be read"):
+        done = _resume_again(folder)
+    assert done.scores["value"].tolist() == [0.5, 0.5, 0.5]
+
+
+def test_a_truncated_summary_json_loads_lists_and_resumes_from_the_log(tmp_path: Path) -> None:
+    folder = _scored(tmp_path)
+    text = (folder / "summary.json").read_text()
+    (folder / "summary.json").write_text(text[: len(text) // 2])
+    with pytest.warns(RuntimeWarning, match=r"summary\.json"):
+        loaded = eb.load_run(folder)
+    assert loaded.scores["value"].tolist() == [0.5, 0.5, 0.5]
+    with pytest.warns(RuntimeWarning, match=r"summary\.json cannot be read"):
+        listed = eb.runs(tmp_path)
+    assert listed["name"].tolist() == ["vals"] and listed["status"].tolist() == ["complete"]
+    with pytest.warns(RuntimeWarning, match=r"summary\.json"):
+        done = _resume_again(folder)
+    assert done.scores["value"].tolist() == [0.5, 0.5, 0.5]
+    assert eb.load_run(folder).name == "vals"  # the resume wrote a new summary.json

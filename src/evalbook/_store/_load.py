@@ -41,9 +41,38 @@ def run_folder(path: str | os.PathLike[str]) -> Path:
 
 
 def _data(folder: Path, data_file: str | None, case_ids: list[str]) -> pd.DataFrame:
+    """The stored input data; without it (none stored, or a damaged file: a warning) the run
+    loads with no data columns, since the log holds every result but not the input."""
     if data_file and (folder / DATA).exists():
-        return frame_of(read_parquet(folder / DATA))
+        try:
+            return frame_of(read_parquet(folder / DATA))
+        except SchemaVersionError:
+            raise
+        except Exception as exc:  # garbage or cut short: the results are in the log anyway
+            warnings.warn(
+                f"{folder / DATA} cannot be read ({type(exc).__name__}: {exc}); the run loads "
+                "without its data columns (rescoring needs them: pass the data again)",
+                RuntimeWarning,
+                stacklevel=4,
+            )
     return pd.DataFrame(index=pd.Index(case_ids, dtype=object))
+
+
+def _summary(folder: Path) -> dict[str, Any] | None:
+    """The run's `summary.json`; None when absent, or damaged (a warning: the log decides)."""
+    if not (folder / SUMMARY).exists():
+        return None
+    try:
+        return read_summary(folder / SUMMARY)
+    except SchemaVersionError:
+        raise
+    except (OSError, ValueError) as exc:  # e.g. cut short by a power cut
+        warnings.warn(
+            f"{folder / SUMMARY} cannot be read ({type(exc).__name__}: {exc}); using {EVENTS}",
+            RuntimeWarning,
+            stacklevel=4,
+        )
+        return None
 
 
 def _codes(column: Any, names: tuple[str, ...], missing: int, strict: bool = True) -> np.ndarray:
@@ -181,7 +210,12 @@ def _results_from_files(folder: Path, n_scores: int) -> Results:
 
 
 def _from_files(folder: Path) -> RunData:
-    summary = read_summary(folder / SUMMARY)
+    try:
+        summary = read_summary(folder / SUMMARY)
+    except SchemaVersionError:
+        raise
+    except (OSError, ValueError) as exc:  # name the file: the log then decides
+        raise ValueError(f"{folder / SUMMARY} cannot be read ({exc})") from exc
     definitions = [ScoreDefinition.model_validate(d) for d in summary["definitions"]]
     results = _results_from_files(folder, len(definitions))
     return RunData(
@@ -251,8 +285,9 @@ def _read(folder: Path) -> RunData:
 
 def stored_started_at(folder: Path) -> str | None:
     """When a stored run started, from its summary or the first line of its log."""
-    if (folder / SUMMARY).exists():
-        value = read_summary(folder / SUMMARY).get("started_at")
+    summary = _summary(folder)
+    if summary is not None:
+        value = summary.get("started_at")
         return None if value is None else str(value)
     try:
         with (folder / EVENTS).open("rb") as f:
@@ -264,8 +299,8 @@ def stored_started_at(folder: Path) -> str | None:
 
 
 def _row(folder: Path) -> dict[str, Any] | None:
-    if (folder / SUMMARY).exists():
-        s = read_summary(folder / SUMMARY)
+    s = _summary(folder)
+    if s is not None and "name" in s and "run_id" in s:
         return {
             "name": s["name"],
             "id": s["run_id"],
