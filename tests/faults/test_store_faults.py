@@ -209,3 +209,26 @@ def test_a_truncated_summary_json_loads_lists_and_resumes_from_the_log(tmp_path:
         done = _resume_again(folder)
     assert done.scores["value"].tolist() == [0.5, 0.5, 0.5]
     assert eb.load_run(folder).name == "vals"  # the resume wrote a new summary.json
+
+
+def test_an_output_that_cannot_be_encoded_is_isolated_to_its_case(tmp_path: Path) -> None:
+    huge = 10**5000
+
+    def task(question: str) -> Any:
+        return {"x": huge, "y": [huge], "z": 3}[question]
+
+    data = pd.DataFrame({"id": ["a", "b", "c"], "question": ["x", "y", "z"]}).set_index("id")
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RuntimeWarning)  # the log is not turned off
+        run = eb.run(data, task=task, name="huge", store=tmp_path, progress=False)
+    assert run.path is not None and (run.path / "summary.json").exists()
+    loaded = eb.load_run(run.path)
+    outputs = loaded.cases["output"].tolist()
+    assert outputs[0].startswith("<int too long to write in decimal: 0x")
+    assert outputs[1] == "<list object with a failing __repr__>"
+    assert outputs[2] == 3
+    assert loaded.cases["outcome"].tolist() == ["passed"] * 3
+    for name in ("cases.parquet", "scores.parquet", "summary.json"):
+        (run.path / name).unlink()
+    assert eb.load_run(run.path).cases["output"].tolist() == outputs  # the log holds them
+    run.save()  # and it can be stored again

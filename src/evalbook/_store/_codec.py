@@ -35,11 +35,18 @@ _TEXT, _JSON = OUTPUT_KINDS.index("text"), OUTPUT_KINDS.index("json")
 _MAX_DEPTH = 64
 
 
+# ints up to this many bits write as decimal under Python's default limit of 4,300 digits
+# (`sys.set_int_max_str_digits`); a longer one (10**5000) cannot be written as JSON
+_MAX_INT_BITS = 14_000
+
+
 def _native(x: Any, depth: int = 0) -> bool:
     """True when JSON holds `x` exactly (str, int, float, bool, None, lists, str-keyed dicts)."""
     t = type(x)
-    if t is str or t is int or t is float or t is bool or x is None:
+    if t is str or t is float or t is bool or x is None:
         return True
+    if t is int:
+        return x.bit_length() <= _MAX_INT_BITS  # type: ignore[no-any-return]
     if depth > _MAX_DEPTH:
         return False
     if t is list:
@@ -67,9 +74,11 @@ def encode_output(output: Any) -> tuple[Any, str | None]:
         item = output.item()
         if _native(item):
             return item, None
+    if type(output) is int:  # too long for decimal (`repr` raises): hex has no limit
+        return f"<int too long to write in decimal: {output:#x}>", "repr"
     try:
         text = repr(output)
-    except Exception:  # a user's __repr__ may raise anything
+    except Exception:  # a user's __repr__ may raise anything (a list of huge ints too)
         return f"<{type(output).__name__} object with a failing __repr__>", "repr"
     try:
         back = ast.literal_eval(text)

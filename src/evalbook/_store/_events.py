@@ -124,11 +124,7 @@ class LineEncoder:
                 lines.append(head + (tails[j].get(r[1]) or self.plain_tail(j, r[1])))
             else:
                 lines.append(f"{head}{self._keys[j]}{_record_body(r)}}}\n")
-        if type(output) is str:
-            out = _enc(output)
-        else:
-            encoded, kind = encode_output(output)
-            out = dumps(encoded) if kind is None else f'{_enc(encoded)},"output_kind":"{kind}"'
+        out = _enc(output) if type(output) is str else _output_json(output)
         if error_type is not None:
             out += f',"error_type":{_enc(error_type)}'
         if error_message is not None:
@@ -151,6 +147,20 @@ class LineEncoder:
     def case_ended(self, pos: int, results: Results) -> str:
         """`case_lines` for a case already stored in `results` (not the hot path)."""
         return self.case_lines(pos, results.finished(pos))
+
+
+def _output_json(output: Any) -> str:
+    """A non-text output as its `case.ended` JSON (and `output_kind`); never raises.
+
+    An output that cannot be written is stored as a placeholder of kind `repr` for its case
+    alone: the log stays on for the rest of the run.
+    """
+    try:
+        encoded, kind = encode_output(output)
+        return dumps(encoded) if kind is None else f'{_enc(encoded)},"output_kind":"{kind}"'
+    except Exception as exc:  # e.g. a nested value json cannot write
+        text = f"<{type(output).__name__} output that cannot be stored: {type(exc).__name__}>"
+        return f'{_enc(text)},"output_kind":"repr"'
 
 
 def _seconds(us: int | None) -> float:
