@@ -89,3 +89,26 @@ def test_a_process_with_abandoned_calls_exits() -> None:
     assert done.returncode == 0, done.stderr
     assert "task ['timed_out', 'timed_out', 'timed_out', 'timed_out']" in done.stdout
     assert "scorer ['scorer_timed_out']" in done.stdout
+
+
+def test_a_process_with_an_abandoned_sync_judge_call_exits() -> None:
+    script = textwrap.dedent(
+        """
+        import time, pandas as pd, evalbook as eb
+
+        def client(messages, tool):
+            time.sleep(600)
+
+        df = pd.DataFrame({"x": ["a"]})
+        for kw in ({"timeout": 0.3}, {}):
+            judge = eb.judge("q", "rate {output}", client=client, retries=0, **kw)
+            run = eb.run(df, output_column="x", scorers=[judge], scorer_timeout=0.6,
+                         store=None, progress=False)
+            print(sorted(set(run.scores["reason"])))
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[:2] == ["['judge_raised']", "['scorer_timed_out']"]

@@ -25,7 +25,7 @@ def test_async_clients_run_on_the_loop_even_behind_a_partial() -> None:
     wrapped: JudgeClient = functools.partial(client, who="partial")
     record = judged(eb.judge("q", "{output}", client=wrapped), output="x")
     assert record.rationale == "partial" and record.value == 0.8
-    assert threads and not threads[0].startswith("evalbook-judge")  # awaited, not in a thread
+    assert threads and not threads[0].startswith("evalbook-")  # awaited, not in a thread
 
 
 def test_sync_clients_run_in_the_judges_threads() -> None:
@@ -37,7 +37,7 @@ def test_sync_clients_run_in_the_judges_threads() -> None:
 
     record = judged(eb.judge("q", "{output}", client=client), output="x")
     assert record.rationale == "sync"
-    assert threads[0].startswith("evalbook-judge")
+    assert threads[0].startswith("evalbook-")  # evalbook's worker threads (daemon)
 
 
 def test_the_openai_adapter_is_a_judge_client() -> None:

@@ -20,7 +20,6 @@ import threading
 import weakref
 from collections import Counter
 from collections.abc import Callable, Sequence
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -28,6 +27,7 @@ from .._errors import ConfigurationError
 from .._model._contract import Score, ScoreError
 from .._model._scorers import Scorer
 from .._model._scores import Grader, ScoreDefinition, define_score
+from .._runner._calls import Threads
 from .._util._inspect import is_async
 from ._clients import JudgeClient
 from ._prompt import Prompt, make_prompt
@@ -38,7 +38,6 @@ __all__ = ["judge", "tool_schema"]
 Reducer = Literal["median", "mean", "min", "max", "majority"]
 REDUCERS: tuple[str, ...] = ("median", "mean", "min", "max", "majority")
 TOOL_NAME = "submit_evaluation"
-_DEFAULT_THREADS = 64
 
 
 def _number(x: object) -> bool:
@@ -182,17 +181,16 @@ class _Judge:
         self._unshared()
 
     def _unshared(self) -> None:
-        # Locks, threads and per-loop semaphores stay behind when a judge travels to a worker
+        # Locks and per-loop semaphores stay behind when a judge travels to a worker
         # process (cloudpickle): each copy makes its own.
         self.rng = random.Random()
         self._lock = threading.Lock()
-        self._pool: ThreadPoolExecutor | None = None
         self._limits: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, asyncio.Semaphore]
         self._limits = weakref.WeakKeyDictionary()
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for name in ("_lock", "_pool", "_limits", "rng"):
+        for name in ("_lock", "_limits", "rng"):
             del state[name]
         return state
 
@@ -248,8 +246,9 @@ class _Judge:
         if self.client_is_async:
             pending: Any = self.client(messages, tool)
         else:
-            loop = asyncio.get_running_loop()
-            pending = loop.run_in_executor(self._threads(), self.client, messages, tool)
+            # evalbook's worker threads: a call abandoned at a deadline (timeout=, the run's
+            # scorer_timeout=) takes no slot from later calls and never blocks the exit
+            pending = Threads().submit(self.client, messages, tool)
         try:
             async with asyncio.timeout(self.timeout) as scope:
                 result = await pending
@@ -260,15 +259,6 @@ class _Judge:
                 raise TimeoutError(f"no reply within timeout={self.timeout}s") from None
             raise
         return result
-
-    def _threads(self) -> ThreadPoolExecutor:
-        with self._lock:
-            if self._pool is None:
-                self._pool = ThreadPoolExecutor(
-                    max_workers=self.max_concurrency or _DEFAULT_THREADS,
-                    thread_name_prefix="evalbook-judge",
-                )
-            return self._pool
 
     def _limit(self) -> asyncio.Semaphore | None:
         if self.max_concurrency is None:
