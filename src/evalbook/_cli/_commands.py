@@ -96,6 +96,9 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"{args.file} defines no eb.Eval at module level "
             "(add e.g. `evaluation = eb.Eval(df, task=..., scorers=[...])`)"
         )
+    if args.resume is not None and len(evals) > 1:
+        names = ", ".join(var for var, _ in evals)
+        raise CliError(f"--resume RUN continues one run, but {args.file} defines {names}")
     out = Out(sys.stdout)
     for i, (var, ev) in enumerate(evals):
         options = dict(ev.run_options)
@@ -114,10 +117,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         data = ev.data
         if args.limit is not None:
             data = (data if isinstance(data, pd.DataFrame) else pd.DataFrame(data)).head(args.limit)
+        store = options.get("store", "runs")
+        if args.resume is not None:
+            options["resume"] = resolve_run(args.resume, store if store is not None else "runs")
+        before = _run_folders(store)
         try:
             result = run_eval(
                 data, ev.task, scorers=ev.scorers, scores=ev.scores, name=name, **options
             )
+        except KeyboardInterrupt:
+            _say_interrupted(var, store, before, args.file)
+            raise
         except ConfigurationError as exc:
             raise CliError(f"Eval {var!r}: {exc}") from None
         except TypeError as exc:
@@ -128,6 +138,34 @@ def cmd_run(args: argparse.Namespace) -> int:
             out.line()
         print_run(out, result, breakdown=False)
     return 0
+
+
+def _run_folders(store: Any) -> set[Path]:
+    """The folders of a store now (none without a store): a new one after a run is its own."""
+    if store is None:
+        return set()
+    root = Path(store).expanduser()
+    return {p.resolve() for p in root.iterdir() if p.is_dir()} if root.is_dir() else set()
+
+
+def _say_interrupted(var: str, store: Any, before: set[Path], file: str) -> None:
+    """After Ctrl-C: where the partial run is and how to resume it (stderr, before exit 130)."""
+    new = sorted(_run_folders(store) - before)
+    if store is None:
+        lines = [f"Eval {var!r} was interrupted; nothing was stored (--no-store)"]
+    elif not new:
+        lines = [f"Eval {var!r} was interrupted before its run folder was written"]
+    else:
+        path = new[-1]
+        lines = [
+            f"Eval {var!r} was interrupted; the partial run is stored in {path}",
+            f"resume it (only the cases not finished run again): evalbook run {file} "
+            f"--resume {path}",
+            f"or in Python: eb.run(data, task, scorers=[...], resume={str(path)!r})",
+        ]
+    for line in lines:
+        sys.stderr.write(f"evalbook run: {clean(line)}\n")
+    sys.stderr.flush()
 
 
 # -- show / runs -----------------------------------------------------------------------------

@@ -75,6 +75,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--concurrency", type=positive_int, metavar="K", help="cases in flight")
     p.add_argument("--attempts", type=positive_int, metavar="N", help="tries per case")
     p.add_argument("--timeout", type=seconds, metavar="S", help="seconds per task attempt")
+    p.add_argument(
+        "--resume",
+        metavar="RUN",
+        help="continue this stored run (one Eval in FILE): only its unfinished cases run",
+    )
     where = p.add_mutually_exclusive_group()
     where.add_argument(
         "--store", metavar="DIR", help="run store folder (default: the Eval's, else ./runs)"
