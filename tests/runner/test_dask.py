@@ -183,6 +183,16 @@ def test_scoring_stored_outputs_on_the_cluster(client: Any) -> None:
     assert_same_tables(run(df, **options), run(df, executor=client, **options))
 
 
+def test_scorer_timeout_reaches_the_workers(client: Any) -> None:
+    async def slow(output: str) -> float:
+        await asyncio.sleep(30)
+        return 1.0
+
+    df = pd.DataFrame({"answer": ["a", "b"]})
+    done = run(df, output_column="answer", scorers=[slow], scorer_timeout=0.2, executor=client)
+    assert set(done.scores["reason"]) == {"scorer_timed_out"}
+
+
 # -- what travels ----------------------------------------------------------------------------
 
 
