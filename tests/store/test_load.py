@@ -223,6 +223,10 @@ def test_runs_lists_complete_and_incomplete_and_ignores_the_rest(tmp_path: Path)
     assert isinstance(table["started_at"].dtype, pd.DatetimeTZDtype)
 
 
-def test_runs_of_a_missing_store_is_empty(tmp_path: Path) -> None:
-    table = eb.runs(tmp_path / "none")
+def test_runs_of_a_missing_store_is_an_error_naming_it(tmp_path: Path) -> None:
+    # as `evalbook runs` does: an empty frame would hide a typo in the folder name
+    with pytest.raises(FileNotFoundError, match=f"no run store at {tmp_path / 'none'}"):
+        eb.runs(tmp_path / "none")
+    (tmp_path / "empty").mkdir()
+    table = eb.runs(tmp_path / "empty")
     assert table.empty and "headline" in table.columns

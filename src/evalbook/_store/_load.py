@@ -19,7 +19,7 @@ from .._model._scores import Grader, ScoreDefinition
 from .._util._text import clean
 from ._codec import OUTPUT_KINDS, read_file_outputs
 from ._events import NotARunLog, SchemaVersionError, replay, warn_invalid
-from ._layout import CASES, DATA, EVENTS, FINAL_FILES, SCORES, SUMMARY
+from ._layout import CASES, DATA, EVENTS, FINAL_FILES, SCORES, SUMMARY, open_regular
 from ._log import being_written
 from ._parquet import frame_of, read_parquet, text_list
 from ._sink import finish_status
@@ -290,7 +290,7 @@ def stored_started_at(folder: Path) -> str | None:
         value = summary.get("started_at")
         return None if value is None else str(value)
     try:
-        with (folder / EVENTS).open("rb") as f:
+        with os.fdopen(open_regular(folder / EVENTS), "rb") as f:
             first = json.loads(f.readline())
     except (OSError, ValueError):
         return None
@@ -351,24 +351,33 @@ def runs(store: str | os.PathLike[str] = "runs") -> pd.DataFrame:
     `n_cases, completion, headline`. Entries that are not runs are ignored; a run that
     cannot be read (another schema version, a damaged log) is skipped with a warning.
 
+    Raises:
+        FileNotFoundError: `store` is not a folder (a typo, or nothing was stored yet): the
+            message names it. An existing folder without runs gives an empty frame.
+
     Example:
         >>> import evalbook as eb, tempfile
         >>> list(eb.runs(tempfile.mkdtemp()).columns)
         ['name', 'id', 'path', 'started_at', 'status', 'n_cases', 'completion', 'headline']
     """
     root = Path(store).expanduser().resolve()
+    if not root.is_dir():
+        # an empty frame here would read as "no runs" when the folder name is a typo
+        raise FileNotFoundError(
+            f"no run store at {root} (runs are stored in ./runs unless store= says; "
+            "pass the folder given as store=)"
+        )
     rows: list[dict[str, Any]] = []
-    if root.is_dir():
-        for entry in sorted(root.iterdir()):
-            if entry.name.startswith(".") or not entry.is_dir():
-                continue
-            try:
-                row = _row(entry)
-            except (ValueError, KeyError, TypeError, OSError) as exc:
-                warnings.warn(f"skipping {entry}: {exc}", RuntimeWarning, stacklevel=2)
-                continue
-            if row is not None:
-                rows.append(row)
+    for entry in sorted(root.iterdir()):
+        if entry.name.startswith(".") or not entry.is_dir():
+            continue
+        try:
+            row = _row(entry)
+        except (ValueError, KeyError, TypeError, OSError) as exc:
+            warnings.warn(f"skipping {entry}: {exc}", RuntimeWarning, stacklevel=2)
+            continue
+        if row is not None:
+            rows.append(row)
     table = pd.DataFrame(rows, columns=RUNS_COLUMNS)
     table["started_at"] = pd.to_datetime(table["started_at"], utc=True, format="ISO8601")
     table["n_cases"] = table["n_cases"].astype("int64")
