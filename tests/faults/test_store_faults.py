@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import threading
 import warnings
 from pathlib import Path
 from typing import Any
@@ -232,3 +234,50 @@ def test_an_output_that_cannot_be_encoded_is_isolated_to_its_case(tmp_path: Path
         (run.path / name).unlink()
     assert eb.load_run(run.path).cases["output"].tolist() == outputs  # the log holds them
     run.save()  # and it can be stored again
+
+
+def _in_thread(call: Any) -> list[Any]:
+    """Run `call` in a daemon thread; what it returned or raised (empty: it hung)."""
+    out: list[Any] = []
+
+    def target() -> None:
+        try:
+            out.append(call())
+        except BaseException as exc:
+            out.append(exc)
+
+    thread = threading.Thread(target=target, daemon=True)
+    thread.start()
+    thread.join(timeout=60)  # a FIFO blocks its open for ever: the thread would never end
+    return out
+
+
+@pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="no FIFOs here")
+def test_a_fifo_named_events_jsonl_does_not_hang_load_runs_or_resume(tmp_path: Path) -> None:
+    folder = _interrupted(tmp_path)
+    (folder / "events.jsonl").unlink()
+    os.mkfifo(folder / "events.jsonl")
+    (loaded,) = _in_thread(lambda: eb.load_run(folder))
+    assert isinstance(loaded, ValueError) and "not a regular file" in str(loaded)
+    with pytest.warns(RuntimeWarning, match="skipping"):
+        (listed,) = _in_thread(lambda: eb.runs(tmp_path))
+    assert isinstance(listed, pd.DataFrame) and listed.empty
+    (resumed,) = _in_thread(
+        lambda: eb.run(DATA, task=lambda question: question, resume=folder, progress=False)
+    )
+    assert isinstance(resumed, eb.ConfigurationError)
+
+
+def test_a_log_symlinked_out_of_its_folder_is_neither_read_nor_appended_to(
+    tmp_path: Path,
+) -> None:
+    other = _interrupted(tmp_path / "a")
+    folder = _interrupted(tmp_path / "b")
+    before = (other / "events.jsonl").read_bytes()
+    (folder / "events.jsonl").unlink()
+    (folder / "events.jsonl").symlink_to(other / "events.jsonl")
+    with pytest.raises(ValueError, match="outside its run folder"):
+        eb.load_run(folder)
+    with pytest.raises(eb.ConfigurationError):
+        eb.run(DATA, task=lambda question: question, resume=folder, progress=False)
+    assert (other / "events.jsonl").read_bytes() == before

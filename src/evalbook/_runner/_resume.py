@@ -52,7 +52,12 @@ def _lock(folder: Path) -> LogFile | None:
     """
     if not (folder / EVENTS).exists() and not all((folder / f).exists() for f in FINAL_FILES):
         return None
-    return lock_log(folder, append=True, cut=False)  # the read warns of a cut line
+    try:
+        return lock_log(folder, append=True, cut=False)  # the read warns of a cut line
+    except OSError as exc:  # a FIFO, a device or a symlink as log: never written through
+        raise ConfigurationError(
+            f"resume={str(folder)!r}: cannot continue its log ({exc})"
+        ) from None
 
 
 def _read(resume: Any, folder: Path) -> RunData:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import os
 import re
 import warnings
 from collections.abc import Iterator, Sequence
@@ -22,6 +23,7 @@ from .._model._results import OUTCOMES, Finished, Results
 from .._model._scores import Grader, ScoreDefinition
 from .._util._text import TextGate
 from ._codec import decode_output, encode_output
+from ._layout import open_regular
 from ._log import strip_padding
 
 __all__ = [
@@ -203,7 +205,11 @@ def read_events(path: Path) -> Iterator[dict[str, Any]]:
     replaced by its escape, with one warning per log.
     """
     gate = TextGate()
-    with path.open("rb") as f:
+    try:  # a FIFO, a device or a symlink out of the folder is no log (and must not hang)
+        fd = open_regular(path)
+    except OSError as exc:
+        raise ValueError(f"{path} cannot be read as a run log ({exc})") from None
+    with os.fdopen(fd, "rb") as f:
         data = strip_padding(f.read())  # the NUL padding a hard crash of 0.1.0 left
     body, _, tail = data.rpartition(b"\n")
     if tail.strip():

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -27,6 +28,7 @@ __all__ = [
     "first_started_at",
     "new_run_folder",
     "now_iso",
+    "open_regular",
 ]
 
 EVENTS = "events.jsonl"
@@ -98,3 +100,29 @@ def new_run_folder(store: str | os.PathLike[str], name: str) -> Path:
             raise ConfigurationError(f"run name {name!r} would write outside the store")
         return folder
     raise ConfigurationError(f"too many runs named {name!r} in {root} this second")
+
+
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)  # absent on Windows (no FIFOs in a folder there)
+
+
+def open_regular(path: Path, flags: int = os.O_RDONLY) -> int:
+    """Open a file of a run folder that may come from anyone: a regular file, or an OSError.
+
+    Special files are refused (a FIFO named `events.jsonl` would block the open, `/dev/zero`
+    never ends): `O_NONBLOCK` lets a FIFO open at once, then `fstat` says what it is. A
+    symlink is followed only to a file inside the same folder.
+    """
+    if path.is_symlink():
+        target = path.resolve()
+        if not target.is_relative_to(path.parent.resolve()):
+            raise OSError(f"{path} is a symlink to {target}, outside its run folder; not followed")
+    fd = os.open(path, flags | _NONBLOCK)
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is not a regular file; not read")
+        if _NONBLOCK:
+            os.set_blocking(fd, True)
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import stat
 import threading
 import time
 from pathlib import Path
@@ -90,7 +91,7 @@ def being_written(path: Path) -> bool:
     if fcntl is None:  # cannot tell
         return False
     try:
-        fd = os.open(path, os.O_RDONLY)
+        fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))  # a FIFO: no wait
     except OSError:
         return False
     try:
@@ -150,8 +151,15 @@ class LogFile:
         that to `cut_partial_line()`, for a reader that holds the lock to see it first)."""
         self.path = path
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (0 if append else os.O_EXCL)
-        fd = os.open(path, flags, 0o644)
+        # a log is never written through a symlink (it could be another run's log), and a
+        # FIFO or device is refused at once (O_NONBLOCK: no wait for a reader)
+        nonblock = getattr(os, "O_NONBLOCK", 0)
+        fd = os.open(path, flags | getattr(os, "O_NOFOLLOW", 0) | nonblock, 0o644)
         try:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                raise OSError(errno.EINVAL, f"{path} is not a regular file")
+            if nonblock:
+                os.set_blocking(fd, True)
             _lock(fd, path)
             if append and cut:
                 cut_partial_line(path)
