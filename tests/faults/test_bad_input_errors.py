@@ -82,3 +82,9 @@ def test_a_missing_id_names_the_row(missing: object) -> None:
         _run(df)
     with pytest.raises(eb.ConfigurationError, match=r"in the index: row 0"):
         _run(pd.DataFrame({"x": [1]}, index=pd.Index([missing], dtype=object)))
+
+
+@pytest.mark.parametrize("name", ["", "  "])
+def test_a_blank_name_is_refused(name: str) -> None:
+    with pytest.raises(eb.ConfigurationError, match="name= must not be blank"):
+        _run(pd.DataFrame({"x": [1]}), name=name)

@@ -42,6 +42,12 @@ class RunOptions:
 
     def __post_init__(self) -> None:
         c, a, t = self.concurrency, self.attempts, self.timeout
+        if isinstance(self.name, str) and not self.name.strip():
+            # a blank name used to become "run" silently
+            raise ConfigurationError(
+                f"name= must not be blank, got {self.name!r}: pass a name such as "
+                "name='qa-v2', or leave name= out to use the task's name"
+            )
         if isinstance(c, bool) or not isinstance(c, int) or c < 1:
             raise ConfigurationError(f"concurrency must be an integer >= 1, got {c!r}")
         if isinstance(a, bool) or not isinstance(a, int) or a < 1:
