@@ -104,3 +104,12 @@ def test_cli_and_magics_resolve_and_export_alike(
         ip.run_line_magic("eval", f"show nope --store {store}")
     assert str(caught.value) in err
     assert isinstance(eb.load_run(resolve_run("other", store).path), eb.Run)
+
+
+def test_a_ref_that_is_a_name_and_another_runs_id_is_refused(store: Path) -> None:
+    """Not the named run picked silently over the run with that id (or the other way)."""
+    other = resolve_run("other", store)
+    make_run({"ok": [0.0]}, name=other.id).save(store)  # a run named like other's id
+    with pytest.raises(RefError, match=rf"'{other.id}' is both a run name .* pass the run's"):
+        resolve_run(other.id, store)
+    assert resolve_run(str(other.path), store).id == other.id  # the folder is unambiguous

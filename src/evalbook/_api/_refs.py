@@ -93,6 +93,15 @@ def resolve_run(
         raise RefError(
             f"no run named {ref!r} in the store {store_dir}/ (runs there: {known}){hint}"
         )
+    by_id = matches[matches["id"].astype(str) == ref]
+    by_name = matches[matches["name"].astype(str) == ref]
+    if not by_id.empty and not by_name.empty and set(by_name["path"]) != set(by_id["path"]):
+        # picking either silently could gate or show the wrong run
+        named = by_name.sort_values("started_at", kind="stable").iloc[-1]["path"]
+        raise RefError(
+            f"{ref!r} is both a run name (latest: {named}) and the id of another run "
+            f"({by_id.iloc[0]['path']}); pass the run's folder instead"
+        )
     latest = matches.sort_values("started_at", kind="stable").iloc[-1]
     return _load(Path(str(latest["path"])))
 
