@@ -281,3 +281,32 @@ def test_a_log_symlinked_out_of_its_folder_is_neither_read_nor_appended_to(
     with pytest.raises(eb.ConfigurationError):
         eb.run(DATA, task=lambda question: question, resume=folder, progress=False)
     assert (other / "events.jsonl").read_bytes() == before
+
+
+class _Thing:
+    def __repr__(self) -> str:
+        return "Thing()"
+
+
+def test_a_resume_keeps_the_repr_kind_of_every_kept_case(tmp_path: Path) -> None:
+    run = eb.run(DATA, task=lambda question: _Thing(), name="k", store=tmp_path, progress=False)
+    assert run.path is not None
+    _cut(run.path, keep_cases=2)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        eb.run(DATA, task=lambda question: _Thing(), resume=run.path, progress=False)
+    kinds = pq.read_table(run.path / "cases.parquet").column("output_kind").to_pylist()
+    assert kinds == ["repr", "repr", "repr"]
+    loaded = eb.load_run(run.path)
+    assert loaded.cases["output"].tolist() == ["Thing()"] * 3
+    loaded.path = None  # as if held only in memory: resumed into a new folder
+    moved = eb.run(
+        DATA,
+        task=lambda question: _Thing(),
+        resume=loaded,
+        store=tmp_path / "elsewhere",
+        progress=False,
+    )
+    assert moved.path is not None and moved.path != run.path
+    kinds = pq.read_table(moved.path / "cases.parquet").column("output_kind").to_pylist()
+    assert kinds == ["repr", "repr", "repr"]

@@ -22,6 +22,7 @@ from .._util._text import clean
 
 __all__ = [
     "OUTPUT_KINDS",
+    "StoredRepr",
     "decode_output",
     "encode_output",
     "file_output",
@@ -38,6 +39,16 @@ _MAX_DEPTH = 64
 # ints up to this many bits write as decimal under Python's default limit of 4,300 digits
 # (`sys.set_int_max_str_digits`); a longer one (10**5000) cannot be written as JSON
 _MAX_INT_BITS = 14_000
+
+
+class StoredRepr(str):
+    """The text of a stored `repr` output, read back: it is written again as kind `repr`.
+
+    A plain str with a mark, so that a resume (or a save) of a loaded run keeps the kind
+    the run stored instead of calling it text.
+    """
+
+    __slots__ = ()
 
 
 def _native(x: Any, depth: int = 0) -> bool:
@@ -70,6 +81,8 @@ def encode_output(output: Any) -> tuple[Any, str | None]:
     """
     if _native(output):
         return output, None
+    if type(output) is StoredRepr:  # a repr read back stays a repr
+        return str.__str__(output), "repr"
     if isinstance(output, np.generic):
         item = output.item()
         if _native(item):
@@ -101,6 +114,8 @@ def decode_output(value: Any, kind: str | None) -> Any:
     """
     if kind == "literal":
         return clean(ast.literal_eval(value))
+    if kind == "repr" and type(value) is str:
+        return StoredRepr(value)
     return value
 
 
