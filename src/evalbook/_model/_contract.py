@@ -5,6 +5,7 @@ A record is a plain tuple (see `Rec`) so that the hot path allocates nothing hea
 
 from __future__ import annotations
 
+import inspect
 import json
 import math
 import numbers
@@ -31,6 +32,7 @@ __all__ = [
     "ScoreError",
     "Unscored",
     "error_rec",
+    "handed_back_awaitable",
     "interpret",
     "record_of",
     "safe_repr",
@@ -322,6 +324,18 @@ def _interpret(result: object, definitions: Sequence[ScoreDefinition]) -> list[R
             )
             out.append(error_rec("invalid_score", msg))
     return out
+
+
+def handed_back_awaitable(result: object) -> bool:
+    """Whether a sync scorer handed back an awaitable; never raises.
+
+    An object that cannot even be inspected (its `__class__` raises) is not awaitable: it
+    goes to `interpret`, which makes it `invalid_score`.
+    """
+    try:
+        return inspect.isawaitable(result)
+    except Exception:  # a hostile __class__ makes isinstance() raise
+        return False
 
 
 def skip_rec(exc: SkipScore) -> Rec:
