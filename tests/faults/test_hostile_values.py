@@ -191,7 +191,7 @@ wrapped = st.builds(eb.Score, plain, rationale=texts, label=texts, metadata=meta
     eb.Unscored, texts
 )
 values = plain | wrapped
-# what a sync scorer returns: not a bare ClassRaises (see the xfail test at the end)
+# what a sync scorer returns: not a bare ClassRaises (its own test is at the end)
 sync_values = (reals | st.text(max_size=3) | st.none() | _made(lambda: [0.5], object)) | wrapped
 
 
@@ -320,11 +320,6 @@ def test_a_value_is_stored_as_the_float_that_was_checked(value: Any) -> None:
     assert r.scores["value"].fillna(-1).tolist() == [0.5 if isinstance(value, Changing) else -1]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="_runner/_engine.py _scored_sync checks inspect.isawaitable(result) outside its try; "
-    "it should call _contract.handed_back_awaitable(result) (reported to the coordinator)",
-)
 def test_a_sync_scorer_returning_an_uninspectable_object_is_invalid_score() -> None:
     PLANS[:] = [{"a": ("give", ClassRaises(), None)}]
     ARMED[0] = True

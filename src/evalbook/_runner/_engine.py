@@ -3,13 +3,12 @@
 from __future__ import annotations
 
 import asyncio
-import inspect
 import logging
 import os
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import pandas as pd
 
@@ -20,6 +19,7 @@ from .._model._contract import (
     UNSCORED,
     Rec,
     error_rec,
+    handed_back_awaitable,
     interpret,
     raised_rec,
     skip_rec,
@@ -31,7 +31,7 @@ from .._model._scores import ScoreDefinition
 from .._store._sink import Prepared
 from .._util._text import safe_str
 from ._binding import call_args
-from ._calls import PLAIN, AttemptTimeout, Threads, call
+from ._calls import AttemptTimeout, Threads, call
 from ._context import CaseContext
 from ._options import RunOptions
 from ._plan import BoundScorer, Plan, make_plan
@@ -369,8 +369,8 @@ def _scored_sync(bound: BoundScorer, values: dict[str, Any]) -> list[Rec] | Awai
         if not is_sample_error(exc):
             raise
         return [raised_rec(exc)] * len(defs)
-    if not isinstance(result, PLAIN) and inspect.isawaitable(result):
-        return result
+    if handed_back_awaitable(result):  # never raises, even for a hostile __class__
+        return cast(Awaitable[Any], result)
     return interpret(result, defs)
 
 
