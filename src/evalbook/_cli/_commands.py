@@ -18,6 +18,7 @@ from .._api._refs import export_table, resolve_run
 from .._api._run import Run
 from .._compare._compare import compare
 from .._errors import ConfigurationError
+from .._runner._resume import RetryErrors
 from .._store._load import runs
 from .._util._fmt import format_count, format_p, format_pct, format_pp, format_pp_ci
 from ._args import CliError
@@ -96,9 +97,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"{args.file} defines no eb.Eval at module level "
             "(add e.g. `evaluation = eb.Eval(df, task=..., scorers=[...])`)"
         )
-    if args.resume is not None and len(evals) > 1:
-        names = ", ".join(var for var, _ in evals)
-        raise CliError(f"--resume RUN continues one run, but {args.file} defines {names}")
+    for flag, value in (("--resume", args.resume), ("--retry-errors", args.retry_errors)):
+        if value is not None and len(evals) > 1:
+            names = ", ".join(var for var, _ in evals)
+            raise CliError(f"{flag} RUN continues one run, but {args.file} defines {names}")
     out = Out(sys.stdout)
     for i, (var, ev) in enumerate(evals):
         options = dict(ev.run_options)
@@ -120,6 +122,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         store = options.get("store", "runs")
         if args.resume is not None:
             options["resume"] = resolve_run(args.resume, store if store is not None else "runs")
+        if args.retry_errors is not None:
+            retry = _retry(args, out, store)
+            if retry is None:
+                return 0
+            options["resume"], name = retry, retry.name
         before = _run_folders(store)
         try:
             result = run_eval(
@@ -138,6 +145,35 @@ def cmd_run(args: argparse.Namespace) -> int:
             out.line()
         print_run(out, result, breakdown=False)
     return 0
+
+
+def _retry(args: argparse.Namespace, out: Out, store: Any) -> RetryErrors | None:
+    """What `--retry-errors RUN` re-runs; None (after saying so) when nothing needs it."""
+    source = resolve_run(args.retry_errors, store if store is not None else "runs")
+    where = clean(source.path if source.path is not None else source.id)
+    line = f"{clean(source.name)} ({where})"
+    counts = RetryErrors(source, source.name).counts()
+    n = sum(counts.values())
+    if n == 0:
+        out.line(
+            f"nothing to retry: {line} has no errored, timed-out or unrun case; no run written"
+        )
+        return None
+    said = ", ".join(
+        f"{k} {what}"
+        for k, what in (
+            (counts["errored"], "error" if counts["errored"] == 1 else "errors"),
+            (counts["timed_out"], "timed out"),
+            (counts["not_run"], "not run"),
+        )
+        if k
+    )
+    total = len(source._results.case_ids)
+    message = f"retrying {n} of {total} case{'s' if total != 1 else ''} ({said}) from {line}"
+    # said once the stored run and the file are known to match, before any case runs
+    return RetryErrors(
+        source, args.name or source.name, label="--retry-errors", ready=lambda: out.line(message)
+    )
 
 
 def _run_folders(store: Any) -> set[Path]:
