@@ -117,11 +117,13 @@ def _ratio(m: int, n: int, k: int) -> float:
     """C(m, k) / C(n, k) for m ≤ n, as the product Π_{i=m+1..n} (1 − k/i).
 
     Each factor is in [0, 1), so the product neither overflows nor loses precision the way
-    a quotient of two huge binomials does; C(m, k) is 0 when m < k.
+    a quotient of two huge binomials does; C(m, k) is 0 when m < k. The factors are taken
+    from i = n down, so that one more factor (m − 1) multiplies the same rounded partial
+    product by a number ≤ 1: the estimates are exactly monotone in c, not only up to rounding.
     """
     if m < k:
         return 0.0
-    return math.prod(1.0 - k / i for i in range(m + 1, n + 1))
+    return math.prod(1.0 - k / i for i in range(n, m, -1))
 
 
 def pass_at_estimate(n: int, c: int, k: int) -> float:
