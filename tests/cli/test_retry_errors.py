@@ -102,6 +102,9 @@ def test_retry_errors_reruns_only_errored_and_timed_out_cases_into_a_new_run(
     new = _load(folder)
     assert new.id != old.id and new.name == "flaky"
     assert new.options["retried_from"] == old.id
+    # a new run, started now: the name RUN now names it (the latest run of that name)
+    code, shown, err = in_process(capsys, "show", "flaky", "--store", "store")
+    assert code == 0 and f"id {new.id}" in shown, err
     assert new.cases["outcome"].tolist() == ["passed"] * 6
     kept = [0, 2, 5]  # x = 1, 3, 6: output, times and records exactly as they were
     cols = ["case_id", "outcome", "attempts", "output", "started_at", "duration_s"]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import importlib.util
 import sys
 import traceback
@@ -152,14 +153,15 @@ def _retry(args: argparse.Namespace, out: Out, store: Any) -> RetryErrors | None
     source = resolve_run(args.retry_errors, store if store is not None else "runs")
     where = clean(source.path if source.path is not None else source.id)
     line = f"{clean(source.name)} ({where})"
-    counts = RetryErrors(source, source.name).counts()
+    retry = RetryErrors(source, args.name or source.name, label="--retry-errors")
+    counts = retry.counts()
     n = sum(counts.values())
     if n == 0:
         out.line(
             f"nothing to retry: {line} has no errored, timed-out or unrun case; no run written"
         )
         return None
-    said = ", ".join(
+    why = ", ".join(
         f"{k} {what}"
         for k, what in (
             (counts["errored"], "error" if counts["errored"] == 1 else "errors"),
@@ -169,11 +171,9 @@ def _retry(args: argparse.Namespace, out: Out, store: Any) -> RetryErrors | None
         if k
     )
     total = len(source._results.case_ids)
-    message = f"retrying {n} of {total} case{'s' if total != 1 else ''} ({said}) from {line}"
+    message = f"retrying {n} of {total} case{'s' if total != 1 else ''} ({why}) from {line}"
     # said once the stored run and the file are known to match, before any case runs
-    return RetryErrors(
-        source, args.name or source.name, label="--retry-errors", ready=lambda: out.line(message)
-    )
+    return dataclasses.replace(retry, ready=lambda: out.line(message))
 
 
 def _run_folders(store: Any) -> set[Path]:
