@@ -94,7 +94,7 @@ def clean(value: T) -> T:
         True
     """
     if issubclass(type(value), str):  # never isinstance: see `_dirty`
-        return cast(T, _clean_str(value))
+        return cast(T, _clean_str(cast(str, value)))
     return cast(T, _rebuild(value, set())) if _dirty(value, set()) else value
 
 
