@@ -317,17 +317,34 @@ def finish_status(results: Results) -> str:
 def open_new(
     folder: Path, run: RunStart, frame: pd.DataFrame, results: Results, todo: Sequence[int] | None
 ) -> Prepared:
-    """Start the log of a new stored run (cases already in `results` are logged at once)."""
-    data_file = write_data(frame, folder)
+    """Start the log of a new stored run (cases already in `results` are logged at once).
+
+    The log, with `run.started` and the `score.defined` lines, is the folder's first file and
+    `data.parquet` comes second: a kill in between leaves a run that loads (without its
+    data columns, with a warning), never a folder of data without a log.
+    """
+    content = encode_data(frame, folder)  # in memory: no file yet
     encoder = LineEncoder(run.definitions, run.case_ids)
     sink = StoreSink(folder, encoder, append=False)
     head = start_events(
-        run.run_id, run.name, run.started_at, run.case_ids, run.options, run.definitions, data_file
+        run.run_id,
+        run.name,
+        run.started_at,
+        run.case_ids,
+        run.options,
+        run.definitions,
+        None if content is None else DATA,
     )
     done = np.flatnonzero(results.outcome != PENDING)
     sink.write(head + "".join(encoder.case_ended(int(p), results) for p in done))
     if sink.error is None:
         sink.logged = len(done)
+        try:
+            staged = stage_data(folder, content)
+            if staged is not None:
+                os.replace(staged, folder / DATA)
+        except OSError as exc:  # the log says data.parquet: a load warns that it is missing
+            sink.fail(exc, folder / DATA)
     if todo is None:
         todo = range(results.n_cases)
     return Prepared(run.name, run.run_id, folder, results, todo, sink, run.started_at)
