@@ -23,10 +23,10 @@ from .._errors import ConfigurationError
 from .._model._results import PENDING, Finished, Results
 from .._model._scores import ScoreDefinition
 from .._model._scoring import outcome_counts
-from .._util._fs import stage_bytes
+from .._util._fs import remove_stale_temps, stage_bytes
 from .._version import __version__
 from ._events import LineEncoder, event_line, prepare_append
-from ._layout import DATA, EVENTS, FINAL_FILES, now_iso, open_regular
+from ._layout import DATA, EVENTS, FINAL_FILES, STORE_FILES, now_iso, open_regular
 from ._log import LogFile, LogInUse
 from ._parquet import parquet_bytes
 from ._summary import finish_files
@@ -361,8 +361,8 @@ def open_existing(
     """Continue the log of a stored run (resume): its final files go until the run ends.
 
     `log` is the log `lock_log` opened before the stored state was read (a resume takes the
-    lock first, so that two processes cannot both run what the log lacks). Nothing stored
-    is changed
+    lock first, so that two processes cannot both run what the log lacks). With the lock
+    held, temporary files a killed writer left are removed. Nothing stored is changed
     until it can all be: new data is written next to `data.parquet` first, then
     `run.resumed` is logged, and only then does the new data replace the old and the final
     files go. A failure on the way (a full disk) leaves the stored run as it was; the run
@@ -375,6 +375,7 @@ def open_existing(
     try:
         if log is not None:  # locked uncut, so that reading it warned of a truncated line
             prepare_append(log, encoder, results)  # a damaged log is set aside
+        remove_stale_temps(folder, STORE_FILES)  # the lock is held: no writer uses them
         content = encode_data(frame, folder)
     except BaseException:  # a failed resume releases its lock: a second try may then run
         sink.close()
