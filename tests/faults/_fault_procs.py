@@ -37,6 +37,7 @@ ENV = {**os.environ, "EVALBOOK_PROGRESS": "0"}
 HARD_TIMEOUT = 120.0  # a child that takes longer is stuck: the trial fails instead of hanging CI
 CASE_COLUMNS = ["case_id", "outcome", "attempts", "output", "error_type", "error_message"]
 SCORE_COLUMNS = ["case_id", "score", "status", "value", "reason", "rationale"]
+RUN_FILES = {"events.jsonl", "data.parquet", "cases.parquet", "scores.parquet", "summary.json"}
 
 
 def workload_data() -> pd.DataFrame:
@@ -120,9 +121,9 @@ def exact(output: str, question: str) -> float:
 
 @eb.scorer
 async def length(output: str) -> eb.Score:
-    """An async scorer with a rationale: a quarter per character, at most 1."""
+    """An async scorer with a rationale: a quarter per character (outputs have 2 or 3)."""
     await asyncio.sleep(0)
-    return eb.Score(min(1.0, len(output) / 4), rationale=f"{len(output)} chars")
+    return eb.Score(len(output) / 4, rationale=f"{len(output)} chars")
 
 
 SCORERS = [exact, length]
@@ -209,6 +210,7 @@ class KillTally:
     twice_run: int = 0  # cases run again although their case.ended was logged
     duplicate_ends: int = 0  # case.ended lines beyond one per case
     different: int = 0  # resumed runs whose tables differ from an uninterrupted run's
+    leftovers: int = 0  # files in a resumed folder other than the run's five (.tmp files)
     startup_messages: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
 
@@ -217,10 +219,11 @@ class KillTally:
         return (
             f"kill -9 trials: {self.trials}, lost {self.lost}, twice-run {self.twice_run}, "
             f"duplicate case.ended {self.duplicate_ends}, different from an uninterrupted run "
-            f"{self.different}; kills before the folder {self.no_folder}, start-up kills "
-            f"{self.startup} (resume: ConfigurationError {self.startup_refused}), mid-run "
-            f"{self.mid_run}, after run.ended {self.after_end} (exited before the kill "
-            f"{self.exited}); problems {len(self.problems)}"
+            f"{self.different}, files left over {self.leftovers}; kills before the folder "
+            f"{self.no_folder}, start-up kills {self.startup} (resume: ConfigurationError "
+            f"{self.startup_refused}), mid-run {self.mid_run}, after run.ended "
+            f"{self.after_end} (exited before the kill {self.exited}); problems "
+            f"{len(self.problems)}"
         )
 
 
@@ -239,8 +242,8 @@ def _child_run(w: Workload, store: Path, kill_after: float | None) -> tuple[floa
 
     Returns the seconds from "go" to the child's end and its return code.
     """
-    child = _spawn("kill", {"workload": dataclasses.asdict(w), "store": str(store)},
-                   subprocess.PIPE, store.parent / "child-stderr.txt")  # fmt: skip
+    config = {"workload": dataclasses.asdict(w), "store": str(store)}
+    child = _spawn("kill", config, subprocess.PIPE, store.parent / "child-stderr.txt")
     assert child.stdout is not None
     try:
         if child.stdout.readline().strip() != "go":
@@ -280,8 +283,8 @@ def kill_trial(root: Path, seed: int, overhead: float, tally: KillTally) -> None
     root.mkdir(parents=True)
     w = Workload.draw(rng, root / "calls.txt")
     begin = time.monotonic()
-    reference = run_workload(dataclasses.replace(w, calls=str(root / "ref-calls.txt")),
-                             store=root / "ref", name="ref")  # fmt: skip
+    uninterrupted = dataclasses.replace(w, calls=str(root / "ref-calls.txt"))
+    reference = run_workload(uninterrupted, store=root / "ref", name="ref")
     expected = time.monotonic() - begin + overhead  # start-up and final writes included
     kill_after = rng.uniform(0, expected)
     store = root / "store"
@@ -307,8 +310,8 @@ def kill_trial(root: Path, seed: int, overhead: float, tally: KillTally) -> None
     elif started:
         tally.mid_run += 1
     try:
-        resumed = _quiet(lambda: run_workload(
-            dataclasses.replace(w, concurrency=rng.randint(1, 8)), resume=folder))  # fmt: skip
+        again = dataclasses.replace(w, concurrency=rng.randint(1, 8))
+        resumed = _quiet(lambda: run_workload(again, resume=folder))
     except eb.ConfigurationError as exc:
         if started:
             tally.problems.append(f"{where}: resume of a loadable run refused: {exc}")
@@ -352,8 +355,12 @@ def _check_resumed(
     if not (same_result(resumed, reference) and same_result(loaded, reference)):
         tally.different += 1
         tally.problems.append(f"{where}: the resumed run differs from an uninterrupted one")
-    if twice or lost:
-        tally.problems.append(f"{where}: twice-run {twice}, lost {sorted(lost)}")
+    files = {p.name for p in folder.iterdir()}
+    tally.leftovers += len(files - RUN_FILES)
+    if twice or lost or files != RUN_FILES:
+        tally.problems.append(
+            f"{where}: twice-run {twice}, lost {sorted(lost)}, files {sorted(files)}"
+        )
 
 
 def kill_trials(root: Path, trials: int, seed: int) -> KillTally:
@@ -431,9 +438,13 @@ def resume_pair(source: Path, w: Workload, root: Path, seed: int, tally: PairTal
     children, configs = [], []
     for me in (0, 1):
         mine = dataclasses.replace(w, calls=str(root / f"calls-{me}.txt"))
-        config = {"workload": dataclasses.asdict(mine), "folder": str(folder),
-                  "ready": str(root / f"ready-{me}"), "barrier": str(barrier),
-                  "result": str(root / f"result-{me}.json")}  # fmt: skip
+        config = {
+            "workload": dataclasses.asdict(mine),
+            "folder": str(folder),
+            "ready": str(root / f"ready-{me}"),
+            "barrier": str(barrier),
+            "result": str(root / f"result-{me}.json"),
+        }
         configs.append(config)
         children.append(_spawn("resume", config, subprocess.DEVNULL, root / f"stderr-{me}.txt"))
     give_up = time.monotonic() + HARD_TIMEOUT
