@@ -237,6 +237,20 @@ def test_a_disk_full_before_the_data_is_written_leaves_a_log_that_loads(
     assert_same(run, eb.load_run(run.save(tmp_path / "elsewhere")))
 
 
+def test_a_disk_too_full_for_the_log_stores_nothing_and_the_run_goes_on(
+    tmp_path: Path, small_fs: Callable[[str], Path]
+) -> None:
+    fs = small_fs("200k")
+    _fill(fs)
+    with pytest.warns(RuntimeWarning, match="disk is full") as caught:
+        run = _run(_data(40), fs)
+    assert len(caught) == 1 and "nothing of it is stored" in str(caught[0].message)
+    assert run.path is not None and run.cases["outcome"].eq("passed").all()
+    assert list(run.path.iterdir()) == []  # no empty log, no temporary file
+    assert eb.runs(fs)["path"].tolist() == []
+    assert_same(run, eb.load_run(run.save(tmp_path / "elsewhere")))
+
+
 def _interrupted(fs: Path, data: pd.DataFrame, keep: int) -> Path:
     """A stored run as a kill leaves it: its log up to the `keep`-th case's end, no end."""
     run = _run(data, fs)
