@@ -2,7 +2,8 @@
 
 What was logged stays, the run goes on in memory with one warning, the final files are all
 there or none, and a resume on a full disk leaves the stored run exactly as it was
-(docs/file-formats.md, "Guarantees"). Mounting needs root; elsewhere the tests skip.
+(docs/design.md, "The run store: what is logged survives"). Mounting needs root; elsewhere
+the tests skip.
 """
 
 from __future__ import annotations
