@@ -10,9 +10,12 @@ many runs hypothesis tries (default 60, bounded for CI).
 
 from __future__ import annotations
 
+import asyncio
+import json
 import math
 import os
 import warnings
+from collections import Counter
 from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
@@ -52,6 +55,19 @@ def _expected_warnings(caught: list[warnings.WarningMessage]) -> None:
         assert w.category is UnicodeWarning, f"unexpected {w.category.__name__}: {w.message}"
         assert "held a lone surrogate, replaced by" in str(w.message)
     assert len(caught) <= 1, [str(w.message) for w in caught]
+
+
+def _holds(r: eb.Run, scores: pd.DataFrame, n: int, names: set[str], store: bool) -> None:
+    """The invariant of every channel: one record per (case, score), values in [0, 1]."""
+    assert len(scores) == n * len(names)
+    assert not scores.duplicated(["case_id", "score"]).any()
+    assert set(scores["score"].astype(str)) == names
+    counted = scores["counted"].dropna()
+    assert ((counted >= 0) & (counted <= 1)).all()
+    held = scores.loc[scores["status"] == "scored", "value"]
+    assert held.map(lambda v: type(v) is float and 0 <= v <= 1).all()
+    if store:
+        assert len(eb.load_run(r.path).scores) == len(scores)
 
 
 def _self_ref() -> dict[str, Any]:
@@ -203,15 +219,7 @@ def test_hostile_values_never_escape_a_run(record_property: Callable[[str, objec
         finally:
             ARMED[0] = False
         _expected_warnings(caught)
-        assert len(scores) == len(plans) * len(names)
-        assert not scores.duplicated(["case_id", "score"]).any()
-        assert set(scores["score"].astype(str)) == names
-        counted = scores["counted"].dropna()
-        assert ((counted >= 0) & (counted <= 1)).all()
-        held = scores.loc[scores["status"] == "scored", "value"]
-        assert held.map(lambda v: type(v) is float and 0 <= v <= 1).all()
-        if store:
-            assert len(eb.load_run(r.path).scores) == len(scores)
+        _holds(r, scores, len(plans), names, store)
 
     try:
         one_run()
@@ -219,6 +227,190 @@ def test_hostile_values_never_escape_a_run(record_property: Callable[[str, objec
         figure = f"hostile values tried: {tried[0]}, escaped exceptions: {escaped[0]}"
         print(figure)
         record_property("hostile_values", figure)
+
+
+# -- the judge channel: what a judge client replies, or raises ------------------------------
+
+BIG = "x" * 10_000_000  # the largest reply text drawn: 10 MB (built once, shared)
+BIG_JSON = json.dumps({"score": 50, "justification": BIG})
+
+
+class StatusRaises(Exception):
+    """An SDK-like error whose `status_code` cannot be read."""
+
+    @property
+    def status_code(self) -> int:
+        raise RuntimeError("no status")
+
+
+class ResponseRaises(Exception):
+    """An SDK-like error whose `response` cannot be read."""
+
+    @property
+    def response(self) -> Any:
+        raise RuntimeError("no response")
+
+
+class TooMany(Exception):
+    """A transient SDK-like error (429): retried once, then judge_raised."""
+
+    status_code = 429
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**20), 10**20) | st.floats() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+judge_scores = (
+    st.sampled_from([989898, 100, 0, 50, 100.0000001, -1, 10**400, 1e308, -0.0])
+    | st.integers(-200, 200)
+    | json_values
+)
+reply_dicts = st.fixed_dictionaries(
+    {}, optional={"score": judge_scores, "justification": json_values, "extra": json_values}
+)
+reply_texts = (
+    reply_dicts.map(json.dumps)  # NaN and Infinity tokens included (allow_nan)
+    | st.sampled_from(
+        [
+            '{"score": NaN}',
+            '{"score": -Infinity, "justification": 3}',
+            '{"score": 1e999}',
+            '{"score": 989898}',
+            '{"score": null}',
+            '{"score": "50"}',
+            '{"score": {"score": 50}}',
+            '{"justification": "no score"}',
+            '```json\n{"score": 50}\n```',
+            'here you go: {"score": 50}',
+            '{"score": 50',
+            "not json",
+            "",
+            "[]",
+            "null",
+            "50",
+            BIG_JSON,
+        ]
+    )
+    | st.text(max_size=20)
+)
+judge_replies = (
+    reply_dicts
+    | reply_texts
+    | reply_texts.map(str.encode)
+    | st.builds(dict, score=reals, justification=texts)
+    | _made(
+        RaisingMapping,
+        ClassRaises,
+        BadText,
+        object,
+        lambda: Sub("{}"),
+        lambda: b"\xff\xfe{",
+        lambda: {"score": 50, "justification": BIG},
+        lambda: {"score": 50, "justification": BadText()},
+        lambda: {"score": 10**5000},
+    )
+)
+judge_raises = raised_exc | _made(
+    TimeoutError,
+    ConnectionError,
+    StatusRaises,
+    ResponseRaises,
+    lambda: TooMany("slow down"),
+    asyncio.CancelledError,
+    GeneratorExit,
+)
+judge_actions = st.tuples(st.sampled_from(["give", "raise"]), judge_replies, judge_raises)
+J1, J2 = eb.define_score("j1"), eb.define_score("j2")
+VOTES: list[tuple[Any, ...]] = []  # per case: the sync judge's action, the async judge's
+
+
+def _asked(messages: list[dict[str, Any]]) -> int:
+    return int(str(messages[-1]["content"]).rsplit(" ", 1)[-1])
+
+
+def sync_client(messages: list[dict[str, Any]], tool: dict[str, Any]) -> Any:
+    return _act(VOTES[_asked(messages)][0])
+
+
+async def async_client(messages: list[dict[str, Any]], tool: dict[str, Any]) -> Any:
+    return _act(VOTES[_asked(messages)][1])
+
+
+JUDGES = [
+    eb.judge(J1, "grade case {k}", client=sync_client, retries=1, backoff=0),
+    eb.judge(J2, "grade case {k}", client=async_client, votes=2, reducer="mean", backoff=0),
+]
+
+
+def test_hostile_judge_replies_never_escape_a_run(
+    record_property: Callable[[str, object], None],
+) -> None:
+    tried, escaped = [0], [0]
+    outcomes: Counter[str] = Counter()  # what the records became, for the figure
+
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(
+        votes=st.lists(st.tuples(judge_actions, judge_actions), min_size=1, max_size=3),
+        store=st.booleans(),
+    )
+    def one_run(votes: list[tuple[Any, ...]], store: bool) -> None:
+        tried[0] += 2 * len(votes)  # a reply and an exception per judge and case
+        VOTES[:] = votes
+        df = pd.DataFrame({"k": range(len(votes))})
+        ARMED[0] = True
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                r = eb.run(
+                    df,
+                    task=lambda k: "done",
+                    scorers=JUDGES,
+                    store="runs" if store else None,
+                    progress=False,
+                )
+                scores = r.scores
+        except BaseException:
+            escaped[0] += 1
+            raise
+        finally:
+            ARMED[0] = False
+        _expected_warnings(caught)
+        _holds(r, scores, len(votes), {"j1", "j2"}, store)
+        reasons = scores["reason"].astype(object)
+        outcomes.update(reasons.where(reasons.notna(), scores["status"].astype(object)).map(str))
+
+    try:
+        one_run()
+    finally:
+        shown = ", ".join(f"{k} {v}" for k, v in outcomes.most_common())
+        figure = (
+            f"hostile judge replies and errors tried: {tried[0]}, escaped: {escaped[0]} "
+            f"(records: {shown})"
+        )
+        print(figure)
+        record_property("hostile_judge_replies", figure)
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [StrRaises(), StrNotText(), StatusRaises(), ResponseRaises()],
+    ids=["str-raises", "str-not-text", "status-raises", "response-raises"],
+)
+def test_a_client_error_with_hostile_attributes_is_judge_raised(exc: Exception) -> None:
+    """Found by the property above: these were `scorer_raised`, naming the judge's own
+    secondary error (reading `str(exc)` or `exc.status_code`) instead of the client's."""
+    VOTES[:] = [(("raise", None, exc), ("raise", None, exc))]
+    r = eb.run(pd.DataFrame({"k": [0]}), task=lambda k: "d", scorers=JUDGES, progress=False)
+    assert r.scores["reason"].tolist() == ["judge_raised", "judge_raised"]
+    assert r.scores["message"].str.contains(type(exc).__name__, regex=False).all()
 
 
 @pytest.mark.parametrize("value", [Changing(), Liar()], ids=["changing", "liar"])
