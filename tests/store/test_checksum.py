@@ -234,3 +234,16 @@ def test_runs_lists_a_damaged_log_as_incomplete_with_one_warning(tmp_path: Path)
     assert len(said) == 1 and f"{log}, line {index + 1}: checksum mismatch" in said[0]
     assert table["status"].tolist() == ["incomplete"] and table["id"].tolist() == [run.id]
     assert table["completion"][0] == 2 / len(DATA)  # the two cases before the damage
+
+
+def test_saving_a_run_loaded_from_a_damaged_log_keeps_the_damaged_log(tmp_path: Path) -> None:
+    run, log, lines = _stored(tmp_path)
+    index = _case_end_line(lines, "6")
+    _damaged(log, lines, index, lines[index].replace(b'"case.ended"', b'"case.endeb"'))
+    damaged = log.read_bytes()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loaded = eb.load_run(run.path)  # type: ignore[arg-type]
+        loaded.save()  # writes the log anew from the prefix: the damaged one stays beside it
+    assert log.with_name("events.jsonl.damaged-1").read_bytes() == damaged
+    assert replay(log, warn=False).damage is None
