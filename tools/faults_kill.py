@@ -20,7 +20,8 @@ from pathlib import Path
 # the trial machinery lives with the tests, so that both run the very same workload
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "faults"))
 
-from _fault_procs import PairTally, kill_trials, resume_pairs
+from _fault_pairs import PairTally, resume_pairs
+from _fault_procs import kill_trials
 
 
 def _bad_pairs(tally: PairTally) -> int:

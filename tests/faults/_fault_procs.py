@@ -1,11 +1,12 @@
-"""Subprocess helpers for the fault tests: a stored run killed with SIGKILL, two resumes racing.
+"""Subprocess helpers for the fault tests: one workload, and a stored run killed with SIGKILL.
 
-Imported, this module gives a test (and tools/faults_kill.py) one workload and the counted trial
-loops; run as a script it is the child process of those trials:
-``python _fault_procs.py kill|resume CONFIG_JSON``. The parent and the child call the very same
-task and scorers, so a resume in the parent continues exactly what the child began. Every task
-call appends its case id to a side file opened with O_APPEND (one ``os.write`` per call, nothing
-buffered), so after a SIGKILL the parent still knows every call that was made.
+Imported, this module gives tests/faults (and tools/faults_kill.py) the workload and the
+counted kill trials; run as a script (``python _fault_procs.py kill CONFIG_JSON``) it is the
+child process that a trial kills. _fault_pairs.py builds the two-resumes race on it. The
+parent and the child call the very same task and scorers, so a resume in the parent
+continues exactly what the child began. Every task call appends its case id to a side file
+opened with O_APPEND (one ``os.write`` per call, nothing buffered), so after a SIGKILL the
+parent still knows every call that was made.
 """
 
 from __future__ import annotations
@@ -15,7 +16,6 @@ import dataclasses
 import json
 import os
 import random
-import shutil
 import signal
 import subprocess
 import sys
@@ -185,7 +185,7 @@ def same_result(a: eb.Run, b: eb.Run) -> bool:
     return all(_table(getattr(a, t), c) == _table(getattr(b, t), c) for t, c in tables)
 
 
-def _quiet(call: Callable[[], Any]) -> Any:
+def quiet(call: Callable[[], Any]) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a cut last line, an incomplete run: expected here
         return call()
@@ -226,9 +226,12 @@ class KillTally:
         )
 
 
-def _spawn(mode: str, config: dict[str, Any], stdout: Any, stderr: Path) -> subprocess.Popen[str]:
+def spawn(
+    script: str, mode: str, config: dict[str, Any], stdout: Any, stderr: Path
+) -> subprocess.Popen[str]:
+    """Start `script` (this file or _fault_pairs.py) as a child: `mode`, then the config."""
     return subprocess.Popen(
-        [sys.executable, __file__, mode, json.dumps(config)],
+        [sys.executable, script, mode, json.dumps(config)],
         stdout=stdout,
         stderr=stderr.open("w"),
         text=True,
@@ -236,13 +239,13 @@ def _spawn(mode: str, config: dict[str, Any], stdout: Any, stderr: Path) -> subp
     )
 
 
-def _child_run(w: Workload, store: Path, kill_after: float | None) -> tuple[float, int]:
+def child_run(w: Workload, store: Path, kill_after: float | None) -> tuple[float, int]:
     """Start the child, wait for its "go" (just before eb.run), kill it after `kill_after` s.
 
     Returns the seconds from "go" to the child's end and its return code.
     """
     config = {"workload": dataclasses.asdict(w), "store": str(store)}
-    child = _spawn("kill", config, subprocess.PIPE, store.parent / "child-stderr.txt")
+    child = spawn(__file__, "kill", config, subprocess.PIPE, store.parent / "child-stderr.txt")
     assert child.stdout is not None
     try:
         if child.stdout.readline().strip() != "go":
@@ -275,7 +278,7 @@ def calibrate(root: Path, seed: int, children: int = 3) -> float:
         run_workload(w, store=root / f"cal-ref-{i}", name="ref")
         in_process = time.monotonic() - begin
         (root / f"cal-{i}").mkdir()
-        child, code = _child_run(w, root / f"cal-{i}" / "store", None)
+        child, code = child_run(w, root / f"cal-{i}" / "store", None)
         if code != 0:
             raise RuntimeError(f"calibration child exited with {code}")
         extra.append(child - in_process)
@@ -293,7 +296,7 @@ def kill_trial(root: Path, seed: int, overhead: float, tally: KillTally) -> None
     expected = time.monotonic() - begin + overhead  # start-up and final writes included
     kill_after = rng.uniform(0, expected)
     store = root / "store"
-    _, code = _child_run(w, store, kill_after)
+    _, code = child_run(w, store, kill_after)
     tally.trials += 1
     tally.exited += code == 0
     where = f"trial seed {seed} ({w}, kill after {kill_after:.3f}s of {expected:.3f}s)"
@@ -319,7 +322,7 @@ def kill_trial(root: Path, seed: int, overhead: float, tally: KillTally) -> None
         _resume_start_up(folder, again, tally, where)
         return
     try:
-        resumed = _quiet(lambda: run_workload(again, resume=folder))
+        resumed = quiet(lambda: run_workload(again, resume=folder))
     except Exception as exc:
         tally.problems.append(f"{where}: resume raised {type(exc).__name__}: {exc}")
         return
@@ -331,7 +334,7 @@ def _resume_start_up(folder: Path, w: Workload, tally: KillTally, where: str) ->
     tally.startup += 1
     before = read_calls(Path(w.calls))
     try:
-        _quiet(lambda: run_workload(w, resume=folder))
+        quiet(lambda: run_workload(w, resume=folder))
     except eb.ConfigurationError as exc:
         tally.startup_refused += 1
         tally.startup_messages.append(f"ConfigurationError: {exc}")
@@ -386,141 +389,7 @@ def kill_trials(root: Path, trials: int, seed: int) -> KillTally:
     return tally
 
 
-# -- two resumes of one killed run at the same moment ---------------------------------------
-
-
-@dataclass
-class PairTally:
-    """The figures of a series of simultaneous resume pairs."""
-
-    pairs: int = 0
-    refused: int = 0  # one proceeded, the other got a ConfigurationError
-    sequential: int = 0  # the second came after the first had ended: it found nothing to run
-    both_ran: int = 0  # both processes called the task
-    none_ran: int = 0
-    loser_calls: int = 0  # task calls made by a process that was refused
-    duplicate_ends: int = 0
-    paid_twice: int = 0  # cases called again although ended, or called by both processes
-    problems: list[str] = field(default_factory=list)
-
-    def line(self) -> str:
-        """The figures in one line."""
-        return (
-            f"simultaneous resume pairs: {self.pairs}, both ran {self.both_ran}, one refused "
-            f"{self.refused}, second found the run complete {self.sequential}, none ran "
-            f"{self.none_ran}, calls by the refused process {self.loser_calls}, duplicate "
-            f"case.ended {self.duplicate_ends}, paid twice {self.paid_twice}; problems "
-            f"{len(self.problems)}"
-        )
-
-
-def killed_run(root: Path, seed: int) -> tuple[Workload, Path]:
-    """A stored run whose process SIGKILLed itself mid-run (at a seeded case)."""
-    rng = random.Random(seed)
-    root.mkdir(parents=True)
-    w = dataclasses.replace(
-        Workload.draw(rng, root / "calls.txt"),
-        concurrency=rng.randint(1, 4),
-        self_kill_at=IDS[rng.randrange(10, 40)],
-    )
-    _, code = _child_run(w, root / "store", None)
-    if code != -signal.SIGKILL:
-        raise RuntimeError(f"the child was to kill itself, it exited with {code}")
-    (folder,) = list((root / "store").iterdir())
-    return dataclasses.replace(w, self_kill_at=None), folder
-
-
-def resume_pair(source: Path, w: Workload, root: Path, seed: int, tally: PairTally) -> None:
-    """Copy the killed run, start two resumes of it at one moment, check that one proceeded.
-
-    The resumes' task sleeps (none, or up to 30 or 60 ms a call) and concurrency (1..4) are
-    drawn per pair. With sleeps, the rest of the run outlasts the lock's retries (about 0.1 s,
-    for readers), so the second process tries while the first holds the log. Without, the
-    first may end before the second takes the lock: then the second finds the run complete
-    and runs nothing (counted as `sequential`), unless it read the state before it locked.
-    """
-    rng = random.Random(seed)
-    root.mkdir(parents=True)
-    folder = root / source.name
-    shutil.copytree(source, folder)
-    _, ended_before = logged_ends(folder)
-    w = dataclasses.replace(
-        w, max_sleep=rng.choice([0.0, 0.03, 0.06]), concurrency=rng.randint(1, 4)
-    )
-    barrier = root / "go"
-    children, configs = [], []
-    for me in (0, 1):
-        mine = dataclasses.replace(w, calls=str(root / f"calls-{me}.txt"))
-        config = {
-            "workload": dataclasses.asdict(mine),
-            "folder": str(folder),
-            "ready": str(root / f"ready-{me}"),
-            "barrier": str(barrier),
-        }
-        configs.append(config)
-        children.append(_spawn("resume", config, subprocess.PIPE, root / f"stderr-{me}.txt"))
-    give_up = time.monotonic() + HARD_TIMEOUT
-    while not all(Path(c["ready"]).exists() for c in configs) and time.monotonic() < give_up:
-        if any(child.poll() is not None for child in children):
-            break
-        time.sleep(0.005)
-    barrier.write_text("go")
-    outs = [child.communicate(timeout=HARD_TIMEOUT)[0] for child in children]
-    codes = [child.returncode for child in children]
-    tally.pairs += 1
-    where = f"pair {root.name} ({w})"
-    if codes != [0, 0]:
-        errs = [(root / f"stderr-{i}.txt").read_text()[-1500:] for i in (0, 1)]
-        tally.problems.append(f"{where}: children exited with {codes}: {errs}")
-        return
-    results = [json.loads(out) for out in outs]
-    calls = [read_calls(root / f"calls-{i}.txt") for i in (0, 1)]
-    ran = [r["status"] == "ran" for r in results]
-    tally.none_ran += not any(ran)
-    if all(ran):
-        if calls[0] and calls[1]:
-            tally.both_ran += 1
-        else:
-            tally.sequential += 1
-    elif any(ran):
-        tally.refused += 1
-    for r, c in zip(results, calls, strict=True):
-        if r["status"] != "ran":
-            tally.loser_calls += sum(c.values())
-            if "another run" not in r["error"]:
-                tally.problems.append(f"{where}: refused for another reason: {r['error']}")
-    _, ended_after = logged_ends(folder)
-    tally.duplicate_ends += sum(n - 1 for n in ended_after.values() if n > 1)
-    paid = {c for c in ended_before if calls[0][c] or calls[1][c]} | (set(calls[0]) & set(calls[1]))
-    tally.paid_twice += len(paid)
-    if sorted(ended_after) != IDS:
-        tally.problems.append(f"{where}: after the pair, cases without case.ended remain")
-
-
-def resume_pairs(root: Path, pairs: int, seed: int) -> PairTally:
-    """`pairs` simultaneous resume pairs, each of a copy of one killed run."""
-    master = random.Random(seed)
-    w, source = killed_run(root / "source", master.randrange(2**31))
-    tally = PairTally()
-    for i in range(pairs):
-        resume_pair(source, w, root / f"p{i:03d}", master.randrange(2**31), tally)
-    return tally
-
-
 # -- the child process ------------------------------------------------------------------------
-
-
-def _resume_child(config: dict[str, Any], w: Workload) -> None:
-    Path(config["ready"]).write_text("x")
-    barrier, give_up = Path(config["barrier"]), time.monotonic() + HARD_TIMEOUT
-    while not barrier.exists() and time.monotonic() < give_up:
-        time.sleep(0.0005)  # both processes leave this loop within a millisecond
-    try:
-        _quiet(lambda: run_workload(w, resume=config["folder"]))
-        result = {"status": "ran"}
-    except eb.ConfigurationError as exc:
-        result = {"status": "refused", "error": str(exc)}
-    print(json.dumps(result))
 
 
 def _main(argv: list[str]) -> None:
@@ -528,9 +397,7 @@ def _main(argv: list[str]) -> None:
     w = Workload(**config["workload"])
     if mode == "kill":
         print("go", flush=True)  # the parent's clock for the kill starts here
-        _quiet(lambda: run_workload(w, store=config["store"], name="kill"))
-    elif mode == "resume":
-        _resume_child(config, w)
+        quiet(lambda: run_workload(w, store=config["store"], name="kill"))
     else:
         raise SystemExit(f"unknown mode {mode!r}")
 

@@ -17,7 +17,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from _fault_procs import resume_pairs
+from _fault_pairs import resume_pairs
 
 PAIRS = 10
 SEED = 17
