@@ -38,8 +38,11 @@ def test_kill_9_at_random_moments_then_resume_loses_nothing_and_runs_nothing_twi
     # a folder without a loadable run (killed before its log appeared) is refused before
     # anything runs, never guessed at (tests/store/test_startup_and_tmp.py builds each case)
     assert tally.startup_refused == tally.startup
-    # enough kills land while cases run, else the trials would test little
-    assert tally.mid_run >= TRIALS // 4
+    # the kills land while cases run or the final files are written (long form, seed 1: 123
+    # and 69 of 200), not before the folder or after the exit, else the trials test little;
+    # loose bounds, as the machine's load moves the kill times
+    assert tally.mid_run >= 3
+    assert tally.no_folder + tally.exited <= TRIALS // 2
 
 
 def test_the_workload_has_errors_failures_retries_and_wrong_answers(tmp_path: Path) -> None:
