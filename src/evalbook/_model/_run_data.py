@@ -76,16 +76,19 @@ class RunData:
         return unscored_table(self.scores)
 
     def wide(self) -> pd.DataFrame:
-        """One row per case: `case_id`, `outcome`, then the counted value of each score."""
-        n, s = self._results.n_cases, len(self.definitions)
+        """One row per sample: `case_id`, `epoch`, `outcome`, then each score's counted value."""
+        n, s = self._results.n_samples, len(self.definitions)
         values = self._counted.reshape(n, s)
         table = pd.DataFrame(values, columns=[d.name for d in self.definitions])
         table.insert(0, "outcome", self.cases["outcome"].to_numpy())
+        table.insert(0, "epoch", self.cases["epoch"].to_numpy())
         table.insert(0, "case_id", self.cases["case_id"])  # as in `cases` (same RangeIndex)
         return table
 
     def __repr__(self) -> str:
-        lines = [f"<Run {self.name!r} · {self._results.n_cases} cases · {self.headline.text}>"]
+        r = self._results
+        size = f"{r.n_cases} cases" + (f" × {r.epochs} epochs" if r.epochs > 1 else "")
+        lines = [f"<Run {self.name!r} · {size} · {self.headline.text}>"]
         for row in self._summary.to_dict("records"):
             ci = format_ci(row["ci_low"], row["ci_high"])
             lines.append(

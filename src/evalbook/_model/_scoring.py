@@ -52,7 +52,7 @@ def counted_of(results: Results, definitions: Sequence[ScoreDefinition]) -> np.n
         np.repeat(results.outcome, n_scores),
         results.status,
         results.value,
-        np.tile(zero, results.n_cases),
+        np.tile(zero, results.n_samples),
     )
 
 
@@ -131,6 +131,12 @@ class Headline:
     completion: float | None
     counts: dict[str, int] = field(default_factory=dict)
     n_cases: int = 0
+    epochs: int = 1
+
+    @property
+    def n_samples(self) -> int:
+        """Samples (case, epoch): what `counts` and `completion` count."""
+        return self.n_cases * self.epochs
 
     @property
     def text(self) -> str:
@@ -141,7 +147,7 @@ class Headline:
             for k in ("errored", "timed_out")
             if self.counts.get(k, 0)
         ]
-        pending = self.n_cases - sum(self.counts.values())
+        pending = self.n_samples - sum(self.counts.values())
         if pending > 0:
             missing.append(f"{pending} not run")
         return f"{text} ({', '.join(missing)})" if missing else text
@@ -159,7 +165,7 @@ class Headline:
 
 
 def outcome_counts(results: Results) -> dict[str, int]:
-    """Cases per final outcome (all four keys present)."""
+    """Samples per final outcome (all four keys present)."""
     counts = np.bincount(results.outcome[results.outcome >= 0], minlength=len(OUTCOMES))
     return {name: int(counts[i]) for i, name in enumerate(OUTCOMES)}
 
@@ -169,7 +175,7 @@ def headline_of(
 ) -> Headline:
     """The primary score; else the only score; else the passed rate — with completion."""
     counts = outcome_counts(results)
-    n = results.n_cases
+    n, k = results.n_samples, results.epochs
     completion = (counts["passed"] + counts["failed"]) / n if n else None
     chosen = next((j for j, d in enumerate(definitions) if d.primary), None)
     if chosen is None and len(definitions) == 1:
@@ -179,7 +185,7 @@ def headline_of(
         mean = None if math.isnan(row["mean"]) else float(row["mean"])
         ci = None if mean is None else (float(row["ci_low"]), float(row["ci_high"]))
         d = definitions[chosen]
-        return Headline(d.name, d.display_label(), mean, ci, completion, counts, n)
+        return Headline(d.name, d.display_label(), mean, ci, completion, counts, n // k, k)
     rate = counts["passed"] / n if n else None
     ci = wilson(counts["passed"], n) if n else None
-    return Headline(None, "Passed", rate, ci, completion, counts, n)
+    return Headline(None, "Passed", rate, ci, completion, counts, n // k, k)

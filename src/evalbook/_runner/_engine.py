@@ -103,12 +103,17 @@ class _Engine:
         sink: RunSink | None = None,
         tick: Callable[[], None] | None = None,
         kept: Kept | None = None,
+        epoch_at: Sequence[int] | None = None,
     ) -> None:
         self.plan = plan
         self.results = results
         self.timeout = options.timeout
         self.scorer_timeout = options.scorer_timeout
         self.attempts = options.attempts
+        self.epochs = options.epochs
+        # a Dask batch ships each of its samples with its own row: there position i is row i,
+        # epoch epoch_at[i]; locally sample i is case i // epochs, epoch i % epochs + 1
+        self.epoch_at = epoch_at
         self.concurrency = options.concurrency
         self.threads = threads
         self.sink = sink
@@ -120,15 +125,22 @@ class _Engine:
         self.warned: set[str] = set()
 
     def _values(self, pos: int) -> dict[str, Any]:
+        """The named values of sample `pos`: its case's columns, `case_id` and `epoch`."""
         plan = self.plan
-        values: dict[str, Any] = {c: plan.columns[c][pos] for c in plan.needed}
+        if self.epoch_at is None:
+            case, epoch = divmod(pos, self.epochs)
+            epoch += 1
+        else:
+            case, epoch = pos, self.epoch_at[pos]
+        values: dict[str, Any] = {c: plan.columns[c][case] for c in plan.needed}
         if plan.wants_row:
-            values["row"] = {k: plan.columns[k][pos] for k in plan.row_keys}
-        values["case_id"] = plan.case_ids[pos]
+            values["row"] = {k: plan.columns[k][case] for k in plan.row_keys}
+        values["case_id"] = plan.case_ids[case]
+        values["epoch"] = epoch
         return values
 
     async def case(self, pos: int) -> None:
-        """Run (or rescore) one case, score it, and hand it on."""
+        """Run (or rescore) one sample (a case's epoch), score it, and hand it on."""
         if self.kept is not None:
             await self._rescore(pos, self.kept)
             return
@@ -151,7 +163,7 @@ class _Engine:
                     self.sink.case_started(
                         (pos, attempt, at_us if attempt == 1 else time.time_ns() // 1000)
                     )
-                ctx = CaseContext(plan.case_ids[pos], attempt, plan.index)
+                ctx = CaseContext(values["case_id"], attempt, plan.index, values["epoch"])
                 outcome, output, etype, emsg = await self._attempt(values, ctx)
                 if outcome in (ERRORED, TIMED_OUT) and attempt < self.attempts:
                     continue
@@ -487,7 +499,15 @@ async def execute(
         run_name = "run"
     recorded = options.recorded()
     # the run store (issue 3): name check, folder, run.started; resume pre-fills results
-    prepared = prepare(plan, frame, run_name, recorded, store=options.store, resume=options.resume)
+    prepared = prepare(
+        plan,
+        frame,
+        run_name,
+        recorded,
+        store=options.store,
+        resume=options.resume,
+        epochs=options.epochs,
+    )
     return await drive(plan, prepared, prepared.todo, options, executor, frame, recorded)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -44,8 +45,10 @@ async def arescore(
     while column in source.data.columns:
         column += "_"
     frame = source.data.copy(deep=False)
+    # the column only binds `output` by name: each sample's own output comes from the source
+    k = source._results.epochs
     outputs = np.empty(source._results.n_cases, dtype=object)
-    outputs[:] = source._results.output
+    outputs[:] = source._results.output[::k]
     frame[column] = pd.Series(outputs, index=frame.index, dtype=object)
     plan = make_plan(frame, None, scorer_list, [*kept_defs, *scores], column)
     if plan.case_ids != source._results.case_ids:
@@ -61,8 +64,11 @@ async def arescore(
     run_name = options.name or f"{source.name}-rescored"
     recorded = {"concurrency": options.concurrency, "rescored_from": source.id}
     store = source.path.parent if source.path is not None else None
-    prepared = prepare(plan, source.data, run_name, recorded, store=store)
-    todo = [p for p in range(source._results.n_cases) if source._results.outcome[p] != PENDING]
+    if k > 1:
+        recorded["epochs"] = k
+    options = dataclasses.replace(options, epochs=k)  # a rescore keeps the source's epochs
+    prepared = prepare(plan, source.data, run_name, recorded, store=store, epochs=k)
+    todo = [p for p in range(source._results.n_samples) if source._results.outcome[p] != PENDING]
     return await drive(
         plan,
         prepared,
