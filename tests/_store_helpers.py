@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -94,3 +95,25 @@ def drop_final_files(folder: Path) -> None:
     """Leave only the event log and the data (as after a crash)."""
     for name in FINAL_FILES:
         (folder / name).unlink()
+
+
+# -- editing a log by hand (each version 3 line carries its checksum) ---------------------
+
+_SEAL = re.compile(r',"crc":"[0-9a-f]{8}"\}$')
+
+
+def resealed(text: str) -> str:
+    """Log text whose lines were edited by hand, each line sealed again (its checksum now)."""
+    from evalbook._store._events import seal
+
+    lines = text.splitlines()
+    return "".join(seal(_SEAL.sub("}", line)) if line.strip() else "\n" for line in lines)
+
+
+def as_v2(text: str) -> str:
+    """Version 3 log text as the version 2 writer wrote it: no `epoch`, no checksum."""
+    out = []
+    for line in text.splitlines():
+        line = _SEAL.sub("}", line).replace(',"epoch":1', "")
+        out.append(line.replace('{"schema_version":3,', '{"schema_version":2,', 1) + "\n")
+    return "".join(out)

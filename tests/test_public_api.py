@@ -30,6 +30,8 @@ PUBLIC = {
     "load_ipython_extension",
     "mean_of",
     "openai_client",
+    "pass_at",
+    "pass_hat",
     "run",
     "runs",
     "scorer",

@@ -14,6 +14,7 @@ from ._errors import ConfigurationError, ScorerSignatureError, SkipScore
 from ._judges._clients import openai_client
 from ._judges._judge import judge
 from ._model._contract import Score, Unscored
+from ._model._reducers import pass_at, pass_hat
 from ._model._scorers import scorer
 from ._model._scores import Grader, ScoreDefinition, all_of, any_of, at_least, define_score, mean_of
 from ._store._load import runs
@@ -43,6 +44,8 @@ __all__ = [
     "load_run",
     "mean_of",
     "openai_client",
+    "pass_at",
+    "pass_hat",
     "run",
     "runs",
     "scorer",

@@ -15,6 +15,7 @@ import pyarrow.parquet as pq
 import pytest
 
 import evalbook as eb
+from _store_helpers import resealed
 from evalbook._runner import _resume
 from evalbook._store._log import being_written
 
@@ -124,7 +125,7 @@ def test_a_value_in_the_log_that_breaks_the_contract_loads_as_invalid_score(
     lines = log.read_text().splitlines(keepends=True)
     first = next(i for i, line in enumerate(lines) if '"score.recorded"' in line)
     lines[first] = lines[first].replace('"value":0.5', f'"value":{text}')
-    log.write_text("".join(lines))
+    log.write_text(resealed("".join(lines)))  # a checksum that holds: the value is checked
     with pytest.warns(RuntimeWarning, match=r"events\.jsonl: 1 stored score value"):
         loaded = eb.load_run(folder)
     scores = loaded.scores
@@ -145,6 +146,7 @@ def test_a_value_in_scores_parquet_that_breaks_the_contract_loads_as_invalid_sco
     index = table.schema.get_field_index("value")
     table = table.set_column(index, "value", pa.array(values, pa.float64()))
     pq.write_table(table, folder / "scores.parquet")
+    (folder / "events.jsonl").unlink()  # with its log, a run whose files disagree loads from it
     with pytest.warns(RuntimeWarning, match=r"scores\.parquet: 1 stored score value"):
         loaded = eb.load_run(folder)
     assert loaded.scores["status"].tolist() == ["scored", "error", "scored"]
@@ -158,6 +160,7 @@ def test_a_text_or_bool_value_column_in_scores_parquet_is_not_converted(tmp_path
     index = table.schema.get_field_index("value")
     table = table.set_column(index, "value", pa.array(["1", "0.5", "true"], pa.string()))
     pq.write_table(table, folder / "scores.parquet")
+    (folder / "events.jsonl").unlink()  # with its log, a run whose files disagree loads from it
     with pytest.warns(RuntimeWarning, match=r"scores\.parquet: 3 stored score value"):
         loaded = eb.load_run(folder)
     assert loaded.scores["status"].tolist() == ["error", "error", "error"]

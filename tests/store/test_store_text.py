@@ -19,7 +19,7 @@ import pytest
 from pandas.testing import assert_frame_equal
 
 import evalbook as eb
-from _store_helpers import assert_same, drop_final_files
+from _store_helpers import assert_same, drop_final_files, resealed
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXACT = ["naïve café – 日本語 🎉", "<script>alert('x')</script> & <b>", "a😀b", "é\u0301", "\t"]
@@ -71,7 +71,7 @@ def test_a_hand_made_surrogate_escape_is_replaced_when_the_log_is_read(tmp_path:
     log = run.path / "events.jsonl"
     text = log.read_text(encoding="ascii")
     assert text.count('"rationale":"\\t"') == 1
-    log.write_text(text.replace('"rationale":"\\t"', '"rationale":"x\\ud800y"'), "ascii")
+    log.write_text(resealed(text.replace('"rationale":"\\t"', '"rationale":"x\\ud800y"')), "ascii")
     with pytest.warns(UnicodeWarning, match="lone surrogate"):
         loaded = eb.load_run(run.path)
     assert loaded.scores["rationale"].tolist() == [*EXACT[:-1], "x\\ud800y"]  # the escape, as text

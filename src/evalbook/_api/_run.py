@@ -41,11 +41,13 @@ class Run(RunData):
         run.__dict__.update(data.__dict__)
         return run
 
-    def save(self, store: str | os.PathLike[str] = "runs") -> Path:
+    def save(self, store: str | os.PathLike[str] | None = None) -> Path:
         """Write the run's folder (log, tables, summary) and return its path.
 
-        A stored run is completed in place (e.g. after a full disk); an in-memory run gets
-        a new folder `<store>/<name>-<timestamp>/` and `.path` is set.
+        An in-memory run gets a new folder `<store>/<name>-<timestamp>/` (`store` defaults
+        to `runs`) and `.path` is set. A stored run is completed in place (e.g. once a full
+        disk has space again), or, given another `store`, written whole into a new folder
+        there, and `.path` moves to it.
 
         Example:
             >>> import pandas as pd, evalbook as eb, tempfile
@@ -79,13 +81,15 @@ class Run(RunData):
         *,
         name: str | None = None,
         concurrency: int = 8,
+        scorer_timeout: float | None = None,
         progress: bool = True,
     ) -> Run:
         """Score the stored outputs again with new or changed scorers; the task is not called.
 
         Scores bound to `scorers` are scored anew, derived scores are derived again, the
         other records are kept. The new run is stored in this run's store (in memory if
-        this run is).
+        this run is). `scorer_timeout=` bounds each scorer and judge call as in `eb.run`:
+        one past it gets the error record `scorer_timed_out`.
 
         Example:
             >>> import pandas as pd, evalbook as eb
@@ -95,7 +99,15 @@ class Run(RunData):
             'lambda 100% · completed 100%'
         """
         return Run._of(
-            rescore(self, scorers, scores, name=name, concurrency=concurrency, progress=progress)
+            rescore(
+                self,
+                scorers,
+                scores,
+                name=name,
+                concurrency=concurrency,
+                scorer_timeout=scorer_timeout,
+                progress=progress,
+            )
         )
 
     def _repr_html_(self) -> str:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import importlib.util
 import sys
 import traceback
@@ -18,6 +19,7 @@ from .._api._refs import export_table, resolve_run
 from .._api._run import Run
 from .._compare._compare import compare
 from .._errors import ConfigurationError
+from .._runner._resume import RetryErrors
 from .._store._load import runs
 from .._util._fmt import format_count, format_p, format_pct, format_pp, format_pp_ci
 from ._args import CliError
@@ -96,9 +98,10 @@ def cmd_run(args: argparse.Namespace) -> int:
             f"{args.file} defines no eb.Eval at module level "
             "(add e.g. `evaluation = eb.Eval(df, task=..., scorers=[...])`)"
         )
-    if args.resume is not None and len(evals) > 1:
-        names = ", ".join(var for var, _ in evals)
-        raise CliError(f"--resume RUN continues one run, but {args.file} defines {names}")
+    for flag, value in (("--resume", args.resume), ("--retry-errors", args.retry_errors)):
+        if value is not None and len(evals) > 1:
+            names = ", ".join(var for var, _ in evals)
+            raise CliError(f"{flag} RUN continues one run, but {args.file} defines {names}")
     out = Out(sys.stdout)
     for i, (var, ev) in enumerate(evals):
         options = dict(ev.run_options)
@@ -120,6 +123,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         store = options.get("store", "runs")
         if args.resume is not None:
             options["resume"] = resolve_run(args.resume, store if store is not None else "runs")
+        if args.retry_errors is not None:
+            retry = _retry(args, out, store)
+            if retry is None:
+                return 0
+            options["resume"], name = retry, retry.name
         before = _run_folders(store)
         try:
             result = run_eval(
@@ -138,6 +146,34 @@ def cmd_run(args: argparse.Namespace) -> int:
             out.line()
         print_run(out, result, breakdown=False)
     return 0
+
+
+def _retry(args: argparse.Namespace, out: Out, store: Any) -> RetryErrors | None:
+    """What `--retry-errors RUN` re-runs; None (after saying so) when nothing needs it."""
+    source = resolve_run(args.retry_errors, store if store is not None else "runs")
+    where = clean(source.path if source.path is not None else source.id)
+    line = f"{clean(source.name)} ({where})"
+    retry = RetryErrors(source, args.name or source.name, label="--retry-errors")
+    counts = retry.counts()
+    n = sum(counts.values())
+    if n == 0:
+        out.line(
+            f"nothing to retry: {line} has no errored, timed-out or unrun case; no run written"
+        )
+        return None
+    why = ", ".join(
+        f"{k} {what}"
+        for k, what in (
+            (counts["errored"], "error" if counts["errored"] == 1 else "errors"),
+            (counts["timed_out"], "timed out"),
+            (counts["not_run"], "not run"),
+        )
+        if k
+    )
+    total = len(source._results.case_ids)
+    message = f"retrying {n} of {total} case{'s' if total != 1 else ''} ({why}) from {line}"
+    # said once the stored run and the file are known to match, before any case runs
+    return dataclasses.replace(retry, ready=lambda: out.line(message))
 
 
 def _run_folders(store: Any) -> set[Path]:

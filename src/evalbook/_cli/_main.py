@@ -76,10 +76,17 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--attempts", type=positive_int, metavar="N", help="tries per sample")
     p.add_argument("--epochs", type=positive_int, metavar="K", help="times each case runs")
     p.add_argument("--timeout", type=seconds, metavar="S", help="seconds per task attempt")
-    p.add_argument(
+    again = p.add_mutually_exclusive_group()
+    again.add_argument(
         "--resume",
         metavar="RUN",
         help="continue this stored run (one Eval in FILE): only its unfinished cases run",
+    )
+    again.add_argument(
+        "--retry-errors",
+        metavar="RUN",
+        help="a new run that keeps RUN's passed and failed cases and runs its errored, "
+        "timed-out and unrun ones again (one Eval in FILE); RUN is not changed",
     )
     where = p.add_mutually_exclusive_group()
     where.add_argument(

@@ -11,6 +11,7 @@ from typing import Any, TextIO
 import pandas as pd
 
 from .._util._fmt import format_ci, format_count, format_pct
+from .._util._text import safe_str, visible
 
 __all__ = ["Out", "clean", "render_table", "summary_table", "unscored_table_text", "wants_colour"]
 
@@ -70,12 +71,7 @@ def clean(value: Any, width: int | None = None) -> str:
     """
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    text = str(value)
-    if any(unicodedata.category(ch) in ("Cc", "Cf") for ch in text):
-        text = "".join(
-            ch.encode("unicode_escape").decode() if unicodedata.category(ch) in ("Cc", "Cf") else ch
-            for ch in text
-        )
+    text = visible(safe_str(value))  # controls, bidi and invisible characters as escapes
     if width is not None and display_width(text) > width:
         out, used = [], 0
         for ch in text:

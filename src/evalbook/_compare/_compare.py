@@ -18,6 +18,7 @@ from .._model._paired import PairedResult, holm, paired
 from .._model._run_data import RunData
 from .._model._scores import ScoreDefinition
 from .._util._fmt import format_p, format_p_phrase, format_pct, format_pp, format_pp_ci
+from .._util._text import visible
 from ._warnings import definition_warnings, primary_of, primary_warning
 
 if TYPE_CHECKING:
@@ -139,7 +140,7 @@ class Comparison:
         for row in self.summary.itertuples(index=False):
             lines.append(f"  {row.score}: {_row_text(row)}")
         lines.extend(f"  ! {w}" for w in self.warnings)
-        return "\n".join(lines)
+        return "\n".join(visible(line) for line in lines)  # labels, names: any text
 
     def _repr_html_(self) -> str:
         # a display hook: the display layer sits above this one and loads only when shown

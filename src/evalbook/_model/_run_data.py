@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .._util._fmt import format_ci, format_pct
+from .._util._text import visible
 from ._results import Results
 from ._scores import ScoreDefinition
 from ._scoring import Headline, counted_of, headline_of, summarize
@@ -96,4 +97,4 @@ class RunData:
                 f"  counted {row['counted']} · unscored {row['unscored']} · errors {row['errors']}"
                 f" · excluded {row['excluded']}"
             )
-        return "\n".join(lines)
+        return "\n".join(visible(line) for line in lines)  # a label may hold any text

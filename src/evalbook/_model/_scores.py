@@ -12,6 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .._errors import ConfigurationError
 from .._util._text import TextGate, clean
+from ._reducers import check_reducer, reducer_k
 
 __all__ = [
     "AllOf",
@@ -213,6 +214,9 @@ class ScoreDefinition(_Frozen):
     combine: AtLeast | AllOf | AnyOf | MeanOf | None = None
     errors: Literal["exclude", "zero"] = "exclude"
     grader: Grader | None = None
+    # How a case's epochs become its value (docs/repeats.md); a definition logged before
+    # reducers existed has no such field and reads as "mean".
+    reducer: str = "mean"
 
     @model_validator(mode="before")
     @classmethod
@@ -228,6 +232,25 @@ class ScoreDefinition(_Frozen):
                 f"score name {name!r} is not allowed: use letters, digits, '_', '.' and '-' only"
             )
         return name
+
+    @field_validator("reducer", mode="before")
+    @classmethod
+    def _check_reducer(cls, reducer: Any) -> str:
+        try:
+            return check_reducer(reducer)
+        except ConfigurationError as exc:
+            raise ValueError(str(exc)) from None
+
+    @model_validator(mode="after")
+    def _check_binary(self) -> ScoreDefinition:
+        # pass@k / pass^k count passes: a derived score under one must be 0/1 per sample
+        if reducer_k(self.reducer) is not None and isinstance(self.combine, MeanOf):
+            raise ValueError(
+                f"reducer {self.reducer} needs 0/1 values, but score {self.name!r} is a "
+                "mean_of(...), which is not; derive it with all_of, any_of or at_least, "
+                'or use reducer="mean"'
+            )
+        return self
 
     @property
     def derived(self) -> bool:
@@ -258,6 +281,7 @@ def define_score(
     combine: Combine | None = None,
     errors: Literal["exclude", "zero"] = "exclude",
     grader: Grader | None = None,
+    reducer: str = "mean",
 ) -> ScoreDefinition:
     """Define a named score.
 
@@ -269,6 +293,13 @@ def define_score(
         combine: Derive the score from others (`all_of`, `any_of`, `mean_of`, `at_least`).
         errors: What an error record counts as: `"exclude"` (not counted) or `"zero"`.
         grader: Who grades it.
+        reducer: How a case's counted epoch values become the case's value (with
+            `eb.run(..., epochs=K)`): `"mean"`, `"median"`, `"min"`, `"max"`, `"mode"` (the
+            smallest of the most frequent values), `eb.pass_at(k)` or `eb.pass_hat(k)`
+            (values must be 0/1). A derived score is combined per sample from its
+            components' sample values, then reduced by its own reducer; the components'
+            reducers do not enter it. So pass@k / pass^k over a `mean_of` (not 0/1) is a
+            ConfigurationError; `all_of`, `any_of` and `at_least` are 0/1.
 
     Example:
         >>> import evalbook as eb
@@ -286,6 +317,7 @@ def define_score(
             combine=combine,
             errors=errors,
             grader=grader,
+            reducer=reducer,
         )
     except ValueError as exc:  # pydantic's ValidationError is a ValueError
         raise ConfigurationError(_first_error(exc)) from None

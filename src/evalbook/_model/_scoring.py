@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 
 from .._util._fmt import format_pct
+from .._util._text import visible
 from ._contract import ERROR, SCORED, UNSCORED
 from ._results import ERRORED, FAILED, OUTCOMES, PASSED, TIMED_OUT, Results
 from ._scores import ScoreDefinition
@@ -156,7 +157,7 @@ class Headline:
         return self.text
 
     def __repr__(self) -> str:
-        return f"<Headline {self.text}>"
+        return f"<Headline {visible(self.text)}>"  # a label may hold any text
 
     def _repr_html_(self) -> str:
         from ..display._html import headline_only_html  # a display hook: display is above

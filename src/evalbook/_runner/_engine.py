@@ -22,6 +22,7 @@ from .._model._contract import (
     handed_back_awaitable,
     interpret,
     raised_rec,
+    safe_repr,
     skip_rec,
 )
 from .._model._results import ERRORED, FAILED, PASSED, PENDING, TIMED_OUT, Finished, Results
@@ -267,6 +268,8 @@ class _Engine:
             return ERRORED, None, type(exc).__name__, safe_str(exc)
         finally:
             del values["ctx"]
+        if handed_back_awaitable(output):  # awaited once (a sync wrapper's): never a chain
+            return ERRORED, None, "TypeError", _awaitable_again("task", output)
         return PASSED, output, None, None
 
     async def _score(self, values: dict[str, Any], recs: list[Rec | None]) -> None:
@@ -389,7 +392,11 @@ def _scored_sync(bound: BoundScorer, values: dict[str, Any]) -> list[Rec] | Awai
 async def _scored_async(
     bound: BoundScorer, values: dict[str, Any], pending: Awaitable[Any] | None = None
 ) -> list[Rec]:
-    """One async scorer's records for a case (or those of a coroutine a sync one returned)."""
+    """One async scorer's records for a case (or those of a coroutine a sync one returned).
+
+    The result is awaited once: a sync wrapper of async code (`lambda output: judge(...)`)
+    is scored, an awaitable that gives another awaitable is `invalid_score`.
+    """
     defs = bound.scorer.definitions
     try:
         if pending is None:
@@ -402,7 +409,17 @@ async def _scored_async(
         if not is_sample_error(exc):
             raise
         return [raised_rec(exc)] * len(defs)
+    if handed_back_awaitable(result):
+        return [error_rec(INVALID, _awaitable_again("scorer", result))] * len(defs)
     return interpret(result, defs)
+
+
+def _awaitable_again(who: str, value: object) -> str:
+    """Why an awaited result that is itself awaitable is refused (evalbook awaits once)."""
+    return (
+        f"invalid result {safe_repr(value)}: the {who}'s result was awaited and gave another "
+        f"awaitable; evalbook awaits a {who}'s result once: await the inner one in the {who}"
+    )
 
 
 def is_sample_error(exc: BaseException) -> bool:

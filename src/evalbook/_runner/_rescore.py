@@ -36,7 +36,8 @@ async def arescore(
     scores: Sequence[ScoreDefinition | str],
     options: RunOptions,
 ) -> RunData:
-    """The async form of `Run.rescore`; `options` gives name, concurrency and progress."""
+    """The async form of `Run.rescore`; `options` gives name, concurrency, scorer_timeout
+    and progress."""
     scorer_list = as_scorers(scorers)
     rescored = {d.name for s in scorer_list for d in s.definitions}
     given = {s.name for s in scores if isinstance(s, ScoreDefinition)}
@@ -62,7 +63,9 @@ async def arescore(
         if not d.derived and d.name not in rescored and d.name in src_index
     }
     run_name = options.name or f"{source.name}-rescored"
-    recorded = {"concurrency": options.concurrency, "rescored_from": source.id}
+    recorded: dict[str, Any] = {"concurrency": options.concurrency, "rescored_from": source.id}
+    if options.scorer_timeout is not None:  # recorded as eb.run records it: only when set
+        recorded["scorer_timeout"] = options.scorer_timeout
     store = source.path.parent if source.path is not None else None
     if k > 1:
         recorded["epochs"] = k
@@ -88,8 +91,19 @@ def rescore(
     *,
     name: str | None = None,
     concurrency: int = 8,
+    scorer_timeout: float | None = None,
     progress: bool = True,
 ) -> RunData:
-    """Run `arescore` from sync code, inside a running event loop too."""
-    options = RunOptions(name=name, concurrency=concurrency, progress=progress, store=None)
+    """Run `arescore` from sync code, inside a running event loop too.
+
+    `scorer_timeout` bounds each scorer and judge call as in `eb.run` (one `RunOptions`, so
+    one check and one error message).
+    """
+    options = RunOptions(
+        name=name,
+        concurrency=concurrency,
+        scorer_timeout=scorer_timeout,
+        progress=progress,
+        store=None,
+    )
     return run_sync(arescore(source, scorers, scores, options))

@@ -1,18 +1,24 @@
-"""`resume=`: continue an interrupted run, keeping every case that has a final outcome."""
+"""`resume=`: continue an interrupted run, keeping every case that has a final outcome.
+
+`RetryErrors` is the same machinery pointed at a new run: it keeps a stored run's passed
+and failed cases and runs the rest (errored, timed out, never run) into a new folder.
+"""
 
 from __future__ import annotations
 
 import os
 import uuid
+from collections.abc import Callable
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import pandas as pd
 
 from .._errors import ConfigurationError
-from .._model._results import PENDING, Results
+from .._model._results import ERRORED, FAILED, PASSED, PENDING, TIMED_OUT, Results
 from .._model._run_data import RunData
-from .._store._layout import EVENTS, FINAL_FILES, first_started_at, new_run_folder
+from .._store._layout import EVENTS, FINAL_FILES, first_started_at, new_run_folder, now_iso
 from .._store._load import read_run, run_folder, stored_started_at
 from .._store._log import LogFile
 from .._store._sink import Prepared, RunStart, lock_log, open_existing, open_new
@@ -20,7 +26,48 @@ from .._store._sink import Prepared, RunStart, lock_log, open_existing, open_new
 if TYPE_CHECKING:
     from ._plan import Plan
 
-__all__ = ["resume_source"]
+__all__ = ["RetryErrors", "resume_source"]
+
+
+@dataclass(frozen=True)
+class RetryErrors:
+    """A `resume=` that re-runs a stored run's errored and timed-out cases into a new run.
+
+    The new run (named `name`, with a new id and folder) keeps every passed and failed case
+    of `source` as it is (output, records, times) and runs the others: errored, timed out,
+    and those that never ran, as a resume does. `source` is only read. The same mismatches
+    that a resume refuses are refused (a `ConfigurationError` starting with `label`);
+    `ready` is called once they are checked, before any case runs.
+
+    Example:
+        >>> import pandas as pd, evalbook as eb
+        >>> def task(x):
+        ...     if x == 2:
+        ...         raise ValueError("flaky")
+        ...     return x
+        >>> df = pd.DataFrame({"x": [1, 2]})
+        >>> first = eb.run(df, task=task, scorers=[lambda output: 1.0], store=None,
+        ...                progress=False)
+        >>> RetryErrors(first, "again").counts()
+        {'errored': 1, 'timed_out': 0, 'not_run': 0}
+        >>> eb.run(df, task=lambda x: x, scorers=[lambda output: 1.0], store=None,
+        ...        resume=RetryErrors(first, "again"), progress=False).headline.text
+        'lambda 100% · completed 100%'
+    """
+
+    source: RunData
+    name: str
+    label: str = "retrying errors"
+    ready: Callable[[], None] | None = None
+
+    def counts(self) -> dict[str, int]:
+        """How many of the source's cases will run again, by why: errored, timed out, not run."""
+        outcome = self.source._results.outcome
+        return {
+            "errored": int((outcome == ERRORED).sum()),
+            "timed_out": int((outcome == TIMED_OUT).sum()),
+            "not_run": int((outcome == PENDING).sum()),
+        }
 
 
 def _stored_folder(resume: Any) -> Path | None:
@@ -72,7 +119,7 @@ def _examples(ids: set[str]) -> str:
     return ", ".join(repr(i) for i in shown) + (" …" if len(ids) > 3 else "")
 
 
-def _check_same(source: RunData, plan: Plan) -> None:
+def _check_same(source: RunData, plan: Plan, what: str = "resume=") -> None:
     stored = [d.model_dump(mode="json") for d in source.definitions]
     now = [d.model_dump(mode="json") for d in plan.definitions]
     if stored != now:
@@ -80,7 +127,7 @@ def _check_same(source: RunData, plan: Plan) -> None:
         new = ", ".join(d.name for d in plan.definitions) or "(none)"
         detail = f"stored: {old}; now: {new}" if old != new else "their definitions differ"
         raise ConfigurationError(
-            f"resume= needs the same scores as the stored run {source.name!r} ({detail}). "
+            f"{what} needs the same scores as the stored run {source.name!r} ({detail}). "
             "Pass the same scorers and scores, or use run.rescore(...) to score stored "
             "outputs with other scorers"
         )
@@ -95,7 +142,7 @@ def _check_same(source: RunData, plan: Plan) -> None:
                 f"{len(extra)} cases of data are not in the stored run ({_examples(extra)})"
             )
         raise ConfigurationError(
-            f"resume= needs the same cases as the stored run {source.name!r}: " + "; ".join(parts)
+            f"{what} needs the same cases as the stored run {source.name!r}: " + "; ".join(parts)
         )
 
 
@@ -108,8 +155,11 @@ def resume_source(
 ) -> Prepared:
     """Pre-fill a run's results from a stored (or in-memory) run; only the rest will run.
 
-    A stored run's log is locked first, then read; a resume that fails releases it.
+    A stored run's log is locked first, then read; a resume that fails releases it. A
+    `RetryErrors` reads nothing more and starts a new run (see `_retry`).
     """
+    if isinstance(resume, RetryErrors):
+        return _retry(resume, plan, frame, options, store)
     folder = _stored_folder(resume)
     if folder is None:
         return _from_memory(resume, plan, frame, options, store)
@@ -129,15 +179,22 @@ def resume_source(
     return open_existing(folder, start, frame, results, todo, log)
 
 
-def _kept(source: RunData, plan: Plan) -> tuple[Results, list[int]]:
-    """The plan's results with every stored case that has a final outcome, and the rest."""
+def _kept(
+    source: RunData,
+    plan: Plan,
+    keep: frozenset[int] = frozenset((PASSED, FAILED, ERRORED, TIMED_OUT)),
+) -> tuple[Results, list[int]]:
+    """The plan's results with every stored case whose outcome is in `keep`, and the rest.
+
+    A resume keeps every final outcome; a retry of errors only the passed and failed cases.
+    """
     src = source._results
     results = Results(plan.case_ids, len(plan.definitions), plan.text)  # one warning a run
     where = {cid: i for i, cid in enumerate(src.case_ids)}
     todo: list[int] = []
     for pos, cid in enumerate(plan.case_ids):
         i = where[cid]
-        if src.outcome[i] == PENDING:
+        if src.outcome[i] not in keep:
             todo.append(pos)
             continue
         results.set_case(pos, src.finished(i))
@@ -161,3 +218,31 @@ def _from_memory(
     run_id = uuid.uuid4().hex[:12]
     start = RunStart(source.name, run_id, started_at, options, plan.definitions, plan.case_ids)
     return open_new(new_run_folder(store, source.name), start, frame, results, todo)
+
+
+def _retry(
+    retry: RetryErrors,
+    plan: Plan,
+    frame: pd.DataFrame,
+    options: dict[str, Any],
+    store: str | os.PathLike[str] | None,
+) -> Prepared:
+    """A new run holding the source's passed and failed cases; the rest is its todo.
+
+    It is a new run, so it starts now, with a new id, and records which run it retried
+    (`retried_from` among its options, as a rescore records `rescored_from`).
+    """
+    source = retry.source
+    _check_same(source, plan, retry.label)
+    results, todo = _kept(source, plan, frozenset((PASSED, FAILED)))
+    options["retried_from"] = source.id  # the run's own dict: stored and returned alike
+    run_id = uuid.uuid4().hex[:12]
+    started_at = now_iso()
+    if store is None:
+        prepared = Prepared(retry.name, run_id, None, results, todo, None, started_at)
+    else:
+        start = RunStart(retry.name, run_id, started_at, options, plan.definitions, plan.case_ids)
+        prepared = open_new(new_run_folder(store, retry.name), start, frame, results, todo)
+    if retry.ready is not None:  # every check passed (the name's too); no case has run
+        retry.ready()
+    return prepared

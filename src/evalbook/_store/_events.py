@@ -1,8 +1,11 @@
 """The event log of the run store: one JSON object per line in `events.jsonl`.
 
 Writing is on the hot path (once per case): `LineEncoder` assembles a finished case's lines
-from pieces encoded once per run, with the C string encoder of `json`. Reading rebuilds the
-run's `Results` from the lines. The format is documented in docs/file-formats.md.
+from pieces encoded once per run, with the C string encoder of `json`, and seals each with its
+checksum (`seal`: the CRC-32 of the line as written without it, the line's last key). Reading
+streams the lines, checks each one and rebuilds the run's `Results`; a damaged line ends the
+read there (`Damage`), the events before it count. The format is documented in
+docs/file-formats.md.
 """
 
 from __future__ import annotations
@@ -12,34 +15,49 @@ import math
 import os
 import re
 import warnings
+import zlib
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as _enc
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 from .._model._contract import ERROR, SCORED, UNSCORED, InvalidScore, Rec, validate_value
-from .._model._results import OUTCOMES, Finished, Results
+from .._model._results import OUTCOMES, PENDING, Finished, Results
 from .._model._scores import Grader, ScoreDefinition
 from .._util._text import TextGate
 from ._codec import decode_output, encode_output
 from ._layout import open_regular
-from ._log import strip_padding
+from ._log import LineReader, LineTooLong, LogFile, count_lines
 
 __all__ = [
+    "LOG_VERSION",
+    "READ_VERSIONS",
     "SCHEMA_VERSION",
+    "Damage",
+    "DamagedLog",
+    "EventLog",
     "LineEncoder",
     "NotARunLog",
     "SchemaVersionError",
     "dumps",
     "event_line",
+    "prepare_append",
     "read_events",
     "replay",
+    "seal",
     "warn_invalid",
 ]
 
-SCHEMA_VERSION = 2  # 2: case times as integer microseconds (started_us, duration_us, at_us)
-_V = f'{{"schema_version":{SCHEMA_VERSION},"event":'
+# The version of summary.json and the Parquet files (unchanged since the log's version 2).
+SCHEMA_VERSION = 2
+# The log's lines: 1, the first format; 2, case times as integer microseconds (started_us,
+# duration_us, at_us); 3, a checksum on every line and `epoch` on the lines of a case (always
+# 1 until runs have epochs). Every version up to this one is read.
+LOG_VERSION = 3
+READ_VERSIONS = (1, 2, 3)
+_V = f'{{"schema_version":{LOG_VERSION},"event":'
+_EPOCH = ',"epoch":1'  # after the case id, on case.started, score.recorded and case.ended
 _VALUE_TEXT = {0.0: "0.0", 1.0: "1.0", 0.5: "0.5"}  # -0.0 is written 0.0 (an equal value)
 _OUTCOME_CODES = {name: code for code, name in enumerate(OUTCOMES)}
 _MAX_TAILS = 1 << 12  # cached line tails per score and run: well under 1 MB each
@@ -55,12 +73,26 @@ class SchemaVersionError(ValueError):
     """A store file was written with a `schema_version` this evalbook cannot read."""
 
 
-def version_error(where: str, found: object) -> SchemaVersionError:
+def version_error(
+    where: str, found: object, reads: str = str(SCHEMA_VERSION)
+) -> SchemaVersionError:
     """The error for a file with another schema version, naming both versions."""
     return SchemaVersionError(
         f"{where} has schema_version {found!r}, but this evalbook reads schema_version "
-        f"{SCHEMA_VERSION}; open it with the evalbook version that wrote it"
+        f"{reads}; open it with the evalbook version that wrote it"
     )
+
+
+def seal(obj: str) -> str:
+    """An event line: the JSON object `obj` (ASCII) with its checksum as last key, and `\\n`.
+
+    The checksum is the CRC-32 of `obj` exactly as written, as 8 lowercase hex digits.
+
+    Example:
+        >>> seal('{"a":1}')
+        '{"a":1,"crc":"561bacaf"}\\n'
+    """
+    return f'{obj[:-1]},"crc":"{zlib.crc32(obj.encode()):08x}"}}\n'
 
 
 def dumps(obj: Any) -> str:
@@ -93,14 +125,14 @@ class LineEncoder:
         ]
         # per score: plain value -> the tail of its line
         self._tails: list[dict[float, str]] = [
-            {v: f'{keys}"value":{text}}}\n' for v, text in _VALUE_TEXT.items()}
-            for keys in self._keys
+            {v: f'{keys}"value":{text}}}' for v, text in _VALUE_TEXT.items()} for keys in self._keys
         ]
         self._outcomes = [f',"outcome":"{name}","output":' for name in OUTCOMES]
 
     def case_started(self, pos: int, attempt: int, at_us: int) -> str:
         """The `case.started` line of an attempt that started at `at_us` (Unix µs)."""
-        return f'{self._started}{_enc(self.case_ids[pos])},"attempt":{attempt},"at_us":{at_us}}}\n'
+        cid = _enc(self.case_ids[pos])
+        return seal(f'{self._started}{cid}{_EPOCH},"attempt":{attempt},"at_us":{at_us}}}')
 
     def case_lines(self, pos: int, case: Finished) -> str:
         """A finished case's `score.recorded` lines (definition order), then its `case.ended`."""
@@ -111,36 +143,39 @@ class LineEncoder:
 
         Times are written as integer microseconds: the engine takes them at that precision,
         so they read back exactly, and integers format several times faster than floats.
+        Each line is sealed with its checksum (one CRC-32 of its bytes).
         """
         outcome, attempts, output, error_type, error_message, started_at, duration_s, records = case
-        cid = _enc(self.case_ids[pos])
+        cid = _enc(self.case_ids[pos]) + _EPOCH
         if len(started) == 1 and started[0][0] == pos:  # the common case: its own start only
             _, attempt, at_us = started[0]
-            lines = [f'{self._started}{cid},"attempt":{attempt},"at_us":{at_us}}}\n']
+            lines = [seal(f'{self._started}{cid},"attempt":{attempt},"at_us":{at_us}}}')]
         else:
             lines = [self.case_started(p, a, t) for p, a, t in started]
         head = self._record_head + cid
         tails = self._tails
         for j, r in enumerate(records):  # one per score, in definition order
             if r[0] == SCORED and r[4] is None and r[5] is None and r[6] is None:  # plain: cached
-                lines.append(head + (tails[j].get(r[1]) or self.plain_tail(j, r[1])))
+                lines.append(seal(head + (tails[j].get(r[1]) or self.plain_tail(j, r[1]))))
             else:
-                lines.append(f"{head}{self._keys[j]}{_record_body(r)}}}\n")
+                lines.append(seal(f"{head}{self._keys[j]}{_record_body(r)}}}"))
         out = _enc(output) if type(output) is str else _output_json(output)
         if error_type is not None:
             out += f',"error_type":{_enc(error_type)}'
         if error_message is not None:
             out += f',"error_message":{_enc(error_message)}'
         lines.append(
-            f'{self._ended}{cid},"attempt":{attempts}{self._outcomes[outcome]}{out},"started_us":'
-            f"{round(started_at * 1e6) if started_at == started_at else 'null'},"  # NaN: null
-            f'"duration_us":{round(duration_s * 1e6) if duration_s == duration_s else "null"}}}\n'
+            seal(
+                f'{self._ended}{cid},"attempt":{attempts}{self._outcomes[outcome]}{out},'
+                f'"started_us":{round(started_at * 1e6) if started_at == started_at else "null"},'
+                f'"duration_us":{round(duration_s * 1e6) if duration_s == duration_s else "null"}}}'
+            )
         )
         return "".join(lines)
 
     def plain_tail(self, j: int, value: float) -> str:
         """The tail of score `j`'s line for a plain `value` (cached, up to a bound)."""
-        text = f'{self._keys[j]}"value":{float(value)!r}}}\n'
+        text = f'{self._keys[j]}"value":{float(value)!r}}}'
         tails = self._tails[j]
         if len(tails) < _MAX_TAILS and value == value:  # NaN never hits
             tails[value] = text
@@ -189,53 +224,171 @@ def _record_body(rec: Rec) -> str:
 
 def event_line(event: str, **fields: Any) -> str:
     """One non-hot-path event line (run.started, score.defined, run.resumed, run.ended)."""
-    return dumps({"schema_version": SCHEMA_VERSION, "event": event, **fields}) + "\n"
+    return seal(dumps({"schema_version": LOG_VERSION, "event": event, **fields}))
 
 
 # -- reading ------------------------------------------------------------------------------
 
+_SEAL_LEN = 18  # len(',"crc":"xxxxxxxx"}')
+_SEAL = re.compile(rb',"crc":"([0-9a-f]{8})"\}\Z')
+_CASE_KINDS = ("case.started", "score.recorded", "case.ended")
 
-def read_events(path: Path) -> Iterator[dict[str, Any]]:
-    """Yield the events of a log, checking every line's `schema_version`.
 
-    Only newline-terminated lines count: a truncated last line (a crash in the middle of a
-    write) is skipped with a warning, and NUL bytes after it (space reserved by evalbook
-    0.1.0's writer) are ignored. An unreadable complete line is an error naming it. Text that
-    decodes to a lone surrogate (a `\\ud800` escape written by hand, or by 0.1.0) is
-    replaced by its escape, with one warning per log.
+class DamagedLog(ValueError):
+    """A log damaged at its first line (`run.started`): there is nothing to recover."""
+
+
+class _Bad(Exception):
+    """A damaged line: its number, the offset of its start, and what is wrong with it."""
+
+    def __init__(self, number: int, offset: int, reason: str) -> None:
+        super().__init__(reason)
+        self.number, self.offset, self.reason = number, offset, reason
+
+
+@dataclass(frozen=True, slots=True)
+class Damage:
+    """Where a log is damaged: reading stopped at this line; the events before it count.
+
+    `offset` is the byte offset of the line's start (where a resume cuts the log, after
+    setting the whole of it aside); `unread` the lines not read, this one included (at
+    least that many when not `exact`: counting stops after 256 MiB).
     """
-    gate = TextGate()
+
+    path: Path
+    line: int
+    offset: int
+    reason: str
+    unread: int
+    exact: bool = True
+
+    def message(self) -> str:
+        """One sentence: file, line, what is wrong, and how much was not read."""
+        more = "" if self.exact else " at least"
+        return (
+            f"{self.path}, line {self.line}: {self.reason}; the run loads the events before "
+            f"it, and{more} {self.unread} line(s) from there on were not read (cases logged "
+            "after it load as not run; resume= runs them again and keeps the damaged log as "
+            f"{self.path.name}.damaged-<n>)"
+        )
+
+
+def _event_of(path: Path, number: int, offset: int, raw: bytes) -> dict[str, Any]:
+    """One line as an event, its checksum and `schema_version` checked; `_Bad` if damaged."""
+    sealed = _SEAL.search(raw, max(0, len(raw) - _SEAL_LEN))
+    if sealed is not None:
+        crc = zlib.crc32(b"}", zlib.crc32(memoryview(raw)[: len(raw) - _SEAL_LEN]))
+        if crc != int(sealed[1], 16):
+            raise _Bad(
+                number, offset, "checksum mismatch (the line was changed after it was written)"
+            )
+    try:
+        event = json.loads(raw)
+    except (ValueError, RecursionError) as exc:
+        raise _Bad(number, offset, f"not a JSON line ({type(exc).__name__}: {exc})") from None
+    if not isinstance(event, dict):
+        raise _Bad(number, offset, f"not a JSON object (a JSON {type(event).__name__})")
+    found = event.get("schema_version")
+    if (type(found) is int and found > LOG_VERSION) or "schema_version" not in event:
+        raise version_error(f"{path} (line {number})", found, f"{LOG_VERSION} (and 1 and 2)")
+    if type(found) is not int or found not in READ_VERSIONS:
+        raise _Bad(number, offset, f"schema_version {found!r} is not a version of this log")
+    if sealed is not None:
+        del event["crc"]
+        if found != LOG_VERSION:
+            raise _Bad(number, offset, f"a checksum on a schema_version {found} line")
+    elif found == LOG_VERSION:
+        raise _Bad(number, offset, "no checksum at its end (every version 3 line has one)")
+    elif "crc" in event:
+        raise _Bad(number, offset, f"a 'crc' key in a schema_version {found} line")
+    return event
+
+
+def _checked(
+    path: Path, reader: LineReader, gate: TextGate
+) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """`(number, offset, event)` of every line; `_Bad` for a damaged one.
+
+    One file holds one version: the first line's. A version 3 line in a version 2 log (or
+    the reverse) is damage at that line.
+    """
+    version: int | None = None
+    for number, offset, raw in reader:
+        if not raw.strip():
+            continue
+        event = _event_of(path, number, offset, raw)
+        found = event["schema_version"]
+        if version is None:
+            version = found
+        elif found != version:
+            raise _Bad(number, offset, f"a schema_version {found} line in a version {version} log")
+        if _SURROGATE_ESCAPE.search(raw):  # rare: only then is the event worth a walk
+            event = gate(event, f"{path}, line {number}")
+        yield number, offset, event
+
+
+def _open_log(path: Path) -> BinaryIO:
     try:  # a FIFO, a device or a symlink out of the folder is no log (and must not hang)
         fd = open_regular(path)
     except OSError as exc:
         raise ValueError(f"{path} cannot be read as a run log ({exc})") from None
-    with os.fdopen(fd, "rb") as f:
-        data = strip_padding(f.read())  # the NUL padding a hard crash of 0.1.0 left
-    body, _, tail = data.rpartition(b"\n")
-    if tail.strip():
-        warnings.warn(
-            f"{path}: the last line is truncated (the run was interrupted while writing it); "
-            "it is ignored",
-            RuntimeWarning,
-            stacklevel=3,
-        )
-    if not body:
-        return
-    for number, raw in enumerate(body.split(b"\n"), start=1):
-        if not raw.strip():
-            continue
+    return os.fdopen(fd, "rb")
+
+
+def _truncated(path: Path, number: int) -> None:
+    warnings.warn(
+        f"{path}: the last line (line {number}) is truncated (the run was interrupted while "
+        "writing it); it is ignored",
+        RuntimeWarning,
+        stacklevel=4,
+    )
+
+
+def read_events(path: Path) -> Iterator[dict[str, Any]]:
+    """Yield the events of a log, every line checked (checksum, `schema_version`).
+
+    The file is streamed, never read whole. Only newline-terminated lines count: a truncated
+    last line (a crash in the middle of a write) is skipped with a warning, and NUL bytes
+    after it (space reserved by evalbook 0.1.0's writer) are ignored. A damaged line is a
+    `ValueError` naming the file and the line (`replay` recovers up to it instead). Text that
+    decodes to a lone surrogate (a `\\ud800` escape written by hand, or by 0.1.0) is
+    replaced by its escape, with one warning per log.
+    """
+    with _open_log(path) as f:
+        reader = LineReader(f, path)
         try:
-            event = json.loads(raw)
-        except ValueError as exc:
-            raise ValueError(f"{path}, line {number}: not a valid event ({exc})") from None
-        if not isinstance(event, dict):
-            raise ValueError(f"{path}, line {number}: not a valid event (not a JSON object)")
-        found = event.get("schema_version")
-        if found != SCHEMA_VERSION:
-            raise version_error(f"{path} (line {number})", found)
-        if _SURROGATE_ESCAPE.search(raw):  # rare: only then is the event worth a walk
-            event = gate(event, f"{path}, line {number}")
-        yield event
+            for _, _, event in _checked(path, reader, TextGate()):
+                yield event
+        except _Bad as bad:
+            raise ValueError(f"{path}, line {bad.number}: {bad.reason}") from None
+        if reader.truncated is not None:
+            _truncated(path, reader.truncated)
+
+
+def _text(event: dict[str, Any], key: str, optional: bool = False) -> Any:
+    value = event.get(key) if optional else event[key]
+    if not (value is None and optional) and type(value) is not str:
+        raise TypeError(f"{key!r} is {type(value).__name__}, not text")
+    return value
+
+
+def _int(event: dict[str, Any], key: str, optional: bool = False, low: int = 0) -> Any:
+    value = event.get(key) if optional else event[key]
+    if value is None and optional:
+        return None
+    if type(value) is not int or value < low:
+        raise TypeError(f"{key!r} is {value!r}, not an integer >= {low}")
+    return value
+
+
+def _number(event: dict[str, Any], key: str) -> float:
+    """A version 1 time in seconds (null: never taken)."""
+    value = event.get(key)
+    if value is None:
+        return math.nan
+    if type(value) not in (int, float):
+        raise TypeError(f"{key!r} is {value!r}, not a number")
+    return float(value)
 
 
 def _rec(event: dict[str, Any], invalid: list[str]) -> Rec:
@@ -243,8 +396,11 @@ def _rec(event: dict[str, Any], invalid: list[str]) -> Rec:
     `true`, `"1"`) is an `invalid_score` error, noted in `invalid`, never a number."""
     grader = event.get("grader")
     g = Grader(**grader) if grader is not None else None
-    rationale = event.get("rationale")
+    rationale = _text(event, "rationale", optional=True)
     metadata = event.get("metadata")
+    kinds = [k for k in ("value", "unscored", "error") if k in event]
+    if len(kinds) != 1:
+        raise ValueError("a record holds exactly one of 'value', 'unscored' and 'error'")
     if "value" in event:
         try:
             value = validate_value(event["value"])
@@ -253,11 +409,20 @@ def _rec(event: dict[str, Any], invalid: list[str]) -> Rec:
             message = f"stored value rejected on load: {exc}"
             return Rec(ERROR, math.nan, "invalid_score", message, rationale, metadata, g)
         return Rec(SCORED, value, None, None, rationale, metadata, g)
-    if "unscored" in event:
-        u = event["unscored"]
-        return Rec(UNSCORED, math.nan, u.get("reason"), u.get("message"), rationale, metadata, g)
-    e = event.get("error") or {}
-    return Rec(ERROR, math.nan, e.get("code"), e.get("message"), rationale, metadata, g)
+    status, key, label = (
+        (UNSCORED, "unscored", "reason")
+        if "unscored" in event
+        else (
+            ERROR,
+            "error",
+            "code",
+        )
+    )
+    body = event[key]
+    if not isinstance(body, dict):
+        raise TypeError(f"{key!r} is {type(body).__name__}, not an object")
+    reason, message = _text(body, label, optional=True), _text(body, "message", optional=True)
+    return Rec(status, math.nan, reason, message, rationale, metadata, g)
 
 
 _MISSING = Rec(
@@ -270,7 +435,10 @@ _MISSING = Rec(
 
 @dataclass
 class EventLog:
-    """What a run's event log says: its identity, definitions and finished cases."""
+    """What a run's event log says: its identity, definitions and finished cases.
+
+    `damage` says where reading stopped at a damaged line (None: the whole log was read).
+    """
 
     run_id: str
     name: str
@@ -281,6 +449,7 @@ class EventLog:
     results: Results
     data_file: str | None = None
     ended: dict[str, Any] | None = None
+    damage: Damage | None = None
 
 
 def warn_invalid(path: Path, invalid: Sequence[str]) -> None:
@@ -294,65 +463,245 @@ def warn_invalid(path: Path, invalid: Sequence[str]) -> None:
     )
 
 
-def replay(path: Path) -> EventLog:
-    """Rebuild a run from its event log alone (e.g. after a crash)."""
-    events = read_events(path)
-    first = next(events, None)
-    if first is None or first.get("event") != "run.started":
-        raise NotARunLog(f"{path} does not start with a run.started event; it is not a run log")
-    definitions: list[ScoreDefinition] = []
-    finished: dict[str, tuple[dict[str, Any], dict[str, Rec]]] = {}
-    pending: dict[str, dict[str, Rec]] = {}
-    case_ids: list[str] = list(first["case_ids"])
-    options: dict[str, Any] = dict(first.get("options") or {})
-    ended: dict[str, Any] | None = None
-    invalid: list[str] = []  # stored values the score contract rejects
-    for event in events:
-        kind = event.get("event")
+def _started(path: Path, first: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
+    """The case ids and options of a `run.started` event; DamagedLog if ill-typed."""
+    try:
+        _text(first, "run_id"), _text(first, "name"), _text(first, "started_at", optional=True)
+        _text(first, "data_file", optional=True)
+        case_ids = first["case_ids"]
+        if type(case_ids) is not list or not all(type(c) is str for c in case_ids):
+            raise TypeError("'case_ids' is not a list of text")
+        options = first.get("options") or {}
+        if not isinstance(options, dict):
+            raise TypeError("'options' is not an object")
+    except (KeyError, TypeError) as exc:
+        what = f"no {exc} key" if isinstance(exc, KeyError) else str(exc)
+        raise DamagedLog(f"{path}, line 1: the run.started event is damaged ({what})") from None
+    return list(case_ids), dict(options)
+
+
+class _Replay:
+    """The state of one read of a log; `line` applies one event (KeyError etc. if bad)."""
+
+    def __init__(self, first: dict[str, Any], version: int, case_ids: list[str]) -> None:
+        self.version = version
+        self.case_ids = case_ids
+        self.known = frozenset(case_ids)
+        self.options: dict[str, Any] = {}
+        self.definitions: list[ScoreDefinition] = []
+        self.derived: dict[str, bool] = {}
+        self.finished: dict[str, tuple[int, int, Finished]] = {}  # id -> line, offset, case
+        self.pending: dict[str, dict[str, Rec]] = {}
+        self.ended: dict[str, Any] | None = None
+        self.invalid: list[str] = []
+
+    def _case(self, event: dict[str, Any]) -> str:
+        cid: str = _text(event, "case_id")
+        if cid not in self.known:
+            raise ValueError(f"case {cid!r} is not a case of this run")
+        if self.version >= 3:
+            _int(event, "epoch", optional=True, low=1)  # every case has one epoch until epochs
+        return cid
+
+    def line(self, number: int, offset: int, event: dict[str, Any]) -> None:
+        kind = _text(event, "event")
         if kind == "score.recorded":
-            pending.setdefault(event["case_id"], {})[event["score"]] = _rec(event, invalid)
+            cid = self._case(event)
+            name = _text(event, "score")
+            if self.derived.get(name) is not event.get("derived", False):
+                raise ValueError(
+                    f"score {name!r} (derived {event.get('derived')!r}) is not "
+                    "a score defined in this log"
+                )
+            self.pending.setdefault(cid, {})[name] = _rec(event, self.invalid)
         elif kind == "case.ended":
-            cid = event["case_id"]
-            finished[cid] = (event, pending.pop(cid, {}))
+            cid = self._case(event)
+            self.finished[cid] = (number, offset, self._ended_case(event, cid))
         elif kind == "case.started":
-            pending.pop(event["case_id"], None)
+            cid = self._case(event)
+            _int(event, "attempt", low=1)
+            _number(event, "at_us" if self.version >= 2 else "at")  # informative only
+            self.pending.pop(cid, None)
         elif kind == "score.defined":
-            definitions.append(ScoreDefinition.model_validate(event["definition"]))
+            definition = ScoreDefinition.model_validate(event["definition"])
+            if definition.name in self.derived:
+                raise ValueError(f"score {definition.name!r} is defined twice")
+            self.definitions.append(definition)
+            self.derived[definition.name] = definition.derived
         elif kind == "run.resumed":
-            case_ids = list(event.get("case_ids") or case_ids)
-            options.update(event.get("options") or {})
-            ended = None
+            ids = event.get("case_ids") or self.case_ids
+            if type(ids) is not list or frozenset(ids) != self.known or len(ids) != len(self.known):
+                raise ValueError("'case_ids' are not the run's cases")
+            options = event.get("options") or {}
+            if not isinstance(options, dict):
+                raise TypeError("'options' is not an object")
+            self.case_ids = list(ids)
+            self.options.update(options)
+            self.ended = None
         elif kind == "run.ended":
-            ended = event
-    if invalid:
-        warn_invalid(path, invalid)
-    results = Results(case_ids, len(definitions))
-    position = {cid: pos for pos, cid in enumerate(case_ids)}
-    for cid, (event, by_name) in finished.items():
-        pos = position.get(cid)
-        if pos is None:
-            continue
-        results.set_case(
-            pos,
-            Finished(
-                _OUTCOME_CODES[event["outcome"]],
-                int(event["attempt"]),
-                decode_output(event.get("output"), event.get("output_kind")),
-                event.get("error_type"),
-                event.get("error_message"),
-                _seconds(event.get("started_us")),
-                _seconds(event.get("duration_us")),
-                [by_name.get(d.name) or _MISSING for d in definitions],
-            ),
+            self.ended = event
+        elif kind == "run.started":
+            raise ValueError("a second run.started event")
+        # another event name: a later writer's addition, with nothing this reader needs
+
+    def _ended_case(self, event: dict[str, Any], cid: str) -> Finished:
+        outcome = _OUTCOME_CODES.get(event["outcome"])
+        if outcome is None:
+            raise ValueError(f"unknown outcome {event['outcome']!r}")
+        kind = _text(event, "output_kind", optional=True)
+        if kind not in (None, "literal", "repr"):
+            raise ValueError(f"unknown output_kind {kind!r}")
+        if self.version >= 2:
+            started = _seconds(_int(event, "started_us", optional=True))
+            duration = _seconds(_int(event, "duration_us", optional=True))
+        else:  # version 1: seconds as numbers
+            started, duration = _number(event, "started_at"), _number(event, "duration_s")
+        by_name = self.pending.pop(cid, {})
+        return Finished(
+            outcome,
+            _int(event, "attempt"),
+            decode_output(event.get("output"), kind),
+            _text(event, "error_type", optional=True),
+            _text(event, "error_message", optional=True),
+            started,
+            duration,
+            [by_name.get(d.name) or _MISSING for d in self.definitions],
         )
-    return EventLog(
-        run_id=str(first["run_id"]),
-        name=str(first["name"]),
-        started_at=first.get("started_at"),
-        case_ids=case_ids,
-        options=options,
-        definitions=definitions,
+
+
+_DAMAGE = (KeyError, TypeError, ValueError, AttributeError, SyntaxError, RecursionError)
+
+
+def _why(exc: BaseException) -> str:
+    if isinstance(exc, KeyError):
+        return f"no {exc} key"
+    text = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+    return text if len(text) <= 200 else text[:200] + "…"
+
+
+def _read(path: Path, stop: _Bad | None) -> tuple[EventLog, int | None, list[str]]:
+    """One read of the log, up to the first damaged line (or up to `stop`): the log, the
+    number of a truncated last line, and the stored values the score contract rejects."""
+    with _open_log(path) as f:
+        reader = LineReader(f, path)
+        lines = _checked(path, reader, TextGate())
+        try:
+            first = next(lines, None)
+        except (_Bad, LineTooLong) as exc:
+            reason = exc.reason if isinstance(exc, _Bad) else str(exc).split(": ", 1)[1]
+            raise DamagedLog(f"{path}, line 1: {reason}; it is not readable as a run log") from None
+        if first is None or first[2].get("event") != "run.started":
+            raise NotARunLog(f"{path} does not start with a run.started event; it is not a run log")
+        case_ids, options = _started(path, first[2])
+        state = _Replay(first[2], first[2]["schema_version"], case_ids)
+        state.options = options
+        bad = stop
+        try:
+            for number, offset, event in lines:
+                if stop is not None and number >= stop.number:
+                    break
+                try:
+                    state.line(number, offset, event)
+                except _DAMAGE as exc:
+                    raise _Bad(
+                        number, offset, f"a damaged {event.get('event')!r} event ({_why(exc)})"
+                    ) from None
+        except _Bad as exc:
+            bad = exc
+        except LineTooLong as exc:
+            bad = _Bad(exc.number, exc.offset, str(exc).split(": ", 1)[1])
+        damage = None
+        if bad is not None:
+            f.seek(bad.offset)
+            unread, exact = count_lines(f)
+            damage = Damage(path, bad.number, bad.offset, bad.reason, unread, exact)
+        truncated = reader.truncated if bad is None else None
+    results = Results(state.case_ids, len(state.definitions))
+    position = {cid: pos for pos, cid in enumerate(state.case_ids)}
+    for cid, (number, offset, case) in state.finished.items():
+        try:
+            results.set_case(position[cid], case)
+        except _DAMAGE as exc:  # found only now: read again, up to that line
+            bad = _Bad(number, offset, f"a damaged 'case.ended' event ({_why(exc)})")
+            raise _Late(bad) from None
+    log = EventLog(
+        run_id=first[2]["run_id"],
+        name=first[2]["name"],
+        started_at=first[2].get("started_at"),
+        case_ids=state.case_ids,
+        options=state.options,
+        definitions=state.definitions,
         results=results,
-        data_file=first.get("data_file"),
-        ended=ended,
+        data_file=first[2].get("data_file"),
+        ended=state.ended,
+        damage=damage,
+    )
+    return log, truncated, state.invalid
+
+
+class _Late(Exception):
+    """A damaged line found after the read (when its case was stored)."""
+
+    def __init__(self, bad: _Bad) -> None:
+        super().__init__(bad.reason)
+        self.bad = bad
+
+
+def replay(path: Path, *, warn: bool = True, warn_damage: bool = True) -> EventLog:
+    """Rebuild a run from its event log alone (e.g. after a crash).
+
+    A damaged line (bad checksum, not JSON, a missing or ill-typed key, an unknown outcome,
+    a definition that does not validate, ...) ends the read there: the events before it
+    count, and one `RuntimeWarning` names the file, the line, what is wrong and how many
+    lines were not read (`EventLog.damage` says it too). A damaged first line is a
+    `DamagedLog` error naming the file (nothing to recover). `warn=False`: no warning at all
+    (a second look at a log already read); `warn_damage=False`: none for the damage (a
+    resume, which sets the damaged log aside and says so).
+    """
+    stop: _Bad | None = None
+    while True:
+        try:
+            log, truncated, invalid = _read(path, stop)
+            break
+        except _Late as late:  # each try stops at an earlier line: this ends
+            stop = late.bad
+    if warn:
+        if truncated is not None:
+            _truncated(path, truncated)
+        if invalid:
+            warn_invalid(path, invalid)
+        if log.damage is not None and warn_damage:
+            warnings.warn(log.damage.message(), RuntimeWarning, stacklevel=3)
+    return log
+
+
+def prepare_append(log: LogFile, encoder: LineEncoder, results: Results) -> None:
+    """Make a stored log ready for a resume to append to it (the log's lock is held).
+
+    What a crash left after the last complete line is cut. A log damaged at some line is
+    copied whole to `events.jsonl.damaged-<n>` (nothing is lost) and cut at that line, with
+    one warning: appending after the damage would hide what the resume logs from every later
+    read (reading stops at the damaged line). The kept cases (`results`) that the cut log no
+    longer holds (a resume that read the final files, not the log) are logged again.
+    """
+    found = replay(log.path, warn=False)
+    if found.damage is None:
+        log.cut_partial_line()
+        return
+    copy = log.set_aside(found.damage.offset)
+    where = {cid: pos for pos, cid in enumerate(found.results.case_ids)}
+    lost = [
+        pos
+        for pos, cid in enumerate(results.case_ids)
+        if results.outcome[pos] != PENDING and found.results.outcome[where[cid]] == PENDING
+    ]
+    if lost:
+        log.write("".join(encoder.case_ended(pos, results) for pos in lost).encode())
+    warnings.warn(
+        f"{log.path}, line {found.damage.line}: {found.damage.reason}; the damaged log is kept "
+        f"as {copy.name} and the log is cut at that line, so the resume continues after the "
+        "last good line and runs every case without a final outcome before it"
+        + (f" ({len(lost)} kept cases were logged again)" if lost else ""),
+        RuntimeWarning,
+        stacklevel=3,
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 import os
 import warnings
 from pathlib import Path
@@ -18,9 +19,17 @@ from .._model._run_data import RunData
 from .._model._scores import Grader, ScoreDefinition
 from .._util._text import clean
 from ._codec import OUTPUT_KINDS, read_file_outputs
-from ._events import NotARunLog, SchemaVersionError, replay, warn_invalid
+from ._events import (
+    LOG_VERSION,
+    READ_VERSIONS,
+    NotARunLog,
+    SchemaVersionError,
+    replay,
+    version_error,
+    warn_invalid,
+)
 from ._layout import CASES, DATA, EVENTS, FINAL_FILES, SCORES, SUMMARY, open_regular
-from ._log import being_written
+from ._log import LineReader, being_written
 from ._parquet import frame_of, read_parquet, text_list
 from ._sink import finish_status
 from ._summary import read_summary
@@ -28,6 +37,10 @@ from ._summary import read_summary
 __all__ = ["read_run", "run_folder", "runs", "stored_started_at"]
 
 RUNS_COLUMNS = ["name", "id", "path", "started_at", "status", "n_cases", "completion", "headline"]
+# `eb.runs` replays a log without summary.json up to this size; of a larger one it reads the
+# first line and the end only (no headline then): listing a store stays bounded
+LIST_REPLAY_BYTES = 32 << 20
+_TAIL_BYTES = 1 << 16
 
 
 def run_folder(path: str | os.PathLike[str]) -> Path:
@@ -155,9 +168,19 @@ def _checked_values(column: Any, status: np.ndarray) -> tuple[np.ndarray, np.nda
     return values, np.asarray(bad, dtype=np.intp)
 
 
+def _table(path: Path) -> Any:
+    """A final Parquet file; an error that cannot be read names it."""
+    try:
+        return read_parquet(path)
+    except SchemaVersionError:
+        raise
+    except Exception as exc:  # pyarrow's errors do not always say which file
+        raise ValueError(f"{path} cannot be read ({type(exc).__name__}: {exc})") from exc
+
+
 def _results_from_files(folder: Path, n_scores: int) -> Results:
-    cases = read_parquet(folder / CASES)
-    scores = read_parquet(folder / SCORES)
+    cases = _table(folder / CASES)
+    scores = _table(folder / SCORES)
     ids = text_list(cases.column("case_id"))
     if not all(type(x) is str for x in ids):
         ids = [str(x) for x in ids]
@@ -209,28 +232,74 @@ def _results_from_files(folder: Path, n_scores: int) -> Results:
     return results
 
 
+def _agrees(folder: Path, summary: dict[str, Any], run: RunData) -> None:
+    """ValueError unless the tables read agree with `summary.json`: its case count, outcome
+    counts and per-score means and counts (a damaged Parquet file must not load as a
+    different run)."""
+    results = run._results
+    if summary.get("n_cases") != results.n_cases:
+        raise ValueError(
+            f"{folder / CASES} holds {results.n_cases} cases, {SUMMARY} says "
+            f"{summary.get('n_cases')!r}"
+        )
+    stored = summary.get("summary")
+    if not isinstance(stored, list):
+        raise ValueError(f"{folder / SUMMARY} has no summary rows")
+    table = run.summary()
+    for row, (_, now) in zip(stored, table.iterrows(), strict=False):
+        for key in ("score", "mean", "counted", "errors", "unscored"):
+            a, b = row.get(key) if isinstance(row, dict) else None, now[key]
+            same = (
+                (a is None and b != b) or a == b or (isinstance(a, float) and abs(a - b) <= 1e-12)
+            )
+            if not same:
+                raise ValueError(
+                    f"{folder / SCORES} disagrees with {SUMMARY} ({key} of "
+                    f"{now['score']!r}: {b!r} read, {a!r} stored)"
+                )
+    if len(stored) != len(table):
+        raise ValueError(f"{folder / SUMMARY} has {len(stored)} summary rows, not {len(table)}")
+
+
 def _from_files(folder: Path) -> RunData:
     try:
         summary = read_summary(folder / SUMMARY)
+        definitions = [ScoreDefinition.model_validate(d) for d in summary["definitions"]]
+        name, run_id = str(summary["name"]), str(summary["run_id"])
     except SchemaVersionError:
         raise
-    except (OSError, ValueError) as exc:  # name the file: the log then decides
-        raise ValueError(f"{folder / SUMMARY} cannot be read ({exc})") from exc
-    definitions = [ScoreDefinition.model_validate(d) for d in summary["definitions"]]
+    except Exception as exc:  # name the file: the log then decides
+        raise ValueError(
+            f"{folder / SUMMARY} cannot be read ({type(exc).__name__}: {exc})"
+        ) from exc
     results = _results_from_files(folder, len(definitions))
-    return RunData(
-        name=str(summary["name"]),
-        id=str(summary["run_id"]),
+    run = RunData(
+        name=name,
+        id=run_id,
         definitions=definitions,
-        data=_data(folder, summary.get("data_file"), results.case_ids),
+        data=pd.DataFrame(index=pd.Index(results.case_ids, dtype=object)),
         results=results,
         options=dict(summary.get("options") or {}),
         path=folder,
     )
+    try:
+        _agrees(folder, summary, run)
+    except ValueError as exc:
+        raise _Disagree(str(exc), run, summary) from None
+    run.data = _data(folder, summary.get("data_file"), results.case_ids)
+    return run
 
 
-def _from_log(folder: Path) -> RunData:
-    log = replay(folder / EVENTS)
+class _Disagree(ValueError):
+    """The final files read, but disagree with each other: the log decides, if there is one."""
+
+    def __init__(self, message: str, run: RunData, summary: dict[str, Any]) -> None:
+        super().__init__(message)
+        self.run, self.summary = run, summary
+
+
+def _from_log(folder: Path, warn_damage: bool = True) -> RunData:
+    log = replay(folder / EVENTS, warn_damage=warn_damage)
     return RunData(
         name=log.name,
         id=log.run_id,
@@ -246,9 +315,10 @@ def read_run(path: str | os.PathLike[str], *, warn_incomplete: bool = True) -> R
     """A stored run's data: from its Parquet files, or from its event log after a crash.
 
     A run with cases that have no final outcome (killed, or still running) warns once,
-    naming the run and how many (`warn_incomplete=False`: a resume, which runs them).
+    naming the run and how many (`warn_incomplete=False`: a resume, which runs them; nor is a
+    damaged log then warned of here: the resume sets it aside, saying so).
     """
-    run = _read(run_folder(path))
+    run = _read(run_folder(path), warn_damage=warn_incomplete)
     if warn_incomplete:
         missing = int(np.count_nonzero(run._results.outcome == PENDING))
         if missing:
@@ -262,7 +332,7 @@ def read_run(path: str | os.PathLike[str], *, warn_incomplete: bool = True) -> R
     return run
 
 
-def _read(folder: Path) -> RunData:
+def _read(folder: Path, warn_damage: bool = True) -> RunData:
     if all((folder / name).exists() for name in FINAL_FILES):
         try:
             return _from_files(folder)
@@ -270,17 +340,36 @@ def _read(folder: Path) -> RunData:
             raise
         except Exception as exc:  # e.g. a file cut short by a power cut: the log decides
             if not (folder / EVENTS).exists():
-                raise
+                if not isinstance(exc, _Disagree):
+                    raise
+                warnings.warn(  # nothing else to read: what the files hold, not silently
+                    f"{folder}: the final files disagree ({exc}) and there is no {EVENTS}; "
+                    "the run loads as its Parquet files hold it",
+                    RuntimeWarning,
+                    stacklevel=3,
+                )
+                run = exc.run
+                run.data = _data(folder, exc.summary.get("data_file"), run._results.case_ids)
+                return run
             warnings.warn(
                 f"{folder}: the final files cannot be read ({exc}); loading from {EVENTS}",
                 RuntimeWarning,
-                stacklevel=2,
+                stacklevel=3,
             )
     if (folder / EVENTS).exists():
-        return _from_log(folder)
+        return _from_log(folder, warn_damage)
     raise FileNotFoundError(
         f"{folder} is not a stored run: it has no {EVENTS} (see eb.runs() for the runs of a store)"
     )
+
+
+def _first_event(path: Path) -> dict[str, Any] | None:
+    """The first event of a log, read alone (a bounded read); None if it is not one."""
+    with os.fdopen(open_regular(path), "rb") as f:
+        for _, _, raw in LineReader(f, path):  # LineTooLong past the bound
+            first = json.loads(raw)
+            return first if isinstance(first, dict) else None
+    return None
 
 
 def stored_started_at(folder: Path) -> str | None:
@@ -290,12 +379,55 @@ def stored_started_at(folder: Path) -> str | None:
         value = summary.get("started_at")
         return None if value is None else str(value)
     try:
-        with os.fdopen(open_regular(folder / EVENTS), "rb") as f:
-            first = json.loads(f.readline())
+        first = _first_event(folder / EVENTS)
     except (OSError, ValueError):
         return None
-    value = first.get("started_at") if isinstance(first, dict) else None
+    value = first.get("started_at") if first is not None else None
     return None if value is None else str(value)
+
+
+def _last_event(path: Path, size: int) -> dict[str, Any] | None:
+    """The last complete line of a log as an event (its last 64 KiB only), or None."""
+    with os.fdopen(open_regular(path), "rb") as f:
+        f.seek(max(0, size - _TAIL_BYTES))
+        tail = f.read(_TAIL_BYTES).rstrip(b"\0")
+    lines = tail.split(b"\n")
+    try:
+        last = json.loads(lines[-2]) if len(lines) > 1 else None
+    except ValueError:
+        return None
+    return last if isinstance(last, dict) else None
+
+
+def _large_log_row(folder: Path, size: int) -> dict[str, Any] | None:
+    """The listing row of a large log without summary.json: its first line and its end."""
+    path = folder / EVENTS
+    first = _first_event(path)
+    if first is None or first.get("event") != "run.started":
+        return None
+    found = first.get("schema_version")
+    if found not in READ_VERSIONS:
+        raise version_error(f"{path} (line 1)", found, f"{LOG_VERSION} (and 1 and 2)")
+    last = _last_event(path, size)
+    n_cases = len(first["case_ids"])
+    completion = math.nan
+    if last is not None and last.get("event") == "run.ended":
+        status = str(last.get("status"))
+        counts = last.get("counts") or {}
+        if n_cases:
+            completion = (counts.get("passed", 0) + counts.get("failed", 0)) / n_cases
+    else:
+        status = "running" if being_written(path) else "incomplete"
+    return {
+        "name": str(first["name"]),
+        "id": str(first["run_id"]),
+        "path": str(folder),
+        "started_at": first.get("started_at"),
+        "status": status,
+        "n_cases": n_cases,
+        "completion": completion,
+        "headline": None,  # a large log is not replayed to list it
+    }
 
 
 def _row(folder: Path) -> dict[str, Any] | None:
@@ -313,12 +445,19 @@ def _row(folder: Path) -> dict[str, Any] | None:
         }
     if not (folder / EVENTS).exists():
         return None
+    fd = open_regular(folder / EVENTS)  # a FIFO or device: an OSError, the run is skipped
+    size = os.fstat(fd).st_size
+    os.close(fd)
+    if size > LIST_REPLAY_BYTES:
+        return _large_log_row(folder, size)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")  # a run being written has a partial last line
-            log = replay(folder / EVENTS)
+            log = replay(folder / EVENTS, warn=False)
     except NotARunLog:
         return None
+    if log.damage is not None:
+        warnings.warn(log.damage.message(), RuntimeWarning, stacklevel=3)
     run = RunData(
         name=log.name,
         id=log.run_id,
@@ -327,7 +466,7 @@ def _row(folder: Path) -> dict[str, Any] | None:
         results=log.results,
         path=folder,
     )
-    if log.ended is not None:
+    if log.ended is not None and log.damage is None:
         status = finish_status(log.results)
     else:  # not ended: still being written by a run, or left behind by a crash
         status = "running" if being_written(folder / EVENTS) else "incomplete"

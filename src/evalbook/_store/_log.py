@@ -6,6 +6,9 @@ the cases in flight. A helper thread fsyncs the file about once a second (an fsy
 disk, so it never runs on the event loop), and the file is locked (`flock`) against a second
 writer. Logs written by evalbook 0.1.0 may end in NUL bytes after a hard crash (it wrote
 through a memory map with space reserved ahead); readers ignore them (`strip_padding`).
+
+Reading streams the file line by line (`LineReader`): a line longer than `MAX_LINE` is
+refused, so a sparse file of NULs or a device named like a log never fills the memory.
 """
 
 from __future__ import annotations
@@ -13,18 +16,37 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import shutil
 import stat
 import threading
 import time
+from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 try:
     import fcntl
 except ImportError:  # Windows has no advisory locks: a log is then not guarded, only written
     fcntl = None  # type: ignore[assignment]
 
-__all__ = ["LogFile", "LogInUse", "being_written", "cut_partial_line", "strip_padding"]
+__all__ = [
+    "MAX_LINE",
+    "LineReader",
+    "LineTooLong",
+    "LogFile",
+    "LogInUse",
+    "being_written",
+    "count_lines",
+    "cut_partial_line",
+    "set_aside",
+    "strip_padding",
+]
 
+# The longest line a reader accepts: an output can be big (a whole document), but a line of
+# 64 MiB is no case of a real run, while an 8 GiB sparse file of NULs is no log at all.
+MAX_LINE = 64 << 20
+_COUNT_CHUNK = 1 << 20
+_COUNT_LIMIT = 256 << 20  # counting the lines after a damaged one reads at most this much
 SYNC_EVERY_S = 1.0  # an fsync about once a second, while something was written
 _LOCK_TRIES = 20  # x 5 ms: a reader (`being_written`) holds its shared lock for microseconds
 
@@ -46,11 +68,109 @@ def strip_padding(data: bytes) -> bytes:
     return data.rstrip(b"\0")
 
 
+class LineTooLong(ValueError):
+    """A line of a log is longer than `MAX_LINE` (no log holds one: a damaged file)."""
+
+    def __init__(self, path: Path, number: int, offset: int) -> None:
+        super().__init__(
+            f"{path}, line {number}: longer than {MAX_LINE >> 20} MiB without a line end, "
+            "so it is not read (no evalbook log holds such a line: the file is damaged or "
+            "is not a run log)"
+        )
+        self.number, self.offset = number, offset
+
+
+class LineReader:
+    """The complete lines of a log, streamed: `(number, offset, bytes without the newline)`.
+
+    Memory stays bounded by `MAX_LINE` whatever the file holds. The end of the file after the
+    last newline is either NUL padding (left by evalbook 0.1.0; ignored) or a line cut short
+    by a crash: then `truncated` is its line number once the iteration has ended. A line
+    longer than `MAX_LINE` raises `LineTooLong`.
+
+    Example:
+        >>> import io
+        >>> lines = LineReader(io.BytesIO(b'{"a":1}\\n{"b"'), Path("events.jsonl"))
+        >>> list(lines), lines.truncated
+        ([(1, 0, b'{"a":1}')], 2)
+    """
+
+    def __init__(self, f: BinaryIO, path: Path) -> None:
+        self.f, self.path = f, path
+        self.truncated: int | None = None
+        self.end = 0  # the offset after the last complete line read
+
+    def __iter__(self) -> Iterator[tuple[int, int, bytes]]:
+        number, offset, readline = 0, 0, self.f.readline
+        while raw := readline(MAX_LINE + 1):
+            number += 1
+            if raw[-1] == 10:  # b"\n"
+                yield number, offset, raw[:-1]
+                offset += len(raw)
+                self.end = offset
+                continue
+            if len(raw) > MAX_LINE:
+                raise LineTooLong(self.path, number, offset)
+            if strip_padding(raw).strip():  # not only the NULs a crash of 0.1.0 left
+                self.truncated = number
+            return
+
+
+def count_lines(f: BinaryIO) -> tuple[int, bool]:
+    """How many lines start from `f`'s position on (bounded: `(counted, exact)`)."""
+    lines, read, last = 0, 0, b"\n"
+    while chunk := f.read(_COUNT_CHUNK):
+        lines += chunk.count(b"\n")
+        read += len(chunk)
+        last = chunk[-1:]
+        if read >= _COUNT_LIMIT:
+            return lines, False
+    return lines + (strip_padding(last) not in (b"", b"\n")), True
+
+
 def cut_partial_line(path: Path) -> None:
-    """Drop padding and a truncated last line, so that appended events start a line."""
+    """Drop padding and a truncated last line, so that appended events start a line.
+
+    Only the end of the file is read (from the last newline on), in bounded chunks.
+    """
     with path.open("rb+") as f:
-        data = strip_padding(f.read())
-        f.truncate(data.rfind(b"\n") + 1 if not data.endswith(b"\n") else len(data))
+        size = f.seek(0, os.SEEK_END)
+        end = size
+        while end > 0:  # back over the NULs and the cut line, chunk by chunk
+            start = max(0, end - _COUNT_CHUNK)
+            f.seek(start)
+            chunk = f.read(end - start)
+            newline = chunk.rfind(b"\n")
+            if newline >= 0:
+                end = start + newline + 1
+                break
+            end = start
+        if end != size:
+            f.truncate(end)
+
+
+def set_aside(path: Path, offset: int) -> Path:
+    """Copy the whole log to `<name>.damaged-<n>` beside it, then cut the log at `offset`.
+
+    For a resume of a log damaged at the line starting at `offset`: nothing is lost (the copy
+    keeps every byte), and what the resume appends follows the last good line, where a later
+    read still finds it. Call it while holding the log's lock. Returns the copy's path.
+    """
+    for n in range(1, 10_000):
+        copy = path.with_name(f"{path.name}.damaged-{n}")
+        try:
+            fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0))
+        except FileExistsError:
+            continue
+        with os.fdopen(fd, "wb") as out, path.open("rb") as src:
+            shutil.copyfileobj(src, out)
+            out.flush()
+            os.fsync(out.fileno())
+        break
+    else:
+        raise OSError(f"{path}: too many damaged copies beside it; remove some")
+    os.truncate(path, offset)
+    return copy
 
 
 def _lock(fd: int, path: Path) -> None:
@@ -176,6 +296,13 @@ class LogFile:
         cut_partial_line(self.path)
         if self._fd is not None:
             self._end = os.fstat(self._fd).st_size
+
+    def set_aside(self, offset: int) -> Path:
+        """`set_aside` for this log (the lock is held): copy it whole, cut it at `offset`."""
+        copy = set_aside(self.path, offset)
+        if self._fd is not None:
+            self._end = os.fstat(self._fd).st_size
+        return copy
 
     def write(self, data: bytes) -> None:
         """Append `data` (whole lines) with one `os.write`; OSError if it cannot.

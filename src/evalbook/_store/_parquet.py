@@ -26,6 +26,7 @@ __all__ = [
     "NULL_COLUMNS",
     "column_array",
     "frame_of",
+    "parquet_bytes",
     "read_parquet",
     "text_array",
     "text_list",
@@ -102,18 +103,38 @@ def write_parquet(frame: pd.DataFrame, path: Path, table: str, index: bool = Fal
     input data, whose index and dtypes must come back) goes through `pa.Table.from_pandas`.
     """
 
+    write_arrow(_store_arrow(frame, index), path, table)
+
+
+def _store_arrow(frame: pd.DataFrame, index: bool) -> Any:
+    """The frame as Arrow: column by column for the store's tables, else `from_pandas`."""
     try:
         if index:
             raise NotStoreTable("index")
-        arrow = _direct_arrow(frame)
+        return _direct_arrow(frame)
     except NotStoreTable:
-        arrow = pa.Table.from_pandas(frame, preserve_index=index)
-    write_arrow(arrow, path, table)
+        return pa.Table.from_pandas(frame, preserve_index=index)
+
+
+def parquet_bytes(frame: pd.DataFrame, table: str, index: bool = False) -> bytes:
+    """The bytes `write_parquet` would write, in memory (nothing touches the disk).
+
+    A conversion error is raised before any file exists, and equal bytes tell that a stored
+    file already holds this table.
+    """
+    out = pa.BufferOutputStream()
+    _write_table(_store_arrow(frame, index), out, table)
+    content: bytes = out.getvalue().to_pybytes()
+    return content
 
 
 def write_arrow(arrow: Any, path: Path, table: str) -> None:
     """Write an Arrow table atomically as Parquet, `schema_version` in its metadata."""
+    atomic_write(path, lambda tmp: _write_table(arrow, tmp, table))
 
+
+def _write_table(arrow: Any, where: Any, table: str) -> None:
+    """Write Parquet to a path or an Arrow stream, `schema_version` in its metadata."""
     # Parquet dictionaries for categorical columns with few categories only: for unique text
     # (ids, outputs), and for scores.case_id, plain pages are faster to write and smaller
     cats = [
@@ -127,11 +148,7 @@ def write_arrow(arrow: Any, path: Path, table: str) -> None:
     meta = dict(arrow.schema.metadata or {})
     meta[_META_KEY] = json.dumps(info).encode()
     arrow = arrow.replace_schema_metadata(meta)
-
-    def write(tmp: Path) -> None:
-        pq.write_table(arrow, tmp, write_statistics=False, use_dictionary=cats)
-
-    atomic_write(path, write)
+    pq.write_table(arrow, where, write_statistics=False, use_dictionary=cats)
 
 
 def _old_text(values: Iterable[Any]) -> list[Any]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import warnings
 from pathlib import Path
@@ -12,9 +13,9 @@ import numpy as np
 from .._model._results import PENDING
 from .._util._fs import write_text
 from ._events import LineEncoder, replay
-from ._layout import EVENTS, first_started_at, new_run_folder, now_iso
+from ._layout import DATA, EVENTS, FINAL_FILES, first_started_at, new_run_folder, now_iso
 from ._load import stored_started_at
-from ._sink import ended_event, finish_status, start_events, write_data
+from ._sink import disk_full, ended_event, finish_status, start_events, write_data
 from ._summary import finish_files
 
 if TYPE_CHECKING:
@@ -57,19 +58,65 @@ def _log_matches(folder: Path, run: RunData) -> bool:
     )
 
 
-def save_run(run: RunData, store: str | os.PathLike[str] = "runs") -> Path:
-    """Write the run's folder and return its path (a new folder for an in-memory run)."""
-
+def _in_place(run: RunData, store: str | os.PathLike[str] | None) -> bool:
+    """A stored run is completed in its own folder unless `store` names another store."""
     if run.path is None:
-        folder = new_run_folder(store, run.name)
-        started_at = first_started_at(run._results)
-    else:
+        return False
+    if store is None:
+        return True
+    return Path(store).expanduser().resolve() == run.path.parent.resolve()
+
+
+def save_run(run: RunData, store: str | os.PathLike[str] | None = None) -> Path:
+    """Write the run's folder and return its path.
+
+    An in-memory run gets a new folder in `store` (default `runs`). A stored run is
+    completed in place (`store` None or its own store); given another `store`, it is
+    written whole into a new folder there (e.g. its own disk is full) and `run.path` moves.
+
+    Raises:
+        OSError: the folder cannot be written (a full disk: the message says so and where);
+            what was stored before stays whole.
+    """
+    if _in_place(run, store):
+        assert run.path is not None
         folder = run.path
         folder.mkdir(parents=True, exist_ok=True)
         started_at = stored_started_at(folder) or first_started_at(run._results)
-    data_file = write_data(run.data, folder)
-    if run.path is None or not _log_matches(folder, run):
-        write_text(folder / EVENTS, full_log(run, started_at, data_file))
+        _write(run, folder, started_at, rewrite_log=not _log_matches(folder, run))
+        return folder
+    if run.path is None:
+        started_at = first_started_at(run._results)
+    else:  # a stored run copied elsewhere keeps when it started
+        started_at = stored_started_at(run.path) or first_started_at(run._results)
+    folder = new_run_folder("runs" if store is None else store, run.name)
+    try:
+        _write(run, folder, started_at, rewrite_log=True)
+    except BaseException:  # the new folder holds nothing else: no half-saved run stays
+        for name in (EVENTS, DATA, *FINAL_FILES):
+            (folder / name).unlink(missing_ok=True)
+        with contextlib.suppress(OSError):
+            folder.rmdir()
+        raise
     run.path = folder
-    finish_files(run, started_at, now_iso(), finish_status(run._results))
     return folder
+
+
+def _write(run: RunData, folder: Path, started_at: str, *, rewrite_log: bool) -> None:
+    """The data, the log (when it lacks cases) and the final files of `run` in `folder`."""
+    saved_path = run.path
+    try:
+        data_file = write_data(run.data, folder)
+        if rewrite_log:
+            write_text(folder / EVENTS, full_log(run, started_at, data_file))
+        run.path = folder
+        finish_files(run, started_at, now_iso(), finish_status(run._results))
+    except OSError as exc:
+        run.path = saved_path
+        if not disk_full(exc):
+            raise
+        raise OSError(
+            exc.errno,
+            f"cannot save run {run.name!r} in {folder}: the disk is full ({exc.strerror}); "
+            "free some space, or pass another store: run.save(store)",
+        ) from exc

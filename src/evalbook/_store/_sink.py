@@ -8,6 +8,8 @@ docs/file-formats.md for every file.
 
 from __future__ import annotations
 
+import errno
+import os
 import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
@@ -21,11 +23,12 @@ from .._errors import ConfigurationError
 from .._model._results import PENDING, Finished, Results
 from .._model._scores import ScoreDefinition
 from .._model._scoring import outcome_counts
+from .._util._fs import stage_bytes
 from .._version import __version__
-from ._events import LineEncoder, event_line
-from ._layout import DATA, EVENTS, FINAL_FILES, now_iso
+from ._events import LineEncoder, event_line, prepare_append
+from ._layout import DATA, EVENTS, FINAL_FILES, now_iso, open_regular
 from ._log import LogFile, LogInUse
-from ._parquet import write_parquet
+from ._parquet import parquet_bytes
 from ._summary import finish_files
 
 if TYPE_CHECKING:
@@ -35,14 +38,41 @@ __all__ = [
     "Prepared",
     "RunStart",
     "StoreSink",
+    "disk_full",
+    "encode_data",
     "ended_event",
     "finish_status",
     "lock_log",
     "open_existing",
     "open_new",
+    "stage_data",
     "start_events",
     "write_data",
 ]
+
+# a full disk, or the user's quota on it: what was written stays, the run goes on in memory
+_FULL = {errno.ENOSPC, getattr(errno, "EDQUOT", errno.ENOSPC)}
+
+
+def disk_full(exc: BaseException) -> bool:
+    """True when `exc` says the disk (or the quota) is full."""
+    return isinstance(exc, OSError) and exc.errno in _FULL
+
+
+def _cause(exc: BaseException) -> str:
+    """What went wrong, in words (a full disk said as such)."""
+    if disk_full(exc):
+        assert isinstance(exc, OSError)
+        return f"the disk is full ({exc.strerror})"
+    return f"{type(exc).__name__}: {exc}"
+
+
+def _elsewhere(folder: Path) -> str:
+    """How to store a run that its own folder cannot hold."""
+    return (
+        "run.save(store) writes it into a new folder of another store (on a disk with "
+        f"space), or run.save() completes {folder} once there is space"
+    )
 
 
 class StoreSink:
@@ -51,8 +81,9 @@ class StoreSink:
     Each finished case (the `case.started` lines noted since the last write, its
     `score.recorded` lines, then `case.ended`) is one `os.write`, done before `case_ended`
     returns, so a crash of the process loses at most the cases in flight (see
-    `_log.LogFile`). A failing write (e.g. a full disk) warns once and turns the sink off:
-    the run itself carries on in memory.
+    `_log.LogFile`). A failing write (e.g. a full disk) leaves no partial line, warns once
+    and turns the sink off: what was logged stays, the run itself carries on in memory.
+    `logged` counts the finished cases the log holds.
     """
 
     def __init__(
@@ -69,6 +100,7 @@ class StoreSink:
         self.case_started: Callable[[tuple[int, int, int]], None] = self._started.append
         self._block = encoder.case_block
         self.error: BaseException | None = None
+        self.logged = 0
 
     def write(self, text: str) -> None:
         """Append whole event lines (ASCII, as `_events` writes them)."""
@@ -80,13 +112,19 @@ class StoreSink:
             self._fail(exc)
 
     def _fail(self, exc: BaseException) -> None:
+        self.fail(exc, f"the run log {self.path}")
+
+    def fail(self, exc: BaseException, what: str | Path) -> None:
+        """Turn the log off after a failed write to `what`, with the run's one warning."""
+        if self.error is not None:
+            return
         self.error = exc
         warnings.warn(
-            f"evalbook could not write the run log {self.path} ({exc}); the run carries on in "
-            "memory, but the stored run is incomplete. Call run.save() once the problem is "
-            "fixed.",
+            f"evalbook could not write {what}: {_cause(exc)}. The run goes on in memory and "
+            f"returns every case; the stored run keeps what was logged before ({self.logged} "
+            f"cases; it loads as incomplete). To store the whole run: {_elsewhere(self.folder)}.",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
 
     def case_ended(self, pos: int, case: Finished) -> None:
@@ -99,6 +137,8 @@ class StoreSink:
             self._log.write(data)
         except Exception as exc:  # never let the log break a run
             self._fail(exc)
+            return
+        self.logged += 1
 
     def close(self) -> None:
         """Write the `case.started` lines still noted, then close the log."""
@@ -121,20 +161,61 @@ def lock_log(folder: Path, *, append: bool, cut: bool = True) -> LogFile:
         ) from None
 
 
-def write_data(frame: pd.DataFrame, folder: Path) -> str | None:
-    """Store the input data (so a loaded run can be rescored); None when Parquet cannot."""
+def encode_data(frame: pd.DataFrame, folder: Path) -> bytes | None:
+    """The input data as the bytes of `data.parquet`, in memory; None when Parquet cannot.
+
+    Encoding first means that no file is made for data that cannot be stored, and that a
+    run's log, not its data, is the first file of its folder.
+    """
     try:
-        write_parquet(frame, folder / DATA, "data", index=True)
+        return parquet_bytes(frame, "data", index=True)
     except Exception as exc:  # columns pyarrow cannot hold (mixed objects): go on without
-        (folder / DATA).unlink(missing_ok=True)
         warnings.warn(
             f"evalbook could not store the input data in {folder / DATA} ({exc}); the run is "
             "stored without it, so a loaded copy has no data columns to rescore with (rescore "
             "the run in memory, or pass data Parquet can hold)",
             RuntimeWarning,
-            stacklevel=2,
+            stacklevel=3,
         )
         return None
+
+
+def _holds(path: Path, content: bytes) -> bool:
+    """True when the file at `path` already holds exactly `content` (nothing to write)."""
+    try:
+        fd = open_regular(path)
+    except OSError:  # absent, or not a file evalbook wrote
+        return False
+    with os.fdopen(fd, "rb") as f:
+        if os.fstat(f.fileno()).st_size != len(content):
+            return False
+        return f.read(len(content) + 1) == content
+
+
+def stage_data(folder: Path, content: bytes | None) -> Path | None:
+    """Write new data next to `data.parquet` (a temporary file), for a rename into place.
+
+    None when there is nothing to write: no data, or the stored file holds these bytes
+    already (a resume with the same data keeps its file untouched). Raises OSError (a full
+    disk) with nothing left behind: the stored file, if any, stays as it was.
+    """
+    if content is None or _holds(folder / DATA, content):
+        return None
+    return stage_bytes(folder / DATA, content)
+
+
+def write_data(frame: pd.DataFrame, folder: Path) -> str | None:
+    """Store the input data (so a loaded run can be rescored); None when Parquet cannot.
+
+    The old `data.parquet` stays until the new one is whole (a full disk: OSError, and the
+    old file is kept).
+    """
+    content = encode_data(frame, folder)
+    if content is None:
+        return None
+    staged = stage_data(folder, content)
+    if staged is not None:
+        os.replace(staged, folder / DATA)
     return DATA
 
 
@@ -210,10 +291,11 @@ class Prepared:
             return
         try:
             finish_files(run, self.started_at, ended_at, status)
-        except Exception as exc:
+        except Exception as exc:  # none of the final files is left: the log decides
             warnings.warn(
-                f"evalbook could not write the final files of {run.path} ({exc}); the run log "
-                "is complete, so eb.load_run() still works. Call run.save() to retry.",
+                f"evalbook could not write the final files of {run.path}: {_cause(exc)}. The run "
+                f"log is complete, so eb.load_run() still works. To store them too: "
+                f"{_elsewhere(sink.folder)}.",
                 RuntimeWarning,
                 stacklevel=2,
             )
@@ -244,6 +326,8 @@ def open_new(
     )
     done = np.flatnonzero(results.outcome != PENDING)
     sink.write(head + "".join(encoder.case_ended(int(p), results) for p in done))
+    if sink.error is None:
+        sink.logged = len(done)
     if todo is None:
         todo = range(results.n_cases)
     return Prepared(run.name, run.run_id, folder, results, todo, sink, run.started_at)
@@ -260,7 +344,12 @@ def open_existing(
     """Continue the log of a stored run (resume): its final files go until the run ends.
 
     `log` is the log `lock_log` opened before the stored state was read (a resume takes the
-    lock first, so that two processes cannot both run what the log lacks).
+    lock first, so that two processes cannot both run what the log lacks). Nothing stored
+    is changed
+    until it can all be: new data is written next to `data.parquet` first, then
+    `run.resumed` is logged, and only then does the new data replace the old and the final
+    files go. A failure on the way (a full disk) leaves the stored run as it was; the run
+    then goes on in memory, with one warning.
     """
     # opening locks the log (ConfigurationError if another process writes it) and cuts
     # what a crash left after the last complete line
@@ -268,22 +357,36 @@ def open_existing(
     sink = StoreSink(folder, encoder, append=True, log=log)
     try:
         if log is not None:  # locked uncut, so that reading it warned of a truncated line
-            log.cut_partial_line()
-        for name in FINAL_FILES:
-            (folder / name).unlink(missing_ok=True)
-        data_file = write_data(frame, folder)
+            prepare_append(log, encoder, results)  # a damaged log is set aside
+        content = encode_data(frame, folder)
     except BaseException:  # a failed resume releases its lock: a second try may then run
         sink.close()
         raise
+    sink.logged = results.n_cases - len(todo)
+    staged: Path | None = None
+    try:
+        staged = stage_data(folder, content)
+    except OSError as exc:
+        sink.fail(exc, folder / DATA)
     sink.write(
         event_line(
             "run.resumed",
             at=now_iso(),
             options=run.options,
-            data_file=data_file,
+            data_file=None if content is None else DATA,
             kept=results.n_cases - len(todo),
             to_run=len(todo),
             case_ids=list(run.case_ids),
         )
     )
+    if sink.error is not None:
+        if staged is not None:
+            staged.unlink(missing_ok=True)
+    else:
+        if staged is not None:
+            os.replace(staged, folder / DATA)
+        elif content is None:  # data Parquet cannot hold: the stored file is not this data
+            (folder / DATA).unlink(missing_ok=True)
+        for name in FINAL_FILES:  # stale from now on: the log decides until the run ends
+            (folder / name).unlink(missing_ok=True)
     return Prepared(run.name, run.run_id, folder, results, todo, sink, run.started_at)

@@ -1,7 +1,8 @@
 """`summary.json`, and the final files of a run written together when it ends.
 
 `summary.json` is written last: once it is there, `cases.parquet` and `scores.parquet` are
-whole (each file is written atomically), so a loader may trust the three together.
+whole (each file is written atomically), so a loader may trust the three together. A
+failure on the way (a full disk) removes all three: the log, complete by then, decides.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from .._util import _fs
 from .._util._text import clean
 from .._version import __version__
 from ._events import SCHEMA_VERSION, version_error
-from ._layout import CASES, DATA, SCORES, SUMMARY
+from ._layout import CASES, DATA, FINAL_FILES, SCORES, SUMMARY
 from ._parquet import write_arrow, write_parquet
 from ._table_files import cases_file_arrow, scores_file_table
 
@@ -74,9 +75,26 @@ def read_summary(path: Path) -> dict[str, Any]:
 
 
 def finish_files(run: RunData, started_at: str, ended_at: str | None, status: str) -> None:
-    """Write `cases.parquet`, `scores.parquet` and `summary.json`, each atomically."""
+    """Write `cases.parquet`, `scores.parquet` and `summary.json`, each atomically.
+
+    All three or none: a stale `summary.json` goes first (the three are trusted together
+    only while it is there), and a failure removes the ones written before it, then raises.
+    """
     assert run.path is not None
     folder = run.path
+    try:
+        (folder / SUMMARY).unlink(missing_ok=True)
+        _write_final(run, folder, started_at, ended_at, status)
+    except BaseException:
+        for name in FINAL_FILES:
+            (folder / name).unlink(missing_ok=True)
+        raise
+
+
+def _write_final(
+    run: RunData, folder: Path, started_at: str, ended_at: str | None, status: str
+) -> None:
+    """The three final files, `summary.json` last."""
     write_arrow(cases_file_arrow(run._results), folder / CASES, "cases")
     write_parquet(scores_file_table(run), folder / SCORES, "scores")
     h = run.headline

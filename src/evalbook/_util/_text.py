@@ -9,11 +9,12 @@ the six characters `\\ud800`. Everything past that point holds valid Unicode onl
 
 from __future__ import annotations
 
+import re
 import warnings
 from collections.abc import Iterator
 from typing import Any, TypeVar, cast
 
-__all__ = ["TextGate", "clean", "safe_str"]
+__all__ = ["TextGate", "clean", "safe_str", "visible"]
 
 T = TypeVar("T")
 
@@ -119,6 +120,86 @@ def safe_str(obj: object) -> str:
         return str.__str__(text)  # a str subclass, as a plain str
     except Exception as exc:  # a user's __str__ may raise anything
         return f"<{type(obj).__name__}: str() raised {type(exc).__name__}>"
+
+
+# What a view shows as its escape rather than raw: characters that are invisible, or that
+# change how the text around them is drawn, so that a reader sees what is really there.
+#   controls (Cc): C0, DEL, C1 -- a terminal obeys ESC sequences, a browser drops NUL;
+#   bidi controls: ALM U+061C, LRM/RLM U+200E-F, embeddings and overrides U+202A-E, isolates
+#     U+2066-9 -- an RTL override shows "gnp.exe" as "exe.png";
+#   line and paragraph separators U+2028-9 (a line break that is not a newline);
+#   invisible format characters: soft hyphen U+00AD, U+180E, zero-width space U+200B, word
+#     joiner and invisible operators U+2060-4, deprecated format U+206A-F, BOM U+FEFF,
+#     interlinear annotation U+FFF9-B, shorthand and musical format controls, tags U+E0001 and
+#     U+E0020-7F (invisible ASCII: text hidden in plain sight);
+#   lone surrogates (text from outside a run's gate).
+# Kept as they are: ZWNJ/ZWJ U+200C-D (they shape Persian, Indic scripts and emoji) and the
+# visible format signs (Arabic number signs, hieroglyph controls); every other character.
+_INVISIBLE: tuple[tuple[int, int], ...] = (
+    (0x00, 0x1F),
+    (0x7F, 0x9F),
+    (0xAD, 0xAD),
+    (0x61C, 0x61C),
+    (0x180E, 0x180E),
+    (0x200B, 0x200B),
+    (0x200E, 0x200F),
+    (0x2028, 0x202E),
+    (0x2060, 0x2064),
+    (0x2066, 0x206F),
+    (0xD800, 0xDFFF),
+    (0xFEFF, 0xFEFF),
+    (0xFFF9, 0xFFFB),
+    (0x1BCA0, 0x1BCA3),
+    (0x1D173, 0x1D17A),
+    (0xE0001, 0xE0001),
+    (0xE0020, 0xE007F),
+)
+_UNSEEN: dict[str, re.Pattern[str]] = {}
+
+
+def _unseen(keep: str) -> re.Pattern[str]:
+    """The character class of `_INVISIBLE` without the characters of `keep` (built once)."""
+    pattern = _UNSEEN.get(keep)
+    if pattern is None:
+        kept = sorted({ord(ch) for ch in keep})
+        parts = []
+        for low, high in _INVISIBLE:
+            for k in kept:  # split the range around each kept character
+                if low <= k <= high:
+                    if low < k:
+                        parts.append((low, k - 1))
+                    low = k + 1
+            if low <= high:
+                parts.append((low, high))
+        body = "".join(f"\\U{a:08x}-\\U{b:08x}" for a, b in parts)
+        pattern = _UNSEEN.setdefault(keep, re.compile(f"[{body}]"))
+    return pattern
+
+
+def _escape(match: re.Match[str]) -> str:
+    return match.group().encode("unicode_escape").decode("ascii")
+
+
+def visible(text: str, keep: str = "") -> str:
+    """`text` with every invisible or text-reordering character shown as its escape.
+
+    The one spelling of untrusted text in every view (HTML, reprs, the terminal): controls
+    (`\\x1b`, `\\x00`), bidi controls (`\\u202e`, `\\u2066`), zero-width and other invisible
+    format characters, line separators and lone surrogates become backslash escapes; all
+    other text is kept exactly. `keep` names characters to leave as they are (the HTML keeps
+    `"\\n\\t"`, which it lays out; a terminal row keeps none).
+
+    Example:
+        >>> visible("a\\x1b[31m \\u202egnp.exe")
+        'a\\\\x1b[31m \\\\u202egnp.exe'
+        >>> visible("line\\nnext", keep="\\n"), visible("line\\nnext")
+        ('line\\nnext', 'line\\\\nnext')
+        >>> s = "déjà vu 👩\\u200d💻"
+        >>> visible(s) is s
+        True
+    """
+    pattern = _unseen(keep)
+    return pattern.sub(_escape, text) if pattern.search(text) else text
 
 
 def _strings(value: Any, seen: set[int]) -> Iterator[str]:

@@ -13,6 +13,7 @@ from typing import Any
 import pandas as pd
 
 from .._util._fmt import format_num, format_p, format_p_phrase, format_pct, format_pp, format_pp_ci
+from .._util._text import visible
 from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, is_missing, root
 
 __all__ = ["comparison_html", "comparison_names", "comparison_text", "warnings_html"]
@@ -147,4 +148,4 @@ def comparison_text(comp: Any) -> str:
             f"  {format_p_phrase(r['p_value'])}  improved {int(r['improved'])} · regressed "
             f"{int(r['regressed'])} · same {int(r['same'])}"
         )
-    return "\n".join(lines)
+    return "\n".join(visible(line) for line in lines)  # names, labels, warnings: any text

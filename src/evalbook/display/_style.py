@@ -11,10 +11,11 @@ dark themes both work.
 from __future__ import annotations
 
 import html
-import re
 from typing import Any
 
 import pandas as pd
+
+from .._util._text import safe_str, visible
 
 __all__ = [
     "BORDER",
@@ -54,14 +55,6 @@ STATUS_COLORS: dict[str, str] = {
     "pending": "#6b7280",
 }
 
-# Control characters other than newline and tab: shown as their escape (`\x1b`), since a
-# browser would drop them or draw a replacement box, and the reader should see what is there.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
-
-
-def _escaped(match: re.Match[str]) -> str:
-    return match.group().encode("unicode_escape").decode("ascii")
-
 
 def is_missing(x: Any) -> bool:
     """True for None, NaN, NaT and pandas' NA (scalars only; containers are never missing)."""
@@ -75,15 +68,18 @@ def is_missing(x: Any) -> bool:
 def esc(x: Any) -> str:
     """HTML-escape any value's text (quotes too); missing values become an empty string.
 
-    Control characters other than newline and tab are shown as escapes (`\\x1b`).
+    Control characters other than newline and tab, bidi controls and invisible format
+    characters are shown as escapes (`\\x1b`, `\\u202e`): a browser would drop them, draw a
+    box or reorder the text, and the reader should see what is there. The text of an object
+    whose `__str__` fails is a placeholder naming its type.
 
     Example:
-        >>> esc("<b>a\x1b</b>")
-        '&lt;b&gt;a\\\\x1b&lt;/b&gt;'
+        >>> esc("<b>a\x1b</b>\u202e")
+        '&lt;b&gt;a\\\\x1b&lt;/b&gt;\\\\u202e'
     """
     if is_missing(x):
         return ""
-    return html.escape(_CONTROL.sub(_escaped, str(x)), quote=True)
+    return html.escape(visible(safe_str(x), keep="\n\t"), quote=True)
 
 
 def shorten(text: str, limit: int) -> str:

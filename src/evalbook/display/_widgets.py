@@ -15,6 +15,7 @@ import pandas as pd
 
 from .._model._run_data import RunData
 from .._util._fmt import format_num, format_pp
+from .._util._text import visible
 from ._cases import ALL, CaseFilter, case_html, filter_cases
 from ._compare_html import comparison_html, comparison_names, comparison_text, warnings_html
 from ._html import run_cards_html, run_header_html, run_html, summary_html, unscored_html
@@ -56,7 +57,7 @@ class CaseExplorer(w.VBox):  # type: ignore[misc]
         small = w.Layout(width="190px")
         self.outcome = w.Dropdown(options=_OUTCOMES, value=ALL, description="outcome", layout=small)
         self.score = w.Dropdown(
-            options=[(f"{labels[n]} ({n})" if labels[n] != n else n, n) for n in names],
+            options=[(visible(f"{labels[n]} ({n})" if labels[n] != n else n), n) for n in names],
             value=names[0] if names else None,
             description="score",
             layout=w.Layout(width="280px"),
@@ -104,7 +105,7 @@ class CaseExplorer(w.VBox):  # type: ignore[misc]
             c = cases.iloc[int(pos)]
             outcome = "pending" if pd.isna(c["outcome"]) else str(c["outcome"])
             value = "" if values is None else f" · {format_num(values[int(pos)])}"
-            label = shorten(f"{c['case_id']} · {outcome}{value}", _LABEL_LIMIT)
+            label = shorten(visible(f"{c['case_id']} · {outcome}{value}"), _LABEL_LIMIT)
             options.append((label, int(pos)))
         shown = f" (first {_MAX_OPTIONS} listed)" if len(positions) > _MAX_OPTIONS else ""
         count = f"{len(positions)} of {len(cases)} cases match{shown}"
@@ -188,7 +189,7 @@ class ComparisonView(_Static):
                 f"{r['case_id']} · {r['score']} · {format_num(r['a'])} → {format_num(r['b'])} "
                 f"({format_pp(r['delta'])})"
             )
-            options.append((shorten(label, _LABEL_LIMIT), int(i)))
+            options.append((shorten(visible(label), _LABEL_LIMIT), int(i)))
         count = f"{len(rows)} of {len(table)} pairs match"
         _list(self, options, count, "No pair matches these filters.")
 

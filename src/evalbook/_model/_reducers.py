@@ -1,0 +1,152 @@
+"""Reducers (docs/repeats.md): how a case's counted epoch values become the case's value.
+
+A reducer is a string, so that it reads well in a table and round-trips through JSON:
+`"mean"`, `"median"`, `"min"`, `"max"`, `"mode"`, `"pass@k"` (`eb.pass_at(k)`) and
+`"pass^k"` (`eb.pass_hat(k)`). `check_reducer` is the one validator; the estimators of
+pass@k and pass^k are here too, in the product form (no huge binomials).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Iterable
+from numbers import Integral
+from typing import TYPE_CHECKING
+
+from .._errors import ConfigurationError
+
+if TYPE_CHECKING:  # only for the annotation: _scores imports this module
+    from ._scores import ScoreDefinition
+
+__all__ = [
+    "PLAIN_REDUCERS",
+    "check_epochs",
+    "check_reducer",
+    "is_pass_at",
+    "pass_at",
+    "pass_at_estimate",
+    "pass_hat",
+    "pass_hat_estimate",
+    "reducer_k",
+]
+
+PLAIN_REDUCERS = ("mean", "median", "min", "max", "mode")
+# Canonical spellings only ("pass@3", never "pass@03" or "pass@ 3"): one reducer, one string.
+_PASS = re.compile(r"^pass([@^])([1-9][0-9]*)$")
+_CHOICES = '"mean", "median", "min", "max", "mode", eb.pass_at(k) or eb.pass_hat(k) with k ≥ 1'
+
+
+def _k(k: object, where: str) -> int:
+    # bool is an int subclass: pass_at(True) is a mistake, not pass@1
+    if isinstance(k, bool) or not isinstance(k, Integral):
+        raise ConfigurationError(f"{where} takes a whole number k ≥ 1, not {k!r}")
+    if int(k) < 1:
+        raise ConfigurationError(f"{where} takes a whole number k ≥ 1, not {int(k)}")
+    return int(k)
+
+
+def pass_at(k: int) -> str:
+    """The reducer pass@k: the chance that at least one of k epochs passes.
+
+    The unbiased estimator of Chen et al. (2021) over a case's n counted epochs, c of
+    them 1: 1 − C(n−c, k)/C(n, k). Values must be 0 or 1.
+
+    Example:
+        >>> import evalbook as eb
+        >>> eb.pass_at(3)
+        'pass@3'
+    """
+    return f"pass@{_k(k, 'pass_at()')}"
+
+
+def pass_hat(k: int) -> str:
+    """The reducer pass^k: the chance that k epochs drawn without replacement all pass.
+
+    C(c, k)/C(n, k) over a case's n counted epochs, c of them 1. Values must be 0 or 1.
+
+    Example:
+        >>> import evalbook as eb
+        >>> eb.pass_hat(2)
+        'pass^2'
+    """
+    return f"pass^{_k(k, 'pass_hat()')}"
+
+
+def check_reducer(reducer: object) -> str:
+    """`reducer` if it is one of the reducers, else a ConfigurationError listing them."""
+    if isinstance(reducer, str) and (reducer in PLAIN_REDUCERS or _PASS.match(reducer)):
+        return reducer
+    raise ConfigurationError(f"reducer must be one of {_CHOICES}; got {reducer!r}")
+
+
+def reducer_k(reducer: str) -> int | None:
+    """The k of a pass@k or pass^k reducer; None for the others."""
+    m = _PASS.match(reducer)
+    return int(m.group(2)) if m else None
+
+
+def is_pass_at(reducer: str) -> bool:
+    """True for pass@k (as opposed to pass^k and the plain reducers)."""
+    return reducer.startswith("pass@")
+
+
+def check_epochs(definitions: Iterable[ScoreDefinition], epochs: int) -> None:
+    """Raise ConfigurationError when a pass@k / pass^k score has k > epochs.
+
+    Called by the runner before any case runs.
+    """
+    short = [(d.name, d.reducer, k) for d in definitions if (k := reducer_k(d.reducer))]
+    short = [s for s in short if s[2] > epochs]
+    if not short:
+        return
+    needed = max(k for _, _, k in short)
+    which = ", ".join(f"{name!r} ({reducer})" for name, reducer, _ in short)
+    raise ConfigurationError(
+        f"score {which} needs epochs ≥ {needed}, but the run has epochs={epochs}; "
+        f"run with epochs={needed} (or more), or use a smaller k"
+    )
+
+
+def _check_counts(n: int, c: int, k: int) -> None:
+    if not (0 <= c <= n and 1 <= k <= n):
+        raise ValueError(f"need 0 ≤ c ≤ n and 1 ≤ k ≤ n, got n={n}, c={c}, k={k}")
+
+
+def _ratio(m: int, n: int, k: int) -> float:
+    """C(m, k) / C(n, k) for m ≤ n, as the product Π_{i=m+1..n} (1 − k/i).
+
+    Each factor is in [0, 1), so the product neither overflows nor loses precision the way
+    a quotient of two huge binomials does; C(m, k) is 0 when m < k. The factors are taken
+    from i = n down, so that one more factor (m − 1) multiplies the same rounded partial
+    product by a number ≤ 1: the estimates are exactly monotone in c, not only up to rounding.
+    """
+    if m < k:
+        return 0.0
+    return math.prod(1.0 - k / i for i in range(n, m, -1))
+
+
+def pass_at_estimate(n: int, c: int, k: int) -> float:
+    """pass@k = 1 − C(n−c, k)/C(n, k) of n counted epochs, c of them passed.
+
+    Exact at the edges: 0.0 when c = 0, 1.0 when n − c < k (every draw of k holds a pass).
+
+    Example:
+        >>> round(pass_at_estimate(5, 2, 1), 12), pass_at_estimate(5, 2, 3)
+        (0.4, 0.9)
+    """
+    _check_counts(n, c, k)
+    return 1.0 - _ratio(n - c, n, k)
+
+
+def pass_hat_estimate(n: int, c: int, k: int) -> float:
+    """pass^k = C(c, k)/C(n, k) of n counted epochs, c of them passed.
+
+    Exact at the edges: 1.0 when c = n, 0.0 when c < k.
+
+    Example:
+        >>> round(pass_hat_estimate(5, 4, 2), 12)
+        0.6
+    """
+    _check_counts(n, c, k)
+    return _ratio(c, n, k)
