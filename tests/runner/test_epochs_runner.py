@@ -62,8 +62,16 @@ def test_attempts_apply_per_sample() -> None:
             raise RuntimeError("first attempt of epoch 2 fails")
         return "ok"
 
-    run = eb.run(_frame(2), flaky, scorers=[lambda output: 1.0], epochs=2, attempts=2,
-                 store=None, progress=False, concurrency=1)
+    run = eb.run(
+        _frame(2),
+        flaky,
+        scorers=[lambda output: 1.0],
+        epochs=2,
+        attempts=2,
+        store=None,
+        progress=False,
+        concurrency=1,
+    )
     assert calls == {("0", 1): 1, ("0", 2): 2, ("1", 1): 1, ("1", 2): 2}
     assert run.cases["attempts"].tolist() == [1, 2, 1, 2]
     assert run.cases["outcome"].astype(str).tolist() == ["passed"] * 4
@@ -77,8 +85,15 @@ def test_samples_start_in_input_order_then_epoch_with_concurrency_one() -> None:
         await asyncio.sleep(0)
         return "x"
 
-    eb.run(_frame(3), task, scorers=[lambda output: 1.0], epochs=2, concurrency=1,
-           store=None, progress=False)
+    eb.run(
+        _frame(3),
+        task,
+        scorers=[lambda output: 1.0],
+        epochs=2,
+        concurrency=1,
+        store=None,
+        progress=False,
+    )
     assert order == [(str(i), e) for i in range(3) for e in (1, 2)]
 
 
@@ -86,16 +101,21 @@ def test_samples_start_in_input_order_then_epoch_with_concurrency_one() -> None:
 def test_bad_epochs_is_a_configuration_error_before_any_case_runs(bad: object) -> None:
     calls: list[str] = []
     with pytest.raises(eb.ConfigurationError, match="epochs must be an integer >= 1"):
-        eb.run(_frame(2), lambda q: calls.append(q), scorers=[lambda output: 1.0],
-               epochs=bad, store=None, progress=False)  # type: ignore[arg-type]
+        eb.run(
+            _frame(2),
+            lambda q: calls.append(q),
+            scorers=[lambda output: 1.0],
+            epochs=bad,
+            store=None,
+            progress=False,
+        )  # type: ignore[arg-type]
     assert calls == []
 
 
 def test_a_data_column_named_epoch_that_a_scorer_takes_is_refused() -> None:
     frame = _frame(2).assign(epoch=[7, 8])
     with pytest.raises(eb.ConfigurationError, match="column named 'epoch'"):
-        eb.run(frame, lambda q: q, scorers=[lambda output, epoch: 1.0], store=None,
-               progress=False)
+        eb.run(frame, lambda q: q, scorers=[lambda output, epoch: 1.0], store=None, progress=False)
 
 
 def test_completion_and_counts_are_of_samples() -> None:
@@ -104,8 +124,9 @@ def test_completion_and_counts_are_of_samples() -> None:
             raise RuntimeError("boom")
         return "x"
 
-    run = eb.run(_frame(2), task, scorers=[lambda output: 1.0], epochs=2, store=None,
-                 progress=False)
+    run = eb.run(
+        _frame(2), task, scorers=[lambda output: 1.0], epochs=2, store=None, progress=False
+    )
     h = run.headline
     assert (h.n_cases, h.epochs, h.n_samples) == (2, 2, 4)
     assert h.counts["errored"] == 1 and h.counts["passed"] == 3
