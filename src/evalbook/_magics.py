@@ -20,11 +20,19 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
 
 from ._api._entry import run as run_eval
-from ._api._refs import TABLES, RefError, export_table, resolve_run
+from ._api._refs import (
+    TABLES,
+    USER_ERRORS,
+    export_table,
+    missing_store,
+    resolve_run,
+    user_error_line,
+)
 from ._api._run import Run
 from ._compare._compare import Comparison, compare
 from ._errors import ConfigurationError
 from ._model._scores import ScoreDefinition
+from ._store._events import SchemaVersionError
 from ._store._load import runs
 from .display import show
 
@@ -216,7 +224,10 @@ class EvalMagics(Magics):
             raise UsageError(f"usage: {usage}")
         try:
             if command == "runs":
-                return runs(rest[0] if rest else args.store)
+                store = rest[0] if rest else args.store
+                if not Path(store).is_dir():  # as `evalbook runs` says it
+                    raise UsageError(missing_store(store))
+                return runs(store)
             if command == "show":
                 value = self._ns.get(rest[0]) if rest[0].isidentifier() else None
                 if isinstance(value, Comparison):  # show also takes a Comparison variable
@@ -227,8 +238,8 @@ class EvalMagics(Magics):
                 return compare(a, b, score=args.score)
             run = resolve_run(rest[0], args.store, self._ns)
             return export_table(run, rest[1], args.table).path
-        except (RefError, ConfigurationError) as exc:
-            raise UsageError(str(exc)) from None
+        except USER_ERRORS as exc:  # one line, as the CLI prints it (no traceback)
+            raise UsageError(user_error_line(exc)) from None
 
     # -- cell magic ----------------------------------------------------------------------
 
@@ -265,8 +276,8 @@ class EvalMagics(Magics):
             result: Run = run_eval(
                 data, task, scorers=scorers, scores=scores, name=name, store=args.store, **options
             )
-        except ConfigurationError as exc:
-            raise UsageError(str(exc)) from None
+        except (ConfigurationError, SchemaVersionError, OSError) as exc:  # not the task's errors
+            raise UsageError(user_error_line(exc)) from None
         if args.as_:
             ns[args.as_] = result
         return result
@@ -285,7 +296,13 @@ class EvalMagics(Magics):
             ".jsonl": lambda path: pd.read_json(path, lines=True),
         }
         if path.suffix.lower() in readers and path.is_file():
-            return readers[path.suffix.lower()](path)
+            try:
+                return readers[path.suffix.lower()](path)
+            except (OSError, ValueError) as exc:  # unreadable, damaged, not that format
+                raise UsageError(
+                    f"%%eval {ref}: cannot read {path} as "
+                    f"{path.suffix.lower().lstrip('.')}: {user_error_line(exc)}"
+                ) from None
         raise UsageError(
             f"%%eval {ref}: DATA must name a DataFrame variable or a .csv/.parquet/.jsonl file"
         )

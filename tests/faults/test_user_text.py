@@ -5,14 +5,18 @@ The promise is in docs/concepts.md: nothing a scorer or task returns or raises b
 
 from __future__ import annotations
 
+from contextlib import nullcontext
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
+from _hostile import ClassRaises, Hostile, armed
 
 import evalbook as eb
 from evalbook._model._contract import Score, Unscored, interpret, raised_rec
-from evalbook._util._text import safe_str
+from evalbook._util._text import clean, safe_str
+from evalbook.display._cases import case_html
 
 S = eb.define_score("s")
 DF = pd.DataFrame({"question": ["a", "b"]})
@@ -41,6 +45,15 @@ class BadText:
 
     def __str__(self) -> str:
         raise RuntimeError("boom")
+
+
+def test_the_text_gate_never_raises_on_a_hostile_object() -> None:
+    values = [ClassRaises(), Hostile(), [ClassRaises(), {"k": Hostile()}], (Hostile(),)]
+    with armed():
+        for value in values:
+            assert clean(value) is value  # nothing to replace: the very same object
+        assert safe_str(Hostile()) == "<Hostile: str() raised RuntimeError>"
+        assert clean(["\ud800", ClassRaises()])[0] == "\\ud800"
 
 
 def test_safe_str_gives_a_placeholder_for_a_failing_str() -> None:
@@ -101,3 +114,41 @@ def test_hostile_texts_through_every_text_channel_finish_the_run() -> None:
     assert {x["rationale"] for x in rows if x["status"] == "scored"} == {
         "<BadText: str() raised RuntimeError>"
     }
+
+
+@pytest.mark.parametrize("store", [False, True], ids=["memory", "stored"])
+def test_hostile_cells_in_the_data_never_break_a_run_or_a_view(store: bool, tmp_path: Path) -> None:
+    """Cells whose `__class__`, `__str__`, `__repr__`, `__eq__`, `__hash__` ... raise pass
+    through the text gate untouched (the task and scorer receive them) and every view shows
+    them by a placeholder."""
+    df = pd.DataFrame(
+        {
+            "q": [ClassRaises(), Hostile(), "ok"],
+            "target": [Hostile(), ClassRaises(), "t"],
+            "extra": [ClassRaises(), Hostile(), None],
+        }
+    )
+    seen: list[Any] = []
+
+    def task(q: Any, extra: Any) -> str:
+        seen.append(q)
+        return "x"
+
+    def scorer(output: str, target: Any) -> float:
+        seen.append(target)
+        return 1.0
+
+    # Parquet cannot hold such cells: a stored run says so and goes on without its data
+    stored = pytest.warns(RuntimeWarning, match="could not store the input data")
+    with armed(), stored if store else nullcontext():
+        r = eb.run(
+            df, task=task, scorers=[scorer], store=tmp_path if store else None, progress=False
+        )
+    with armed():
+        views = [repr(r), r._repr_html_(), *(case_html(r, i) for i in range(3))]
+    assert r.cases["outcome"].astype(str).tolist() == ["passed"] * 3
+    assert r.scores["value"].tolist() == [1.0] * 3
+    assert {id(v) for v in seen} >= {id(df["q"][0]), id(df["q"][1]), id(df["target"][0])}
+    assert "&lt;Hostile: str() raised RuntimeError&gt;" in views[3]
+    if store:
+        assert eb.load_run(r.path).cases["outcome"].astype(str).tolist() == ["passed"] * 3

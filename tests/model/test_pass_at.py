@@ -105,3 +105,14 @@ def test_estimates_are_probabilities_monotone_in_c_and_k(nck: tuple[int, int, in
     if k < n:  # one more draw: at least one pass is likelier, all pass less likely
         assert pass_at_estimate(n, c, k + 1) >= at
         assert pass_hat_estimate(n, c, k + 1) <= hat
+
+
+@pytest.mark.parametrize(
+    ("c", "at", "hat"), [(3, (0.6, 0.9, 1.0), (0.3, 0.1)), (1, (0.2, 0.4, 0.6), (0.0, 0.0))]
+)
+def test_the_worked_example_of_docs_repeats(
+    c: int, at: tuple[float, ...], hat: tuple[float, ...]
+) -> None:
+    # the table of docs/repeats.md, computed by the estimator itself (n = 5 epochs)
+    assert [round(pass_at_estimate(5, c, k), 12) for k in (1, 2, 3)] == list(at)
+    assert [round(pass_hat_estimate(5, c, k), 12) for k in (2, 3)] == list(hat)

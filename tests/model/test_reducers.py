@@ -374,6 +374,7 @@ def sample_tables(draw: st.DrawFn) -> tuple[pd.DataFrame, list[ScoreDefinition]]
         frame["case_id"] = pd.Categorical(
             frame["case_id"], categories=[f"c{i}" for i in range(n_cases)]
         )
+        frame["reason"] = frame["reason"].astype("category")
     return frame, defs
 
 

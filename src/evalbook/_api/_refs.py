@@ -17,11 +17,22 @@ from typing import Any
 
 import pandas as pd
 
+from .._errors import ConfigurationError
+from .._store._events import SchemaVersionError
 from .._store._load import runs
+from .._util._text import safe_str
 from ._entry import load_run
 from ._run import Run
 
-__all__ = ["TABLES", "RefError", "export_table", "resolve_run"]
+__all__ = [
+    "TABLES",
+    "USER_ERRORS",
+    "RefError",
+    "export_table",
+    "missing_store",
+    "resolve_run",
+    "user_error_line",
+]
 
 # the tables a run can export: properties (scores, cases) and methods (summary(), ...) of Run
 TABLES: tuple[str, ...] = ("scores", "cases", "summary", "unscored", "wide")
@@ -30,6 +41,46 @@ EXPORT_SUFFIXES: dict[str, str] = {".csv": "csv", ".parquet": "parquet", ".pq": 
 
 class RefError(Exception):
     """A run, store or file the user named cannot be used; the message says why in one line."""
+
+
+# What both shells report as one line (the CLI: `evalbook CMD: error: ...`, exit 2; the
+# magics: a UsageError, no traceback): a name that finds nothing, a bad option, and what
+# reading a user's file can raise -- a missing or unreadable file (OSError), a damaged or
+# foreign one (ValueError, SchemaVersionError among them).
+USER_ERRORS: tuple[type[Exception], ...] = (
+    RefError,
+    ConfigurationError,
+    SchemaVersionError,
+    OSError,
+    ValueError,
+)
+
+
+def user_error_line(exc: BaseException) -> str:
+    """The one line a shell shows for a user error: its message, whitespace squeezed.
+
+    An OSError from the system (`[Errno 13] Permission denied: 'x.csv'`) reads
+    `x.csv: Permission denied`; a message that cannot be read names the exception's type.
+
+    Example:
+        >>> user_error_line(PermissionError(13, "Permission denied", "x.csv"))
+        'x.csv: Permission denied'
+        >>> user_error_line(ValueError("bad\\n  line"))
+        'bad line'
+    """
+    if isinstance(exc, OSError) and exc.filename is not None and exc.strerror:
+        return f"{exc.filename}: {exc.strerror}"
+    return " ".join(safe_str(exc).split()) or type(exc).__name__
+
+
+def missing_store(store: str | os.PathLike[str]) -> str:
+    """The message for a run store that does not exist (both shells print it).
+
+    Example:
+        >>> missing_store("typo")
+        'no run store at typo/ (runs are stored in ./runs unless store= says)'
+    """
+    return f"no run store at {store}/ (runs are stored in ./runs unless store= says)"
 
 
 # -- resolving RUN ---------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import pandas as pd
 
 from .._api._entry import run as run_eval
 from .._api._eval import Eval
-from .._api._refs import export_table, resolve_run
+from .._api._refs import export_table, missing_store, resolve_run
 from .._api._run import Run
 from .._compare._compare import compare
 from .._errors import ConfigurationError
@@ -246,7 +246,7 @@ def cmd_runs(args: argparse.Namespace) -> int:
     """`evalbook runs [STORE]`: one line per stored run, oldest first."""
     store = Path(args.store)
     if not store.is_dir():
-        raise CliError(f"no run store at {store}/ (runs are stored in ./runs unless store= says)")
+        raise CliError(missing_store(store))
     table = runs(store)
     out = Out(sys.stdout)
     if table.empty:

@@ -72,7 +72,7 @@ def clean(value: Any, width: int | None = None) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
     text = visible(safe_str(value))  # controls, bidi and invisible characters as escapes
-    if width is not None and display_width(text) > width:
+    if width is not None and _wider(text, width):
         out, used = [], 0
         for ch in text:
             w = _char_width(ch)
@@ -82,6 +82,16 @@ def clean(value: Any, width: int | None = None) -> str:
             used += w
         text = "".join(out) + "…"
     return text
+
+
+def _wider(text: str, width: int) -> bool:
+    """Whether `text` takes more than `width` columns (stops there: a reason may be 1 MB)."""
+    used = 0
+    for ch in text:
+        used += _char_width(ch)
+        if used > width:
+            return True
+    return False
 
 
 def _char_width(ch: str) -> int:

@@ -275,6 +275,8 @@ def variance_parts(scores: pd.DataFrame, definitions: Sequence[ScoreDefinition])
 
     The observed variance of case means holds the within-case part divided by the epochs:
     with K epochs per case, var_between ≈ σ²_between + var_within / K (docs/repeats.md).
+    With one epoch var_within is NaN and var_between is the plain variance of the values;
+    `summary()` shows both only when epochs ≥ 2.
     """
     names = [d.name for d in definitions]
     g, _ = _groups(scores, names)

@@ -102,8 +102,10 @@ def check_epochs(definitions: Iterable[ScoreDefinition], epochs: int) -> None:
         return
     needed = max(k for _, _, k in short)
     which = ", ".join(f"{name!r} ({reducer})" for name, reducer, _ in short)
+    scores = "score" if len(short) == 1 else "scores"
     raise ConfigurationError(
-        f"score {which} needs epochs ≥ {needed}, but the run has epochs={epochs}; "
+        f"{scores} {which} need{'s' if len(short) == 1 else ''} epochs ≥ {needed}, but the "
+        f"run has epochs={epochs}; "
         f"run with epochs={needed} (or more), or use a smaller k"
     )
 

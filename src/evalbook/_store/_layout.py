@@ -23,6 +23,7 @@ __all__ = [
     "EVENTS",
     "FINAL_FILES",
     "SCORES",
+    "STORE_FILES",
     "SUMMARY",
     "check_run_name",
     "first_started_at",
@@ -34,6 +35,7 @@ __all__ = [
 EVENTS = "events.jsonl"
 CASES, SCORES, SUMMARY, DATA = "cases.parquet", "scores.parquet", "summary.json", "data.parquet"
 FINAL_FILES = (CASES, SCORES, SUMMARY)
+STORE_FILES = (EVENTS, DATA, *FINAL_FILES)  # every file of a run folder evalbook writes
 _NAME = re.compile(r"\w[\w.+-]*")
 _MAX_NAME = 100
 

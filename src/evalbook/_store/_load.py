@@ -68,6 +68,14 @@ def _data(folder: Path, data_file: str | None, case_ids: list[str]) -> pd.DataFr
                 RuntimeWarning,
                 stacklevel=4,
             )
+    elif data_file:  # the log names it, but a kill (or a full disk) came before it was written
+        warnings.warn(
+            f"{folder / DATA} is missing (the run's log names it: the run was stopped while it "
+            "started, or the disk was full); the run loads without its data columns "
+            "(rescoring needs them: pass the data again)",
+            RuntimeWarning,
+            stacklevel=4,
+        )
     return pd.DataFrame(index=pd.Index(case_ids, dtype=object))
 
 

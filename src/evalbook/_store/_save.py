@@ -10,12 +10,13 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
+from .._errors import ConfigurationError
 from .._model._results import PENDING
-from .._util._fs import write_text
+from .._util._fs import remove_stale_temps, write_text
 from ._events import LineEncoder, replay
-from ._layout import DATA, EVENTS, FINAL_FILES, first_started_at, new_run_folder, now_iso
+from ._layout import EVENTS, STORE_FILES, first_started_at, new_run_folder, now_iso
 from ._load import stored_started_at
-from ._sink import disk_full, ended_event, finish_status, start_events, write_data
+from ._sink import disk_full, ended_event, finish_status, lock_log, start_events, write_data
 from ._summary import finish_files
 
 if TYPE_CHECKING:
@@ -71,7 +72,8 @@ def save_run(run: RunData, store: str | os.PathLike[str] | None = None) -> Path:
     """Write the run's folder and return its path.
 
     An in-memory run gets a new folder in `store` (default `runs`). A stored run is
-    completed in place (`store` None or its own store); given another `store`, it is
+    completed in place (`store` None or its own store), with its log locked and the
+    temporary files a killed writer left there removed; given another `store`, it is
     written whole into a new folder there (e.g. its own disk is full) and `run.path` moves.
 
     Raises:
@@ -82,8 +84,19 @@ def save_run(run: RunData, store: str | os.PathLike[str] | None = None) -> Path:
         assert run.path is not None
         folder = run.path
         folder.mkdir(parents=True, exist_ok=True)
-        started_at = stored_started_at(folder) or first_started_at(run._results)
-        _write(run, folder, started_at, rewrite_log=not _log_matches(folder, run))
+        try:  # a run (or a resume) writing it right now: ConfigurationError
+            log = lock_log(folder, append=True, cut=False)
+        except OSError as exc:  # a FIFO, a device or a symlink as log: never written through
+            raise ConfigurationError(
+                f"cannot save into {folder}: its log cannot be written ({exc}); pass another "
+                "store: run.save(store)"
+            ) from None
+        try:
+            remove_stale_temps(folder, STORE_FILES)
+            started_at = stored_started_at(folder) or first_started_at(run._results)
+            _write(run, folder, started_at, rewrite_log=not _log_matches(folder, run))
+        finally:
+            log.close()
         return folder
     if run.path is None:
         started_at = first_started_at(run._results)
@@ -93,8 +106,9 @@ def save_run(run: RunData, store: str | os.PathLike[str] | None = None) -> Path:
     try:
         _write(run, folder, started_at, rewrite_log=True)
     except BaseException:  # the new folder holds nothing else: no half-saved run stays
-        for name in (EVENTS, DATA, *FINAL_FILES):
+        for name in STORE_FILES:
             (folder / name).unlink(missing_ok=True)
+        remove_stale_temps(folder, STORE_FILES)
         with contextlib.suppress(OSError):
             folder.rmdir()
         raise

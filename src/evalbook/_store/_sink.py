@@ -23,10 +23,10 @@ from .._errors import ConfigurationError
 from .._model._results import PENDING, Finished, Results
 from .._model._scores import ScoreDefinition
 from .._model._scoring import outcome_counts
-from .._util._fs import stage_bytes
+from .._util._fs import remove_stale_temps, stage_bytes
 from .._version import __version__
 from ._events import LineEncoder, event_line, prepare_append
-from ._layout import DATA, EVENTS, FINAL_FILES, now_iso, open_regular
+from ._layout import DATA, EVENTS, FINAL_FILES, STORE_FILES, now_iso, open_regular
 from ._log import LogFile, LogInUse
 from ._parquet import parquet_bytes
 from ._summary import finish_files
@@ -317,17 +317,34 @@ def finish_status(results: Results) -> str:
 def open_new(
     folder: Path, run: RunStart, frame: pd.DataFrame, results: Results, todo: Sequence[int] | None
 ) -> Prepared:
-    """Start the log of a new stored run (cases already in `results` are logged at once)."""
-    data_file = write_data(frame, folder)
+    """Start the log of a new stored run (cases already in `results` are logged at once).
+
+    The log, with `run.started` and the `score.defined` lines, is the folder's first file and
+    `data.parquet` comes second: a kill in between leaves a run that loads (without its
+    data columns, with a warning), never a folder of data without a log.
+    """
+    content = encode_data(frame, folder)  # in memory: no file yet
     encoder = LineEncoder(run.definitions, run.case_ids)
     sink = StoreSink(folder, encoder, append=False)
     head = start_events(
-        run.run_id, run.name, run.started_at, run.case_ids, run.options, run.definitions, data_file
+        run.run_id,
+        run.name,
+        run.started_at,
+        run.case_ids,
+        run.options,
+        run.definitions,
+        None if content is None else DATA,
     )
     done = np.flatnonzero(results.outcome != PENDING)
     sink.write(head + "".join(encoder.case_ended(int(p), results) for p in done))
     if sink.error is None:
         sink.logged = len(done)
+        try:
+            staged = stage_data(folder, content)
+            if staged is not None:
+                os.replace(staged, folder / DATA)
+        except OSError as exc:  # the log says data.parquet: a load warns that it is missing
+            sink.fail(exc, folder / DATA)
     if todo is None:
         todo = range(results.n_cases)
     return Prepared(run.name, run.run_id, folder, results, todo, sink, run.started_at)
@@ -344,8 +361,8 @@ def open_existing(
     """Continue the log of a stored run (resume): its final files go until the run ends.
 
     `log` is the log `lock_log` opened before the stored state was read (a resume takes the
-    lock first, so that two processes cannot both run what the log lacks). Nothing stored
-    is changed
+    lock first, so that two processes cannot both run what the log lacks). With the lock
+    held, temporary files a killed writer left are removed. Nothing stored is changed
     until it can all be: new data is written next to `data.parquet` first, then
     `run.resumed` is logged, and only then does the new data replace the old and the final
     files go. A failure on the way (a full disk) leaves the stored run as it was; the run
@@ -358,6 +375,7 @@ def open_existing(
     try:
         if log is not None:  # locked uncut, so that reading it warned of a truncated line
             prepare_append(log, encoder, results)  # a damaged log is set aside
+        remove_stale_temps(folder, STORE_FILES)  # the lock is held: no writer uses them
         content = encode_data(frame, folder)
     except BaseException:  # a failed resume releases its lock: a second try may then run
         sink.close()

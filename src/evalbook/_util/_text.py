@@ -51,7 +51,9 @@ def _dirty(value: Any, seen: set[int]) -> bool:
                 if _dirty(v, seen):
                     return True
         return False
-    return isinstance(value, str) and _clean_str(value) is not value  # a str subclass
+    # a str subclass; `type()`, not isinstance: isinstance asks a user object's `__class__`,
+    # which may raise, and the text gate must never raise
+    return issubclass(kind, str) and _clean_str(value) is not value
 
 
 def _rebuild(value: Any, path: set[int]) -> Any:
@@ -59,9 +61,9 @@ def _rebuild(value: Any, path: set[int]) -> Any:
 
     `path` holds the containers being rebuilt: one met again inside itself is left as it is.
     """
-    if isinstance(value, str):
-        return _clean_str(value)
     kind = type(value)
+    if issubclass(kind, str):
+        return _clean_str(value)
     if (kind is not dict and kind is not list and kind is not tuple) or id(value) in path:
         return value  # numbers, None, other objects; a container inside itself
     path.add(id(value))
@@ -91,8 +93,8 @@ def clean(value: T) -> T:
         >>> clean(s) is s
         True
     """
-    if isinstance(value, str):
-        return cast(T, _clean_str(value))
+    if issubclass(type(value), str):  # never isinstance: see `_dirty`
+        return cast(T, _clean_str(cast(str, value)))
     return cast(T, _rebuild(value, set())) if _dirty(value, set()) else value
 
 
@@ -203,7 +205,7 @@ def visible(text: str, keep: str = "") -> str:
 
 
 def _strings(value: Any, seen: set[int]) -> Iterator[str]:
-    if isinstance(value, str):
+    if issubclass(type(value), str):
         yield value
     elif type(value) in (dict, list, tuple) and id(value) not in seen:
         seen.add(id(value))

@@ -117,8 +117,17 @@ def _bar(share: float, color: str) -> str:
     )
 
 
+# Reasons listed per score in the breakdown (the most frequent; the rest are counted in one
+# line): reasons can be free text, and 200 distinct ones made a 180 MB card.
+MAX_REASONS = 20
+
+
 def unscored_html(unscored: pd.DataFrame, summary: pd.DataFrame) -> str:
-    """Per score: each unscored reason and error code with its count and share of cases."""
+    """Per score: each unscored reason and error code with its count and share of cases.
+
+    At most `MAX_REASONS` reasons per score, each cut to `SHORT_LIMIT` characters; the table
+    (`run.unscored()`) has them all.
+    """
     if unscored.empty:
         return (
             f'<div style="{MUTED}">Every record was scored: no unscored reasons, no errors.</div>'
@@ -129,7 +138,7 @@ def unscored_html(unscored: pd.DataFrame, summary: pd.DataFrame) -> str:
     for score, group in unscored.groupby(unscored["score"].astype(str), sort=False):
         n = n_cases.get(str(score), 0)
         rows = []
-        for _, r in group.iterrows():
+        for _, r in group.head(MAX_REASONS).iterrows():  # the most frequent first
             status = str(r["status"])
             share = int(r["n"]) / n if n else 0.0
             rows.append(
@@ -141,6 +150,12 @@ def unscored_html(unscored: pd.DataFrame, summary: pd.DataFrame) -> str:
                 f'<span style="flex: 0 0 52px; text-align: right; {MUTED}">'
                 f"{esc(format_pct(share))}</span>"
                 f"{_bar(share, STATUS_COLORS.get(status, '#6b7280'))}</div>"
+            )
+        if len(group) > MAX_REASONS:
+            rest = group.iloc[MAX_REASONS:]
+            rows.append(
+                f'<div style="{MUTED}; font-size: 12px">… {len(rest)} more reasons '
+                f"({int(rest['n'].sum())} records): see run.unscored()</div>"
             )
         label = labels.get(str(score), str(score))
         blocks.append(

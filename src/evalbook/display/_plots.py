@@ -14,8 +14,9 @@ from typing import Any
 import pandas as pd
 
 from .._model._run_data import RunData
+from .._util._text import safe_str, visible
 from ._compare_html import comparison_names
-from ._style import STATUS_COLORS
+from ._style import SHORT_LIMIT, STATUS_COLORS, shorten
 
 __all__ = ["ComparisonPlots", "RunPlots"]
 
@@ -79,8 +80,13 @@ def _figure(**kwargs: Any) -> Any:
     return fig
 
 
+def _text(x: object, limit: int = SHORT_LIMIT) -> str:
+    """User text in a figure (a label, a reason, a run's name): shortened, controls escaped."""
+    return visible(shorten(safe_str(x), limit))
+
+
 def _labels(run: RunData) -> dict[str, str]:
-    return {d.name: d.display_label() for d in run.definitions}
+    return {d.name: _text(d.display_label()) for d in run.definitions}
 
 
 def unscored_figure(run: RunData) -> Any:
@@ -107,7 +113,7 @@ def unscored_figure(run: RunData) -> Any:
     keys = list(dict.fromkeys(zip(table["status"], table["reason"], strict=True)))
     for i, (status, reason) in enumerate(keys):
         part = table[(table["status"] == status) & (table["reason"] == reason)]
-        shown = f"{status}: {reason}"
+        shown = _text(f"{status}: {reason}", 200)  # a legend entry
         counts = part.groupby(part["score"].astype(str))["n"].sum().reindex(names, fill_value=0)
         color = _PALETTE[i % len(_PALETTE)]
         traces.append(
@@ -123,7 +129,7 @@ def unscored_figure(run: RunData) -> Any:
     n = int(summary["n_cases"].max()) if len(summary) else 0
     fig.update_layout(
         barmode="stack",
-        title=f"Unscored reasons and errors · {run.name}",
+        title=f"Unscored reasons and errors · {_text(run.name, 200)}",
         yaxis_title=f"records (of {n} cases)",
         legend_title_text="status: reason",
     )
@@ -154,7 +160,7 @@ def distribution_figure(run: RunData, score: str | None = None) -> Any:
     fig = _figure(data=traces)
     fig.update_layout(
         barmode="overlay",
-        title=f"Score distribution · {run.name}",
+        title=f"Score distribution · {_text(run.name, 200)}",
         xaxis={"title": "recorded value", "range": [0, 1]},
         yaxis_title="records",
     )
@@ -176,7 +182,7 @@ def deltas_figure(comp: Any) -> Any:
     ]
     trace = go.Scatter(
         x=delta,
-        y=[str(v) for v in s["label"]],
+        y=[_text(v) for v in s["label"]],
         mode="markers",
         marker={"size": 11, "color": colors},
         error_x={"type": "data", "symmetric": False, "array": plus, "arrayminus": minus},
@@ -186,7 +192,7 @@ def deltas_figure(comp: Any) -> Any:
     fig = _figure(data=[trace])
     fig.add_vline(x=0, line_dash="dot", line_color="rgba(127,127,127,0.8)")
     fig.update_layout(
-        title=f"{name_b} − {name_a} (pp, 95% CI)",
+        title=f"{_text(name_b, 200)} − {_text(name_a, 200)} (pp, 95% CI)",
         xaxis_title="delta (pp)",
         showlegend=False,
         height=max(220, 80 + 50 * len(s)),

@@ -20,6 +20,7 @@ from .._util._text import safe_str, visible
 __all__ = [
     "BORDER",
     "MUTED",
+    "SHORT_LIMIT",
     "STATUS_COLORS",
     "badge",
     "box",
@@ -57,29 +58,43 @@ STATUS_COLORS: dict[str, str] = {
 
 
 def is_missing(x: Any) -> bool:
-    """True for None, NaN, NaT and pandas' NA (scalars only; containers are never missing)."""
+    """True for None, NaN, NaT and pandas' NA (scalars only; containers are never missing).
+
+    Never raises: a user's object whose `__class__`, `__eq__` or `__bool__` raises is not
+    missing.
+    """
     if x is None:
         return True
-    if not pd.api.types.is_scalar(x):
+    try:
+        return bool(pd.api.types.is_scalar(x) and pd.isna(x))
+    except Exception:  # user objects from the data may raise anything here
         return False
-    return bool(pd.isna(x))
 
 
-def esc(x: Any) -> str:
-    """HTML-escape any value's text (quotes too); missing values become an empty string.
+# Longest text a view shows of one short value (a name, a label, a case id, a reason, a
+# warning): such values are a line in a card, and a 1 MB reason would make a 1 MB card.
+SHORT_LIMIT = 1_000
+
+
+def esc(x: Any, limit: int = SHORT_LIMIT) -> str:
+    """HTML-escape any value's text (quotes too), cut to `limit` characters; missing values
+    become an empty string.
 
     Control characters other than newline and tab, bidi controls and invisible format
     characters are shown as escapes (`\\x1b`, `\\u202e`): a browser would drop them, draw a
     box or reorder the text, and the reader should see what is there. The text of an object
-    whose `__str__` fails is a placeholder naming its type.
+    whose `__str__` fails is a placeholder naming its type. Text longer than `limit` is cut
+    and says how much was left out (`shorten`); the run's tables keep all of it.
 
     Example:
         >>> esc("<b>a\x1b</b>\u202e")
         '&lt;b&gt;a\\\\x1b&lt;/b&gt;\\\\u202e'
+        >>> esc("abcdef", limit=3)
+        'abc… (3 more characters)'
     """
     if is_missing(x):
         return ""
-    return html.escape(visible(safe_str(x), keep="\n\t"), quote=True)
+    return html.escape(visible(shorten(safe_str(x), limit), keep="\n\t"), quote=True)
 
 
 def shorten(text: str, limit: int) -> str:
