@@ -25,6 +25,7 @@ from .._model._contract import (
     safe_repr,
     skip_rec,
 )
+from .._model._reducers import check_epochs
 from .._model._results import ERRORED, FAILED, PASSED, PENDING, TIMED_OUT, Finished, Results
 from .._model._run_data import RunData
 from .._model._scorers import Scorer
@@ -505,6 +506,7 @@ async def execute(
     """Plan and prepare the run, execute every case; return the run's data."""
     frame = _as_frame(data)
     plan = make_plan(frame, task, scorers, scores, options.output_column)
+    check_epochs(plan.definitions, options.epochs)  # pass@k needs k epochs: before any case
     frame = plan.data  # the input as the run keeps it: its text cleaned (no copy if clean)
     executor: Executor = LocalExecutor(options.concurrency)
     if options.executor is not None:

@@ -10,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError
+from .._model._reducers import check_epochs
 from .._model._results import PENDING
 from .._model._scorers import Scorer, as_scorers
 from .._model._scores import ScoreDefinition
@@ -70,6 +71,7 @@ async def arescore(
     if k > 1:
         recorded["epochs"] = k
     options = dataclasses.replace(options, epochs=k)  # a rescore keeps the source's epochs
+    check_epochs(plan.definitions, k)
     prepared = prepare(plan, source.data, run_name, recorded, store=store, epochs=k)
     todo = [p for p in range(source._results.n_samples) if source._results.outcome[p] != PENDING]
     return await drive(
