@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ._contract import STATUSES
-from ._results import OUTCOMES, Results
+from ._results import OUTCOMES, PENDING, Results
 from ._scores import ScoreDefinition
 
 __all__ = [
@@ -176,6 +176,13 @@ def _grader_columns(
     return columns
 
 
+def _status_codes(results: Results, n_scores: int) -> np.ndarray:
+    """Each record's status code; -1 (missing) for the records of samples that never ran."""
+    codes = results.status.astype(np.int16)
+    codes[np.repeat(results.outcome == PENDING, n_scores)] = -1
+    return codes
+
+
 def scores_table(
     results: Results, definitions: Sequence[ScoreDefinition], counted: np.ndarray
 ) -> pd.DataFrame:
@@ -195,7 +202,7 @@ def scores_table(
             "score": _codes(
                 np.tile(np.arange(s, dtype=np.int16), n), [d.name for d in definitions]
             ),
-            "status": _codes(results.status, STATUSES),
+            "status": _codes(_status_codes(results, s), STATUSES),
             "value": results.value.copy(),
             "counted": counted,
             "reason": _sparse_categorical(results.reason, touched),
