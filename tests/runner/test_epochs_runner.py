@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import asyncio
+import math
 import threading
 from collections import Counter
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
@@ -155,3 +157,138 @@ def test_the_tables_have_one_row_per_sample_and_per_sample_score(
     assert (key == 1).all() and len(key) == n * k * 2
     expected = [0.0 if i in fail else 1.0 for i in range(n * k)]
     assert run.scores.loc[run.scores["score"] == "a", "value"].tolist() == expected
+
+
+def test_pass_at_k_in_a_run_is_the_estimator_over_each_cases_epochs() -> None:
+    passes = {"0": 0, "1": 2, "2": 5}  # epochs (of 5) that pass, per case
+
+    def task(case_id: str, epoch: int) -> str:
+        return "ok" if epoch <= passes[case_id] else "no"
+
+    at2 = eb.define_score("at2", reducer=eb.pass_at(2))
+    hat2 = eb.define_score("hat2", reducer=eb.pass_hat(2))
+
+    @eb.scorer(at2, hat2)
+    def both(output: str) -> dict[str, float]:
+        v = float(output == "ok")
+        return {"at2": v, "hat2": v}
+
+    run = eb.run(_frame(3), task, scorers=[both], epochs=5, store=None, progress=False)
+    reduced = run.reduced().set_index(["case_id", "score"], drop=False)
+    for cid, c in passes.items():
+        at = 1 - math.comb(5 - c, 2) / math.comb(5, 2)
+        hat = math.comb(c, 2) / math.comb(5, 2)
+        assert reduced.loc[(cid, "at2"), "value"] == pytest.approx(at, abs=1e-12)
+        assert reduced.loc[(cid, "hat2"), "value"] == pytest.approx(hat, abs=1e-12)
+    summary = run.summary().set_index("score")
+    expected = sum(1 - math.comb(5 - c, 2) / math.comb(5, 2) for c in passes.values()) / 3
+    assert summary.loc["at2", "mean"] == pytest.approx(expected)
+    assert summary.loc["at2", "reducer"] == "pass@2" and summary.loc["at2", "epochs"] == 5
+    assert summary.loc["at2", "counted"] == 15  # counts are of samples
+
+
+def test_a_pass_at_k_larger_than_epochs_is_refused_before_any_case_runs() -> None:
+    calls: list[str] = []
+    d = eb.define_score("p", reducer=eb.pass_at(3))
+    with pytest.raises(eb.ConfigurationError, match=r"needs epochs ≥ 3.*epochs=2"):
+        eb.run(
+            _frame(2),
+            lambda q: calls.append(q) or q,
+            scorers=[eb.scorer(d)(lambda output: 1.0)],
+            epochs=2,
+            store=None,
+            progress=False,
+        )
+    assert calls == []
+
+
+def test_rescore_keeps_the_epochs_and_each_samples_output() -> None:
+    run = eb.run(
+        _frame(2),
+        lambda q, epoch: f"{q}-{epoch}",
+        scorers=[lambda output: 1.0],
+        epochs=3,
+        store=None,
+        progress=False,
+    )
+    seen: list[str] = []
+
+    def ends_in_2(output: str) -> float:
+        seen.append(output)
+        return float(output.endswith("-2"))
+
+    again = run.rescore(scorers=[ends_in_2], progress=False)
+    assert sorted(seen) == sorted(f"q{i}-{e}" for i in range(2) for e in (1, 2, 3))
+    assert again.scores.loc[again.scores["score"] == "ends_in_2", "epoch"].tolist() == [1, 2, 3] * 2
+    assert again.summary().set_index("score").loc["ends_in_2", "mean"] == pytest.approx(1 / 3)
+
+
+def test_compare_pairs_cases_by_their_reduced_values() -> None:
+    def scorer(output: str) -> float:
+        return float(output == "ok")
+
+    a = eb.run(
+        _frame(4),
+        lambda epoch: "ok" if epoch == 1 else "no",
+        scorers=[scorer],
+        epochs=4,
+        store=None,
+        progress=False,
+    )
+    b = eb.run(
+        _frame(4),
+        lambda epoch: "ok" if epoch <= 3 else "no",
+        scorers=[scorer],
+        epochs=4,
+        store=None,
+        progress=False,
+    )
+    cmp = eb.compare(a, b)
+    row = cmp.summary.iloc[0]
+    assert (row["mean_a"], row["mean_b"], row["n_paired"]) == (0.25, 0.75, 4)
+    assert cmp.cases["delta"].tolist() == [0.5] * 4  # one pair per case, not per epoch
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    n=st.integers(1, 6),
+    k=st.integers(1, 4),
+    cells=st.lists(
+        st.one_of(st.sampled_from([0.0, 1.0, 0.25, "unscored", "raise", "error"])),
+        min_size=24,
+        max_size=24,
+    ),
+    reducer=st.sampled_from(["mean", "median", "min", "max", "mode"]),
+)
+def test_reduced_is_a_groupby_of_the_scores_and_summary_means_stay_in_0_1(
+    n: int, k: int, cells: list[Any], reducer: str
+) -> None:
+    def task(case_id: str, epoch: int) -> str:
+        if cells[int(case_id) * k + epoch - 1] == "error":
+            raise RuntimeError("the task failed")
+        return case_id
+
+    def scorer(output: str, epoch: int) -> Any:
+        cell = cells[int(output) * k + epoch - 1]
+        if cell == "unscored":
+            return eb.Unscored("not applicable")
+        if cell == "raise":
+            raise ValueError("scorer failed")
+        return cell
+
+    d = eb.define_score("s", reducer=reducer, errors="zero" if n % 2 else "exclude")
+    run = eb.run(
+        _frame(n), task, scorers=[eb.scorer(d)(scorer)], epochs=k, store=None, progress=False
+    )
+    scores = run.scores
+    by = scores.groupby("case_id", observed=True, sort=False)["counted"]
+    how = {"mean": "mean", "median": "median", "min": "min", "max": "max"}
+    if reducer == "mode":
+        expected = by.agg(lambda x: x.dropna().mode().min() if x.notna().any() else np.nan)
+    else:
+        expected = by.agg(how[reducer])
+    got = run.reduced().set_index("case_id")["value"]
+    np.testing.assert_allclose(got.to_numpy(), expected.to_numpy(), equal_nan=True)
+    mean = run.summary()["mean"].iloc[0]
+    assert math.isnan(mean) or 0.0 <= mean <= 1.0
+    assert mean == pytest.approx(np.nanmean(expected.to_numpy())) or math.isnan(mean)

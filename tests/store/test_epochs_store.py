@@ -59,8 +59,14 @@ def test_a_resume_with_other_epochs_is_refused_before_anything_runs(tmp_path: Pa
     run = _run(tmp_path)
     calls: list[str] = []
     with pytest.raises(eb.ConfigurationError, match=r"same epochs .* epochs=3; now: epochs=2"):
-        eb.run(DATA, lambda q: calls.append(q) or q, scorers=[exact], epochs=2,
-               resume=run.path, progress=False)
+        eb.run(
+            DATA,
+            lambda q: calls.append(q) or q,
+            scorers=[exact],
+            epochs=2,
+            resume=run.path,
+            progress=False,
+        )
     assert calls == []
 
 
@@ -128,7 +134,10 @@ def test_kill_mid_epochs_then_resume_runs_each_missing_sample_once(tmp_path: Pat
     env = {**os.environ, "EVALBOOK_PROGRESS": "0"}
     proc = subprocess.run(
         [sys.executable, "-c", CHILD, str(tmp_path / "runs"), str(calls)],
-        env=env, capture_output=True, text=True, timeout=120,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert proc.returncode == -signal.SIGKILL, proc.stderr
     before = calls.read_text().splitlines()
@@ -145,8 +154,9 @@ def test_kill_mid_epochs_then_resume_runs_each_missing_sample_once(tmp_path: Pat
         seen.append((case_id, epoch))
         return task(q, epoch)
 
-    resumed = eb.run(DATA, again, scorers=[exact], epochs=3, resume=folder, progress=False,
-                     concurrency=1)
+    resumed = eb.run(
+        DATA, again, scorers=[exact], epochs=3, resume=folder, progress=False, concurrency=1
+    )
     everything = {(str(i), e) for i in range(6) for e in (1, 2, 3)}
     assert set(seen) == everything - logged and len(seen) == len(set(seen))
     assert not logged & set(seen)  # nothing whose end was logged ran again
