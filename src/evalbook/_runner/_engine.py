@@ -126,14 +126,17 @@ class _Engine:
         self.n_scores = len(plan.definitions)
         self.warned: set[str] = set()
 
+    def _sample(self, pos: int) -> tuple[int, int]:
+        """Sample `pos` as (the row of its case in the plan's columns, its epoch)."""
+        if self.epoch_at is None:
+            case, epoch = divmod(pos, self.epochs)
+            return case, epoch + 1
+        return pos, self.epoch_at[pos]
+
     def _values(self, pos: int) -> dict[str, Any]:
         """The named values of sample `pos`: its case's columns, `case_id` and `epoch`."""
         plan = self.plan
-        if self.epoch_at is None:
-            case, epoch = divmod(pos, self.epochs)
-            epoch += 1
-        else:
-            case, epoch = pos, self.epoch_at[pos]
+        case, epoch = self._sample(pos)
         values: dict[str, Any] = {c: plan.columns[c][case] for c in plan.needed}
         if plan.wants_row:
             values["row"] = {k: plan.columns[k][case] for k in plan.row_keys}
@@ -157,7 +160,7 @@ class _Engine:
         attempt = 0
         outcome = PASSED
         if plan.task is None:
-            output = plan.columns[plan.output_column][pos]
+            output = plan.columns[plan.output_column][self._sample(pos)[0]]
         else:
             while True:
                 attempt += 1
