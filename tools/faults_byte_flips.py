@@ -1,12 +1,14 @@
 """The long form of the byte-flip and truncation fault test (tests/faults/test_byte_flips.py).
 
-    python tools/faults_byte_flips.py --trials 200 --seed 1
+    python tools/faults_byte_flips.py --trials 200 --seed 1 [--final 200]
 
 Flips one random byte of a stored run's events.jsonl `--trials` times (and cuts the log at
 `--trials` random offsets), loads each damaged log and prints how many results were identical,
 detected (a warning naming file and line; the tables of the lines before it), raised (a clear
 error naming the file), wrong recoveries, raw exceptions and silently different results. Exits
-1 if any result was a wrong recovery, a raw exception or silently different.
+1 if any result was a wrong recovery, a raw exception or silently different. `--final N` also
+flips N bytes in each of cases.parquet, scores.parquet, summary.json and data.parquet (the log
+intact) and prints the same counts per file.
 """
 
 from __future__ import annotations
@@ -19,13 +21,14 @@ from pathlib import Path
 # the trial machinery lives with the test, so that both run the very same workload
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests" / "faults"))
 
-from test_byte_flips import BAD, line, run_trials
+from test_byte_flips import BAD, final_file_flips, line, run_trials
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the trials; 0 when no result was silently different or a raw exception."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--trials", type=int, default=200, help="byte flips, and as many cuts")
+    parser.add_argument("--final", type=int, default=0, help="flips in each final file (e.g. 200)")
     parser.add_argument("--seed", type=int, default=1)
     args = parser.parse_args(argv)
     begin = time.monotonic()
@@ -34,6 +37,10 @@ def main(argv: list[str] | None = None) -> int:
     print(f"{line('byte flips', flipped)} [seed {args.seed}]")
     print(f"{line('truncations', cut)} [{took:.0f} s in all]")
     bad = sum(flipped[k] + cut[k] for k in BAD)
+    if args.final > 0:  # the same flips in each final file, the log intact
+        for name, counts in final_file_flips(args.final, args.seed).items():
+            print(line(f"{name} flips", counts))
+            bad += sum(counts[k] for k in BAD)
     for kind in BAD:
         if kind in trials.examples:
             print(f"  {kind}, e.g. {trials.examples[kind]}")

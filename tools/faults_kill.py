@@ -42,8 +42,12 @@ def main(argv: list[str] | None = None) -> int:
             begin = time.monotonic()
             kills = kill_trials(Path(tmp) / "kill", args.trials, args.seed)
             print(f"{kills.line()} [{time.monotonic() - begin:.0f} s, seed {args.seed}]")
-            for message in sorted(set(kills.startup_messages)):
-                print(f"  start-up kill, resume said: {message}")
+            said: dict[str, list[str]] = {}
+            for message in kills.startup_messages:
+                said.setdefault(message.split(":")[0], []).append(message)
+            for kind, messages in sorted(said.items()):
+                print(f"  start-up kills whose resume raised {kind}: {len(messages)}, e.g.")
+                print(f"    {messages[0]}")
             for problem in kills.problems:
                 print(f"  problem: {problem}")
             failed += kills.lost + kills.twice_run + kills.duplicate_ends + len(kills.problems)

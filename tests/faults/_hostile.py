@@ -8,7 +8,7 @@ inside the code under test: hypothesis and pytest look at what they hold too. Th
 from __future__ import annotations
 
 import numbers
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -67,6 +67,61 @@ class Hostile:
 
     def __float__(self) -> float:
         return self._no("float") or 0.5
+
+
+class Custom(BaseException):
+    """A user's BaseException (neither KeyboardInterrupt nor SystemExit)."""
+
+
+class BadText:
+    """Text whose `__str__` raises `kind` (RuntimeError unless told)."""
+
+    def __init__(self, kind: type[BaseException] = RuntimeError) -> None:
+        self.kind = kind
+
+    def __str__(self) -> str:
+        raise self.kind("no text")
+
+
+class NotText:
+    """Text whose `__str__` returns a number."""
+
+    def __str__(self) -> str:
+        return 7  # type: ignore[return-value]
+
+
+class Sub(str):
+    """A str subclass with a hostile `__str__`."""
+
+    def __str__(self) -> str:
+        raise RuntimeError("sub")
+
+
+class StrRaises(Exception):
+    """An exception whose message cannot be read."""
+
+    def __str__(self) -> str:
+        raise ValueError("no message")
+
+
+class StrNotText(Exception):
+    """An exception whose `__str__` returns a non-str."""
+
+    def __str__(self) -> str:
+        return None  # type: ignore[return-value]
+
+
+class RaisingMapping(Mapping[str, Any]):
+    """A Mapping whose every read raises."""
+
+    def __getitem__(self, key: str) -> Any:
+        raise RuntimeError("no item")
+
+    def __iter__(self) -> Iterator[str]:
+        raise RuntimeError("no iteration")
+
+    def __len__(self) -> int:
+        raise RuntimeError("no length")
 
 
 class Changing:

@@ -52,9 +52,10 @@ def _task(i: int, question: str) -> str:
     return question.upper() if i % 3 else question
 
 
-def stored_run(root: Path) -> Path:
+def stored_run(root: Path, final_files: bool = False) -> Path:
     """A stored run (30 cases, 2 scores, rationales, an unscored and an errored case), its
-    folder holding the log and data.parquet only (so that loading reads the log)."""
+    folder holding the log and data.parquet only (so that loading reads the log), or every
+    file (`final_files`)."""
     data = pd.DataFrame(
         {
             "i": range(N_CASES),
@@ -64,7 +65,7 @@ def stored_run(root: Path) -> Path:
     )
     run = eb.run(data, task=_task, scorers=[exact, grade], name="flips", store=root, progress=False)
     assert run.path is not None
-    for name in ("cases.parquet", "scores.parquet", "summary.json"):
+    for name in () if final_files else ("cases.parquet", "scores.parquet", "summary.json"):
         (run.path / name).unlink()
     return run.path
 
@@ -174,6 +175,59 @@ def line(kind: str, counts: Counter[str]) -> str:
 
 
 BAD = ("wrong recovery", "raw", "silently different")
+FINAL = ("cases.parquet", "scores.parquet", "summary.json", "data.parquet")
+
+
+def _whole(run: eb.Run) -> tuple[Any, ...]:
+    """Everything a loaded run shows: tables, data, identity, definitions, options."""
+    return (run.cases, run.scores, run.data, run.name, run.id, run.definitions, run.options)
+
+
+def _equal(a: tuple[Any, ...], b: tuple[Any, ...], data: bool = True) -> bool:
+    if not _same((a[0], a[1]), (b[0], b[1])) or a[3:] != b[3:]:
+        return False
+    try:
+        assert_frame_equal(a[2], b[2])
+    except AssertionError:
+        return not data
+    return True
+
+
+def final_file_flips(n: int, seed: int) -> dict[str, Counter[str]]:
+    """`n` single-byte flips in each final file (the log intact): counts per file.
+
+    identical: the same run, no warning; detected: a warning, and the same run (or, for
+    data.parquet, the same results without the data columns); raised: an error naming the
+    file; silently different / raw: as for the log.
+    """
+    rng = random.Random(seed)
+    out: dict[str, Counter[str]] = {}
+    with tempfile.TemporaryDirectory(prefix="evalbook-flips-") as tmp:
+        source = stored_run(Path(tmp) / "store", final_files=True)
+        baseline = _whole(eb.load_run(source))
+        for k, name in enumerate(FINAL):
+            counts: Counter[str] = Counter()
+            content = (source / name).read_bytes()
+            for t in range(n):
+                folder = Path(tmp) / f"{k}-{t}"
+                shutil.copytree(source, folder)
+                damaged = bytearray(content)
+                damaged[rng.randrange(len(damaged))] ^= rng.randrange(1, 256)
+                (folder / name).write_bytes(bytes(damaged))
+                with warnings.catch_warnings(record=True) as caught:
+                    warnings.simplefilter("always")
+                    try:
+                        got = _whole(eb.load_run(folder))
+                    except Exception as exc:
+                        named = name in str(exc) and not isinstance(exc, KeyError | TypeError)
+                        counts["raised" if named else "raw"] += 1
+                        continue
+                if _equal(got, baseline, data=name != "data.parquet"):
+                    counts["detected" if caught else "identical"] += 1
+                else:
+                    counts["wrong recovery" if caught else "silently different"] += 1
+            out[name] = counts
+    return out
 
 
 def _report(
@@ -193,3 +247,13 @@ def test_byte_flips_and_truncations_never_give_a_silently_different_result(
         assert flipped[kind] == 0 and cut[kind] == 0, trials.examples.get(kind)
     assert sum(flipped.values()) == 60 and sum(cut.values()) == 30
     assert flipped["detected"] + flipped["raised"] >= 50  # the checksum finds nearly every flip
+
+
+def test_byte_flips_in_the_final_files_never_give_a_silently_different_run(
+    record_property: pytest.RecordProperty,
+) -> None:
+    counts = final_file_flips(n=15, seed=5)
+    for name, c in counts.items():
+        _report(record_property, f"{name} flips", c)
+        for kind in BAD:
+            assert c[kind] == 0, (name, kind)

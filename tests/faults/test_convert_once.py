@@ -2,55 +2,14 @@
 
 from __future__ import annotations
 
-import numbers
 from typing import Any
 
 import pandas as pd
 import pytest
+from _hostile import Changing, FloatRaises, Liar
 
 import evalbook as eb
 from evalbook._model._contract import InvalidScore, validate_value
-
-
-class Changing:
-    """Answers 0.5 to the first float() and 7.0 to every later one."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def __float__(self) -> float:
-        self.calls += 1
-        return 0.5 if self.calls == 1 else 7.0
-
-
-class Liar:
-    """Claims to lie in [0, 1] whatever it is compared with; its float is 5.0."""
-
-    def __float__(self) -> float:
-        return 5.0
-
-    def __le__(self, other: object) -> bool:
-        return True
-
-    def __ge__(self, other: object) -> bool:
-        return True
-
-    def __lt__(self, other: object) -> bool:
-        return False
-
-    def __gt__(self, other: object) -> bool:
-        return False
-
-
-class FloatRaises:
-    """A registered real whose `__float__` raises."""
-
-    def __float__(self) -> float:
-        raise RuntimeError("no float here")
-
-
-for _kind in (Changing, Liar, FloatRaises):
-    numbers.Real.register(_kind)
 
 
 def test_a_value_converted_once_is_stored_as_that_float() -> None:

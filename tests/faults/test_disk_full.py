@@ -2,7 +2,8 @@
 
 What was logged stays, the run goes on in memory with one warning, the final files are all
 there or none, and a resume on a full disk leaves the stored run exactly as it was
-(docs/file-formats.md, "Guarantees"). Mounting needs root; elsewhere the tests skip.
+(docs/design.md, "The run store: what is logged survives"). Mounting needs root; elsewhere
+the tests skip.
 """
 
 from __future__ import annotations
@@ -67,8 +68,8 @@ def small_fs(tmp_path: Path) -> Iterator[Callable[[str], Path]]:
             _unmount(point)
 
 
-def _fill(folder: Path) -> Path:
-    """Take every free byte of the file system `folder` is on; the filler file's path."""
+def _fill(folder: Path, leave: int = 0) -> Path:
+    """Take every free byte of the file system `folder` is on but `leave`; the filler file."""
     filler = folder / "filler.bin"
     fd = os.open(filler, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
     try:
@@ -82,6 +83,7 @@ def _fill(folder: Path) -> Path:
                     break
     finally:
         os.close(fd)
+    os.truncate(filler, filler.stat().st_size - leave)
     return filler
 
 
@@ -160,9 +162,14 @@ def test_a_run_larger_than_the_disk_keeps_what_was_logged_and_goes_on_in_memory(
     assert run.path is not None
     assert "disk is full" in messages[0] and str(run.path) in messages[0]
     assert "run.save(store)" in messages[0]
-    # the run itself is whole: every case, the headline of a run that never hit the disk
+    # the run itself is whole: its tables and headline are those of a run kept in memory
+    memory = _run(_data(n), None)
     assert run.cases["outcome"].eq("passed").all() and len(run.cases) == n
-    assert run.headline.text == _run(_data(n), None).headline.text
+    timing = ["started_at", "duration_s"]
+    assert_frame_equal(run.cases.drop(columns=timing), memory.cases.drop(columns=timing))
+    assert_frame_equal(run.scores, memory.scores)
+    assert_frame_equal(run.summary(), memory.summary())
+    assert run.headline == memory.headline
     # what was logged stays: the final files that could not fit left nothing behind
     assert not [name for name in FINAL if (run.path / name).exists()]
     assert _temps(run.path) == []
@@ -211,6 +218,38 @@ def test_final_files_that_do_not_fit_leave_none_behind_and_the_log_decides(
     assert run.save() == run.path  # space again: completed in place
     assert all((run.path / name).exists() for name in FINAL)
     assert_same(run, eb.load_run(run.path))
+
+
+def test_a_disk_full_before_the_data_is_written_leaves_a_log_that_loads(
+    tmp_path: Path, small_fs: Callable[[str], Path]
+) -> None:
+    fs = small_fs("200k")
+    _fill(fs, leave=4096)  # one page: the log's first lines, not the data
+    with pytest.warns(RuntimeWarning, match="disk is full") as caught:
+        run = _run(_data(40), fs)
+    assert len(caught) == 1 and "data.parquet" in str(caught[0].message)
+    assert run.path is not None and run.cases["outcome"].eq("passed").all()
+    assert sorted(p.name for p in run.path.iterdir()) == ["events.jsonl"]
+    with pytest.warns(RuntimeWarning) as loading:
+        stored = eb.load_run(run.path)
+    said = " ".join(str(w.message) for w in loading)
+    assert "data.parquet is missing" in said and "incomplete: 40 of 40" in said
+    assert stored.cases["case_id"].tolist() == run.cases["case_id"].tolist()
+    assert_same(run, eb.load_run(run.save(tmp_path / "elsewhere")))
+
+
+def test_a_disk_too_full_for_the_log_stores_nothing_and_the_run_goes_on(
+    tmp_path: Path, small_fs: Callable[[str], Path]
+) -> None:
+    fs = small_fs("200k")
+    _fill(fs)
+    with pytest.warns(RuntimeWarning, match="disk is full") as caught:
+        run = _run(_data(40), fs)
+    assert len(caught) == 1 and "nothing of it is stored" in str(caught[0].message)
+    assert run.path is not None and run.cases["outcome"].eq("passed").all()
+    assert list(run.path.iterdir()) == []  # no empty log, no temporary file
+    assert eb.runs(fs)["path"].tolist() == []
+    assert_same(run, eb.load_run(run.save(tmp_path / "elsewhere")))
 
 
 def _interrupted(fs: Path, data: pd.DataFrame, keep: int) -> Path:

@@ -10,16 +10,34 @@ many runs hypothesis tries (default 60, bounded for CI).
 
 from __future__ import annotations
 
+import asyncio
+import json
 import math
-import numbers
 import os
-from collections.abc import Callable, Iterator, Mapping
+import warnings
+from collections import Counter
+from collections.abc import Callable
 from decimal import Decimal
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+from _hostile import (
+    ARMED,
+    BadText,
+    Changing,
+    ClassRaises,
+    Custom,
+    FloatNotFloat,
+    FloatRaises,
+    Liar,
+    NotText,
+    RaisingMapping,
+    StrNotText,
+    StrRaises,
+    Sub,
+)
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -30,117 +48,26 @@ EXAMPLES = int(os.environ.get("EVALBOOK_FAULT_EXAMPLES", "60"))
 ERRORS = (ValueError, RuntimeError, TypeError, KeyError, RecursionError, MemoryError)
 
 
-class Custom(BaseException):
-    """A user's BaseException (neither KeyboardInterrupt nor SystemExit)."""
+def _expected_warnings(caught: list[warnings.WarningMessage]) -> None:
+    """The only warning a hostile run may give: a lone surrogate drawn in some text, replaced
+    (once per run). Anything else is a finding, not noise."""
+    for w in caught:
+        assert w.category is UnicodeWarning, f"unexpected {w.category.__name__}: {w.message}"
+        assert "held a lone surrogate, replaced by" in str(w.message)
+    assert len(caught) <= 1, [str(w.message) for w in caught]
 
 
-class BadText:
-    """Text whose `__str__` raises the given exception type."""
-
-    def __init__(self, kind: type[BaseException]) -> None:
-        self.kind = kind
-
-    def __str__(self) -> str:
-        raise self.kind("no text")
-
-
-class NotText:
-    """Text whose `__str__` returns a number."""
-
-    def __str__(self) -> str:
-        return 7  # type: ignore[return-value]
-
-
-class Sub(str):
-    """A str subclass with a hostile `__str__`."""
-
-    def __str__(self) -> str:
-        raise RuntimeError("sub")
-
-
-class StrRaises(Exception):
-    """An exception whose message cannot be read."""
-
-    def __str__(self) -> str:
-        raise ValueError("no message")
-
-
-class StrNotText(Exception):
-    """An exception whose `__str__` returns a non-str."""
-
-    def __str__(self) -> str:
-        return None  # type: ignore[return-value]
-
-
-class Changing:
-    """A registered real: 0.5 at the first float(), 7.0 after."""
-
-    def __init__(self) -> None:
-        self.calls = 0
-
-    def __float__(self) -> float:
-        self.calls += 1
-        return 0.5 if self.calls == 1 else 7.0
-
-
-class Liar:
-    """A registered real that claims to be in range; its float is 5.0."""
-
-    def __float__(self) -> float:
-        return 5.0
-
-    def __le__(self, other: object) -> bool:
-        return True
-
-    def __ge__(self, other: object) -> bool:
-        return True
-
-
-class FloatRaises:
-    """A registered real whose `__float__` raises."""
-
-    def __init__(self, kind: type[BaseException]) -> None:
-        self.kind = kind
-
-    def __float__(self) -> float:
-        raise self.kind("no float")
-
-
-class FloatNotFloat:
-    """A registered real whose `__float__` returns a str."""
-
-    def __float__(self) -> float:
-        return "0.5"  # type: ignore[return-value]
-
-
-ARMED = [False]  # hostile only inside eb.run: hypothesis itself looks at what it draws
-
-
-class ClassRaises:
-    """An object whose `__class__` raises inside a run, so isinstance() raises there."""
-
-    @property  # type: ignore[misc]
-    def __class__(self) -> type:
-        if ARMED[0]:
-            raise RuntimeError("no class")
-        return ClassRaises
-
-
-class RaisingMapping(Mapping[str, Any]):
-    """A Mapping whose every read raises."""
-
-    def __getitem__(self, key: str) -> Any:
-        raise RuntimeError("no item")
-
-    def __iter__(self) -> Iterator[str]:
-        raise RuntimeError("no iteration")
-
-    def __len__(self) -> int:
-        raise RuntimeError("no length")
-
-
-for _real in (Changing, Liar, FloatRaises, FloatNotFloat):
-    numbers.Real.register(_real)
+def _holds(r: eb.Run, scores: pd.DataFrame, n: int, names: set[str], store: bool) -> None:
+    """The invariant of every channel: one record per (case, score), values in [0, 1]."""
+    assert len(scores) == n * len(names)
+    assert not scores.duplicated(["case_id", "score"]).any()
+    assert set(scores["score"].astype(str)) == names
+    counted = scores["counted"].dropna()
+    assert ((counted >= 0) & (counted <= 1)).all()
+    held = scores.loc[scores["status"] == "scored", "value"]
+    assert held.map(lambda v: type(v) is float and 0 <= v <= 1).all()
+    if store:
+        assert len(eb.load_run(r.path).scores) == len(scores)
 
 
 def _self_ref() -> dict[str, Any]:
@@ -275,29 +202,24 @@ def test_hostile_values_never_escape_a_run(record_property: Callable[[str, objec
         df = pd.DataFrame({"k": range(len(plans))})
         ARMED[0] = True
         try:
-            r = eb.run(
-                df,
-                task=task,
-                scores=[T, U],
-                scorers=[sync_scorer, async_scorer, two_scores],
-                store="runs" if store else None,
-                progress=False,
-            )
-            scores = r.scores
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                r = eb.run(
+                    df,
+                    task=task,
+                    scores=[T, U],
+                    scorers=[sync_scorer, async_scorer, two_scores],
+                    store="runs" if store else None,
+                    progress=False,
+                )
+                scores = r.scores
         except BaseException:
             escaped[0] += 1
             raise
         finally:
             ARMED[0] = False
-        assert len(scores) == len(plans) * len(names)
-        assert not scores.duplicated(["case_id", "score"]).any()
-        assert set(scores["score"].astype(str)) == names
-        counted = scores["counted"].dropna()
-        assert ((counted >= 0) & (counted <= 1)).all()
-        held = scores.loc[scores["status"] == "scored", "value"]
-        assert held.map(lambda v: type(v) is float and 0 <= v <= 1).all()
-        if store:
-            assert len(eb.load_run(r.path).scores) == len(scores)
+        _expected_warnings(caught)
+        _holds(r, scores, len(plans), names, store)
 
     try:
         one_run()
@@ -305,6 +227,190 @@ def test_hostile_values_never_escape_a_run(record_property: Callable[[str, objec
         figure = f"hostile values tried: {tried[0]}, escaped exceptions: {escaped[0]}"
         print(figure)
         record_property("hostile_values", figure)
+
+
+# -- the judge channel: what a judge client replies, or raises ------------------------------
+
+BIG = "x" * 10_000_000  # the largest reply text drawn: 10 MB (built once, shared)
+BIG_JSON = json.dumps({"score": 50, "justification": BIG})
+
+
+class StatusRaises(Exception):
+    """An SDK-like error whose `status_code` cannot be read."""
+
+    @property
+    def status_code(self) -> int:
+        raise RuntimeError("no status")
+
+
+class ResponseRaises(Exception):
+    """An SDK-like error whose `response` cannot be read."""
+
+    @property
+    def response(self) -> Any:
+        raise RuntimeError("no response")
+
+
+class TooMany(Exception):
+    """A transient SDK-like error (429): retried once, then judge_raised."""
+
+    status_code = 429
+
+
+json_values = st.recursive(
+    st.none() | st.booleans() | st.integers(-(10**20), 10**20) | st.floats() | st.text(max_size=5),
+    lambda inner: (
+        st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=3), inner, max_size=3)
+    ),
+    max_leaves=6,
+)
+judge_scores = (
+    st.sampled_from([989898, 100, 0, 50, 100.0000001, -1, 10**400, 1e308, -0.0])
+    | st.integers(-200, 200)
+    | json_values
+)
+reply_dicts = st.fixed_dictionaries(
+    {}, optional={"score": judge_scores, "justification": json_values, "extra": json_values}
+)
+reply_texts = (
+    reply_dicts.map(json.dumps)  # NaN and Infinity tokens included (allow_nan)
+    | st.sampled_from(
+        [
+            '{"score": NaN}',
+            '{"score": -Infinity, "justification": 3}',
+            '{"score": 1e999}',
+            '{"score": 989898}',
+            '{"score": null}',
+            '{"score": "50"}',
+            '{"score": {"score": 50}}',
+            '{"justification": "no score"}',
+            '```json\n{"score": 50}\n```',
+            'here you go: {"score": 50}',
+            '{"score": 50',
+            "not json",
+            "",
+            "[]",
+            "null",
+            "50",
+            BIG_JSON,
+        ]
+    )
+    | st.text(max_size=20)
+)
+judge_replies = (
+    reply_dicts
+    | reply_texts
+    | reply_texts.map(str.encode)
+    | st.builds(dict, score=reals, justification=texts)
+    | _made(
+        RaisingMapping,
+        ClassRaises,
+        BadText,
+        object,
+        lambda: Sub("{}"),
+        lambda: b"\xff\xfe{",
+        lambda: {"score": 50, "justification": BIG},
+        lambda: {"score": 50, "justification": BadText()},
+        lambda: {"score": 10**5000},
+    )
+)
+judge_raises = raised_exc | _made(
+    TimeoutError,
+    ConnectionError,
+    StatusRaises,
+    ResponseRaises,
+    lambda: TooMany("slow down"),
+    asyncio.CancelledError,
+    GeneratorExit,
+)
+judge_actions = st.tuples(st.sampled_from(["give", "raise"]), judge_replies, judge_raises)
+J1, J2 = eb.define_score("j1"), eb.define_score("j2")
+VOTES: list[tuple[Any, ...]] = []  # per case: the sync judge's action, the async judge's
+
+
+def _asked(messages: list[dict[str, Any]]) -> int:
+    return int(str(messages[-1]["content"]).rsplit(" ", 1)[-1])
+
+
+def sync_client(messages: list[dict[str, Any]], tool: dict[str, Any]) -> Any:
+    return _act(VOTES[_asked(messages)][0])
+
+
+async def async_client(messages: list[dict[str, Any]], tool: dict[str, Any]) -> Any:
+    return _act(VOTES[_asked(messages)][1])
+
+
+JUDGES = [
+    eb.judge(J1, "grade case {k}", client=sync_client, retries=1, backoff=0),
+    eb.judge(J2, "grade case {k}", client=async_client, votes=2, reducer="mean", backoff=0),
+]
+
+
+def test_hostile_judge_replies_never_escape_a_run(
+    record_property: Callable[[str, object], None],
+) -> None:
+    tried, escaped = [0], [0]
+    outcomes: Counter[str] = Counter()  # what the records became, for the figure
+
+    @settings(
+        max_examples=EXAMPLES,
+        deadline=None,
+        suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+    )
+    @given(
+        votes=st.lists(st.tuples(judge_actions, judge_actions), min_size=1, max_size=3),
+        store=st.booleans(),
+    )
+    def one_run(votes: list[tuple[Any, ...]], store: bool) -> None:
+        tried[0] += 2 * len(votes)  # a reply and an exception per judge and case
+        VOTES[:] = votes
+        df = pd.DataFrame({"k": range(len(votes))})
+        ARMED[0] = True
+        try:
+            with warnings.catch_warnings(record=True) as caught:
+                warnings.simplefilter("always")
+                r = eb.run(
+                    df,
+                    task=lambda k: "done",
+                    scorers=JUDGES,
+                    store="runs" if store else None,
+                    progress=False,
+                )
+                scores = r.scores
+        except BaseException:
+            escaped[0] += 1
+            raise
+        finally:
+            ARMED[0] = False
+        _expected_warnings(caught)
+        _holds(r, scores, len(votes), {"j1", "j2"}, store)
+        reasons = scores["reason"].astype(object)
+        outcomes.update(reasons.where(reasons.notna(), scores["status"].astype(object)).map(str))
+
+    try:
+        one_run()
+    finally:
+        shown = ", ".join(f"{k} {v}" for k, v in outcomes.most_common())
+        figure = (
+            f"hostile judge replies and errors tried: {tried[0]}, escaped: {escaped[0]} "
+            f"(records: {shown})"
+        )
+        print(figure)
+        record_property("hostile_judge_replies", figure)
+
+
+@pytest.mark.parametrize(
+    "exc",
+    [StrRaises(), StrNotText(), StatusRaises(), ResponseRaises()],
+    ids=["str-raises", "str-not-text", "status-raises", "response-raises"],
+)
+def test_a_client_error_with_hostile_attributes_is_judge_raised(exc: Exception) -> None:
+    """Found by the property above: these were `scorer_raised`, naming the judge's own
+    secondary error (reading `str(exc)` or `exc.status_code`) instead of the client's."""
+    VOTES[:] = [(("raise", None, exc), ("raise", None, exc))]
+    r = eb.run(pd.DataFrame({"k": [0]}), task=lambda k: "d", scorers=JUDGES, progress=False)
+    assert r.scores["reason"].tolist() == ["judge_raised", "judge_raised"]
+    assert r.scores["message"].str.contains(type(exc).__name__, regex=False).all()
 
 
 @pytest.mark.parametrize("value", [Changing(), Liar()], ids=["changing", "liar"])

@@ -22,6 +22,9 @@ import evalbook as eb
 
 TRIALS = 20
 SEED = 17
+FIGURES = ["trials", "lost", "twice_run", "duplicate_ends", "different", "leftovers"]
+FIGURES += ["no_folder", "startup", "startup_refused", "startup_other", "mid_run"]
+FIGURES += ["after_end", "exited"]
 
 
 def test_kill_9_at_random_moments_then_resume_loses_nothing_and_runs_nothing_twice(
@@ -29,14 +32,15 @@ def test_kill_9_at_random_moments_then_resume_loses_nothing_and_runs_nothing_twi
 ) -> None:
     tally = kill_trials(tmp_path, TRIALS, SEED)
     print(tally.line())
-    for name in ("trials", "lost", "twice_run", "duplicate_ends", "different", "no_folder",
-                 "startup", "startup_refused", "mid_run", "after_end", "exited"):  # fmt: skip
+    for name in FIGURES:
         record_property(name, getattr(tally, name))
     assert tally.problems == []
     assert tally.trials == TRIALS
     assert (tally.lost, tally.twice_run, tally.duplicate_ends, tally.different) == (0, 0, 0, 0)
-    # a folder without a loadable run is refused with a ConfigurationError, never guessed at
-    assert tally.startup_refused == tally.startup
+    assert tally.leftovers == 0  # a resume clears what a kill in the final writes left
+    # a folder without a loadable run is refused before anything runs, never guessed at
+    # (an empty log is refused with a plain ValueError: the strict xfail below)
+    assert tally.startup_refused + tally.startup_other == tally.startup
     # most kills land while cases run, else the trials would test little
     assert tally.mid_run >= TRIALS // 4
 
@@ -102,4 +106,4 @@ def test_the_workload_has_errors_failures_retries_and_wrong_answers(tmp_path: Pa
     flaky = [c for c in IDS if w.kind(c) == "flaky"]
     assert flaky and set(cases.loc[flaky, "outcome"]) == {"passed"}
     assert set(cases.loc[flaky, "attempts"]) == {2}
-    assert set(run.scores["value"].dropna()) >= {0.0, 0.5, 1.0}
+    assert set(run.scores["value"].dropna()) == {0.0, 0.5, 0.75, 1.0}

@@ -11,7 +11,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from _hostile import ClassRaises, Hostile, armed
+from _hostile import BadText, ClassRaises, Hostile, StrNotText, StrRaises, armed
 
 import evalbook as eb
 from evalbook._model._contract import Score, Unscored, interpret, raised_rec
@@ -22,29 +22,8 @@ S = eb.define_score("s")
 DF = pd.DataFrame({"question": ["a", "b"]})
 
 
-class StrRaises(Exception):
-    """An exception whose message cannot be read."""
-
-    def __str__(self) -> str:
-        raise ValueError("no message for you")
-
-
-class StrNotText(Exception):
-    """An exception whose `__str__` returns something other than a str."""
-
-    def __str__(self) -> str:
-        return 42  # type: ignore[return-value]
-
-
 class Text(str):
     """A str subclass: its instances must not travel into the run's records."""
-
-
-class BadText:
-    """A rationale, label or reason whose `__str__` raises."""
-
-    def __str__(self) -> str:
-        raise RuntimeError("boom")
 
 
 def test_the_text_gate_never_raises_on_a_hostile_object() -> None:

@@ -184,3 +184,66 @@ def test_resuming_a_damaged_log_sets_it_aside_and_runs_the_rest_once(tmp_path: P
         warnings.simplefilter("error")  # the log alone: whole, no warning
         assert_frame_equal(eb.load_run(run.path).scores, run.scores)  # type: ignore[arg-type]
     assert resumed.cases["outcome"].notna().all()
+
+
+def test_a_resume_that_read_the_final_files_logs_again_what_the_cut_drops(
+    tmp_path: Path,
+) -> None:
+    run = run_t(tmp_path / "runs", concurrency=1)
+    assert run.path is not None
+    log = run.path / "events.jsonl"
+    lines = log.read_bytes().splitlines(keepends=True)
+    index = _case_end_line(lines, "5")
+    _damaged(log, lines, index, lines[index].replace(b'"attempt":1', b'"attempt":2'))
+    calls: list[str] = []
+
+    def counting(question: str, ctx: Any) -> Any:
+        calls.append(question)
+        return task_fn(question, ctx)
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        eb.run(
+            DATA,
+            task=counting,
+            scorers=[exact, judge],
+            scores=[passed],
+            resume=run.path,
+            progress=False,
+        )
+    said = [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
+    assert len(said) == 1 and "3 kept cases were logged again" in said[0], said
+    assert calls == []  # every case was kept, from the final files
+    assert log.with_name("events.jsonl.damaged-1").exists()
+    drop_final_files(run.path)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # the log alone holds every case again, undamaged
+        again = eb.load_run(run.path)
+    assert_frame_equal(again.cases, run.cases)
+    assert_frame_equal(again.scores, run.scores)
+
+
+def test_runs_lists_a_damaged_log_as_incomplete_with_one_warning(tmp_path: Path) -> None:
+    run, log, lines = _stored(tmp_path)
+    index = _case_end_line(lines, "2")
+    _damaged(log, lines, index, lines[index].replace(b'"outcome":', b'"outcome" :'))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        table = eb.runs(tmp_path / "runs")
+    said = [str(w.message) for w in caught]
+    assert len(said) == 1 and f"{log}, line {index + 1}: checksum mismatch" in said[0]
+    assert table["status"].tolist() == ["incomplete"] and table["id"].tolist() == [run.id]
+    assert table["completion"][0] == 2 / len(DATA)  # the two cases before the damage
+
+
+def test_saving_a_run_loaded_from_a_damaged_log_keeps_the_damaged_log(tmp_path: Path) -> None:
+    run, log, lines = _stored(tmp_path)
+    index = _case_end_line(lines, "6")
+    _damaged(log, lines, index, lines[index].replace(b'"case.ended"', b'"case.endeb"'))
+    damaged = log.read_bytes()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        loaded = eb.load_run(run.path)  # type: ignore[arg-type]
+        loaded.save()  # writes the log anew from the prefix: the damaged one stays beside it
+    assert log.with_name("events.jsonl.damaged-1").read_bytes() == damaged
+    assert replay(log, warn=False).damage is None

@@ -97,6 +97,40 @@ def test_a_kill_after_the_log_before_the_data_leaves_a_run_that_loads(tmp_path: 
     pd.testing.assert_frame_equal(eb.load_run(folder).data, DATA)
 
 
+_KILLED_LOG = """
+import os, signal, sys
+import pandas as pd
+import evalbook as eb
+
+real = os.replace
+
+def replace(src, dst):
+    if str(dst).endswith("events.jsonl"):  # the log's first lines are whole in a temporary file
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(src, dst)
+
+os.replace = replace
+data = pd.DataFrame({"id": ["a", "b", "c"], "question": ["x", "y", "z"]}).set_index("id")
+eb.run(data, task=lambda question: question, name="k", store=sys.argv[1], progress=False)
+"""
+
+
+def test_a_kill_as_the_log_appears_leaves_no_empty_log(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(_KILLED_LOG), str(tmp_path)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == -signal.SIGKILL, done.stderr
+    (folder,) = list(tmp_path.iterdir())
+    (name,) = [p.name for p in folder.iterdir()]
+    assert name.startswith(".events.jsonl.") and name.endswith(".tmp")  # never events.jsonl
+    assert eb.runs(tmp_path).empty
+    with pytest.raises(FileNotFoundError, match="not a stored run"):
+        eb.load_run(folder)
+
+
 def test_a_kill_before_the_log_leaves_nothing_listed_as_a_run(tmp_path: Path) -> None:
     folder = _killed_at(tmp_path, "parquet_bytes")  # encoding the data: before any file
     assert folder is not None and list(folder.iterdir()) == []
@@ -163,7 +197,7 @@ def test_atomic_writes_name_their_temporary_files_recognisably(
     monkeypatch.setattr(_fs.os, "replace", spy)
     eb.run(DATA, task=lambda question: question, store=tmp_path, progress=False)
     monkeypatch.undo()
-    assert len(staged) == 4  # data, cases, scores, summary
+    assert len(staged) == 5  # the log's head, data, cases, scores, summary
     assert all(_fs.is_temp_of(name, STORE_FILES) for name in staged), staged
     assert not any(_fs.is_temp_of(name, STORE_FILES) for name in _NOT_OURS)
 

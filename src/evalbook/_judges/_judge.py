@@ -29,6 +29,7 @@ from .._model._scorers import Scorer
 from .._model._scores import Grader, ScoreDefinition, define_score
 from .._runner._calls import Threads
 from .._util._inspect import is_async
+from .._util._text import safe_str
 from ._clients import JudgeClient
 from ._prompt import Prompt, make_prompt
 from ._replies import ReplyCache, Vote, backoff_delay, is_transient, parse_reply
@@ -227,7 +228,9 @@ class _Judge:
                     continue
                 after = f" (after {tries} tries)" if tries > 1 else ""
                 return Vote(
-                    code="judge_raised", message=f"{type(exc).__name__}: {exc}{after}", tries=tries
+                    code="judge_raised",
+                    message=f"{type(exc).__name__}: {safe_str(exc)}{after}",  # any __str__
+                    tries=tries,
                 )
         if key is not None and self.cache is not None:
             self.cache.put(key, reply)

@@ -122,9 +122,18 @@ def parse_reply(reply: object, low: float, high: float) -> Vote:
     return Vote(raw=value, shown=shown, justification=text)
 
 
+def _attr(obj: object, name: str) -> Any:
+    """`obj.name`, or None when it is missing or reading it raises (an SDK error's property
+    may raise anything: the judge must still record the error)."""
+    try:
+        return getattr(obj, name, None)
+    except Exception:
+        return None
+
+
 def _status_code(exc: BaseException) -> int | None:
-    for holder in (exc, getattr(exc, "response", None)):
-        code = getattr(holder, "status_code", None)
+    for holder in (exc, _attr(exc, "response")):
+        code = _attr(holder, "status_code")
         if isinstance(code, int) and not isinstance(code, bool):
             return code
     return None
@@ -146,12 +155,12 @@ def is_transient(exc: BaseException) -> bool:
 
 
 def _retry_after(exc: BaseException) -> float | None:
-    headers = getattr(getattr(exc, "response", None), "headers", None)
+    headers = _attr(_attr(exc, "response"), "headers")
     if headers is None:
         return None
     try:
         value = float(headers.get("retry-after"))
-    except (TypeError, ValueError, AttributeError):
+    except Exception:  # no such header, not a number, or a mapping whose get() raises
         return None
     return value if value >= 0 else None
 

@@ -2,32 +2,47 @@
 
 Writing is on the hot path (once per case): `LineEncoder` assembles a finished case's lines
 from pieces encoded once per run, with the C string encoder of `json`, and seals each with its
-checksum (`seal`: the CRC-32 of the line as written without it, the line's last key). Reading
-streams the lines, checks each one and rebuilds the run's `Results`; a damaged line ends the
-read there (`Damage`), the events before it count. The format is documented in
-docs/file-formats.md.
+checksum (`_lines.seal`). Reading (`replay`) takes the checked lines of `_lines` and rebuilds
+the run's `Results`; a damaged line ends the read there (`Damage`), the events before it
+count. The versions and the line checks live in `_lines` (re-exported here). The format is
+documented in docs/file-formats.md.
 """
 
 from __future__ import annotations
 
 import json
 import math
-import os
-import re
 import warnings
-import zlib
-from collections.abc import Iterator, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from json.encoder import encode_basestring_ascii as _enc
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any
 
 from .._model._contract import ERROR, SCORED, UNSCORED, InvalidScore, Rec, validate_value
 from .._model._results import OUTCOMES, PENDING, Finished, Results
 from .._model._scores import Grader, ScoreDefinition
 from .._util._text import TextGate
 from ._codec import decode_output, encode_output
-from ._layout import open_regular
+from ._lines import (
+    LOG_VERSION,
+    READ_VERSIONS,
+    SCHEMA_VERSION,
+    Bad,
+    Damage,
+    DamagedLog,
+    NotARunLog,
+    SchemaVersionError,
+    checked_lines,
+    field_int,
+    field_number,
+    field_text,
+    open_log,
+    read_events,
+    seal,
+    version_error,
+    warn_truncated,
+)
 from ._log import LineReader, LineTooLong, LogFile, count_lines
 
 __all__ = [
@@ -46,52 +61,14 @@ __all__ = [
     "read_events",
     "replay",
     "seal",
+    "version_error",
     "warn_invalid",
 ]
 
-# The version of summary.json and the Parquet files (unchanged since the log's version 2).
-SCHEMA_VERSION = 2
-# The log's lines: 1, the first format; 2, case times as integer microseconds (started_us,
-# duration_us, at_us); 3, a checksum on every line and `epoch` on the lines of a case (always
-# 1 until runs have epochs). Every version up to this one is read.
-LOG_VERSION = 3
-READ_VERSIONS = (1, 2, 3)
 _V = f'{{"schema_version":{LOG_VERSION},"event":'
 _VALUE_TEXT = {0.0: "0.0", 1.0: "1.0", 0.5: "0.5"}  # -0.0 is written 0.0 (an equal value)
 _OUTCOME_CODES = {name: code for code, name in enumerate(OUTCOMES)}
 _MAX_TAILS = 1 << 12  # cached line tails per score and run: well under 1 MB each
-# the JSON escape of a surrogate (\ud800-\udfff): a line that may decode to a lone one
-_SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
-
-
-class NotARunLog(ValueError):
-    """A file named like a run log that does not start with `run.started`."""
-
-
-class SchemaVersionError(ValueError):
-    """A store file was written with a `schema_version` this evalbook cannot read."""
-
-
-def version_error(
-    where: str, found: object, reads: str = str(SCHEMA_VERSION)
-) -> SchemaVersionError:
-    """The error for a file with another schema version, naming both versions."""
-    return SchemaVersionError(
-        f"{where} has schema_version {found!r}, but this evalbook reads schema_version "
-        f"{reads}; open it with the evalbook version that wrote it"
-    )
-
-
-def seal(obj: str) -> str:
-    """An event line: the JSON object `obj` (ASCII) with its checksum as last key, and `\\n`.
-
-    The checksum is the CRC-32 of `obj` exactly as written, as 8 lowercase hex digits.
-
-    Example:
-        >>> seal('{"a":1}')
-        '{"a":1,"crc":"561bacaf"}\\n'
-    """
-    return f'{obj[:-1]},"crc":"{zlib.crc32(obj.encode()):08x}"}}\n'
 
 
 def dumps(obj: Any) -> str:
@@ -236,174 +213,13 @@ def event_line(event: str, **fields: Any) -> str:
 
 # -- reading ------------------------------------------------------------------------------
 
-_SEAL_LEN = 18  # len(',"crc":"xxxxxxxx"}')
-_SEAL = re.compile(rb',"crc":"([0-9a-f]{8})"\}\Z')
-_CASE_KINDS = ("case.started", "score.recorded", "case.ended")
-
-
-class DamagedLog(ValueError):
-    """A log damaged at its first line (`run.started`): there is nothing to recover."""
-
-
-class _Bad(Exception):
-    """A damaged line: its number, the offset of its start, and what is wrong with it."""
-
-    def __init__(self, number: int, offset: int, reason: str) -> None:
-        super().__init__(reason)
-        self.number, self.offset, self.reason = number, offset, reason
-
-
-@dataclass(frozen=True, slots=True)
-class Damage:
-    """Where a log is damaged: reading stopped at this line; the events before it count.
-
-    `offset` is the byte offset of the line's start (where a resume cuts the log, after
-    setting the whole of it aside); `unread` the lines not read, this one included (at
-    least that many when not `exact`: counting stops after 256 MiB).
-    """
-
-    path: Path
-    line: int
-    offset: int
-    reason: str
-    unread: int
-    exact: bool = True
-
-    def message(self) -> str:
-        """One sentence: file, line, what is wrong, and how much was not read."""
-        more = "" if self.exact else " at least"
-        return (
-            f"{self.path}, line {self.line}: {self.reason}; the run loads the events before "
-            f"it, and{more} {self.unread} line(s) from there on were not read (cases logged "
-            "after it load as not run; resume= runs them again and keeps the damaged log as "
-            f"{self.path.name}.damaged-<n>)"
-        )
-
-
-def _event_of(path: Path, number: int, offset: int, raw: bytes) -> dict[str, Any]:
-    """One line as an event, its checksum and `schema_version` checked; `_Bad` if damaged."""
-    sealed = _SEAL.search(raw, max(0, len(raw) - _SEAL_LEN))
-    if sealed is not None:
-        crc = zlib.crc32(b"}", zlib.crc32(memoryview(raw)[: len(raw) - _SEAL_LEN]))
-        if crc != int(sealed[1], 16):
-            raise _Bad(
-                number, offset, "checksum mismatch (the line was changed after it was written)"
-            )
-    try:
-        event = json.loads(raw)
-    except (ValueError, RecursionError) as exc:
-        raise _Bad(number, offset, f"not a JSON line ({type(exc).__name__}: {exc})") from None
-    if not isinstance(event, dict):
-        raise _Bad(number, offset, f"not a JSON object (a JSON {type(event).__name__})")
-    found = event.get("schema_version")
-    if (type(found) is int and found > LOG_VERSION) or "schema_version" not in event:
-        raise version_error(f"{path} (line {number})", found, f"{LOG_VERSION} (and 1 and 2)")
-    if type(found) is not int or found not in READ_VERSIONS:
-        raise _Bad(number, offset, f"schema_version {found!r} is not a version of this log")
-    if sealed is not None:
-        del event["crc"]
-        if found != LOG_VERSION:
-            raise _Bad(number, offset, f"a checksum on a schema_version {found} line")
-    elif found == LOG_VERSION:
-        raise _Bad(number, offset, "no checksum at its end (every version 3 line has one)")
-    elif "crc" in event:
-        raise _Bad(number, offset, f"a 'crc' key in a schema_version {found} line")
-    return event
-
-
-def _checked(
-    path: Path, reader: LineReader, gate: TextGate
-) -> Iterator[tuple[int, int, dict[str, Any]]]:
-    """`(number, offset, event)` of every line; `_Bad` for a damaged one.
-
-    One file holds one version: the first line's. A version 3 line in a version 2 log (or
-    the reverse) is damage at that line.
-    """
-    version: int | None = None
-    for number, offset, raw in reader:
-        if not raw.strip():
-            continue
-        event = _event_of(path, number, offset, raw)
-        found = event["schema_version"]
-        if version is None:
-            version = found
-        elif found != version:
-            raise _Bad(number, offset, f"a schema_version {found} line in a version {version} log")
-        if _SURROGATE_ESCAPE.search(raw):  # rare: only then is the event worth a walk
-            event = gate(event, f"{path}, line {number}")
-        yield number, offset, event
-
-
-def _open_log(path: Path) -> BinaryIO:
-    try:  # a FIFO, a device or a symlink out of the folder is no log (and must not hang)
-        fd = open_regular(path)
-    except OSError as exc:
-        raise ValueError(f"{path} cannot be read as a run log ({exc})") from None
-    return os.fdopen(fd, "rb")
-
-
-def _truncated(path: Path, number: int) -> None:
-    warnings.warn(
-        f"{path}: the last line (line {number}) is truncated (the run was interrupted while "
-        "writing it); it is ignored",
-        RuntimeWarning,
-        stacklevel=4,
-    )
-
-
-def read_events(path: Path) -> Iterator[dict[str, Any]]:
-    """Yield the events of a log, every line checked (checksum, `schema_version`).
-
-    The file is streamed, never read whole. Only newline-terminated lines count: a truncated
-    last line (a crash in the middle of a write) is skipped with a warning, and NUL bytes
-    after it (space reserved by evalbook 0.1.0's writer) are ignored. A damaged line is a
-    `ValueError` naming the file and the line (`replay` recovers up to it instead). Text that
-    decodes to a lone surrogate (a `\\ud800` escape written by hand, or by 0.1.0) is
-    replaced by its escape, with one warning per log.
-    """
-    with _open_log(path) as f:
-        reader = LineReader(f, path)
-        try:
-            for _, _, event in _checked(path, reader, TextGate()):
-                yield event
-        except _Bad as bad:
-            raise ValueError(f"{path}, line {bad.number}: {bad.reason}") from None
-        if reader.truncated is not None:
-            _truncated(path, reader.truncated)
-
-
-def _text(event: dict[str, Any], key: str, optional: bool = False) -> Any:
-    value = event.get(key) if optional else event[key]
-    if not (value is None and optional) and type(value) is not str:
-        raise TypeError(f"{key!r} is {type(value).__name__}, not text")
-    return value
-
-
-def _int(event: dict[str, Any], key: str, optional: bool = False, low: int = 0) -> Any:
-    value = event.get(key) if optional else event[key]
-    if value is None and optional:
-        return None
-    if type(value) is not int or value < low:
-        raise TypeError(f"{key!r} is {value!r}, not an integer >= {low}")
-    return value
-
-
-def _number(event: dict[str, Any], key: str) -> float:
-    """A version 1 time in seconds (null: never taken)."""
-    value = event.get(key)
-    if value is None:
-        return math.nan
-    if type(value) not in (int, float):
-        raise TypeError(f"{key!r} is {value!r}, not a number")
-    return float(value)
-
 
 def _rec(event: dict[str, Any], invalid: list[str]) -> Rec:
     """A `score.recorded` event's record; a value the score contract rejects (8.5, Infinity,
     `true`, `"1"`) is an `invalid_score` error, noted in `invalid`, never a number."""
     grader = event.get("grader")
     g = Grader(**grader) if grader is not None else None
-    rationale = _text(event, "rationale", optional=True)
+    rationale = field_text(event, "rationale", optional=True)
     metadata = event.get("metadata")
     kinds = [k for k in ("value", "unscored", "error") if k in event]
     if len(kinds) != 1:
@@ -416,20 +232,16 @@ def _rec(event: dict[str, Any], invalid: list[str]) -> Rec:
             message = f"stored value rejected on load: {exc}"
             return Rec(ERROR, math.nan, "invalid_score", message, rationale, metadata, g)
         return Rec(SCORED, value, None, None, rationale, metadata, g)
-    status, key, label = (
-        (UNSCORED, "unscored", "reason")
-        if "unscored" in event
-        else (
-            ERROR,
-            "error",
-            "code",
-        )
-    )
+    status, key, label = (UNSCORED, "unscored", "reason") if kinds == ["unscored"] else _ERROR
     body = event[key]
     if not isinstance(body, dict):
         raise TypeError(f"{key!r} is {type(body).__name__}, not an object")
-    reason, message = _text(body, label, optional=True), _text(body, "message", optional=True)
+    reason = field_text(body, label, optional=True)
+    message = field_text(body, "message", optional=True)
     return Rec(status, math.nan, reason, message, rationale, metadata, g)
+
+
+_ERROR = (ERROR, "error", "code")
 
 
 _MISSING = Rec(
@@ -473,8 +285,8 @@ def warn_invalid(path: Path, invalid: Sequence[str]) -> None:
 def _started(path: Path, first: dict[str, Any]) -> tuple[list[str], dict[str, Any]]:
     """The case ids and options of a `run.started` event; DamagedLog if ill-typed."""
     try:
-        _text(first, "run_id"), _text(first, "name"), _text(first, "started_at", optional=True)
-        _text(first, "data_file", optional=True)
+        for key, optional in (("run_id", 0), ("name", 0), ("started_at", 1), ("data_file", 1)):
+            field_text(first, key, optional=bool(optional))
         case_ids = first["case_ids"]
         if type(case_ids) is not list or not all(type(c) is str for c in case_ids):
             raise TypeError("'case_ids' is not a list of text")
@@ -508,19 +320,19 @@ class _Replay:
 
     def _case(self, event: dict[str, Any]) -> tuple[str, int]:
         """The sample (case id, epoch) an event is about; versions 1-2 have epoch 1 only."""
-        cid: str = _text(event, "case_id")
+        cid: str = field_text(event, "case_id")
         if cid not in self.known:
             raise ValueError(f"case {cid!r} is not a case of this run")
-        epoch = _int(event, "epoch", low=1) if self.version >= 3 else 1
+        epoch = field_int(event, "epoch", low=1) if self.version >= 3 else 1
         if epoch > self.epochs:
             raise ValueError(f"epoch {epoch} of case {cid!r}: the run has {self.epochs} epoch(s)")
         return cid, epoch
 
     def line(self, number: int, offset: int, event: dict[str, Any]) -> None:
-        kind = _text(event, "event")
+        kind = field_text(event, "event")
         if kind == "score.recorded":
             cid = self._case(event)
-            name = _text(event, "score")
+            name = field_text(event, "score")
             if self.derived.get(name) is not event.get("derived", False):
                 raise ValueError(
                     f"score {name!r} (derived {event.get('derived')!r}) is not "
@@ -532,8 +344,8 @@ class _Replay:
             self.finished[cid] = (number, offset, self._ended_case(event, cid))
         elif kind == "case.started":
             cid = self._case(event)
-            _int(event, "attempt", low=1)
-            _number(event, "at_us" if self.version >= 2 else "at")  # informative only
+            field_int(event, "attempt", low=1)
+            field_number(event, "at_us" if self.version >= 2 else "at")  # informative only
             self.pending.pop(cid, None)
         elif kind == "score.defined":
             definition = ScoreDefinition.model_validate(event["definition"])
@@ -561,21 +373,21 @@ class _Replay:
         outcome = _OUTCOME_CODES.get(event["outcome"])
         if outcome is None:
             raise ValueError(f"unknown outcome {event['outcome']!r}")
-        kind = _text(event, "output_kind", optional=True)
+        kind = field_text(event, "output_kind", optional=True)
         if kind not in (None, "literal", "repr"):
             raise ValueError(f"unknown output_kind {kind!r}")
         if self.version >= 2:
-            started = _seconds(_int(event, "started_us", optional=True))
-            duration = _seconds(_int(event, "duration_us", optional=True))
+            started = _seconds(field_int(event, "started_us", optional=True))
+            duration = _seconds(field_int(event, "duration_us", optional=True))
         else:  # version 1: seconds as numbers
-            started, duration = _number(event, "started_at"), _number(event, "duration_s")
+            started, duration = field_number(event, "started_at"), field_number(event, "duration_s")
         by_name = self.pending.pop(cid, {})
         return Finished(
             outcome,
-            _int(event, "attempt"),
+            field_int(event, "attempt"),
             decode_output(event.get("output"), kind),
-            _text(event, "error_type", optional=True),
-            _text(event, "error_message", optional=True),
+            field_text(event, "error_type", optional=True),
+            field_text(event, "error_message", optional=True),
             started,
             duration,
             [by_name.get(d.name) or _MISSING for d in self.definitions],
@@ -592,16 +404,16 @@ def _why(exc: BaseException) -> str:
     return text if len(text) <= 200 else text[:200] + "…"
 
 
-def _read(path: Path, stop: _Bad | None) -> tuple[EventLog, int | None, list[str]]:
+def _read(path: Path, stop: Bad | None) -> tuple[EventLog, int | None, list[str]]:
     """One read of the log, up to the first damaged line (or up to `stop`): the log, the
     number of a truncated last line, and the stored values the score contract rejects."""
-    with _open_log(path) as f:
+    with open_log(path) as f:
         reader = LineReader(f, path)
-        lines = _checked(path, reader, TextGate())
+        lines = checked_lines(path, reader, TextGate())
         try:
             first = next(lines, None)
-        except (_Bad, LineTooLong) as exc:
-            reason = exc.reason if isinstance(exc, _Bad) else str(exc).split(": ", 1)[1]
+        except (Bad, LineTooLong) as exc:
+            reason = exc.reason if isinstance(exc, Bad) else str(exc).split(": ", 1)[1]
             raise DamagedLog(f"{path}, line 1: {reason}; it is not readable as a run log") from None
         if first is None or first[2].get("event") != "run.started":
             raise NotARunLog(f"{path} does not start with a run.started event; it is not a run log")
@@ -621,13 +433,13 @@ def _read(path: Path, stop: _Bad | None) -> tuple[EventLog, int | None, list[str
                 try:
                     state.line(number, offset, event)
                 except _DAMAGE as exc:
-                    raise _Bad(
+                    raise Bad(
                         number, offset, f"a damaged {event.get('event')!r} event ({_why(exc)})"
                     ) from None
-        except _Bad as exc:
+        except Bad as exc:
             bad = exc
         except LineTooLong as exc:
-            bad = _Bad(exc.number, exc.offset, str(exc).split(": ", 1)[1])
+            bad = Bad(exc.number, exc.offset, str(exc).split(": ", 1)[1])
         damage = None
         if bad is not None:
             f.seek(bad.offset)
@@ -641,7 +453,7 @@ def _read(path: Path, stop: _Bad | None) -> tuple[EventLog, int | None, list[str
         try:
             results.set_case(position[cid] * k + epoch - 1, case)
         except _DAMAGE as exc:  # found only now: read again, up to that line
-            bad = _Bad(number, offset, f"a damaged 'case.ended' event ({_why(exc)})")
+            bad = Bad(number, offset, f"a damaged 'case.ended' event ({_why(exc)})")
             raise _Late(bad) from None
     log = EventLog(
         run_id=first[2]["run_id"],
@@ -661,7 +473,7 @@ def _read(path: Path, stop: _Bad | None) -> tuple[EventLog, int | None, list[str
 class _Late(Exception):
     """A damaged line found after the read (when its case was stored)."""
 
-    def __init__(self, bad: _Bad) -> None:
+    def __init__(self, bad: Bad) -> None:
         super().__init__(bad.reason)
         self.bad = bad
 
@@ -677,7 +489,7 @@ def replay(path: Path, *, warn: bool = True, warn_damage: bool = True) -> EventL
     (a second look at a log already read); `warn_damage=False`: none for the damage (a
     resume, which sets the damaged log aside and says so).
     """
-    stop: _Bad | None = None
+    stop: Bad | None = None
     while True:
         try:
             log, truncated, invalid = _read(path, stop)
@@ -686,7 +498,7 @@ def replay(path: Path, *, warn: bool = True, warn_damage: bool = True) -> EventL
             stop = late.bad
     if warn:
         if truncated is not None:
-            _truncated(path, truncated)
+            warn_truncated(path, truncated)
         if invalid:
             warn_invalid(path, invalid)
         if log.damage is not None and warn_damage:

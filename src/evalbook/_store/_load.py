@@ -17,6 +17,7 @@ from .._model._contract import ERROR, SCORED, STATUSES, InvalidScore, validate_v
 from .._model._results import OUTCOMES, PENDING, Results
 from .._model._run_data import RunData
 from .._model._scores import Grader, ScoreDefinition
+from .._model._scoring import outcome_counts
 from .._util._text import clean
 from ._codec import OUTPUT_KINDS, read_file_outputs
 from ._events import (
@@ -271,6 +272,12 @@ def _agrees(folder: Path, summary: dict[str, Any], run: RunData) -> None:
         raise ValueError(
             f"{folder / CASES} holds {results.n_cases} cases, {SUMMARY} says "
             f"{summary.get('n_cases')!r}"
+        )
+    counts = outcome_counts(results)
+    if summary.get("counts") != counts:
+        raise ValueError(
+            f"{folder / CASES} holds the outcomes {counts}, {SUMMARY} says "
+            f"{summary.get('counts')!r}"
         )
     stored = summary.get("summary")
     if not isinstance(stored, list):

@@ -149,12 +149,13 @@ def cut_partial_line(path: Path) -> None:
             f.truncate(end)
 
 
-def set_aside(path: Path, offset: int) -> Path:
+def set_aside(path: Path, offset: int | None) -> Path:
     """Copy the whole log to `<name>.damaged-<n>` beside it, then cut the log at `offset`.
 
     For a resume of a log damaged at the line starting at `offset`: nothing is lost (the copy
     keeps every byte), and what the resume appends follows the last good line, where a later
-    read still finds it. Call it while holding the log's lock. Returns the copy's path.
+    read still finds it (`offset=None`: no cut, for a log about to be written anew). Call it
+    while holding the log's lock. Returns the copy's path.
     """
     for n in range(1, 10_000):
         copy = path.with_name(f"{path.name}.damaged-{n}")
@@ -169,7 +170,8 @@ def set_aside(path: Path, offset: int) -> Path:
         break
     else:
         raise OSError(f"{path}: too many damaged copies beside it; remove some")
-    os.truncate(path, offset)
+    if offset is not None:
+        os.truncate(path, offset)
     return copy
 
 

@@ -148,7 +148,11 @@ def _write_table(arrow: Any, where: Any, table: str) -> None:
     meta = dict(arrow.schema.metadata or {})
     meta[_META_KEY] = json.dumps(info).encode()
     arrow = arrow.replace_schema_metadata(meta)
-    pq.write_table(arrow, where, write_statistics=False, use_dictionary=cats)
+    # a CRC-32 per data page (read back with verification): a damaged value fails the read
+    # instead of loading as another value
+    pq.write_table(
+        arrow, where, write_statistics=False, use_dictionary=cats, write_page_checksum=True
+    )
 
 
 def _old_text(values: Iterable[Any]) -> list[Any]:
@@ -196,7 +200,7 @@ def frame_of(arrow: Any) -> pd.DataFrame:
 def read_parquet(path: Path) -> Any:
     """Read a Parquet file of the store as an Arrow table, checking its `schema_version`."""
 
-    arrow = pq.read_table(path)
+    arrow = pq.read_table(path, page_checksum_verification=True)  # files without: unchecked
     raw = (arrow.schema.metadata or {}).get(_META_KEY)
     found = json.loads(raw).get("schema_version") if raw else None
     if found != SCHEMA_VERSION:

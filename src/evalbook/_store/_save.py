@@ -13,9 +13,10 @@ import numpy as np
 from .._errors import ConfigurationError
 from .._model._results import PENDING
 from .._util._fs import remove_stale_temps, write_text
-from ._events import LineEncoder, replay
+from ._events import DamagedLog, LineEncoder, replay
 from ._layout import EVENTS, STORE_FILES, first_started_at, new_run_folder, now_iso
 from ._load import stored_started_at
+from ._log import set_aside
 from ._sink import disk_full, ended_event, finish_status, lock_log, start_events, write_data
 from ._summary import finish_files
 
@@ -52,7 +53,13 @@ def _log_matches(folder: Path, run: RunData) -> bool:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             log = replay(folder / EVENTS)
+    except DamagedLog:  # rewritten below: the damaged log is kept whole beside it
+        set_aside(folder / EVENTS, None)
+        return False
     except (OSError, ValueError, KeyError, TypeError):
+        return False
+    if log.damage is not None:
+        set_aside(folder / EVENTS, None)
         return False
     return log.case_ids == run._results.case_ids and bool(
         np.array_equal(log.results.outcome, run._results.outcome)

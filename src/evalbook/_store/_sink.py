@@ -67,6 +67,16 @@ def _cause(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {exc}"
 
 
+def _warn_not_stored(exc: BaseException, what: str | Path, folder: Path, kept: str) -> None:
+    """The one warning of a run whose store stops taking writes: it goes on in memory."""
+    warnings.warn(
+        f"evalbook could not write {what}: {_cause(exc)}. The run goes on in memory and "
+        f"returns every case; {kept}. To store the whole run: {_elsewhere(folder)}.",
+        RuntimeWarning,
+        stacklevel=4,
+    )
+
+
 def _elsewhere(folder: Path) -> str:
     """How to store a run that its own folder cannot hold."""
     return (
@@ -119,13 +129,8 @@ class StoreSink:
         if self.error is not None:
             return
         self.error = exc
-        warnings.warn(
-            f"evalbook could not write {what}: {_cause(exc)}. The run goes on in memory and "
-            f"returns every case; the stored run keeps what was logged before ({self.logged} "
-            f"cases; it loads as incomplete). To store the whole run: {_elsewhere(self.folder)}.",
-            RuntimeWarning,
-            stacklevel=3,
-        )
+        kept = f"the stored run keeps what was logged before ({self.logged} cases; it loads "
+        _warn_not_stored(exc, what, self.folder, kept + "as an incomplete run)")
 
     def case_ended(self, pos: int, case: Finished) -> None:
         """Log a finished case, after the `case.started` lines noted since the last write."""
@@ -319,13 +324,13 @@ def open_new(
 ) -> Prepared:
     """Start the log of a new stored run (cases already in `results` are logged at once).
 
-    The log, with `run.started` and the `score.defined` lines, is the folder's first file and
-    `data.parquet` comes second: a kill in between leaves a run that loads (without its
-    data columns, with a warning), never a folder of data without a log.
+    The log is the folder's first file, and it appears with its `run.started` and
+    `score.defined` lines (written to a temporary file, then renamed: never an empty log);
+    `data.parquet` comes second. A kill in between leaves a run that loads (without its data
+    columns, with a warning), never a folder of data without a log.
     """
     content = encode_data(frame, folder)  # in memory: no file yet
     encoder = LineEncoder(run.definitions, run.case_ids, results.epochs)
-    sink = StoreSink(folder, encoder, append=False)
     head = start_events(
         run.run_id,
         run.name,
@@ -336,17 +341,22 @@ def open_new(
         None if content is None else DATA,
     )
     done = np.flatnonzero(results.outcome != PENDING)
-    sink.write(head + "".join(encoder.case_ended(int(p), results) for p in done))
-    if sink.error is None:
-        sink.logged = len(done)
-        try:
-            staged = stage_data(folder, content)
-            if staged is not None:
-                os.replace(staged, folder / DATA)
-        except OSError as exc:  # the log says data.parquet: a load warns that it is missing
-            sink.fail(exc, folder / DATA)
     if todo is None:
         todo = range(results.n_samples)
+    head += "".join(encoder.case_ended(int(p), results) for p in done)
+    try:
+        os.replace(stage_bytes(folder / EVENTS, head.encode()), folder / EVENTS)
+    except OSError as exc:  # not even the head fits: nothing is stored, the folder is empty
+        _warn_not_stored(exc, folder / EVENTS, folder, "nothing of it is stored")
+        return Prepared(run.name, run.run_id, folder, results, todo, None, run.started_at)
+    sink = StoreSink(folder, encoder, append=True)  # locks the log its head is already in
+    sink.logged = len(done)
+    try:
+        staged = stage_data(folder, content)
+        if staged is not None:
+            os.replace(staged, folder / DATA)
+    except OSError as exc:  # the log says data.parquet: a load warns that it is missing
+        sink.fail(exc, folder / DATA)
     return Prepared(run.name, run.run_id, folder, results, todo, sink, run.started_at)
 
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import math
+import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -56,9 +57,17 @@ def records(frame: pd.DataFrame) -> list[dict[str, Any]]:
     ]
 
 
+def _crc(data: dict[str, Any]) -> str:
+    """The checksum of a store JSON file: the CRC-32 of its content in one canonical
+    spelling (sorted keys, compact ASCII), so that it does not depend on the indentation."""
+    text = json.dumps(data, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
+    return f"{zlib.crc32(text.encode()):08x}"
+
+
 def write_json(path: Path, data: dict[str, Any]) -> None:
-    """Write a store JSON file atomically (UTF-8, `schema_version` first)."""
-    _fs.write_json(path, {"schema_version": SCHEMA_VERSION, **data})
+    """Write a store JSON file atomically (UTF-8, `schema_version` first, `crc` last)."""
+    content = json.loads(json.dumps({"schema_version": SCHEMA_VERSION, **data}, default=repr))
+    _fs.write_json(path, {**content, "crc": _crc(content)})
 
 
 def read_summary(path: Path) -> dict[str, Any]:
@@ -70,6 +79,9 @@ def read_summary(path: Path) -> dict[str, Any]:
     found = data.get("schema_version")
     if found != SCHEMA_VERSION:
         raise version_error(str(path), found)
+    crc = data.pop("crc", None)  # absent in files of earlier writers: read unchecked
+    if crc is not None and crc != _crc(data):
+        raise ValueError(f"{path}: checksum mismatch (the file was changed after it was written)")
     cleaned: dict[str, Any] = clean(data)  # a `\ud800` escape (0.1.0 wrote them) reads as one
     return cleaned
 
