@@ -117,3 +117,19 @@ def test_no_raw_control_in_the_cli_show(tmp_path: Path) -> None:
     text = out.getvalue()
     _assert_clean("evalbook show", text, html=False)
     assert "\\u202e" in text
+
+
+def test_no_raw_control_in_the_figures() -> None:
+    pytest.importorskip("plotly")
+    run = _run(H)
+    figures = [
+        run.plot.unscored(),
+        run.plot.distribution(),
+        eb.compare(run, _run("b")).plot.deltas(),
+    ]
+    for fig in figures:
+        texts = [str(fig.layout.title.text)] + [str(t.name) for t in fig.data]
+        texts += [str(y) for t in fig.data for y in (getattr(t, "y", None) or ())]
+        for text in texts:
+            _assert_clean("figure", text, html=False)
+    assert any("\\u202e" in str(t.name) for t in figures[0].data)  # the reason, escaped
