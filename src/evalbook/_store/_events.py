@@ -25,7 +25,7 @@ from .._model._scores import Grader, ScoreDefinition
 from .._util._text import TextGate
 from ._codec import decode_output, encode_output
 from ._lines import (
-    LOG_VERSION,
+    FILE_READ_VERSIONS,
     READ_VERSIONS,
     SCHEMA_VERSION,
     Bad,
@@ -46,7 +46,7 @@ from ._lines import (
 from ._log import LineReader, LineTooLong, LogFile, count_lines
 
 __all__ = [
-    "LOG_VERSION",
+    "FILE_READ_VERSIONS",
     "READ_VERSIONS",
     "SCHEMA_VERSION",
     "Damage",
@@ -65,7 +65,7 @@ __all__ = [
     "warn_invalid",
 ]
 
-_V = f'{{"schema_version":{LOG_VERSION},"event":'
+_V = f'{{"schema_version":{SCHEMA_VERSION},"event":'
 _VALUE_TEXT = {0.0: "0.0", 1.0: "1.0", 0.5: "0.5"}  # -0.0 is written 0.0 (an equal value)
 _OUTCOME_CODES = {name: code for code, name in enumerate(OUTCOMES)}
 _MAX_TAILS = 1 << 12  # cached line tails per score and run: well under 1 MB each
@@ -208,7 +208,7 @@ def _record_body(rec: Rec) -> str:
 
 def event_line(event: str, **fields: Any) -> str:
     """One non-hot-path event line (run.started, score.defined, run.resumed, run.ended)."""
-    return seal(dumps({"schema_version": LOG_VERSION, "event": event, **fields}))
+    return seal(dumps({"schema_version": SCHEMA_VERSION, "event": event, **fields}))
 
 
 # -- reading ------------------------------------------------------------------------------

@@ -21,8 +21,8 @@ from .._model._scoring import outcome_counts
 from .._util._text import clean
 from ._codec import OUTPUT_KINDS, read_file_outputs
 from ._events import (
-    LOG_VERSION,
     READ_VERSIONS,
+    SCHEMA_VERSION,
     NotARunLog,
     SchemaVersionError,
     replay,
@@ -192,8 +192,8 @@ def _samples(folder: Path, ids: list[str], cases: Any) -> tuple[list[str], int]:
 
     ValueError unless its rows are exactly each case's epochs 1..K in order.
     """
-    if "epoch" not in cases.column_names:
-        raise ValueError(f"{folder / CASES} has no epoch column")
+    if "epoch" not in cases.column_names:  # schema_version 2: one epoch per case
+        return ids, 1
     epoch = np.asarray(cases.column("epoch").to_numpy(zero_copy_only=False))
     k = int(epoch.max()) if epoch.size else 1
     unique = ids[::k] if k >= 1 else []
@@ -445,7 +445,7 @@ def _large_log_row(folder: Path, size: int) -> dict[str, Any] | None:
         return None
     found = first.get("schema_version")
     if found not in READ_VERSIONS:
-        raise version_error(f"{path} (line 1)", found, f"{LOG_VERSION} (and 1 and 2)")
+        raise version_error(f"{path} (line 1)", found, f"{SCHEMA_VERSION} (and 1 and 2)")
     last = _last_event(path, size)
     n_cases = len(first["case_ids"])
     completion = math.nan
