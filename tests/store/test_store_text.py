@@ -59,6 +59,7 @@ def test_the_files_hold_plain_utf8_text(tmp_path: Path) -> None:
     for name in ("cases", "scores", "data"):
         table = pq.read_table(run.path / f"{name}.parquet")
         meta = json.loads(table.schema.metadata[b"evalbook"])
+        # no `surrogate_text` any more
         assert meta == {
             "schema_version": SCHEMA_VERSION,
             "table": name,
