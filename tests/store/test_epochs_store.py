@@ -165,3 +165,21 @@ def test_kill_mid_epochs_then_resume_runs_each_missing_sample_once(tmp_path: Pat
     assert_frame_equal(resumed.scores, fresh.scores)
     assert_frame_equal(eb.load_run(folder).reduced(), fresh.reduced())
     print(f"kill mid-epochs: {len(logged)} samples kept, {len(seen)} run on resume, 0 twice")
+
+
+def test_a_version_2_run_folder_loads_from_its_files_as_from_its_log(tmp_path: Path) -> None:
+    """Parquet files and summary.json of schema_version 2 (no epoch column; written by the
+    evalbook of commit 3af200a) load, one epoch per case, equal to the log's replay."""
+    folder = tmp_path / "v2"
+    shutil.copytree(FIXTURES / "v2-files", folder)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no fallback, no disagreement
+        run = eb.load_run(folder)
+    assert run.cases["epoch"].tolist() == [1, 1, 1, 1]
+    assert run.cases["outcome"].astype(str).tolist() == ["passed"] * 3 + ["errored"]
+    assert run.headline.text == "exact 67% · completed 75% (1 errored)"
+    log_only = tmp_path / "log"
+    log_only.mkdir()
+    shutil.copy(folder / "events.jsonl", log_only / "events.jsonl")
+    shutil.copy(folder / "data.parquet", log_only / "data.parquet")
+    _same(eb.load_run(log_only), run)
