@@ -45,8 +45,8 @@ _SUBCOMMANDS = {
     "compare": (2, 2, "%eval compare A B [--score NAME]"),
     "export": (2, 2, "%eval export RUN PATH"),
 }
-_CELL_ONLY = ("scorers", "scores", "name", "concurrency", "attempts", "timeout", "as_")
-_RESERVED = {"row", "ctx", "case_id", "output", "kwargs"}
+_CELL_ONLY = ("scorers", "scores", "name", "concurrency", "attempts", "epochs", "timeout", "as_")
+_RESERVED = {"row", "ctx", "case_id", "epoch", "output", "kwargs"}
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 # IPython's argument decorators are untyped: give them a typed face for mypy --strict.
@@ -129,7 +129,7 @@ def task_from_cell(
     params = list(dict.fromkeys(params))
     arguments = ast.arguments(
         posonlyargs=[],
-        args=[ast.arg(arg=p) for p in (*params, "row", "ctx", "case_id")],
+        args=[ast.arg(arg=p) for p in (*params, "row", "ctx", "case_id", "epoch")],
         kwonlyargs=[],
         kw_defaults=[],
         defaults=[],
@@ -163,7 +163,8 @@ class EvalMagics(Magics):
     @argument("--scores", metavar="X,Y", help="%%eval: further score definitions (or names)")
     @argument("--name", metavar="N", help="%%eval: the run's name (default: the DATA name)")
     @argument("--concurrency", type=int, metavar="K", help="%%eval: cases in flight (8)")
-    @argument("--attempts", type=int, metavar="N", help="%%eval: tries per case (1)")
+    @argument("--attempts", type=int, metavar="N", help="%%eval: tries per sample (1)")
+    @argument("--epochs", type=int, metavar="K", help="%%eval: times each case runs (1)")
     @argument("--timeout", type=float, metavar="S", help="%%eval: seconds per task attempt")
     @argument("--as", dest="as_", metavar="VAR", help="%%eval: also bind the Run to VAR")
     @argument("--score", metavar="NAME", help="compare: the score to compare")
@@ -246,7 +247,7 @@ class EvalMagics(Magics):
         if len(args.words) != 1:
             raise UsageError(
                 "usage: %%eval DATA [--scorers a,b] [--scores x,y] [--name N] "
-                "[--concurrency K] [--attempts N] [--timeout S] [--as VAR]"
+                "[--concurrency K] [--attempts N] [--epochs K] [--timeout S] [--as VAR]"
             )
         if args.score is not None:
             raise UsageError("--score: only for %eval compare")
@@ -268,7 +269,7 @@ class EvalMagics(Magics):
         task = task_from_cell(cell, [str(c) for c in data.columns], ns, "eval_cell")
         options: dict[str, Any] = {
             k: getattr(args, k)
-            for k in ("concurrency", "attempts", "timeout")
+            for k in ("concurrency", "attempts", "epochs", "timeout")
             if getattr(args, k) is not None
         }
         try:

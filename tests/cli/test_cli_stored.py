@@ -101,7 +101,7 @@ def test_export_writes_each_table(store: Path, tmp_path: Path) -> None:
     proc = cli("export", "qa", str(tmp_path / "scores.csv"), cwd=store)
     assert proc.returncode == 0, proc.stderr
     scores = pd.read_csv(tmp_path / "scores.csv")
-    assert list(scores.columns[:3]) == ["case_id", "score", "status"] and len(scores) == 4
+    assert list(scores.columns[:4]) == ["case_id", "epoch", "score", "status"] and len(scores) == 4
     assert main(["export", "qa", str(tmp_path / "out" / "cases.parquet"), "--table", "cases",
                  "--store", str(store / "runs")]) == 0  # fmt: skip
     cases = pd.read_parquet(tmp_path / "out" / "cases.parquet")

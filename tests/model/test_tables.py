@@ -106,7 +106,7 @@ def test_unscored_breakdown() -> None:
 
 def test_wide_table() -> None:
     w = make().wide()
-    assert list(w.columns) == ["case_id", "outcome", "a", "b", "p"]
+    assert list(w.columns) == ["case_id", "epoch", "outcome", "a", "b", "p"]
     assert w["a"].tolist()[:2] == [1.0, 0.0]
 
 

@@ -183,6 +183,34 @@ def test_scoring_stored_outputs_on_the_cluster(client: Any) -> None:
     assert_same_tables(run(df, **options), run(df, executor=client, **options))
 
 
+def test_epochs_on_the_cluster_match_a_local_run(client: Any, tmp_path: Path) -> None:
+    """Dask ships samples: each (case, epoch) runs once, with its own epoch, and the tables,
+    reduced values and log are those of a local run."""
+    df = pd.DataFrame({"q": [f"q{i}" for i in range(7)]})
+
+    def task(q: str, epoch: int, ctx: Any) -> str:
+        assert ctx.epoch == epoch
+        return f"{q}-{epoch}"
+
+    def odd(output: str, epoch: int) -> float:
+        return float(output.endswith(f"-{epoch}") and epoch % 2 == 1)
+
+    passes = eb.define_score("odd", reducer=eb.pass_at(2))
+    options: dict[str, Any] = {"task": task, "scorers": [eb.scorer(passes)(odd)], "epochs": 3}
+    local = run(df, **options)
+    remote = run(df, executor=client, store=tmp_path, **options)
+    assert_same_tables(local, remote)
+    assert_same_frame(local.reduced(), remote.reduced())
+    assert remote.cases["output"].tolist() == [f"q{i}-{e}" for i in range(7) for e in (1, 2, 3)]
+    assert remote.path is not None
+    ended = [
+        (e["case_id"], e["epoch"])
+        for e in map(json.loads, (remote.path / "events.jsonl").read_text().splitlines())
+        if e["event"] == "case.ended"
+    ]
+    assert sorted(ended) == sorted((str(i), e) for i in range(7) for e in (1, 2, 3))
+
+
 def test_scorer_timeout_reaches_the_workers(client: Any) -> None:
     async def slow(output: str) -> float:
         await asyncio.sleep(30)

@@ -34,7 +34,7 @@ def test_parameters_bound_by_name() -> None:
         return question
 
     def scorer(output: str, **kwargs: Any) -> float:
-        assert set(kwargs) == {"id", "question", "expected", "row", "case_id"}
+        assert set(kwargs) == {"id", "question", "expected", "row", "case_id", "epoch"}
         return 1.0
 
     r = run(

@@ -89,8 +89,9 @@ def test_exports_reread_with_pandas(tmp_path: Path) -> None:
     cases_pq = pd.read_parquet(parquet["cases"])
     cases_csv = pd.read_csv(csv["cases"], keep_default_na=False, na_values=[""])
     for cases in (cases_pq, cases_csv):
-        assert list(cases.columns[:5]) == [
+        assert list(cases.columns[:6]) == [
             "case_id",
+            "epoch",
             "outcome",
             "attempts",
             "output",
@@ -106,7 +107,7 @@ def test_exports_reread_with_pandas(tmp_path: Path) -> None:
         assert kinds[7] == "repr" and outputs[7] == "<Opaque thing>"
     scores_pq = pd.read_parquet(parquet["scores"])
     assert len(scores_pq) == len(ODD)
-    assert list(scores_pq.columns[:13]) == list(run.scores.columns)
+    assert list(scores_pq.columns[: len(run.scores.columns)]) == list(run.scores.columns)
     summary_csv = pd.read_csv(csv["summary"])
     assert summary_csv["mean"].tolist() == [1.0]
 

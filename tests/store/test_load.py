@@ -17,7 +17,7 @@ from _store_helpers import (
     exact,
     run_t,
 )
-from evalbook._store._events import LOG_VERSION, SCHEMA_VERSION
+from evalbook._store._events import SCHEMA_VERSION
 
 # -- load_run -------------------------------------------------------------------------------
 
@@ -144,7 +144,7 @@ def test_schema_version_mismatch_names_both_versions(tmp_path: Path) -> None:
     (run.path / "summary.json").unlink()
     _bump_json(run.path / "events.jsonl", line=7)
     with pytest.raises(
-        ValueError, match=rf"line 8\) has schema_version 99.*schema_version {LOG_VERSION}"
+        ValueError, match=rf"line 8\) has schema_version 99.*schema_version {SCHEMA_VERSION}"
     ):
         eb.load_run(run.path)
 

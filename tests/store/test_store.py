@@ -19,7 +19,7 @@ from _store_helpers import (
     run_t,
 )
 from evalbook._store import _events as _events
-from evalbook._store._events import LOG_VERSION
+from evalbook._store._events import SCHEMA_VERSION
 from evalbook._store._layout import check_run_name
 
 # -- folders and names ----------------------------------------------------------------------
@@ -102,7 +102,7 @@ def test_event_log_shape(tmp_path: Path) -> None:
     run = run_t(tmp_path)
     events = events_of(run)
     assert all(
-        type(e["schema_version"]) is int and e["schema_version"] == LOG_VERSION for e in events
+        type(e["schema_version"]) is int and e["schema_version"] == SCHEMA_VERSION for e in events
     )
     kinds = [e["event"] for e in events]
     assert kinds[0] == "run.started" and kinds[-1] == "run.ended"
@@ -127,7 +127,7 @@ def test_event_log_shape(tmp_path: Path) -> None:
     recorded = [e for e in events if e["event"] == "score.recorded" and e["case_id"] == "0"]
     assert len(recorded[0].pop("crc")) == 8  # the line's checksum, its last key
     assert recorded[0] == {
-        "schema_version": LOG_VERSION,
+        "schema_version": SCHEMA_VERSION,
         "event": "score.recorded",
         "case_id": "0",
         "epoch": 1,

@@ -20,6 +20,7 @@ from pandas.testing import assert_frame_equal
 
 import evalbook as eb
 from _store_helpers import assert_same, drop_final_files, resealed
+from evalbook._store._events import SCHEMA_VERSION
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXACT = ["naïve café – 日本語 🎉", "<script>alert('x')</script> & <b>", "a😀b", "é\u0301", "\t"]
@@ -58,7 +59,11 @@ def test_the_files_hold_plain_utf8_text(tmp_path: Path) -> None:
     for name in ("cases", "scores", "data"):
         table = pq.read_table(run.path / f"{name}.parquet")
         meta = json.loads(table.schema.metadata[b"evalbook"])
-        assert meta == {"schema_version": 2, "table": name}  # no `surrogate_text` any more
+        # no `surrogate_text` any more
+        assert meta == {
+            "schema_version": SCHEMA_VERSION,
+            "table": name,
+        }  # no `surrogate_text` any more
         assert not any(str(f.type) == "binary" for f in table.schema)
     assert pq.read_table(run.path / "cases.parquet").column("output").to_pylist() == EXACT
     assert (run.path / "events.jsonl").read_bytes().isascii()

@@ -30,6 +30,7 @@ async def arun(
     timeout: float | None = None,
     scorer_timeout: float | None = None,
     attempts: int = 1,
+    epochs: int = 1,
     store: str | os.PathLike[str] | None = "runs",
     resume: Any = None,
     progress: bool = True,
@@ -60,6 +61,7 @@ def run(
     timeout: float | None = None,
     scorer_timeout: float | None = None,
     attempts: int = 1,
+    epochs: int = 1,
     store: str | os.PathLike[str] | None = "runs",
     resume: Any = None,
     progress: bool = True,
@@ -85,7 +87,9 @@ def run(
         scorer_timeout: Seconds per scorer call for a case (a judge is a scorer); a scorer
             past it gets the error record `scorer_timed_out`, the case's other scorers keep
             theirs. Each sync scorer then runs in a thread of its own.
-        attempts: Tries per case; only errored and timed-out cases are tried again.
+        attempts: Tries per sample; only errored and timed-out samples are tried again.
+        epochs: Times each case runs; each run is a sample (case, epoch), scored on its own,
+            and each score's `reducer` turns a case's epoch values into one (docs/repeats.md).
         store: Folder of the run store, or None to keep the run in memory.
         resume: A stored run (path or Run) to continue.
         progress: Show a progress bar on long runs (env `EVALBOOK_PROGRESS=0` turns it off).

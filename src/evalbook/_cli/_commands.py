@@ -110,7 +110,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         name = args.name or base
         if args.name and len(evals) > 1:
             name = f"{args.name}-{base}"
-        for key in ("concurrency", "attempts", "timeout"):
+        for key in ("concurrency", "attempts", "epochs", "timeout"):
             if getattr(args, key) is not None:
                 options[key] = getattr(args, key)
         if args.no_store:
@@ -209,8 +209,12 @@ def _say_interrupted(var: str, store: Any, before: set[Path], file: str) -> None
 
 def print_run(out: Out, run: Run, *, breakdown: bool) -> None:
     """A run's title, headline, summary table (and breakdown), and where it is stored."""
-    n = run.headline.n_cases
-    out.line(f"{clean(run.name)} · {n} case{'s' if n != 1 else ''} · id {clean(run.id)}", "dim")
+    h = run.headline
+    n = h.n_samples
+    size = f"{h.n_cases} case{'s' if h.n_cases != 1 else ''}"
+    if h.epochs > 1:
+        size += f" × {h.epochs} epochs"
+    out.line(f"{clean(run.name)} · {size} · id {clean(run.id)}", "dim")
     out.line(clean(run.headline.text), "bold")
     out.line()
     out.lines(summary_table(run.summary()))

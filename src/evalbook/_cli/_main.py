@@ -73,7 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--limit", type=positive_int, metavar="N", help="run only the first N cases")
     p.add_argument("--concurrency", type=positive_int, metavar="K", help="cases in flight")
-    p.add_argument("--attempts", type=positive_int, metavar="N", help="tries per case")
+    p.add_argument("--attempts", type=positive_int, metavar="N", help="tries per sample")
+    p.add_argument("--epochs", type=positive_int, metavar="K", help="times each case runs")
     p.add_argument("--timeout", type=seconds, metavar="S", help="seconds per task attempt")
     again = p.add_mutually_exclusive_group()
     again.add_argument(

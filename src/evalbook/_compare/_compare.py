@@ -125,7 +125,7 @@ class Comparison:
         table = self.cases.iloc[picked].drop(columns="change").reset_index(drop=True)
         for what, column, source in (("output", "case", "cases"), ("rationale", "score", "scores")):
             for side, run in (("a", self.a), ("b", self.b)):
-                rows = self._rows[f"{column}_{side}"][picked]
+                rows = _first_epoch_rows(self._rows[f"{column}_{side}"][picked], column, run)
                 taken = getattr(run, source)[what].array  # missing where a row number is -1
                 table[f"{what}_{side}"] = taken.take(rows, allow_fill=True)
         order = np.argsort(table["delta"].to_numpy(), kind="stable")
@@ -218,19 +218,38 @@ def _case_ids(run: RunData) -> pd.Index:
         if isinstance(column.dtype, pd.CategoricalDtype):
             categories: pd.Index = pd.Index(column.cat.categories)
             return categories
-    ids: pd.Index = pd.Index(run.cases["case_id"])
+    ids: pd.Index = pd.Index(pd.unique(run.cases["case_id"]))  # one per case, not per epoch
     return ids
+
+
+def _case_values(run: RunData) -> pd.DataFrame:
+    """One row per (case, score) with the case's `value` that a comparison pairs.
+
+    A run's reduced table (each case's epochs reduced by the score's reducer; with one
+    epoch, the counted value); a run-like object without one gives its scores' `counted`.
+    """
+    if isinstance(run, RunData):
+        return run._reduced
+    scores = run.scores
+    return pd.DataFrame(
+        {"case_id": scores["case_id"], "score": scores["score"], "value": scores["counted"]}
+    )
+
+
+def _epochs(run: RunData) -> int:
+    """How many epochs each case of `run` has (1 for a run-like object without epochs)."""
+    return run._results.epochs if isinstance(run, RunData) else 1
 
 
 def _canonical(
     run: RunData, index: pd.Index, selected: list[str]
 ) -> tuple[np.ndarray, np.ndarray] | None:
-    """`_positions` by reshaping, when `scores` is in canonical layout over exactly `index`.
+    """`_positions` by reshaping, when the case values are in canonical layout over `index`.
 
     Canonical: `case_id` is a categorical whose categories are `index` (input order) and the
     rows are case-major with each case's scores in the same order. None when it is not.
     """
-    scores = run.scores
+    scores = _case_values(run)
     ids, names = scores["case_id"], scores["score"]
     n = len(index)
     if not (
@@ -256,17 +275,18 @@ def _canonical(
     if len(where) != k or any(name not in where for name in selected):
         return None
     cols = np.array([where[name] for name in selected], dtype=np.int64)
-    counted = scores["counted"].to_numpy(dtype=np.float64).reshape(n, k)[:, cols]
+    counted = scores["value"].to_numpy(dtype=np.float64).reshape(n, k)[:, cols]
     rows = np.arange(n, dtype=np.int64)[:, None] * k + cols[None, :]
     return counted, rows
 
 
 def _positions(run: RunData, index: pd.Index, selected: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Counted values and scores-table row numbers, shaped (cases of `index`, selected)."""
+    """Case values and their row numbers in `_case_values(run)`, shaped (cases of `index`,
+    selected)."""
     fast = _canonical(run, index, selected)
     if fast is not None:
         return fast
-    scores = run.scores
+    scores = _case_values(run)
     cat = pd.Categorical(scores["score"])
     wanted = {name: j for j, name in enumerate(selected)}
     col_of = np.array([wanted.get(str(c), -1) for c in cat.categories] + [-1], dtype=np.int64)
@@ -277,9 +297,22 @@ def _positions(run: RunData, index: pd.Index, selected: list[str]) -> tuple[np.n
     keep = np.flatnonzero((cols >= 0) & (case_rows >= 0))
     counted = np.full((len(index), len(selected)), np.nan)
     rows = np.full((len(index), len(selected)), -1, dtype=np.int64)
-    counted[case_rows[keep], cols[keep]] = scores["counted"].to_numpy(dtype=np.float64)[keep]
+    counted[case_rows[keep], cols[keep]] = scores["value"].to_numpy(dtype=np.float64)[keep]
     rows[case_rows[keep], cols[keep]] = keep
     return counted, rows
+
+
+def _first_epoch_rows(rows: np.ndarray, column: str, run: RunData) -> np.ndarray:
+    """Row numbers of cases (`column="case"`) or case values (`"score"`) as the rows of
+    their first epoch in `run.cases` / `run.scores` (-1 stays -1): what a case view shows."""
+    k = _epochs(run)
+    if k == 1:
+        return rows
+    if column == "case":
+        return np.where(rows >= 0, rows * k, -1)
+    s = len(run.definitions)
+    case, j = np.divmod(rows, max(s, 1))
+    return np.where(rows >= 0, case * k * s + j, -1)
 
 
 def _case_set_warning(a: RunData, b: RunData, only_a: int, only_b: int, shared: int) -> list[str]:

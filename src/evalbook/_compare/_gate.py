@@ -115,7 +115,7 @@ def gate_target(run: RunData, score: str | None) -> Target:
                 None if h.ci is None else h.ci[0],
                 counts.get("errored", 0) + counts.get("timed_out", 0),
                 0,
-                h.n_cases,
+                h.n_samples,
             )
     if score not in names:
         known = ", ".join(names) or "none"
@@ -128,7 +128,7 @@ def gate_target(run: RunData, score: str | None) -> Target:
         _num(row["ci_low"]),
         int(row["errors"]),
         int(row["unscored"]),
-        int(row["n_cases"]),
+        int(row["n_cases"]) * run.headline.epochs,  # the counts are of samples
     )
 
 
@@ -209,13 +209,13 @@ def _check_completion(run: RunData, thr: float) -> Check:
     h = run.headline
     done = h.counts.get("passed", 0) + h.counts.get("failed", 0)
     flag = "--min-completion"
-    if not h.n_cases:
+    if not h.n_samples:
         return Check(flag, False, f"completion is — (no cases) < min {format_pct(thr)} ({flag})")
-    rate = done / h.n_cases
+    rate = done / h.n_samples
     ok = rate >= thr - _EPS
     obs, thr_text = format_pair(rate, thr)
     rel = ">=" if ok else "<"
-    message = f"completion {obs} ({done} of {h.n_cases} passed or failed) {rel} min {thr_text}"
+    message = f"completion {obs} ({done} of {h.n_samples} passed or failed) {rel} min {thr_text}"
     return Check(flag, ok, f"{message} ({flag})")
 
 
@@ -271,8 +271,9 @@ def baseline_change(
 
 def pending_note(run: RunData) -> str | None:
     """A note when some cases of `run` have no final outcome (an incomplete run), else None."""
-    pending = run.headline.n_cases - sum(run.headline.counts.values())
+    pending = run.headline.n_samples - sum(run.headline.counts.values())
     if pending <= 0:
         return None
-    cases = f"{pending} cases have" if pending != 1 else "1 case has"
+    what = "samples" if run.headline.epochs > 1 else "cases"
+    cases = f"{pending} {what} have" if pending != 1 else f"1 {what[:-1]} has"
     return f"the run is incomplete: {cases} no final outcome"

@@ -1,4 +1,6 @@
-"""Column-wise storage of a run's results: one slot per case, one per (case, score).
+"""Column-wise storage of a run's results: one slot per sample, one per (sample, score).
+
+A sample is one run of a case, the pair (case, epoch); with `epochs=1` a sample is a case.
 
 `Results` is where a run's results enter evalbook: every finished case goes through
 `Results.set_case` (the local engine, Dask, resume and the log replay all call it), so that is
@@ -47,9 +49,10 @@ class Finished(NamedTuple):
 
 
 class Results:
-    """Preallocated columns; cases finishing in any order write to their own slots.
+    """Preallocated columns; samples finishing in any order write to their own slots.
 
-    Record `i * n_scores + j` is case `i`, score `j`: input order, then definition order.
+    Sample `i` is case `i // epochs`, epoch `i % epochs + 1` (input order, then epoch);
+    record `i * n_scores + j` is sample `i`, score `j`, then definition order.
     `touched` lists the records whose sparse columns (`SPARSE`) hold anything, so tables are
     built without scanning a million Nones; replacing a sparse column wholesale (as a loader
     does) sets it to None, meaning "scan everything" (and whoever does so cleans the text).
@@ -65,15 +68,20 @@ class Results:
         object.__setattr__(self, name, value)
 
     def __init__(
-        self, case_ids: Sequence[str], n_scores: int, text: TextGate | None = None
+        self,
+        case_ids: Sequence[str],
+        n_scores: int,
+        text: TextGate | None = None,
+        epochs: int = 1,
     ) -> None:
-        n = len(case_ids)
+        n = len(case_ids) * epochs
         size = n * n_scores
         self.text = TextGate() if text is None else text
         ids = list(case_ids)
         if not "".join(ids).isascii():  # one C-level look for the common case
             ids = [self.text(c, "a case id") for c in ids]
         self.case_ids = ids
+        self.epochs = epochs
         self.n_scores = n_scores
         self.outcome = np.full(n, PENDING, dtype=np.int8)
         self.attempts = np.zeros(n, dtype=np.int32)
@@ -93,10 +101,28 @@ class Results:
 
     @property
     def n_cases(self) -> int:
+        """Cases (each run `epochs` times)."""
         return len(self.case_ids)
 
+    @property
+    def n_samples(self) -> int:
+        """Samples: slots of the per-sample columns (`n_cases * epochs`)."""
+        return len(self.case_ids) * self.epochs
+
+    def case_id_of(self, pos: int) -> str:
+        """The case id of sample `pos`."""
+        return self.case_ids[pos // self.epochs]
+
+    def epoch_of(self, pos: int) -> int:
+        """The epoch (1..epochs) of sample `pos`."""
+        return pos % self.epochs + 1
+
+    def sample_epochs(self) -> np.ndarray:
+        """The epoch of every sample, in slot order."""
+        return np.tile(np.arange(1, self.epochs + 1, dtype=np.int32), len(self.case_ids))
+
     def set_case(self, pos: int, case: Finished) -> Finished:
-        """Store one finished case and its records (one per score, in definition order).
+        """Store one finished sample and its records (one per score, in definition order).
 
         Returns the case as stored: its text cleaned (the very object given when nothing
         needed it), which is what a run store should log.
@@ -143,7 +169,7 @@ class Results:
         run's `TextGate`, and only a record that changed is rebuilt. Graders are
         pydantic models that clean their own text when built (`Grader`).
         """
-        text, cid = self.text, self.case_ids[pos]
+        text, cid = self.text, self.case_id_of(pos)
         _, _, output, etype, emsg, _, _, records = case
         if not (output is None or (type(output) is str and output.isascii())):
             output = text(output, "output", cid)

@@ -15,6 +15,7 @@ import pandas as pd
 
 from .._util._fmt import format_ci, format_pct
 from .._util._text import visible
+from ._epochs import reduce_scores, variance_parts
 from ._results import Results
 from ._scores import ScoreDefinition
 from ._scoring import Headline, counted_of, headline_of, summarize
@@ -51,20 +52,33 @@ class RunData:
 
     @cached_property
     def cases(self) -> pd.DataFrame:
-        """One row per case, in input order (docs/concepts.md)."""
+        """One row per sample (case, epoch): input order, then epoch (docs/concepts.md)."""
         return cases_table(self._results)
 
     @cached_property
     def scores(self) -> pd.DataFrame:
-        """The long table: exactly one row per (case, score)."""
+        """The long table: exactly one row per (sample, score)."""
         return scores_table(self._results, self.definitions, self._counted)
 
     @cached_property
+    def _reduced(self) -> pd.DataFrame:
+        return reduce_scores(self.scores, self.definitions)
+
+    def reduced(self) -> pd.DataFrame:
+        """One row per (case, score): the case's epochs reduced by the score's reducer.
+
+        Columns: `case_id, score, epochs, counted, value, sd, status, reason`
+        (docs/repeats.md). With `epochs=1` each case's one value, as counted.
+        """
+        return self._reduced.copy()
+
+    @cached_property
     def _summary(self) -> pd.DataFrame:
-        return summarize(self._results, self.definitions, self._counted)
+        variance = variance_parts(self.scores, self.definitions)
+        return summarize(self._results, self.definitions, self._counted, self._reduced, variance)
 
     def summary(self) -> pd.DataFrame:
-        """One row per score: mean, 95 % CI and every count."""
+        """One row per score: mean and 95 % CI over cases, and every count of samples."""
         return self._summary.copy()
 
     @cached_property
@@ -77,16 +91,19 @@ class RunData:
         return unscored_table(self.scores)
 
     def wide(self) -> pd.DataFrame:
-        """One row per case: `case_id`, `outcome`, then the counted value of each score."""
-        n, s = self._results.n_cases, len(self.definitions)
+        """One row per sample: `case_id`, `epoch`, `outcome`, then each score's counted value."""
+        n, s = self._results.n_samples, len(self.definitions)
         values = self._counted.reshape(n, s)
         table = pd.DataFrame(values, columns=[d.name for d in self.definitions])
         table.insert(0, "outcome", self.cases["outcome"].to_numpy())
+        table.insert(0, "epoch", self.cases["epoch"].to_numpy())
         table.insert(0, "case_id", self.cases["case_id"])  # as in `cases` (same RangeIndex)
         return table
 
     def __repr__(self) -> str:
-        lines = [f"<Run {self.name!r} · {self._results.n_cases} cases · {self.headline.text}>"]
+        r = self._results
+        size = f"{r.n_cases} cases" + (f" × {r.epochs} epochs" if r.epochs > 1 else "")
+        lines = [f"<Run {self.name!r} · {size} · {self.headline.text}>"]
         for row in self._summary.to_dict("records"):
             ci = format_ci(row["ci_low"], row["ci_high"])
             lines.append(

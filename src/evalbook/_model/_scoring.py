@@ -53,7 +53,7 @@ def counted_of(results: Results, definitions: Sequence[ScoreDefinition]) -> np.n
         np.repeat(results.outcome, n_scores),
         results.status,
         results.value,
-        np.tile(zero, results.n_cases),
+        np.tile(zero, results.n_samples),
     )
 
 
@@ -71,21 +71,35 @@ SUMMARY_COLUMNS = [
     "excluded",
     "unscored",
     "errors",
+    "reducer",
+    "epochs",
+    "var_between",
+    "var_within",
 ]
 
 
 def summarize(
-    results: Results, definitions: Sequence[ScoreDefinition], counted: np.ndarray
+    results: Results,
+    definitions: Sequence[ScoreDefinition],
+    counted: np.ndarray,
+    reduced: pd.DataFrame,
+    variance: pd.DataFrame,
 ) -> pd.DataFrame:
-    """One row per score: mean and CI of counted values, next to every count.
+    """One row per score: mean and CI over cases, next to every count of samples.
 
-    `counted + unscored + excluded == n_cases`; `zeroed` (failed cases, and errors under
-    `errors="zero"`) is part of `counted`; `errors` counts error records however they counted.
+    The mean and CI are over the cases' reduced values (`reduced`, from `reduce_scores`):
+    the case is the unit of resampling, however many epochs it ran. The counts are of
+    sample records: `counted + unscored + excluded == n_cases * epochs`; `zeroed` (failed
+    samples, and errors under `errors="zero"`) is part of `counted`; `errors` counts error
+    records however they counted. `var_between` / `var_within` (from `variance_parts`) are
+    given when the run has 2 epochs or more, NaN otherwise.
     """
-    n, s = results.n_cases, len(definitions)
+    n, s, k = results.n_samples, len(definitions), results.epochs
     c = counted.reshape(n, s)
     status = results.status.reshape(n, s)
     value = results.value.reshape(n, s)
+    case_value = reduced["value"].to_numpy(np.float64).reshape(results.n_cases, s)
+    case_scored = (reduced["status"] == "scored").to_numpy().reshape(results.n_cases, s)
     rows = []
     for j, d in enumerate(definitions):
         col = c[:, j]
@@ -93,7 +107,7 @@ def summarize(
         recorded_zero = (status[:, j] == SCORED) & (value[:, j] == 0.0)
         zeroed = int(np.sum(is_counted & (col == 0.0) & ~recorded_zero))
         not_counted = ~is_counted
-        mean, lo, hi = mean_ci(col[is_counted])
+        mean, lo, hi = mean_ci(case_value[case_scored[:, j], j])
         rows.append(
             (
                 d.name,
@@ -102,12 +116,16 @@ def summarize(
                 math.nan if mean is None else mean,
                 lo,
                 hi,
-                n,
+                results.n_cases,
                 int(is_counted.sum()),
                 zeroed,
                 int(np.sum(not_counted & (status[:, j] != UNSCORED))),
                 int(np.sum(not_counted & (status[:, j] == UNSCORED))),
                 int(np.sum(status[:, j] == ERROR)),
+                d.reducer,
+                k,
+                float(variance["var_between"].iloc[j]) if k > 1 else math.nan,
+                float(variance["var_within"].iloc[j]) if k > 1 else math.nan,
             )
         )
     table = pd.DataFrame.from_records(rows, columns=[c for c in SUMMARY_COLUMNS if c != "label"])
@@ -132,6 +150,12 @@ class Headline:
     completion: float | None
     counts: dict[str, int] = field(default_factory=dict)
     n_cases: int = 0
+    epochs: int = 1
+
+    @property
+    def n_samples(self) -> int:
+        """Samples (case, epoch): what `counts` and `completion` count."""
+        return self.n_cases * self.epochs
 
     @property
     def text(self) -> str:
@@ -142,7 +166,7 @@ class Headline:
             for k in ("errored", "timed_out")
             if self.counts.get(k, 0)
         ]
-        pending = self.n_cases - sum(self.counts.values())
+        pending = self.n_samples - sum(self.counts.values())
         if pending > 0:
             missing.append(f"{pending} not run")
         return f"{text} ({', '.join(missing)})" if missing else text
@@ -160,7 +184,7 @@ class Headline:
 
 
 def outcome_counts(results: Results) -> dict[str, int]:
-    """Cases per final outcome (all four keys present)."""
+    """Samples per final outcome (all four keys present)."""
     counts = np.bincount(results.outcome[results.outcome >= 0], minlength=len(OUTCOMES))
     return {name: int(counts[i]) for i, name in enumerate(OUTCOMES)}
 
@@ -170,7 +194,7 @@ def headline_of(
 ) -> Headline:
     """The primary score; else the only score; else the passed rate — with completion."""
     counts = outcome_counts(results)
-    n = results.n_cases
+    n, k = results.n_samples, results.epochs
     completion = (counts["passed"] + counts["failed"]) / n if n else None
     chosen = next((j for j, d in enumerate(definitions) if d.primary), None)
     if chosen is None and len(definitions) == 1:
@@ -180,7 +204,7 @@ def headline_of(
         mean = None if math.isnan(row["mean"]) else float(row["mean"])
         ci = None if mean is None else (float(row["ci_low"]), float(row["ci_high"]))
         d = definitions[chosen]
-        return Headline(d.name, d.display_label(), mean, ci, completion, counts, n)
+        return Headline(d.name, d.display_label(), mean, ci, completion, counts, n // k, k)
     rate = counts["passed"] / n if n else None
     ci = wilson(counts["passed"], n) if n else None
-    return Headline(None, "Passed", rate, ci, completion, counts, n)
+    return Headline(None, "Passed", rate, ci, completion, counts, n // k, k)

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from ._contract import STATUSES
-from ._results import OUTCOMES, Results
+from ._results import OUTCOMES, PENDING, Results
 from ._scores import ScoreDefinition
 
 __all__ = [
@@ -24,6 +24,7 @@ __all__ = [
 
 CASE_COLUMNS = [
     "case_id",
+    "epoch",
     "outcome",
     "attempts",
     "output",
@@ -34,6 +35,7 @@ CASE_COLUMNS = [
 ]
 SCORE_COLUMNS = [
     "case_id",
+    "epoch",
     "score",
     "status",
     "value",
@@ -121,10 +123,13 @@ def timestamp_ns(seconds: np.ndarray[Any, np.dtype[np.float64]]) -> np.ndarray:
 
 
 def cases_table(results: Results) -> pd.DataFrame:
-    """One row per case, in input order."""
+    """One row per sample (case, epoch): input order, then epoch."""
+    k = results.epochs
+    ids = results.case_ids if k == 1 else [c for c in results.case_ids for _ in range(k)]
     return pd.DataFrame(
         {
-            "case_id": _text(results.case_ids),
+            "case_id": _text(ids),
+            "epoch": results.sample_epochs(),
             "outcome": _codes(results.outcome, OUTCOMES),  # -1 (not run) becomes NaN
             "attempts": results.attempts.copy(),
             "output": _text(results.output),
@@ -152,7 +157,7 @@ def _grader_columns(
     results: Results, definitions: Sequence[ScoreDefinition], touched: np.ndarray | None
 ) -> dict[str, pd.Categorical[str]]:
     """grader_kind/id/model: the definition's grader, unless a record names its own."""
-    n, s = results.n_cases, len(definitions)
+    n, s = results.n_samples, len(definitions)
     graders = _sparse(results.grader, touched)
     overrides = _present(graders if touched is None else graders[touched])
     if touched is not None:
@@ -171,25 +176,33 @@ def _grader_columns(
     return columns
 
 
+def _status_codes(results: Results, n_scores: int) -> np.ndarray:
+    """Each record's status code; -1 (missing) for the records of samples that never ran."""
+    codes = results.status.astype(np.int16)
+    codes[np.repeat(results.outcome == PENDING, n_scores)] = -1
+    return codes
+
+
 def scores_table(
     results: Results, definitions: Sequence[ScoreDefinition], counted: np.ndarray
 ) -> pd.DataFrame:
-    """Exactly n_cases × n_scores rows: input order, then definition order.
+    """Exactly n_cases × epochs × n_scores rows: input order, then epoch, then definition order.
 
     `case_id` is a categorical here (the ids, in input order, are its categories): the long
-    table repeats each id once per score.
+    table repeats each id once per epoch and score.
     """
-    n, s = results.n_cases, len(definitions)
+    n, s = results.n_samples, len(definitions)
     touched = None if results.touched is None else np.sort(np.array(results.touched, np.intp))
     graders = _grader_columns(results, definitions, touched)
-    case_codes = np.repeat(np.arange(n, dtype=np.int32), s)
+    case_codes = np.repeat(np.arange(results.n_cases, dtype=np.int32), results.epochs * s)
     return pd.DataFrame(
         {
             "case_id": _text_categorical(case_codes, results.case_ids),
+            "epoch": np.repeat(results.sample_epochs(), s),
             "score": _codes(
                 np.tile(np.arange(s, dtype=np.int16), n), [d.name for d in definitions]
             ),
-            "status": _codes(results.status, STATUSES),
+            "status": _codes(_status_codes(results, s), STATUSES),
             "value": results.value.copy(),
             "counted": counted,
             "reason": _sparse_categorical(results.reason, touched),

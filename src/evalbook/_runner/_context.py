@@ -29,11 +29,14 @@ class CaseContext:
         ...     return answer
     """
 
-    __slots__ = ("_index", "attempt", "case_id", "recorded")
+    __slots__ = ("_index", "attempt", "case_id", "epoch", "recorded")
 
-    def __init__(self, case_id: str, attempt: int, index: Mapping[str, int]) -> None:
+    def __init__(
+        self, case_id: str, attempt: int, index: Mapping[str, int], epoch: int = 1
+    ) -> None:
         self.case_id = case_id
         self.attempt = attempt
+        self.epoch = epoch  # 1..epochs: which run of the case this is
         self._index = index
         self.recorded: dict[int, Rec] = {}
 

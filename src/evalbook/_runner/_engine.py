@@ -25,6 +25,7 @@ from .._model._contract import (
     safe_repr,
     skip_rec,
 )
+from .._model._reducers import check_epochs
 from .._model._results import ERRORED, FAILED, PASSED, PENDING, TIMED_OUT, Finished, Results
 from .._model._run_data import RunData
 from .._model._scorers import Scorer
@@ -104,12 +105,17 @@ class _Engine:
         sink: RunSink | None = None,
         tick: Callable[[], None] | None = None,
         kept: Kept | None = None,
+        epoch_at: Sequence[int] | None = None,
     ) -> None:
         self.plan = plan
         self.results = results
         self.timeout = options.timeout
         self.scorer_timeout = options.scorer_timeout
         self.attempts = options.attempts
+        self.epochs = options.epochs
+        # a Dask batch ships each of its samples with its own row: there position i is row i,
+        # epoch epoch_at[i]; locally sample i is case i // epochs, epoch i % epochs + 1
+        self.epoch_at = epoch_at
         self.concurrency = options.concurrency
         self.threads = threads
         self.sink = sink
@@ -120,16 +126,26 @@ class _Engine:
         self.n_scores = len(plan.definitions)
         self.warned: set[str] = set()
 
+    def _sample(self, pos: int) -> tuple[int, int]:
+        """Sample `pos` as (the row of its case in the plan's columns, its epoch)."""
+        if self.epoch_at is None:
+            case, epoch = divmod(pos, self.epochs)
+            return case, epoch + 1
+        return pos, self.epoch_at[pos]
+
     def _values(self, pos: int) -> dict[str, Any]:
+        """The named values of sample `pos`: its case's columns, `case_id` and `epoch`."""
         plan = self.plan
-        values: dict[str, Any] = {c: plan.columns[c][pos] for c in plan.needed}
+        case, epoch = self._sample(pos)
+        values: dict[str, Any] = {c: plan.columns[c][case] for c in plan.needed}
         if plan.wants_row:
-            values["row"] = {k: plan.columns[k][pos] for k in plan.row_keys}
-        values["case_id"] = plan.case_ids[pos]
+            values["row"] = {k: plan.columns[k][case] for k in plan.row_keys}
+        values["case_id"] = plan.case_ids[case]
+        values["epoch"] = epoch
         return values
 
     async def case(self, pos: int) -> None:
-        """Run (or rescore) one case, score it, and hand it on."""
+        """Run (or rescore) one sample (a case's epoch), score it, and hand it on."""
         if self.kept is not None:
             await self._rescore(pos, self.kept)
             return
@@ -144,7 +160,7 @@ class _Engine:
         attempt = 0
         outcome = PASSED
         if plan.task is None:
-            output = plan.columns[plan.output_column][pos]
+            output = plan.columns[plan.output_column][self._sample(pos)[0]]
         else:
             while True:
                 attempt += 1
@@ -152,7 +168,7 @@ class _Engine:
                     self.sink.case_started(
                         (pos, attempt, at_us if attempt == 1 else time.time_ns() // 1000)
                     )
-                ctx = CaseContext(plan.case_ids[pos], attempt, plan.index)
+                ctx = CaseContext(values["case_id"], attempt, plan.index, values["epoch"])
                 outcome, output, etype, emsg = await self._attempt(values, ctx)
                 if outcome in (ERRORED, TIMED_OUT) and attempt < self.attempts:
                     continue
@@ -493,6 +509,7 @@ async def execute(
     """Plan and prepare the run, execute every case; return the run's data."""
     frame = _as_frame(data)
     plan = make_plan(frame, task, scorers, scores, options.output_column)
+    check_epochs(plan.definitions, options.epochs)  # pass@k needs k epochs: before any case
     frame = plan.data  # the input as the run keeps it: its text cleaned (no copy if clean)
     executor: Executor = LocalExecutor(options.concurrency)
     if options.executor is not None:
@@ -504,7 +521,15 @@ async def execute(
         run_name = "run"
     recorded = options.recorded()
     # the run store (issue 3): name check, folder, run.started; resume pre-fills results
-    prepared = prepare(plan, frame, run_name, recorded, store=options.store, resume=options.resume)
+    prepared = prepare(
+        plan,
+        frame,
+        run_name,
+        recorded,
+        store=options.store,
+        resume=options.resume,
+        epochs=options.epochs,
+    )
     return await drive(plan, prepared, prepared.todo, options, executor, frame, recorded)
 
 

@@ -35,6 +35,7 @@ class RunOptions:
     timeout: float | None = None
     scorer_timeout: float | None = None
     attempts: int = 1
+    epochs: int = 1
     store: str | os.PathLike[str] | None = "runs"
     resume: Any = None
     progress: bool = True
@@ -52,6 +53,11 @@ class RunOptions:
             raise ConfigurationError(f"concurrency must be an integer >= 1, got {c!r}")
         if isinstance(a, bool) or not isinstance(a, int) or a < 1:
             raise ConfigurationError(f"attempts must be an integer >= 1, got {a!r}")
+        k = self.epochs
+        if isinstance(k, bool) or not isinstance(k, int) or k < 1:
+            raise ConfigurationError(
+                f"epochs must be an integer >= 1 (how many times each case runs), got {k!r}"
+            )
         for label, value in (("timeout", t), ("scorer_timeout", self.scorer_timeout)):
             if value is not None and (
                 isinstance(value, bool) or not isinstance(value, int | float) or not value > 0
@@ -74,9 +80,10 @@ class RunOptions:
         return cls(**options)
 
     def recorded(self) -> dict[str, Any]:
-        """The options a stored run records (`run.options`); `scorer_timeout` only when set.
+        """The options a stored run records (`run.options`); `scorer_timeout` only when set,
+        `epochs` only when above 1.
 
-        Leaving an unset `scorer_timeout` out keeps runs stored before it existed alike.
+        Leaving unset options out keeps runs stored before they existed alike.
         """
         recorded: dict[str, Any] = {
             "concurrency": self.concurrency,
@@ -86,4 +93,6 @@ class RunOptions:
         }
         if self.scorer_timeout is not None:
             recorded["scorer_timeout"] = self.scorer_timeout
+        if self.epochs != 1:
+            recorded["epochs"] = self.epochs
         return recorded

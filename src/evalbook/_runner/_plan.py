@@ -17,8 +17,8 @@ from ._binding import Binding, bind
 
 __all__ = ["BoundScorer", "Derived", "Plan", "make_plan"]
 
-TASK_NAMES = ("row", "case_id", "ctx")
-SCORER_NAMES = ("output", "row", "case_id")
+TASK_NAMES = ("row", "case_id", "epoch", "ctx")
+SCORER_NAMES = ("output", "row", "case_id", "epoch")
 
 
 @dataclass(frozen=True, slots=True)

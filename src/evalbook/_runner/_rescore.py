@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -9,6 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError
+from .._model._reducers import check_epochs
 from .._model._results import PENDING
 from .._model._scorers import Scorer, as_scorers
 from .._model._scores import ScoreDefinition
@@ -45,8 +47,10 @@ async def arescore(
     while column in source.data.columns:
         column += "_"
     frame = source.data.copy(deep=False)
+    # the column only binds `output` by name: each sample's own output comes from the source
+    k = source._results.epochs
     outputs = np.empty(source._results.n_cases, dtype=object)
-    outputs[:] = source._results.output
+    outputs[:] = source._results.output[::k]
     frame[column] = pd.Series(outputs, index=frame.index, dtype=object)
     plan = make_plan(frame, None, scorer_list, [*kept_defs, *scores], column)
     if plan.case_ids != source._results.case_ids:
@@ -64,8 +68,12 @@ async def arescore(
     if options.scorer_timeout is not None:  # recorded as eb.run records it: only when set
         recorded["scorer_timeout"] = options.scorer_timeout
     store = source.path.parent if source.path is not None else None
-    prepared = prepare(plan, source.data, run_name, recorded, store=store)
-    todo = [p for p in range(source._results.n_cases) if source._results.outcome[p] != PENDING]
+    if k > 1:
+        recorded["epochs"] = k
+    options = dataclasses.replace(options, epochs=k)  # a rescore keeps the source's epochs
+    check_epochs(plan.definitions, k)
+    prepared = prepare(plan, source.data, run_name, recorded, store=store, epochs=k)
+    todo = [p for p in range(source._results.n_samples) if source._results.outcome[p] != PENDING]
     return await drive(
         plan,
         prepared,

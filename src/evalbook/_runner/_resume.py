@@ -61,7 +61,7 @@ class RetryErrors:
     ready: Callable[[], None] | None = None
 
     def counts(self) -> dict[str, int]:
-        """How many of the source's cases will run again, by why: errored, timed out, not run."""
+        """How many of the source's samples run again, by why: errored, timed out, not run."""
         outcome = self.source._results.outcome
         return {
             "errored": int((outcome == ERRORED).sum()),
@@ -119,7 +119,9 @@ def _examples(ids: set[str]) -> str:
     return ", ".join(repr(i) for i in shown) + (" …" if len(ids) > 3 else "")
 
 
-def _check_same(source: RunData, plan: Plan, what: str = "resume=") -> None:
+def _check_same(
+    source: RunData, plan: Plan, options: dict[str, Any], what: str = "resume="
+) -> None:
     stored = [d.model_dump(mode="json") for d in source.definitions]
     now = [d.model_dump(mode="json") for d in plan.definitions]
     if stored != now:
@@ -144,6 +146,12 @@ def _check_same(source: RunData, plan: Plan, what: str = "resume=") -> None:
         raise ConfigurationError(
             f"{what} needs the same cases as the stored run {source.name!r}: " + "; ".join(parts)
         )
+    stored_k, k = source._results.epochs, options.get("epochs", 1)
+    if stored_k != k:
+        raise ConfigurationError(
+            f"{what} needs the same epochs as the stored run {source.name!r} (stored: "
+            f"epochs={stored_k}; now: epochs={k}); pass epochs={stored_k}"
+        )
 
 
 def resume_source(
@@ -166,7 +174,7 @@ def resume_source(
     log = _lock(folder)
     try:
         source = _read(resume, folder)
-        _check_same(source, plan)
+        _check_same(source, plan, options)
         results, todo = _kept(source, plan)
         started_at = stored_started_at(folder) or first_started_at(source._results)
         start = RunStart(
@@ -189,11 +197,12 @@ def _kept(
     A resume keeps every final outcome; a retry of errors only the passed and failed cases.
     """
     src = source._results
-    results = Results(plan.case_ids, len(plan.definitions), plan.text)  # one warning a run
+    k = src.epochs  # the same as the plan's (`_check_same`)
+    results = Results(plan.case_ids, len(plan.definitions), plan.text, k)  # one warning a run
     where = {cid: i for i, cid in enumerate(src.case_ids)}
     todo: list[int] = []
-    for pos, cid in enumerate(plan.case_ids):
-        i = where[cid]
+    for pos in range(results.n_samples):  # samples in the plan's order (data may be reordered)
+        i = where[plan.case_ids[pos // k]] * k + pos % k
         if src.outcome[i] not in keep:
             todo.append(pos)
             continue
@@ -209,7 +218,7 @@ def _from_memory(
     store: str | os.PathLike[str] | None,
 ) -> Prepared:
     """Resume a Run that has no folder: in memory, or into a new folder of `store`."""
-    _check_same(source, plan)
+    _check_same(source, plan, options)
     src = source._results
     results, todo = _kept(source, plan)
     started_at = first_started_at(src)
@@ -233,7 +242,7 @@ def _retry(
     (`retried_from` among its options, as a rescore records `rescored_from`).
     """
     source = retry.source
-    _check_same(source, plan, retry.label)
+    _check_same(source, plan, options, retry.label)
     results, todo = _kept(source, plan, frozenset((PASSED, FAILED)))
     options["retried_from"] = source.id  # the run's own dict: stored and returned alike
     run_id = uuid.uuid4().hex[:12]

@@ -25,7 +25,7 @@ from .._model._scores import Grader, ScoreDefinition
 from .._util._text import TextGate
 from ._codec import decode_output, encode_output
 from ._lines import (
-    LOG_VERSION,
+    FILE_READ_VERSIONS,
     READ_VERSIONS,
     SCHEMA_VERSION,
     Bad,
@@ -46,7 +46,7 @@ from ._lines import (
 from ._log import LineReader, LineTooLong, LogFile, count_lines
 
 __all__ = [
-    "LOG_VERSION",
+    "FILE_READ_VERSIONS",
     "READ_VERSIONS",
     "SCHEMA_VERSION",
     "Damage",
@@ -65,8 +65,7 @@ __all__ = [
     "warn_invalid",
 ]
 
-_V = f'{{"schema_version":{LOG_VERSION},"event":'
-_EPOCH = ',"epoch":1'  # after the case id, on case.started, score.recorded and case.ended
+_V = f'{{"schema_version":{SCHEMA_VERSION},"event":'
 _VALUE_TEXT = {0.0: "0.0", 1.0: "1.0", 0.5: "0.5"}  # -0.0 is written 0.0 (an equal value)
 _OUTCOME_CODES = {name: code for code, name in enumerate(OUTCOMES)}
 _MAX_TAILS = 1 << 12  # cached line tails per score and run: well under 1 MB each
@@ -90,8 +89,11 @@ class LineEncoder:
     Every line is ASCII (other characters are JSON escapes).
     """
 
-    def __init__(self, definitions: Sequence[ScoreDefinition], case_ids: Sequence[str]) -> None:
+    def __init__(
+        self, definitions: Sequence[ScoreDefinition], case_ids: Sequence[str], epochs: int = 1
+    ) -> None:
         self.case_ids = case_ids
+        self.epochs = epochs
         self._ended = f'{_V}"case.ended","case_id":'
         self._started = f'{_V}"case.started","case_id":'
         self._record_head = f'{_V}"score.recorded","case_id":'
@@ -106,10 +108,15 @@ class LineEncoder:
         ]
         self._outcomes = [f',"outcome":"{name}","output":' for name in OUTCOMES]
 
+    def sample(self, pos: int) -> str:
+        """The `"case_id":…,"epoch":…` values of sample `pos` (its case id, then its epoch)."""
+        case, epoch = divmod(pos, self.epochs)
+        return f'{_enc(self.case_ids[case])},"epoch":{epoch + 1}'
+
     def case_started(self, pos: int, attempt: int, at_us: int) -> str:
         """The `case.started` line of an attempt that started at `at_us` (Unix µs)."""
-        cid = _enc(self.case_ids[pos])
-        return seal(f'{self._started}{cid}{_EPOCH},"attempt":{attempt},"at_us":{at_us}}}')
+        cid = self.sample(pos)
+        return seal(f'{self._started}{cid},"attempt":{attempt},"at_us":{at_us}}}')
 
     def case_lines(self, pos: int, case: Finished) -> str:
         """A finished case's `score.recorded` lines (definition order), then its `case.ended`."""
@@ -123,7 +130,7 @@ class LineEncoder:
         Each line is sealed with its checksum (one CRC-32 of its bytes).
         """
         outcome, attempts, output, error_type, error_message, started_at, duration_s, records = case
-        cid = _enc(self.case_ids[pos]) + _EPOCH
+        cid = self.sample(pos)
         if len(started) == 1 and started[0][0] == pos:  # the common case: its own start only
             _, attempt, at_us = started[0]
             lines = [seal(f'{self._started}{cid},"attempt":{attempt},"at_us":{at_us}}}')]
@@ -201,7 +208,7 @@ def _record_body(rec: Rec) -> str:
 
 def event_line(event: str, **fields: Any) -> str:
     """One non-hot-path event line (run.started, score.defined, run.resumed, run.ended)."""
-    return seal(dumps({"schema_version": LOG_VERSION, "event": event, **fields}))
+    return seal(dumps({"schema_version": SCHEMA_VERSION, "event": event, **fields}))
 
 
 # -- reading ------------------------------------------------------------------------------
@@ -295,25 +302,31 @@ def _started(path: Path, first: dict[str, Any]) -> tuple[list[str], dict[str, An
 class _Replay:
     """The state of one read of a log; `line` applies one event (KeyError etc. if bad)."""
 
-    def __init__(self, first: dict[str, Any], version: int, case_ids: list[str]) -> None:
+    def __init__(
+        self, first: dict[str, Any], version: int, case_ids: list[str], epochs: int
+    ) -> None:
         self.version = version
         self.case_ids = case_ids
         self.known = frozenset(case_ids)
+        self.epochs = epochs
         self.options: dict[str, Any] = {}
         self.definitions: list[ScoreDefinition] = []
         self.derived: dict[str, bool] = {}
-        self.finished: dict[str, tuple[int, int, Finished]] = {}  # id -> line, offset, case
-        self.pending: dict[str, dict[str, Rec]] = {}
+        # (case id, epoch) -> line, offset, case
+        self.finished: dict[tuple[str, int], tuple[int, int, Finished]] = {}
+        self.pending: dict[tuple[str, int], dict[str, Rec]] = {}
         self.ended: dict[str, Any] | None = None
         self.invalid: list[str] = []
 
-    def _case(self, event: dict[str, Any]) -> str:
+    def _case(self, event: dict[str, Any]) -> tuple[str, int]:
+        """The sample (case id, epoch) an event is about; versions 1-2 have epoch 1 only."""
         cid: str = field_text(event, "case_id")
         if cid not in self.known:
             raise ValueError(f"case {cid!r} is not a case of this run")
-        if self.version >= 3:
-            field_int(event, "epoch", optional=True, low=1)  # every case has one epoch until epochs
-        return cid
+        epoch = field_int(event, "epoch", low=1) if self.version >= 3 else 1
+        if epoch > self.epochs:
+            raise ValueError(f"epoch {epoch} of case {cid!r}: the run has {self.epochs} epoch(s)")
+        return cid, epoch
 
     def line(self, number: int, offset: int, event: dict[str, Any]) -> None:
         kind = field_text(event, "event")
@@ -356,7 +369,7 @@ class _Replay:
             raise ValueError("a second run.started event")
         # another event name: a later writer's addition, with nothing this reader needs
 
-    def _ended_case(self, event: dict[str, Any], cid: str) -> Finished:
+    def _ended_case(self, event: dict[str, Any], cid: tuple[str, int]) -> Finished:
         outcome = _OUTCOME_CODES.get(event["outcome"])
         if outcome is None:
             raise ValueError(f"unknown outcome {event['outcome']!r}")
@@ -405,7 +418,12 @@ def _read(path: Path, stop: Bad | None) -> tuple[EventLog, int | None, list[str]
         if first is None or first[2].get("event") != "run.started":
             raise NotARunLog(f"{path} does not start with a run.started event; it is not a run log")
         case_ids, options = _started(path, first[2])
-        state = _Replay(first[2], first[2]["schema_version"], case_ids)
+        epochs = options.get("epochs", 1)
+        if isinstance(epochs, bool) or not isinstance(epochs, int) or epochs < 1:
+            raise DamagedLog(
+                f"{path}, line 1: the run.started event is damaged (epochs {epochs!r})"
+            )
+        state = _Replay(first[2], first[2]["schema_version"], case_ids, epochs)
         state.options = options
         bad = stop
         try:
@@ -428,11 +446,12 @@ def _read(path: Path, stop: Bad | None) -> tuple[EventLog, int | None, list[str]
             unread, exact = count_lines(f)
             damage = Damage(path, bad.number, bad.offset, bad.reason, unread, exact)
         truncated = reader.truncated if bad is None else None
-    results = Results(state.case_ids, len(state.definitions))
+    k = state.epochs
+    results = Results(state.case_ids, len(state.definitions), epochs=k)
     position = {cid: pos for pos, cid in enumerate(state.case_ids)}
-    for cid, (number, offset, case) in state.finished.items():
+    for (cid, epoch), (number, offset, case) in state.finished.items():
         try:
-            results.set_case(position[cid], case)
+            results.set_case(position[cid] * k + epoch - 1, case)
         except _DAMAGE as exc:  # found only now: read again, up to that line
             bad = Bad(number, offset, f"a damaged 'case.ended' event ({_why(exc)})")
             raise _Late(bad) from None
@@ -502,10 +521,12 @@ def prepare_append(log: LogFile, encoder: LineEncoder, results: Results) -> None
         return
     copy = log.set_aside(found.damage.offset)
     where = {cid: pos for pos, cid in enumerate(found.results.case_ids)}
+    k = results.epochs
     lost = [
         pos
-        for pos, cid in enumerate(results.case_ids)
-        if results.outcome[pos] != PENDING and found.results.outcome[where[cid]] == PENDING
+        for pos in range(results.n_samples)
+        if results.outcome[pos] != PENDING
+        and found.results.outcome[where[results.case_id_of(pos)] * k + pos % k] == PENDING
     ]
     if lost:
         log.write("".join(encoder.case_ended(pos, results) for pos in lost).encode())

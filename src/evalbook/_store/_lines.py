@@ -25,7 +25,7 @@ from ._layout import open_regular
 from ._log import LineReader
 
 __all__ = [
-    "LOG_VERSION",
+    "FILE_READ_VERSIONS",
     "READ_VERSIONS",
     "SCHEMA_VERSION",
     "Bad",
@@ -44,13 +44,13 @@ __all__ = [
     "warn_truncated",
 ]
 
-# The version of summary.json and the Parquet files (unchanged since the log's version 2).
-SCHEMA_VERSION = 2
-# The log's lines: 1, the first format; 2, case times as integer microseconds (started_us,
-# duration_us, at_us); 3, a checksum on every line and `epoch` on the lines of a case (always
-# 1 until runs have epochs). Every version up to this one is read.
-LOG_VERSION = 3
-READ_VERSIONS = (1, 2, 3)
+# The version every store file is written with. The log's lines: 1, the first format; 2, case
+# times as integer microseconds (started_us, duration_us, at_us); 3, a checksum on every line
+# and `epoch` on the lines of a sample. The Parquet files and summary.json: 2, as the log's
+# version 2; 3, an `epoch` column (cases, scores) and the summary's epoch columns.
+SCHEMA_VERSION = 3
+READ_VERSIONS = (1, 2, 3)  # of the log
+FILE_READ_VERSIONS = (2, 3)  # of the Parquet files and summary.json
 # the JSON escape of a surrogate (\ud800-\udfff): a line that may decode to a lone one
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
@@ -144,15 +144,15 @@ def _event_of(path: Path, number: int, offset: int, raw: bytes) -> dict[str, Any
     if not isinstance(event, dict):
         raise Bad(number, offset, f"not a JSON object (a JSON {type(event).__name__})")
     found = event.get("schema_version")
-    if (type(found) is int and found > LOG_VERSION) or "schema_version" not in event:
-        raise version_error(f"{path} (line {number})", found, f"{LOG_VERSION} (and 1 and 2)")
+    if (type(found) is int and found > SCHEMA_VERSION) or "schema_version" not in event:
+        raise version_error(f"{path} (line {number})", found, f"{SCHEMA_VERSION} (and 1 and 2)")
     if type(found) is not int or found not in READ_VERSIONS:
         raise Bad(number, offset, f"schema_version {found!r} is not a version of this log")
     if sealed is not None:
         del event["crc"]
-        if found != LOG_VERSION:
+        if found != SCHEMA_VERSION:
             raise Bad(number, offset, f"a checksum on a schema_version {found} line")
-    elif found == LOG_VERSION:
+    elif found == SCHEMA_VERSION:
         raise Bad(number, offset, "no checksum at its end (every version 3 line has one)")
     elif "crc" in event:
         raise Bad(number, offset, f"a 'crc' key in a schema_version {found} line")

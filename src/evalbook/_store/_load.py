@@ -21,8 +21,8 @@ from .._model._scoring import outcome_counts
 from .._util._text import clean
 from ._codec import OUTPUT_KINDS, read_file_outputs
 from ._events import (
-    LOG_VERSION,
     READ_VERSIONS,
+    SCHEMA_VERSION,
     NotARunLog,
     SchemaVersionError,
     replay,
@@ -187,17 +187,39 @@ def _table(path: Path) -> Any:
         raise ValueError(f"{path} cannot be read ({type(exc).__name__}: {exc})") from exc
 
 
+def _samples(folder: Path, ids: list[str], cases: Any) -> tuple[list[str], int]:
+    """The case ids and epochs of `cases.parquet`'s rows (one per sample, case-major).
+
+    ValueError unless its rows are exactly each case's epochs 1..K in order.
+    """
+    if "epoch" not in cases.column_names:  # schema_version 2: one epoch per case
+        return ids, 1
+    epoch = np.asarray(cases.column("epoch").to_numpy(zero_copy_only=False))
+    k = int(epoch.max()) if epoch.size else 1
+    unique = ids[::k] if k >= 1 else []
+    expected = np.tile(np.arange(1, k + 1), len(unique))
+    if (
+        k < 1
+        or len(ids) != len(unique) * k
+        or not np.array_equal(epoch, expected)
+        or [c for c in unique for _ in range(k)] != ids
+    ):
+        raise ValueError(f"{folder / CASES}: its rows are not each case's epochs 1..{k} in order")
+    return unique, k
+
+
 def _results_from_files(folder: Path, n_scores: int) -> Results:
     cases = _table(folder / CASES)
     scores = _table(folder / SCORES)
     ids = text_list(cases.column("case_id"))
     if not all(type(x) is str for x in ids):
         ids = [str(x) for x in ids]
-    results = Results(ids, n_scores)
-    if scores.num_rows != len(ids) * n_scores:
+    ids, epochs = _samples(folder, ids, cases)
+    results = Results(ids, n_scores, epochs=epochs)
+    if scores.num_rows != results.n_samples * n_scores:
         raise ValueError(
             f"{folder / SCORES} has {scores.num_rows} rows, expected {len(ids)} cases × "
-            f"{n_scores} scores"
+            f"{epochs} epochs × {n_scores} scores"
         )
     results.outcome[:] = _codes(cases.column("outcome"), OUTCOMES, PENDING)
     attempts = cases.column("attempts")
@@ -206,8 +228,8 @@ def _results_from_files(folder: Path, n_scores: int) -> Results:
     results.attempts[:] = np.asarray(attempts, dtype=np.int32)
     kinds = _codes(cases.column("output_kind"), OUTPUT_KINDS, -1, strict=False)
     results.output = read_file_outputs(text_list(cases.column("output")), kinds)
-    results.error_type = _sparse(cases.column("error_type"), len(ids))[0]
-    results.error_message = _sparse(cases.column("error_message"), len(ids))[0]
+    results.error_type = _sparse(cases.column("error_type"), results.n_samples)[0]
+    results.error_message = _sparse(cases.column("error_message"), results.n_samples)[0]
     results.started_at[:] = _seconds(cases.column("started_at"))
     results.duration_s[:] = cases.column("duration_s").to_numpy(zero_copy_only=False)
     results.status[:] = _codes(scores.column("status"), STATUSES, 0)
@@ -339,7 +361,8 @@ def read_run(path: str | os.PathLike[str], *, warn_incomplete: bool = True) -> R
         if missing:
             warnings.warn(
                 f"run {run.name!r} ({run.path}) is incomplete: {missing} of "
-                f"{run._results.n_cases} cases have no final outcome (the run was interrupted "
+                f"{run._results.n_samples} {'samples' if run._results.epochs > 1 else 'cases'} "
+                "have no final outcome (the run was interrupted "
                 "or is still running); resume it with eb.run(..., resume=path)",
                 RuntimeWarning,
                 stacklevel=3,
@@ -422,7 +445,7 @@ def _large_log_row(folder: Path, size: int) -> dict[str, Any] | None:
         return None
     found = first.get("schema_version")
     if found not in READ_VERSIONS:
-        raise version_error(f"{path} (line 1)", found, f"{LOG_VERSION} (and 1 and 2)")
+        raise version_error(f"{path} (line 1)", found, f"{SCHEMA_VERSION} (and 1 and 2)")
     last = _last_event(path, size)
     n_cases = len(first["case_ids"])
     completion = math.nan

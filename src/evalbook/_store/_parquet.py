@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from .._util._fs import atomic_write
 from .._util._text import clean
-from ._events import SCHEMA_VERSION, version_error
+from ._events import FILE_READ_VERSIONS, SCHEMA_VERSION, version_error
 
 __all__ = [
     "NULL_COLUMNS",
@@ -203,6 +203,6 @@ def read_parquet(path: Path) -> Any:
     arrow = pq.read_table(path, page_checksum_verification=True)  # files without: unchecked
     raw = (arrow.schema.metadata or {}).get(_META_KEY)
     found = json.loads(raw).get("schema_version") if raw else None
-    if found != SCHEMA_VERSION:
-        raise version_error(str(path), found)
+    if found not in FILE_READ_VERSIONS:
+        raise version_error(str(path), found, f"{SCHEMA_VERSION} (and 2)")
     return arrow

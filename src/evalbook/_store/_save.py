@@ -29,7 +29,7 @@ __all__ = ["save_run"]
 def full_log(run: RunData, started_at: str, data_file: str | None) -> str:
     """The whole event log of a run, rebuilt from memory (one attempt line per case)."""
     results = run._results
-    encoder = LineEncoder(run.definitions, results.case_ids)
+    encoder = LineEncoder(run.definitions, results.case_ids, results.epochs)
     parts = [
         start_events(
             run.id, run.name, started_at, results.case_ids, run.options, run.definitions, data_file

@@ -330,7 +330,7 @@ def open_new(
     columns, with a warning), never a folder of data without a log.
     """
     content = encode_data(frame, folder)  # in memory: no file yet
-    encoder = LineEncoder(run.definitions, run.case_ids)
+    encoder = LineEncoder(run.definitions, run.case_ids, results.epochs)
     head = start_events(
         run.run_id,
         run.name,
@@ -342,7 +342,7 @@ def open_new(
     )
     done = np.flatnonzero(results.outcome != PENDING)
     if todo is None:
-        todo = range(results.n_cases)
+        todo = range(results.n_samples)
     head += "".join(encoder.case_ended(int(p), results) for p in done)
     try:
         os.replace(stage_bytes(folder / EVENTS, head.encode()), folder / EVENTS)
@@ -380,7 +380,7 @@ def open_existing(
     """
     # opening locks the log (ConfigurationError if another process writes it) and cuts
     # what a crash left after the last complete line
-    encoder = LineEncoder(run.definitions, run.case_ids)
+    encoder = LineEncoder(run.definitions, run.case_ids, results.epochs)
     sink = StoreSink(folder, encoder, append=True, log=log)
     try:
         if log is not None:  # locked uncut, so that reading it warned of a truncated line
@@ -390,7 +390,7 @@ def open_existing(
     except BaseException:  # a failed resume releases its lock: a second try may then run
         sink.close()
         raise
-    sink.logged = results.n_cases - len(todo)
+    sink.logged = results.n_samples - len(todo)
     staged: Path | None = None
     try:
         staged = stage_data(folder, content)
@@ -402,7 +402,7 @@ def open_existing(
             at=now_iso(),
             options=run.options,
             data_file=None if content is None else DATA,
-            kept=results.n_cases - len(todo),
+            kept=results.n_samples - len(todo),
             to_run=len(todo),
             case_ids=list(run.case_ids),
         )

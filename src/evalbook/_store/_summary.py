@@ -20,7 +20,7 @@ from .._model._scoring import outcome_counts
 from .._util import _fs
 from .._util._text import clean
 from .._version import __version__
-from ._events import SCHEMA_VERSION, version_error
+from ._events import FILE_READ_VERSIONS, SCHEMA_VERSION, version_error
 from ._layout import CASES, DATA, FINAL_FILES, SCORES, SUMMARY
 from ._parquet import write_arrow, write_parquet
 from ._table_files import cases_file_arrow, scores_file_table
@@ -77,8 +77,8 @@ def read_summary(path: Path) -> dict[str, Any]:
     if not isinstance(data, dict):
         raise ValueError(f"{path} is not a JSON object")
     found = data.get("schema_version")
-    if found != SCHEMA_VERSION:
-        raise version_error(str(path), found)
+    if found not in FILE_READ_VERSIONS:
+        raise version_error(str(path), found, f"{SCHEMA_VERSION} (and 2)")
     crc = data.pop("crc", None)  # absent in files of earlier writers: read unchecked
     if crc is not None and crc != _crc(data):
         raise ValueError(f"{path}: checksum mismatch (the file was changed after it was written)")

@@ -46,9 +46,10 @@ def _headline_inner(h: Headline, row: Any = None) -> str:
     badges = "".join(
         badge(f"{label} {h.counts.get(key, 0)}", key) for key, label in _OUTCOME_LABELS
     )
-    pending = h.n_cases - sum(h.counts.values())
+    pending = h.n_samples - sum(h.counts.values())
     if pending > 0:
         badges += badge(f"not run {pending}", "pending")
+    size = f"{h.n_cases} cases" + (f" × {h.epochs} epochs" if h.epochs > 1 else "")
     counts = (
         f'<div style="{MUTED}; font-size: 12px">{esc(_counts_line(row))}</div>'
         if row is not None
@@ -61,7 +62,7 @@ def _headline_inner(h: Headline, row: Any = None) -> str:
         f'<span style="font-size: 30px; font-weight: 650">{esc(format_pct(h.value))}</span>'
         f'<span style="font-size: 15px; font-weight: 600">{esc(h.label)}</span>'
         f'<span style="{MUTED}">{esc(ci)}</span></div>'
-        f"<div>completed <b>{esc(format_pct(h.completion))}</b> · {h.n_cases} cases</div>"
+        f"<div>completed <b>{esc(format_pct(h.completion))}</b> · {size}</div>"
         f'<div style="margin-top: 4px">{badges}</div>{counts}'
     )
 

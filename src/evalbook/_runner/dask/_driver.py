@@ -105,13 +105,15 @@ def _name_of(fn: Any) -> str:
     return str(getattr(fn, "__qualname__", None) or getattr(fn, "__name__", None) or safe_repr(fn))
 
 
-def _pickle_batch(plan: Plan, batch: list[int]) -> bytes:
+def _pickle_batch(plan: Plan, batch: list[int], epochs: int) -> bytes:
+    """A batch of samples, each with its case's id and row (repeated per epoch) and epoch."""
     import cloudpickle  # optional: the dask extra
 
-    ids = [plan.case_ids[p] for p in batch]
-    columns = {c: [values[p] for p in batch] for c, values in plan.columns.items()}
+    ids = [plan.case_ids[p // epochs] for p in batch]
+    columns = {c: [values[p // epochs] for p in batch] for c, values in plan.columns.items()}
+    at = [p % epochs + 1 for p in batch]
     try:
-        return bytes(cloudpickle.dumps((batch, ids, columns)))
+        return bytes(cloudpickle.dumps((batch, ids, columns, at)))
     except Exception as exc:
         raise ConfigurationError(
             f"the data of cases {ids[0]!r}…{ids[-1]!r} cannot be sent to the Dask workers: "
@@ -217,7 +219,9 @@ class DaskRunner:
         dist = _distributed()
         slots = sum(client.nthreads().values())
         batches = partition(todo, batch_size(len(todo), slots, engine.concurrency))
-        blobs = [_pickle_batch(self.plan, b) for b in batches]  # all checked before any runs
+        blobs = [
+            _pickle_batch(self.plan, b, engine.epochs) for b in batches
+        ]  # all checked before any runs
         token = uuid.uuid4().hex
         limit: str | None = None
         sem: Any = None
@@ -272,7 +276,7 @@ class DaskRunner:
                 sink.case_ended(pos, case)
             at = self.scorer_at
             named = ((at[j], r) for j, r in enumerate(case.records) if j in at)
-            warn_invalid(engine.warned, results.case_ids[pos], named)
+            warn_invalid(engine.warned, results.case_id_of(pos), named)
             if tick is not None:
                 tick()
 
@@ -293,7 +297,7 @@ class _Flow:
         self.engine = engine
         self.token = token
         self.options = options
-        self.done = [False] * len(engine.plan.case_ids)
+        self.done = [False] * (len(engine.plan.case_ids) * engine.epochs)
         self.owner: dict[Any, tuple[list[int], bool]] = {}  # future key -> (cases, single)
         self.live: list[Any] = []
         self.singles: deque[int] = deque()
@@ -319,7 +323,7 @@ class _Flow:
         while self.singles:
             p = self.singles.popleft()
             if not self.done[p]:
-                blob = _pickle_batch(self.runner.plan, [p])
+                blob = _pickle_batch(self.runner.plan, [p], self.engine.epochs)
                 self.stream.add(self.submit([p], blob, single=True))
                 return True
         return False

@@ -189,7 +189,7 @@ async def run_batch(
     import cloudpickle  # optional: the dask extra
 
     static = _plan_of(token)
-    positions, ids, columns = cloudpickle.loads(batch_blob)
+    positions, ids, columns, epoch_at = cloudpickle.loads(batch_blob)
     plan = replace(static, case_ids=ids, columns=columns)
     out = _Rows(positions)
     options = RunOptions(
@@ -201,7 +201,7 @@ async def run_batch(
         progress=False,
     )
     threads = Threads()
-    engine = _Engine(plan, options, threads, results=None, sink=out)
+    engine = _Engine(plan, options, threads, results=None, sink=out, epoch_at=epoch_at)
     engine.warned.update(b.scorer.name for b in plan.scorers)  # the driver warns, once
     sem: Any = None
     executor: Executor = LocalExecutor(concurrency)
