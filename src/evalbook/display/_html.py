@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from .._util._fmt import format_ci, format_pct
-from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, root
+from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, is_missing, root
 
 if TYPE_CHECKING:
     from .._model._run_data import RunData
@@ -40,6 +40,27 @@ def _counts_line(row: Any) -> str:
     return " · ".join(parts)
 
 
+def _epochs(row: Any) -> int:
+    """A summary row's epochs."""
+    return 1 if is_missing(row["epochs"]) else int(row["epochs"])
+
+
+def reducer_text(row: Any) -> str:
+    """The score's reducer (`pass@3`, `mean`) when it says something: with epochs > 1, or a
+    reducer other than the mean; else "" (one epoch of a mean is the value itself)."""
+    if row is None:
+        return ""
+    reducer = "" if is_missing(row["reducer"]) else str(row["reducer"])
+    return reducer if reducer and (_epochs(row) > 1 or reducer != "mean") else ""
+
+
+def _reducer_badge(row: Any) -> str:
+    reducer = reducer_text(row)
+    if not reducer:
+        return ""
+    return badge(reducer, "same", title="how a case's epochs become the case's value")
+
+
 def _headline_inner(h: Headline, row: Any = None) -> str:
     name = "passed rate (no primary score)" if h.score is None else h.score
     ci = "" if h.ci is None else f"95% CI {format_ci(h.ci[0], h.ci[1])}"
@@ -61,6 +82,7 @@ def _headline_inner(h: Headline, row: Any = None) -> str:
         f'<div style="display: flex; align-items: baseline; gap: 10px; flex-wrap: wrap">'
         f'<span style="font-size: 30px; font-weight: 650">{esc(format_pct(h.value))}</span>'
         f'<span style="font-size: 15px; font-weight: 600">{esc(h.label)}</span>'
+        f"{_reducer_badge(row)}"
         f'<span style="{MUTED}">{esc(ci)}</span></div>'
         f"<div>completed <b>{esc(format_pct(h.completion))}</b> · {size}</div>"
         f'<div style="margin-top: 4px">{badges}</div>{counts}'
@@ -91,6 +113,7 @@ def _score_card(row: Any) -> str:
         tags += badge("primary", "scored")
     if bool(row["derived"]):
         tags += badge("derived", "same")
+    tags += _reducer_badge(row)
     sub = f'<div style="{MUTED}; font-size: 11px">{esc(name)}</div>' if label != name else ""
     inner = (
         f'<div style="font-weight: 600">{esc(label)} {tags}</div>{sub}'
@@ -133,10 +156,15 @@ def unscored_html(unscored: pd.DataFrame, summary: pd.DataFrame) -> str:
             f'<div style="{MUTED}">Every record was scored: no unscored reasons, no errors.</div>'
         )
     labels = {str(r["score"]): str(r["label"]) for _, r in summary.iterrows()}
-    n_cases = {str(r["score"]): int(r["n_cases"]) for _, r in summary.iterrows()}
+    # the table counts records, one per sample: a share is of the score's samples
+    epochs = {str(r["score"]): _epochs(r) for _, r in summary.iterrows()}
+    n_samples = {
+        str(r["score"]): int(r["n_cases"]) * epochs[str(r["score"])] for _, r in summary.iterrows()
+    }
     blocks = []
     for score, group in unscored.groupby(unscored["score"].astype(str), sort=False):
-        n = n_cases.get(str(score), 0)
+        n = n_samples.get(str(score), 0)
+        unit = "samples" if epochs.get(str(score), 1) > 1 else "cases"
         rows = []
         for _, r in group.head(MAX_REASONS).iterrows():  # the most frequent first
             status = str(r["status"])
@@ -162,22 +190,27 @@ def unscored_html(unscored: pd.DataFrame, summary: pd.DataFrame) -> str:
             f'<div data-evalbook="unscored-score" style="margin: 6px 0 10px 0">'
             f'<div style="font-weight: 600">{esc(label)} '
             f'<span style="{MUTED}; font-weight: 400; font-size: 12px">{esc(score)} · '
-            f"{n} cases</span></div>{''.join(rows)}</div>"
+            f"{n} {unit}</span></div>{''.join(rows)}</div>"
         )
     return "".join(blocks)
 
 
 def summary_html(summary: pd.DataFrame) -> str:
     """The summary table as a grid of `<div>`s: one row per score with every count."""
+    # the reducer column only when one score's reducer says something (`reducer_text`)
+    reducers = [reducer_text(r) for _, r in summary.iterrows()]
+    shown = any(reducers)
     heads = ["score", "mean", "95% CI", "counted", "unscored", "errors", "excluded", "zeroed"]
-    cols = "minmax(160px, 2fr) repeat(7, minmax(56px, 1fr))"
+    heads[1:1] = ["reducer"] if shown else []
+    cols = f"minmax(160px, 2fr) repeat({len(heads) - 1}, minmax(56px, 1fr))"
     cell = "padding: 3px 6px; border-bottom: " + BORDER
     out = [f'<div style="{cell}; font-weight: 600; {MUTED}">{h}</div>' for h in heads]
-    for _, r in summary.iterrows():
+    for (_, r), reducer in zip(summary.iterrows(), reducers, strict=True):
         label = esc(r["label"])
         name = esc(r["score"])
         values = [
             f"{label}<br><span style='{MUTED}; font-size: 11px'>{name}</span>",
+            *([esc(reducer) or "—"] if shown else []),
             esc(format_pct(r["mean"])),
             esc(format_ci(r["ci_low"], r["ci_high"])) or "—",
             *(str(int(r[k])) for k in ("counted", "unscored", "errors", "excluded", "zeroed")),
@@ -199,10 +232,12 @@ def _section(title: str, inner: str) -> str:
 def run_header_html(run: RunData) -> str:
     """`Run NAME · 12 cases · id …` with the run's folder when it is stored."""
     path = f" · {esc(run.path)}" if run.path is not None else ""
+    h = run.headline  # its counts: `run.cases` has a row per sample, not per case
+    size = f"{h.n_cases} cases" + (f" × {h.epochs} epochs" if h.epochs > 1 else "")
     return (
         f'<div style="margin-bottom: 8px"><span style="font-weight: 650; font-size: 15px">'
         f"{esc(run.name)}</span> "
-        f'<span style="{MUTED}">· {len(run.cases)} cases · run {esc(run.id)}{path}</span></div>'
+        f'<span style="{MUTED}">· {size} · run {esc(run.id)}{path}</span></div>'
     )
 
 
