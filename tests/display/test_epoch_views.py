@@ -7,13 +7,26 @@ The run below has 6 cases × 5 epochs with known outcomes, so every strip and co
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from html import unescape
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 
 import evalbook as eb
+from display_fixtures import demo_run
+from evalbook.display._cases import (
+    CASE_TEXT_LIMIT,
+    MAX_EPOCHS,
+    STRIP_LIMIT,
+    CaseFilter,
+    case_html,
+    case_strips,
+    epoch_strip,
+    filter_cases,
+)
 from evalbook.display._html import run_cards_html, run_html, summary_html, unscored_html
 
 H = "\x00\x1b[2J\u202e<script>alert(1)</script>"
@@ -109,3 +122,130 @@ def test_unscored_shares_are_of_samples(run: eb.Run) -> None:
     assert "Pass p · 30 samples" in text
     assert re.search(r"unscored no_answer 5 17% ", text), text
     assert re.search(r"error case_errored 1 3% ", text), text
+
+
+# -- 2. the case explorer: each case's epochs as a strip --------------------------------------
+
+STRIPS_P = ["■■■■■ 5/5", "■■□■■ 4/5", "□□□□□ 0/5", "■✕■■■ 4/4", "○○○○○ 0/0", "□■□■□ 2/5"]
+STRIPS_M = ["■■■■■ 5/5", "■■□■■ 4/5", "□□□□□ 0/5", "■✕■■■ 4/4", "○○○○○ 0/0", "▣▣▣▣▣ 2.5/5"]
+
+
+def test_each_case_has_its_exact_strip(run: eb.Run) -> None:
+    assert case_strips(run, "p", range(6)) == STRIPS_P
+    assert case_strips(run, "m", range(6)) == STRIPS_M
+    assert epoch_strip(np.array([np.nan, 1.0]), [None, "scored"]) == "·■ 1/1"  # not run yet
+    many = epoch_strip(np.zeros(STRIP_LIMIT + 3), ["scored"] * (STRIP_LIMIT + 3))
+    assert many == "□" * STRIP_LIMIT + f"… (+3) 0/{STRIP_LIMIT + 3}"
+
+
+def test_the_case_view_shows_strip_reduced_value_and_every_epoch(run: eb.Run) -> None:
+    reduced = run.reduced()
+    assert list(reduced["case_id"].astype(str)[::2]) == list(P_VALUES)  # case order, per score
+    text = _text(case_html(run, 1))  # flaky: pass@3 of 4/5 is 1, mean 0.8
+    assert "Pass p pass@3 scored 1 sd 0.447 ■■□■■ 4/5" in text
+    assert "Mean part m mean scored 0.8 sd 0.447 ■■□■■ 4/5" in text
+    for e in range(1, 6):
+        assert f"epoch {e} passed attempts 1 flaky says {e}" in text
+    assert text.index("epoch 3 passed") < text.index("Pass p scored 0 counted 0")
+    err = _text(case_html(run, 3))
+    assert "err passed 4 errored 1 5 epochs" in err
+    assert "epoch 2 errored attempts 1 error: RuntimeError boom at epoch 2 (no output)" in err
+    skip = _text(case_html(run, 4))
+    assert "Pass p pass@3 unscored · no_answer ○○○○○ 0/0" in skip
+
+
+def test_one_epoch_views_have_no_strip(run: eb.Run) -> None:
+    one = demo_run()  # its case view is also a snapshot (test_display_html.py)
+    html = case_html(one, 1)
+    assert 'data-evalbook="strip"' not in html and 'data-evalbook="epoch"' not in html
+    assert "■" not in html and "□" not in html
+    assert 'data-evalbook="strip"' in case_html(run, 1)
+
+
+def test_filters_keep_a_case_when_one_epoch_matches(run: eb.Run) -> None:
+    assert filter_cases(run, CaseFilter(score="p", high=0.5)).tolist() == [1, 2, 5]
+    assert filter_cases(run, CaseFilter(score="p", low=0.5)).tolist() == [0, 1, 3, 5]
+    assert filter_cases(run, CaseFilter(outcome="errored")).tolist() == [3]
+    assert filter_cases(run, CaseFilter(score="p", status="unscored")).tolist() == [4]
+    assert filter_cases(run, CaseFilter()).tolist() == list(range(6))
+
+
+def test_the_explorer_lists_cases_with_strip_and_reduced_value(run: eb.Run) -> None:
+    pytest.importorskip("ipywidgets")
+    view = eb.show(run)
+    explorer = view.explorer
+    assert [label for label, _ in explorer.cases.options] == [
+        "always · ■■■■■ 5/5 · 1",
+        "flaky · ■■□■■ 4/5 · 1",
+        "never · □□□□□ 0/5 · 0",
+        "err · ■✕■■■ 4/4 · 1",
+        "skip · ○○○○○ 0/0 · —",
+        "half · □■□■□ 2/5 · 0.9",  # pass@3 of 2 in 5: 1 − C(3, 3)/C(5, 3)
+    ]
+    assert "6 of 6 cases × 5 epochs match" in explorer.count.value
+    explorer.score.value = "m"
+    explorer.range.value = (0.0, 0.5)
+    assert [pos for _, pos in explorer.cases.options] == [1, 2, 5]
+    explorer.cases.value = 5
+    assert "▣▣▣▣▣ 2.5/5" in _text(explorer.detail.value)
+
+
+def test_a_comparison_shows_the_pair_of_the_chosen_case(run: eb.Run) -> None:
+    pytest.importorskip("ipywidgets")
+    view = eb.show(eb.compare(run, epoch_run(name="other")))
+    view.change.value = "all"
+    flaky = next(pos for label, pos in view.cases.options if label.startswith("flaky · p"))
+    view.cases.value = flaky
+    text = _text(view.detail.value)
+    assert text.count("flaky passed 5 5 epochs") == 2, text[:400]  # not another case's epoch
+
+
+def test_an_epoch_case_view_is_bounded_with_megabyte_texts(
+    record_property: Callable[[str, object], None],
+) -> None:
+    mb = "y" * 1_000_000
+    score = eb.define_score("s")
+
+    @eb.scorer(score)
+    def long_scorer(output: str, epoch: int) -> eb.Score:
+        return eb.Score(float(epoch % 2), rationale=mb)
+
+    def task(q: str, epoch: int) -> str:
+        if epoch == 3:
+            raise RuntimeError(mb)
+        return mb
+
+    big = eb.run(
+        pd.DataFrame({"q": [mb]}), task=task, scorers=[long_scorer], epochs=30, store=None,
+        progress=False,
+    )  # fmt: skip
+    html = case_html(big, 0)
+    size = len(html.encode("utf-8"))
+    shown = _text(html)
+    figure = f"epoch case view of 30 epochs with 1 MB texts: {size / 1000:.0f} KB"
+    print(figure)
+    record_property("epoch_case_view", figure)
+    assert size < 100_000
+    assert shown.count("y") <= CASE_TEXT_LIMIT
+    assert f"… {30 - MAX_EPOCHS} more epochs" in shown
+    assert f"epoch {MAX_EPOCHS} " in shown and f"epoch {MAX_EPOCHS + 1} " not in shown
+    assert "■□✕□■□" in shown  # epoch 3 errored: its record is an error
+
+
+def test_hostile_text_in_ids_and_outputs_is_escaped_in_the_epoch_views() -> None:
+    score = eb.define_score("s", label=H)
+
+    @eb.scorer(score)
+    def hostile(output: str, epoch: int) -> eb.Score:
+        return eb.Score(float(epoch == 1), rationale=H)
+
+    df = pd.DataFrame({"id": [H + "a", H + "b"], "q": [H, H]})
+    hostile_run = eb.run(
+        df, task=lambda q: q + H, scorers=[hostile], epochs=2, name=H, store=None, progress=False
+    )
+    views = [case_html(hostile_run, i) for i in range(2)] + [run_html(hostile_run)]
+    for html in views:
+        assert not [ch for ch in RAW if ch in html]
+        assert "<script>" not in html and "&lt;script&gt;" in html
+        assert "color: inherit" in html and "<style" not in html and "<table" not in html
+    assert "■□ 1/2" in _text(views[0])

@@ -1,8 +1,21 @@
-"""The case explorer's logic and HTML: filtering cases from the tables, one case in detail."""
+"""The case explorer's logic and HTML: filtering cases from the tables, one case in detail.
+
+With epochs > 1 a case is K samples (docs/repeats.md). The case view then shows, per score,
+the case's reduced record (`run.reduced()`) and its epochs as a strip of marks, one per epoch
+in epoch order, read off the counted value (`run.scores["counted"]`):
+
+- `■` counted 1 (passed), `□` counted 0, `▣` any other counted value (strictly between 0 and 1);
+- not counted: `✕` an error record (the case errored or the scorer failed), `·` no final
+  outcome yet (not run), `○` anything else (unscored, or scored and not counted).
+
+After the strip, `c/n`: the sum of the counted values over the n counted epochs (`4/5` for
+■■□■■), then each epoch's outcome, output and records. With one epoch the view has no strip.
+"""
 
 from __future__ import annotations
 
 import json
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +39,12 @@ ALL = "all"
 # case with a 1 MB output, reason, rationale and error once made a 2 MB view.
 TEXT_LIMIT = 10_000
 CASE_TEXT_LIMIT = 30_000
+# Epochs a case view shows in full (the rest are counted in one line, and kept in the tables),
+# and marks a strip shows: each epoch adds a block of markup, and 1 000 epochs of one case
+# would make a card nobody reads.
+MAX_EPOCHS = 20
+STRIP_LIMIT = 50
+MARKS = {"one": "■", "zero": "□", "part": "▣", "error": "✕", "not_run": "·", "other": "○"}
 
 
 class _Budget:
@@ -34,9 +53,9 @@ class _Budget:
     def __init__(self, total: int = CASE_TEXT_LIMIT) -> None:
         self.left = total
 
-    def esc(self, text: str) -> str:
-        """`text` escaped and cut to what is left of the budget (at most `TEXT_LIMIT`)."""
-        limit = min(TEXT_LIMIT, self.left)
+    def esc(self, text: str, most: int = TEXT_LIMIT) -> str:
+        """`text` escaped and cut to what is left of the budget (at most `most` characters)."""
+        limit = min(most, self.left)
         self.left -= min(len(text), limit)
         return esc(text, limit)
 
@@ -56,8 +75,22 @@ class CaseFilter:
     high: float = 1.0
 
 
+def epochs_of(run: RunData) -> int:
+    """Samples per case: `run.cases` has this many rows per case, in epoch order."""
+    return max(run.headline.epochs, 1)
+
+
+def case_count(run: RunData) -> int:
+    """Cases of the run (`run.cases` has one row per sample)."""
+    return len(run.cases) // epochs_of(run)
+
+
 def filter_cases(run: RunData, f: CaseFilter) -> np.ndarray:
-    """Positions (input order) of the cases that match `f`, computed on the tables."""
+    """Positions (input order) of the cases that match `f`, computed on the tables.
+
+    A case matches when one of its epochs matches every part of `f` (with one epoch: when
+    its one sample does), so that a value range finds a flaky case by its failed epochs.
+    """
     cases = run.cases
     keep = np.ones(len(cases), dtype=bool)
     if f.outcome != ALL:
@@ -68,7 +101,7 @@ def filter_cases(run: RunData, f: CaseFilter) -> np.ndarray:
             raise ValueError(f"unknown score {f.score!r}; scores are {names}")
         j = names.index(f.score)
         s = len(names)
-        rows = run.scores.iloc[j::s]  # input order, one record per case
+        rows = run.scores.iloc[j::s]  # input order, then epoch: one record per sample
         status = rows["status"].astype(str).to_numpy()
         value = rows["value"].to_numpy(dtype=float)
         if f.status != ALL:
@@ -76,15 +109,52 @@ def filter_cases(run: RunData, f: CaseFilter) -> np.ndarray:
         if f.low > 0.0 or f.high < 1.0:
             with np.errstate(invalid="ignore"):
                 keep &= (value >= f.low) & (value <= f.high)
-    return np.flatnonzero(keep)
+    return np.flatnonzero(keep.reshape(-1, epochs_of(run)).any(axis=1))
 
 
-def _pre(text: str, budget: _Budget) -> str:
+def _mark(counted: float, status: str | None) -> str:
+    if counted == counted:  # a counted value (NaN is not counted)
+        return MARKS["one"] if counted == 1 else MARKS["zero"] if counted == 0 else MARKS["part"]
+    if status is None:
+        return MARKS["not_run"]
+    return MARKS["error"] if status == "error" else MARKS["other"]
+
+
+def epoch_strip(counted: np.ndarray, status: list[str | None]) -> str:
+    """One case's epochs of one score as marks, then `c/n` (module docstring).
+
+    Example:
+        >>> epoch_strip(np.array([1, 1, 0, 1, 1.0]), ["scored"] * 5)
+        '■■□■■ 4/5'
+        >>> epoch_strip(np.array([1, np.nan, 0.5]), ["scored", "error", "scored"])
+        '■✕▣ 1.5/2'
+    """
+    marks = "".join(_mark(float(x), st) for x, st in zip(counted, status, strict=True))
+    if len(marks) > STRIP_LIMIT:
+        marks = f"{marks[:STRIP_LIMIT]}… (+{len(marks) - STRIP_LIMIT})"
+    has = counted[~np.isnan(counted)]
+    return f"{marks} {format_num(float(has.sum()))}/{has.size}"
+
+
+def case_strips(run: RunData, score: str, positions: Sequence[int] | np.ndarray) -> list[str]:
+    """The epoch strip of `score` for each case at `positions` (`epoch_strip`)."""
+    names = [d.name for d in run.definitions]
+    j, s, k = names.index(score), len(names), epochs_of(run)
+    rows = run.scores.iloc[j::s]  # one record per sample: case, then epoch
+    counted = rows["counted"].to_numpy(dtype=float).reshape(-1, k)
+    status = rows["status"].to_numpy(dtype=object).reshape(-1, k)
+    return [
+        epoch_strip(counted[int(p)], [None if is_missing(x) else str(x) for x in status[int(p)]])
+        for p in positions
+    ]
+
+
+def _pre(text: str, budget: _Budget, most: int = TEXT_LIMIT) -> str:
     return (
         f'<div style="white-space: pre-wrap; overflow-wrap: anywhere; font-family: ui-monospace, '
         f"SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; padding: 6px 8px; "
         f'border: {BORDER}; border-radius: 6px; max-height: 240px; overflow-y: auto">'
-        f"{budget.esc(text)}</div>"
+        f"{budget.esc(text, most)}</div>"
     )
 
 
@@ -167,7 +237,14 @@ def _record_html(r: Any, label: str, budget: _Budget) -> str:
 
 
 def case_html(run: RunData, pos: int) -> str:
-    """One case in full: outcome, input columns, output, error, every score with rationale."""
+    """One case in full: outcome, input columns, output, error, every score with rationale.
+
+    `pos` is the case's position in input order. With epochs > 1: per score the reduced
+    record and the epoch strip, then each epoch's outcome, output and records.
+    """
+    k = epochs_of(run)
+    if k > 1:
+        return _epochs_case_html(run, pos, k)
     cases = run.cases
     c = cases.iloc[pos]
     outcome = "pending" if is_missing(c["outcome"]) else str(c["outcome"])
@@ -204,3 +281,103 @@ def case_html(run: RunData, pos: int) -> str:
         + scores
     )
     return root(box(body, kind="case"), "case-view")
+
+
+def _reduced_html(r: Any, label: str, reducer: str, strip: str) -> str:
+    """A score's reduced record of one case: status and value, the reducer, the strip."""
+    status = "pending" if is_missing(r["status"]) else str(r["status"])
+    value = "" if is_missing(r["value"]) else format_num(r["value"])
+    sd = "" if is_missing(r["sd"]) else f"sd {format_num(round(float(r['sd']), 3))}"
+    reason = "" if is_missing(r["reason"]) else f" · {esc(r['reason'])}"
+    return (
+        f'<div data-evalbook="reduced" style="border-top: {BORDER}; padding: 5px 0">'
+        f'<div><span style="font-weight: 600">{esc(label)}</span> '
+        f'<span style="{MUTED}; font-size: 11px">{esc(r["score"])}</span> '
+        f"{badge(reducer, 'same')}{badge(status + (' ' + value if value else ''), status)}"
+        f'<span style="{MUTED}; font-size: 12px">{esc(sd)}{reason}</span></div>'
+        f'<div data-evalbook="strip" style="font-family: ui-monospace, SFMono-Regular, Menlo, '
+        f'Consolas, monospace; font-size: 14px; letter-spacing: 0.08em">{esc(strip)}</div></div>'
+    )
+
+
+def _epochs_case_html(run: RunData, pos: int, k: int) -> str:
+    """One case of a run with `k` epochs (`case_html`)."""
+    definitions = run.definitions
+    s = len(definitions)
+    samples = run.cases.iloc[pos * k : (pos + 1) * k]
+    records = run.scores.iloc[pos * k * s : (pos + 1) * k * s]
+    reduced = run.reduced().iloc[pos * s : (pos + 1) * s]  # case order, then definitions
+    shown = min(k, MAX_EPOCHS)
+    # the budget is spent as in a one-epoch view (outputs, errors, scores, input), each shown
+    # epoch's output getting an equal part of half of it, so every epoch shows some output
+    budget, most = _Budget(), CASE_TEXT_LIMIT // (2 * shown)
+    outputs = []
+    for _, c in samples.head(shown).iterrows():
+        text = _text_of(c["output"])
+        none = f'<div style="{MUTED}">(no output)</div>'
+        outputs.append(_pre(text, budget, most) if text else none)
+    errors = [
+        ""
+        if is_missing(c["error_type"])
+        else (
+            f'<div style="margin-top: 2px"><span style="{MUTED}">error: </span>'
+            f"<b>{esc(c['error_type'])}</b> {_long(c['error_message'], budget)}</div>"
+        )
+        for _, c in samples.head(shown).iterrows()
+    ]
+    labels = {d.name: d.display_label() for d in definitions}
+    per_epoch = [
+        "".join(
+            _record_html(r, labels.get(str(r["score"]), ""), budget)
+            for _, r in records.iloc[e * s : (e + 1) * s].iterrows()
+        )
+        for e in range(shown)
+    ]
+    inputs = _input_html(run, pos, budget)
+    scores = "".join(
+        _reduced_html(r, labels.get(d.name, ""), d.reducer, case_strips(run, d.name, [pos])[0])
+        for d, (_, r) in zip(definitions, reduced.iterrows(), strict=True)
+    )
+    outcomes = samples["outcome"].astype(object).where(samples["outcome"].notna(), "pending")
+    badges = "".join(
+        badge(f"{str(o).replace('_', ' ')} {n}", str(o))
+        for o, n in outcomes.value_counts(sort=False).items()
+    )
+    epochs = []
+    for e, (_, c) in enumerate(samples.head(shown).iterrows()):
+        outcome = "pending" if is_missing(c["outcome"]) else str(c["outcome"])
+        epochs.append(
+            f'<div data-evalbook="epoch" style="border-top: {BORDER}; margin-top: 6px; '
+            f'padding-top: 4px"><div><span style="font-weight: 600">epoch {int(c["epoch"])}'
+            f"</span> {badge(outcome.replace('_', ' '), outcome)}"
+            f'<span style="{MUTED}; font-size: 12px">attempts {int(c["attempts"])}</span></div>'
+            f"{errors[e]}{outputs[e]}{per_epoch[e]}</div>"
+        )
+    if k > shown:
+        epochs.append(
+            f'<div style="{MUTED}; font-size: 12px; margin-top: 4px">… {k - shown} more '
+            "epochs: see run.cases and run.scores</div>"
+        )
+    head = (
+        f'<div style="font-weight: 650; font-size: 14px">{esc(samples["case_id"].iloc[0])} '
+        f'{badges}<span style="{MUTED}; font-size: 12px">{k} epochs</span></div>'
+    )
+    body = (
+        head
+        + f'<div style="margin-top: 6px; {MUTED}; font-size: 12px">input</div>'
+        + inputs
+        + f'<div style="margin-top: 6px; {MUTED}; font-size: 12px">scores over {k} epochs '
+        + f"({esc(_legend())})</div>"
+        + scores
+        + f'<div style="margin-top: 6px; {MUTED}; font-size: 12px">epochs</div>'
+        + "".join(epochs)
+    )
+    return root(box(body, kind="case"), "case-view")
+
+
+def _legend() -> str:
+    m = MARKS
+    return (
+        f"{m['one']} 1 · {m['zero']} 0 · {m['part']} between · {m['error']} error · "
+        f"{m['other']} not counted · {m['not_run']} not run"
+    )

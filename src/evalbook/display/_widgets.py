@@ -16,7 +16,7 @@ import pandas as pd
 from .._model._run_data import RunData
 from .._util._fmt import format_num, format_pp
 from .._util._text import visible
-from ._cases import ALL, CaseFilter, case_html, filter_cases
+from ._cases import ALL, CaseFilter, case_count, case_html, case_strips, epochs_of, filter_cases
 from ._compare_html import comparison_html, comparison_names, comparison_text, warnings_html
 from ._html import run_cards_html, run_header_html, run_html, summary_html, unscored_html
 from ._style import MUTED, esc, root, shorten
@@ -95,20 +95,30 @@ class CaseExplorer(w.VBox):  # type: ignore[misc]
         positions = filter_cases(self.run, self.filter)
         self.positions = positions
         cases = self.run.cases
+        k = epochs_of(self.run)
         names = [d.name for d in self.run.definitions]
+        listed = positions[:_MAX_OPTIONS]
         values: np.ndarray | None = None
-        if self.score.value in names:
+        strips = [""] * len(listed)
+        if self.score.value in names and k > 1:
+            # a case's entry: its epoch strip and its reduced value (one row per case, score)
+            j = names.index(self.score.value)
+            values = self.run.reduced()["value"].to_numpy()[j :: len(names)]
+            strips = [f" · {strip}" for strip in case_strips(self.run, self.score.value, listed)]
+        elif self.score.value in names:
             j = names.index(self.score.value)
             values = self.run.scores["value"].to_numpy()[j :: len(names)]
         options = []
-        for pos in positions[:_MAX_OPTIONS]:
-            c = cases.iloc[int(pos)]
+        for pos, strip in zip(listed, strips, strict=True):
+            c = cases.iloc[int(pos) * k]  # the case's first epoch (rows: case, then epoch)
             outcome = "pending" if pd.isna(c["outcome"]) else str(c["outcome"])
             value = "" if values is None else f" · {format_num(values[int(pos)])}"
-            label = shorten(visible(f"{c['case_id']} · {outcome}{value}"), _LABEL_LIMIT)
+            what = strip if k > 1 else f" · {outcome}"
+            label = shorten(visible(f"{c['case_id']}{what}{value}"), _LABEL_LIMIT)
             options.append((label, int(pos)))
         shown = f" (first {_MAX_OPTIONS} listed)" if len(positions) > _MAX_OPTIONS else ""
-        count = f"{len(positions)} of {len(cases)} cases match{shown}"
+        size = f" × {k} epochs" if k > 1 else ""
+        count = f"{len(positions)} of {case_count(self.run)} cases{size} match{shown}"
         _list(self, options, count, "No case matches these filters.")
 
     def _show_case(self, change: Any) -> None:
@@ -201,7 +211,8 @@ class ComparisonView(_Static):
         sides = []
         for side, name in (("a", self.name_a), ("b", self.name_b)):
             run = getattr(self.comparison, side, None)
-            ids = [] if run is None else [str(x) for x in run.cases["case_id"]]
+            # one id per case, in input order (run.cases has a row per epoch)
+            ids = [] if run is None else list(dict.fromkeys(str(x) for x in run.cases["case_id"]))
             inner = (
                 case_html(run, ids.index(case_id))
                 if run is not None and case_id in ids
