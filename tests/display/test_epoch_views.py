@@ -249,3 +249,59 @@ def test_hostile_text_in_ids_and_outputs_is_escaped_in_the_epoch_views() -> None
         assert "<script>" not in html and "&lt;script&gt;" in html
         assert "color: inherit" in html and "<style" not in html and "<table" not in html
     assert "■□ 1/2" in _text(views[0])
+
+
+# -- 3. the flakiness plot --------------------------------------------------------------------
+
+
+def test_flakiness_counts_cases_always_sometimes_never_right(run: eb.Run) -> None:
+    pytest.importorskip("plotly")
+    fig = run.plot.flakiness()  # the headline score, p
+    assert [t.name for t in fig.data] == [
+        "always right (2)",  # always, and err (its counted epochs are all 1)
+        "sometimes right (2)",
+        "never right (1)",
+    ]
+    assert [sorted(t.x) for t in fig.data] == [[100.0, 100.0], [40.0, 80.0], [0.0]]
+    assert fig.layout.barmode == "stack"
+    assert fig.layout.annotations[0].text == "not counted: 1 case · 6 cases × 5 epochs"  # skip
+    m = run.plot.flakiness("m")  # half: 0.5 at every epoch is sometimes right, at 50 %
+    assert sorted(m.data[1].x) == [50.0, 80.0]
+    with pytest.raises(ValueError, match="unknown score 'nope'"):
+        run.plot.flakiness("nope")
+    assert ".flakiness(score=None)" in repr(run.plot)
+
+
+def test_the_flakiness_bundle_shows_the_counts_without_javascript(run: eb.Run) -> None:
+    pytest.importorskip("plotly")
+    bundle = run.plot.flakiness()._repr_mimebundle_()
+    assert "application/vnd.plotly.v1+json" in bundle
+    html = bundle["text/html"]
+    assert "Plotly.newPlot" in html
+    no_js = _text(re.sub(r"<script.*?</script>", "", html, flags=re.S))
+    assert no_js == (
+        "Flakiness · Pass p · 6 cases × 5 epochs always 2 (33%) sometimes 2 (33%) "
+        "never 1 (17%) not counted 1 (17%)"
+    )
+    assert bundle["text/plain"] == (
+        "Pass: always right 2 · sometimes 2 · never 1 · not counted 1 (of 6 cases × 5 epochs)"
+    )
+
+
+def test_flakiness_with_one_epoch_says_it_needs_epochs() -> None:
+    pytest.importorskip("plotly")
+    fig = demo_run().plot.flakiness()
+    assert len(fig.data) == 0
+    (note,) = fig.layout.annotations
+    assert note.text.startswith("Flakiness needs epochs ≥ 2: this run has 1 epoch per case.")
+    bundle = fig._repr_mimebundle_()
+    assert bundle["text/plain"] == note.text
+    assert "Flakiness needs epochs ≥ 2" in _text(bundle["text/html"].split("<script")[0])
+
+
+def test_other_figures_count_samples_with_epochs(run: eb.Run) -> None:
+    pytest.importorskip("plotly")
+    fig = run.plot.unscored()
+    assert fig.layout.yaxis.title.text == "records (of 30 samples)"
+    assert [sum(t.y[i] for t in fig.data) for i in range(2)] == [30, 30]
+    assert run.plot.distribution()._repr_mimebundle_()["text/plain"].startswith("<plotly Figure")

@@ -16,6 +16,7 @@ import pandas as pd
 from .._model._run_data import RunData
 from .._util._text import safe_str, visible
 from ._compare_html import comparison_names
+from ._flaky import CLASSES, flakiness, flakiness_html
 from ._style import SHORT_LIMIT, STATUS_COLORS, shorten
 
 __all__ = ["ComparisonPlots", "RunPlots"]
@@ -40,16 +41,23 @@ def _figure_class() -> Any:
     class Figure(base):  # type: ignore[misc]
         """A `go.Figure` that renders in exported notebooks too (plotly mimetype + HTML)."""
 
+        # (HTML, text) of what the figure says, for viewers that run no JavaScript: the HTML
+        # goes before the chart's, the text replaces the placeholder text
+        _fallback: tuple[str, str] | None = None
+
         def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kw: Any) -> Any:
             import plotly.io as pio  # optional, like plotly.graph_objects above
 
             spec = self.to_plotly_json()
             spec["config"] = {"displaylogo": False}
             html = pio.to_html(self, include_plotlyjs="cdn", full_html=False)
+            text = f"<plotly Figure: {self.layout.title.text or 'untitled'}>"
+            if self._fallback is not None:
+                html, text = self._fallback[0] + html, self._fallback[1]
             return {
                 "application/vnd.plotly.v1+json": spec,
                 "text/html": html,
-                "text/plain": f"<plotly Figure: {self.layout.title.text or 'untitled'}>",
+                "text/plain": text,
             }
 
         def _ipython_display_(self) -> None:
@@ -127,10 +135,12 @@ def unscored_figure(run: RunData) -> Any:
         )
     fig = _figure(data=traces)
     n = int(summary["n_cases"].max()) if len(summary) else 0
+    k = run.headline.epochs  # a record per sample: with epochs, bars count samples
+    of = f"{n * k} samples" if k > 1 else f"{n} cases"
     fig.update_layout(
         barmode="stack",
         title=f"Unscored reasons and errors · {_text(run.name, 200)}",
-        yaxis_title=f"records (of {n} cases)",
+        yaxis_title=f"records (of {of})",
         legend_title_text="status: reason",
     )
     return fig
@@ -164,6 +174,68 @@ def distribution_figure(run: RunData, score: str | None = None) -> Any:
         xaxis={"title": "recorded value", "range": [0, 1]},
         yaxis_title="records",
     )
+    return fig
+
+
+def flakiness_figure(run: RunData, score: str | None = None) -> Any:
+    """Per-case pass rates over the epochs, stacked by class: always, sometimes, never right.
+
+    The classes and rates are `display/_flaky.py`'s; cases with no counted epoch are counted
+    in the legend's note, not plotted. With one epoch the figure says that flakiness needs
+    epochs ≥ 2 (no bars). The display bundle's HTML starts with the counts as plain HTML, for
+    viewers that run no JavaScript.
+    """
+    f = flakiness(run, score)
+    go = _go()
+    fig = _figure()
+    title = f"Flakiness · {_text(f.label, 200)} · {_text(run.name, 200)}"
+    if f.epochs < 2:
+        fig.add_annotation(
+            text=_text(f.message, 400),
+            xref="paper",
+            yref="paper",
+            x=0.5,
+            y=0.5,
+            showarrow=False,
+        )
+        fig.update_xaxes(visible=False)
+        fig.update_yaxes(visible=False)
+        fig.update_layout(title=title, height=200)
+    else:
+        for kind, status in CLASSES.items():
+            if kind == "not_counted":
+                continue
+            rate = f.rate[f.kind == kind] * 100
+            fig.add_trace(
+                go.Histogram(
+                    name=f"{kind} right ({f.count(kind)})",
+                    x=rate.tolist(),
+                    # 5-point bins centred on 0, 5, …, 100: 0 % and 100 % have their own
+                    xbins={"start": -2.5, "end": 102.5, "size": 5},
+                    marker_color=STATUS_COLORS[status],
+                    hovertemplate=f"{kind} right<br>%{{x}}% of counted epochs: "
+                    "%{y} cases<extra></extra>",
+                )
+            )
+        apart = f.count("not_counted")
+        fig.add_annotation(
+            text=f"not counted: {apart} case{'' if apart == 1 else 's'} · {f.n_cases} cases × "
+            f"{f.epochs} epochs",
+            xref="paper",
+            yref="paper",
+            x=1,
+            y=1.08,
+            showarrow=False,
+            xanchor="right",
+        )
+        fig.update_layout(
+            barmode="stack",
+            title=title,
+            xaxis={"title": "pass rate over the counted epochs (%)", "range": [-5, 105]},
+            yaxis_title="cases",
+            legend_title_text=_text(f.score),
+        )
+    fig._fallback = (flakiness_html(f), visible(f.message))
     return fig
 
 
@@ -201,7 +273,7 @@ def deltas_figure(comp: Any) -> Any:
 
 
 class RunPlots:
-    """`run.plot`: figures of one run (`unscored()`, `distribution()`)."""
+    """`run.plot`: figures of one run (`unscored()`, `distribution()`, `flakiness()`)."""
 
     def __init__(self, run: RunData) -> None:
         self._run = run
@@ -214,8 +286,15 @@ class RunPlots:
         """Histogram of recorded values per score."""
         return distribution_figure(self._run, score)
 
+    def flakiness(self, score: str | None = None) -> Any:
+        """How many cases are always / sometimes / never right over their epochs."""
+        return flakiness_figure(self._run, score)
+
     def __repr__(self) -> str:
-        return f"<plots of run {self._run.name!r}: .unscored(), .distribution(score=None)>"
+        return (
+            f"<plots of run {self._run.name!r}: .unscored(), .distribution(score=None), "
+            ".flakiness(score=None)>"
+        )
 
 
 class ComparisonPlots:
