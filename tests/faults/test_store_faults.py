@@ -147,7 +147,10 @@ def test_a_value_in_scores_parquet_that_breaks_the_contract_loads_as_invalid_sco
     table = table.set_column(index, "value", pa.array(values, pa.float64()))
     pq.write_table(table, folder / "scores.parquet")
     (folder / "events.jsonl").unlink()  # with its log, a run whose files disagree loads from it
-    with pytest.warns(RuntimeWarning, match=r"scores\.parquet: 1 stored score value"):
+    with (
+        pytest.warns(RuntimeWarning, match="the final files disagree"),
+        pytest.warns(RuntimeWarning, match=r"scores\.parquet: 1 stored score value"),
+    ):
         loaded = eb.load_run(folder)
     assert loaded.scores["status"].tolist() == ["scored", "error", "scored"]
     assert loaded.scores["reason"].iloc[1] == "invalid_score"
@@ -161,7 +164,10 @@ def test_a_text_or_bool_value_column_in_scores_parquet_is_not_converted(tmp_path
     table = table.set_column(index, "value", pa.array(["1", "0.5", "true"], pa.string()))
     pq.write_table(table, folder / "scores.parquet")
     (folder / "events.jsonl").unlink()  # with its log, a run whose files disagree loads from it
-    with pytest.warns(RuntimeWarning, match=r"scores\.parquet: 3 stored score value"):
+    with (
+        pytest.warns(RuntimeWarning, match="the final files disagree"),
+        pytest.warns(RuntimeWarning, match=r"scores\.parquet: 3 stored score value"),
+    ):
         loaded = eb.load_run(folder)
     assert loaded.scores["status"].tolist() == ["error", "error", "error"]
 

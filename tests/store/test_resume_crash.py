@@ -180,7 +180,10 @@ def _partial(tmp_path: Path, keep: int) -> tuple[eb.Run, Path]:
 
 def test_resume_takes_a_run_object(tmp_path: Path) -> None:
     full, folder = _partial(tmp_path, keep=10)
-    with pytest.warns(RuntimeWarning, match="truncated"):
+    with (
+        pytest.warns(RuntimeWarning, match="incomplete"),
+        pytest.warns(RuntimeWarning, match="truncated"),
+    ):
         partial = eb.load_run(folder)
     calls: list[str] = []
 
