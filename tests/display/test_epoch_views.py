@@ -244,11 +244,23 @@ def test_hostile_text_in_ids_and_outputs_is_escaped_in_the_epoch_views() -> None
         df, task=lambda q: q + H, scorers=[hostile], epochs=2, name=H, store=None, progress=False
     )
     views = [case_html(hostile_run, i) for i in range(2)] + [run_html(hostile_run)]
+    pytest.importorskip("plotly")
+    fig = hostile_run.plot.flakiness()
+    bundle = fig._repr_mimebundle_()
+    views.append(bundle["text/html"].split("<script")[0])  # the fallback, before the chart
     for html in views:
         assert not [ch for ch in RAW if ch in html]
         assert "<script>" not in html and "&lt;script&gt;" in html
         assert "color: inherit" in html and "<style" not in html and "<table" not in html
     assert "■□ 1/2" in _text(views[0])
+    figure_text = [fig.layout.title.text, bundle["text/plain"], *(t.name for t in fig.data)]
+    figure_text.append(fig.layout.legend.title.text)
+    assert not [t for t in figure_text if any(ch in t for ch in RAW)]
+    assert "\\u202e" in fig.layout.title.text and "sometimes right (2)" in figure_text
+    pytest.importorskip("ipywidgets")
+    labels = [label for label, _ in eb.show(hostile_run).explorer.cases.options]
+    assert len(labels) == 2 and not [t for t in labels if any(ch in t for ch in RAW)]
+    assert labels[0].endswith(" · ■□ 1/2 · 0.5")
 
 
 # -- 3. the flakiness plot --------------------------------------------------------------------
@@ -305,3 +317,40 @@ def test_other_figures_count_samples_with_epochs(run: eb.Run) -> None:
     assert fig.layout.yaxis.title.text == "records (of 30 samples)"
     assert [sum(t.y[i] for t in fig.data) for i in range(2)] == [30, 30]
     assert run.plot.distribution()._repr_mimebundle_()["text/plain"].startswith("<plotly Figure")
+
+
+# -- 4. what an exported notebook shows (nbconvert, no kernel, no JavaScript run) -------------
+
+
+def test_an_exported_notebook_shows_reducers_consistency_strips_and_counts(run: eb.Run) -> None:
+    nbformat = pytest.importorskip("nbformat")
+    nbconvert = pytest.importorskip("nbconvert")
+    pytest.importorskip("ipywidgets")
+    pytest.importorskip("plotly")
+
+    def cell(source: str, data: dict[str, Any]) -> Any:
+        code = nbformat.v4.new_code_cell(source)
+        code.outputs = [nbformat.v4.new_output("display_data", data=data)]
+        return code
+
+    nb = nbformat.v4.new_notebook()
+    nb.cells = [
+        cell("run", {"text/html": run._repr_html_(), "text/plain": repr(run)}),
+        cell("eb.show(run)", eb.show(run)._repr_mimebundle_()),
+        cell("run.plot.flakiness()", run.plot.flakiness()._repr_mimebundle_()),
+        cell("run.plot.flakiness()", demo_run().plot.flakiness()._repr_mimebundle_()),
+        # what the explorer's detail widget holds for the flaky case
+        cell("explorer", {"text/html": case_html(run, 1), "text/plain": "case"}),
+    ]
+    body, _ = nbconvert.HTMLExporter().from_notebook_node(nb)
+    visible_text = _text(re.sub(r"<(script|style)\b.*?</\1>", "", body, flags=re.S | re.I))
+    cards = "Pass pass@3 95% CI [24%, 100%] completed 97% · 6 cases × 5 epochs"
+    counts = (
+        "Flakiness · Pass p · 6 cases × 5 epochs always 2 (33%) sometimes 2 (33%) never 1 (17%) "
+        "not counted 1 (17%)"
+    )
+    assert visible_text.count(cards) == 2  # the run's repr and the widget's static HTML
+    assert visible_text.count(counts) == 3  # and the flakiness figure's fallback
+    assert "Flakiness needs epochs ≥ 2" in visible_text
+    assert "Pass p pass@3 scored 1 sd 0.447 ■■□■■ 4/5" in visible_text
+    assert "epoch 5 passed attempts 1 flaky says 5" in visible_text

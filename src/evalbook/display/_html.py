@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from .._util._fmt import format_ci, format_pct
+from ._flaky import flakiness, flakiness_html
 from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, is_missing, root
 
 if TYPE_CHECKING:
@@ -251,13 +252,23 @@ def run_cards_html(run: RunData) -> str:
     )
 
 
+def consistency_html(run: RunData) -> str:
+    """With epochs > 1 and a score: how many cases are always / sometimes / never right
+    (`display/_flaky.py`), for the headline's score; else ""."""
+    if run.headline.epochs < 2 or not run.definitions:
+        return ""
+    return _section("Consistency over epochs", flakiness_html(flakiness(run)))
+
+
 def run_html(run: RunData) -> str:
-    """The full static view of a run: header, cards, unscored/error breakdown."""
+    """The full static view of a run: header, cards, consistency over epochs (with epochs),
+    unscored/error breakdown."""
     summary = run.summary()
     breakdown = unscored_html(run.unscored(), summary)
     body = (
         run_header_html(run)
         + run_cards_html(run)
+        + consistency_html(run)
         + _section("Unscored reasons and errors", breakdown)
     )
     return root(body, "run")

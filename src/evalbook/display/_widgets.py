@@ -18,7 +18,14 @@ from .._util._fmt import format_num, format_pp
 from .._util._text import visible
 from ._cases import ALL, CaseFilter, case_count, case_html, case_strips, epochs_of, filter_cases
 from ._compare_html import comparison_html, comparison_names, comparison_text, warnings_html
-from ._html import run_cards_html, run_header_html, run_html, summary_html, unscored_html
+from ._html import (
+    consistency_html,
+    run_cards_html,
+    run_header_html,
+    run_html,
+    summary_html,
+    unscored_html,
+)
 from ._style import MUTED, esc, root, shorten
 
 __all__ = ["show"]
@@ -145,7 +152,7 @@ class RunView(_Static):
         self.explorer = CaseExplorer(run)
         self.tabs = w.Tab(
             children=[
-                _html(root(run_cards_html(run), "run-cards")),
+                _html(root(run_cards_html(run) + consistency_html(run), "run-cards")),
                 _html(root(summary_html(summary), "run-summary")),
                 _html(root(unscored_html(run.unscored(), summary), "run-unscored")),
                 self.explorer,
