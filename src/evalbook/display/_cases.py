@@ -287,7 +287,7 @@ def _reduced_html(r: Any, label: str, reducer: str, strip: str) -> str:
     """A score's reduced record of one case: status and value, the reducer, the strip."""
     status = "pending" if is_missing(r["status"]) else str(r["status"])
     value = "" if is_missing(r["value"]) else format_num(r["value"])
-    sd = "" if is_missing(r["sd"]) else f"sd {format_num(round(float(r['sd']), 3))}"
+    sd = "" if is_missing(r["sd"]) else f"sd {format_num(r['sd'])}"
     reason = "" if is_missing(r["reason"]) else f" · {esc(r['reason'])}"
     return (
         f'<div data-evalbook="reduced" style="border-top: {BORDER}; padding: 5px 0">'
