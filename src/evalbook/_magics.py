@@ -33,7 +33,7 @@ from ._compare._compare import Comparison, compare
 from ._errors import ConfigurationError
 from ._model._scores import ScoreDefinition
 from ._store._events import SchemaVersionError
-from ._store._load import runs
+from ._store._listing import runs
 from .display import show
 
 __all__ = ["load_ipython_extension", "task_from_cell"]

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from _store_helpers import drop_final_files, run_t
-from evalbook._store import _load
+from evalbook._store import _listing
 from evalbook._store._log import MAX_LINE
 
 SCRIPT = textwrap.dedent(
@@ -78,16 +78,16 @@ def test_runs_reads_only_the_first_line_and_the_end_of_a_large_log(
         drop_final_files(run.path)
     log = cut.path / "events.jsonl"  # type: ignore[operator]
     log.write_bytes(b"".join(log.read_bytes().splitlines(keepends=True)[:-3]))
-    full = _load.runs(tmp_path)
+    full = _listing.runs(tmp_path)
     replayed = {"": 0}
 
     def no_replay(*args: object, **kwargs: object) -> None:
         replayed[""] += 1
         raise AssertionError("a large log is not replayed to list it")
 
-    monkeypatch.setattr(_load, "LIST_REPLAY_BYTES", 100)  # every log is "large" now
-    monkeypatch.setattr(_load, "replay", no_replay)
-    table = _load.runs(tmp_path)
+    monkeypatch.setattr(_listing, "LIST_REPLAY_BYTES", 100)  # every log is "large" now
+    monkeypatch.setattr(_listing, "replay", no_replay)
+    table = _listing.runs(tmp_path)
     assert table["name"].tolist() == ["done", "cut"] and replayed[""] == 0
     assert table["status"].tolist() == ["complete", "incomplete"]
     assert table["n_cases"].tolist() == full["n_cases"].tolist()

@@ -19,7 +19,7 @@ import pandas as pd
 
 from .._errors import ConfigurationError
 from .._store._events import SchemaVersionError
-from .._store._load import runs
+from .._store._listing import runs
 from .._util._text import safe_str
 from ._entry import load_run
 from ._run import Run

@@ -20,7 +20,7 @@ from .._api._run import Run
 from .._compare._compare import compare
 from .._errors import ConfigurationError
 from .._runner._resume import RetryErrors
-from .._store._load import runs
+from .._store._listing import runs
 from .._util._fmt import format_count, format_p, format_pct, format_pp, format_pp_ci
 from ._args import CliError
 from ._demo import demo_eval

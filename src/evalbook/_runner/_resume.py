@@ -19,7 +19,8 @@ from .._errors import ConfigurationError
 from .._model._results import ERRORED, FAILED, PASSED, PENDING, TIMED_OUT, Results
 from .._model._run_data import RunData
 from .._store._layout import EVENTS, FINAL_FILES, first_started_at, new_run_folder, now_iso
-from .._store._load import read_run, run_folder, stored_started_at
+from .._store._listing import stored_started_at
+from .._store._load import read_run, run_folder
 from .._store._log import LogFile
 from .._store._sink import Prepared, RunStart, lock_log, open_existing, open_new
 

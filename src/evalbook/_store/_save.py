@@ -15,7 +15,7 @@ from .._model._results import PENDING
 from .._util._fs import remove_stale_temps, write_text
 from ._events import DamagedLog, LineEncoder, replay
 from ._layout import EVENTS, STORE_FILES, first_started_at, new_run_folder, now_iso
-from ._load import stored_started_at
+from ._listing import stored_started_at
 from ._log import set_aside
 from ._sink import disk_full, ended_event, finish_status, lock_log, start_events, write_data
 from ._summary import finish_files
