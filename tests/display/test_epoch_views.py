@@ -6,9 +6,11 @@ The run below has 6 cases × 5 epochs with known outcomes, so every strip and co
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Callable
 from html import unescape
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -322,7 +324,8 @@ def test_other_figures_count_samples_with_epochs(run: eb.Run) -> None:
 # -- 4. what an exported notebook shows (nbconvert, no kernel, no JavaScript run) -------------
 
 
-def test_an_exported_notebook_shows_reducers_consistency_strips_and_counts(run: eb.Run) -> None:
+def _exported(run: eb.Run) -> str:
+    """An nbconvert HTML export of a notebook showing `run`'s views (built without a kernel)."""
     nbformat = pytest.importorskip("nbformat")
     nbconvert = pytest.importorskip("nbconvert")
     pytest.importorskip("ipywidgets")
@@ -343,14 +346,62 @@ def test_an_exported_notebook_shows_reducers_consistency_strips_and_counts(run: 
         cell("explorer", {"text/html": case_html(run, 1), "text/plain": "case"}),
     ]
     body, _ = nbconvert.HTMLExporter().from_notebook_node(nb)
+    return str(body)
+
+
+CARDS = "Pass pass@3 95% CI [24%, 100%] completed 97% · 6 cases × 5 epochs"
+COUNTS = (
+    "Flakiness · Pass p · 6 cases × 5 epochs always 2 (33%) sometimes 2 (33%) never 1 (17%) "
+    "not counted 1 (17%)"
+)
+
+
+def test_an_exported_notebook_shows_reducers_consistency_strips_and_counts(run: eb.Run) -> None:
+    body = _exported(run)
     visible_text = _text(re.sub(r"<(script|style)\b.*?</\1>", "", body, flags=re.S | re.I))
-    cards = "Pass pass@3 95% CI [24%, 100%] completed 97% · 6 cases × 5 epochs"
-    counts = (
-        "Flakiness · Pass p · 6 cases × 5 epochs always 2 (33%) sometimes 2 (33%) never 1 (17%) "
-        "not counted 1 (17%)"
-    )
-    assert visible_text.count(cards) == 2  # the run's repr and the widget's static HTML
-    assert visible_text.count(counts) == 3  # and the flakiness figure's fallback
+    assert visible_text.count(CARDS) == 2  # the run's repr and the widget's static HTML
+    assert visible_text.count(COUNTS) == 3  # and the flakiness figure's fallback
     assert "Flakiness needs epochs ≥ 2" in visible_text
     assert "Pass p pass@3 scored 1 sd 0.447 ■■□■■ 4/5" in visible_text
     assert "epoch 5 passed attempts 1 flaky says 5" in visible_text
+
+
+CHROMIUM = "/usr/bin/chromium"  # Debian's, as in test_browser.py: nothing is downloaded
+
+
+@pytest.mark.browser
+@pytest.mark.parametrize("javascript", [False, True])
+def test_chromium_shows_the_exported_epoch_views(
+    run: eb.Run, javascript: bool, tmp_path: Path
+) -> None:
+    if not Path(CHROMIUM).exists():
+        if os.environ.get("CI"):
+            pytest.fail(f"browser test cannot run in CI: {CHROMIUM} not found")
+        pytest.skip(f"{CHROMIUM} not found (apt-get install chromium)")
+    sync_api = pytest.importorskip("playwright.sync_api")
+    page_file = tmp_path / "exported.html"
+    page_file.write_text(_exported(run), encoding="utf-8")
+    with sync_api.sync_playwright() as p:
+        browser = p.chromium.launch(
+            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"]
+        )
+        try:
+            context = browser.new_context(java_script_enabled=javascript)
+            # offline, as a viewer without network: plotly.js from its CDN never loads
+            context.route("http*://**", lambda route: route.abort())
+            page = context.new_page()
+            page.goto(page_file.as_uri(), wait_until="load")
+            counts = page.locator("[data-evalbook='flakiness']")
+            assert counts.count() == 4  # repr, widget fallback, both figures' fallbacks
+            assert all(c.is_visible() for c in counts.all())
+            badges = counts.first.locator("span[style*='border-radius: 9px']").all_inner_texts()
+            assert badges == [
+                "always 2 (33%)",
+                "sometimes 2 (33%)",
+                "never 1 (17%)",
+                "not counted 1 (17%)",
+            ]
+            strip = page.locator("[data-evalbook='strip']").first
+            assert strip.is_visible() and strip.inner_text() == "■■□■■ 4/5"
+        finally:
+            browser.close()
