@@ -229,15 +229,6 @@ def test_a_scorer_that_never_returns_is_scorer_timed_out_and_the_process_exits(
     assert {k: v for k, v in report["outcomes"].items() if v} == {"passed": 20}
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=subprocess.TimeoutExpired,
-    reason="bug: an async task (timeout=) or async scorer (scorer_timeout=) that catches "
-    "CancelledError and goes on awaiting hangs eb.run for ever: _runner/_calls.call cancels "
-    "it at the deadline inside asyncio.timeout, then waits for the cancelled coroutine to "
-    "end, which it never does; the deadline should hold whatever the function does "
-    "(docs/concepts.md, Hanging code): leave such a coroutine behind, as a sync call is",
-)
 @pytest.mark.parametrize("where", ["task", "scorer"])
 def test_async_code_that_swallows_its_cancellation_is_abandoned_at_the_deadline(
     where: str,

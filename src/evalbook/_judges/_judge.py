@@ -27,7 +27,7 @@ from .._errors import ConfigurationError
 from .._model._contract import Score, ScoreError
 from .._model._scorers import Scorer
 from .._model._scores import Grader, ScoreDefinition, define_score
-from .._runner._calls import Threads
+from .._runner._calls import AttemptTimeout, Threads, within
 from .._util._inspect import is_async
 from .._util._text import safe_str
 from ._clients import JudgeClient
@@ -246,21 +246,25 @@ class _Judge:
             return await self._call(msgs, tool)
 
     async def _call(self, messages: list[dict[str, Any]], tool: dict[str, Any]) -> Any:
+        # The call is a task of its own (`within`), even with no timeout: at a deadline (its
+        # own, or the run's scorer_timeout= cancelling the vote) it is left behind, so that a
+        # client that swallows its cancellation holds neither the vote nor the run.
+        try:
+            return await within(self._reply(messages, tool), self.timeout)
+        except AttemptTimeout:
+            raise TimeoutError(f"no reply within timeout={self.timeout}s") from None
+
+    async def _reply(self, messages: list[dict[str, Any]], tool: dict[str, Any]) -> Any:
+        result: Any
         if self.client_is_async:
             pending: Any = self.client(messages, tool)
+            result = await pending
         else:
             # evalbook's worker threads: a call abandoned at a deadline (timeout=, the run's
             # scorer_timeout=) takes no slot from later calls and never blocks the exit
-            pending = Threads().submit(self.client, messages, tool)
-        try:
-            async with asyncio.timeout(self.timeout) as scope:
-                result = await pending
-                if inspect.isawaitable(result):  # a sync callable that hands back a coroutine
-                    result = await result
-        except TimeoutError:
-            if scope.expired():
-                raise TimeoutError(f"no reply within timeout={self.timeout}s") from None
-            raise
+            result = await Threads().submit(self.client, messages, tool)
+        if inspect.isawaitable(result):  # a sync callable that hands back a coroutine
+            result = await result
         return result
 
     def _limit(self) -> asyncio.Semaphore | None:

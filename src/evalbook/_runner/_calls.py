@@ -11,6 +11,12 @@ no idle one is free, so there are as many as calls were ever outstanding at once
 abandoned calls starve the cases after them). Results come back to each run's loop through its
 `Inbox`, in batches: one loop wake-up carries every call that finished meanwhile, so a thread
 hop costs a few microseconds where `loop.run_in_executor` costs tens (benchmarks/README.md).
+
+A call with a deadline runs as a task of its own (`within`), so that the deadline holds even for
+a coroutine that swallows its cancellation: at the deadline the task is cancelled once and left
+behind, not awaited (as a sync call's thread is). An abandoned task is kept referenced until it
+ends and its late exception is retrieved; when the run ends, the coroutines of abandoned tasks
+that still run are closed (`close_abandoned`), so that the loop can close without waiting for them.
 """
 
 from __future__ import annotations
@@ -21,10 +27,12 @@ import inspect
 import os
 import queue
 import threading
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Awaitable, Callable
+from typing import Any, TypeVar
 
-__all__ = ["PLAIN", "AttemptTimeout", "Started", "Threads", "call"]
+__all__ = ["PLAIN", "AttemptTimeout", "Started", "Threads", "call", "close_abandoned", "within"]
+
+T = TypeVar("T")
 
 # Results that are certainly not awaitable (checked first: inspect.isawaitable is slower).
 PLAIN = (float, int, str, bytes, dict, list, tuple, type(None))
@@ -178,6 +186,84 @@ class Threads:
         _POOL.put((self.inbox, future, fn, args, kwargs, started))
         return future
 
+    async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:
+        """`await submit(fn, ...)`, with a GeneratorExit from `fn` raised plainly (`_Carried`)."""
+        try:
+            return await self.submit_tracked(fn, args, kwargs, None)
+        except _Carried as carried:
+            raise carried.exc from None
+
+
+# Tasks abandoned at a deadline that have not ended yet: referenced here so that none is
+# destroyed while pending (asyncio keeps only weak references to tasks).
+_ABANDONED: set[asyncio.Task[Any]] = set()
+
+
+def _ended(task: asyncio.Task[Any]) -> None:
+    """An abandoned task ended: forget it, and retrieve its exception (nobody awaits it)."""
+    _ABANDONED.discard(task)
+    if not task.cancelled():
+        task.exception()
+
+
+def _abandon(task: asyncio.Task[Any]) -> None:
+    """Cancel `task` once and leave it behind: nobody waits for it to end."""
+    if task.done():  # ended meanwhile: only its exception is left to retrieve
+        _ended(task)
+        return
+    task.cancel()
+    _ABANDONED.add(task)
+    task.add_done_callback(_ended)
+
+
+async def within(
+    awaitable: Awaitable[T], timeout: float | None, started: Started | None = None
+) -> T:
+    """Await `awaitable` for at most `timeout` seconds (None: no limit); past it raise
+    `AttemptTimeout`.
+
+    It runs as a task of its own, which is cancelled and abandoned at the deadline and when
+    the awaiting task is cancelled itself (an outer deadline, Ctrl-C): neither waits for
+    whatever the awaitable does with its cancellation. Its result or exception is handed on
+    as it is.
+    """
+    task = asyncio.ensure_future(awaitable)
+    try:
+        await asyncio.wait((task,), timeout=timeout)
+    except BaseException:  # this task is cancelled (Ctrl-C, an outer deadline): let it go
+        _abandon(task)
+        raise
+    if not task.done():
+        _abandon(task)
+        raise AttemptTimeout(True if started is None else started.value)
+    return task.result()
+
+
+async def close_abandoned() -> int:
+    """Close the coroutines of the tasks abandoned on this loop that still run; how many.
+
+    Awaited when a run ends: its loop may be about to close (`asyncio.run` then cancels every
+    task left and waits for each to end, which a coroutine that swallows its cancellation
+    never does). Closing runs the coroutine's `finally` blocks; its task then ends at its next
+    step, which this waits for (so that no task ends during `asyncio.run`'s shutdown). A
+    coroutine that ignores even GeneratorExit is left as it is.
+    """
+    loop = asyncio.get_running_loop()
+    closing: list[asyncio.Task[Any]] = []
+    for task in [t for t in _ABANDONED if t.get_loop() is loop and not t.done()]:
+        coro = task.get_coro()
+        try:
+            if inspect.iscoroutine(coro):
+                coro.close()
+        except Exception:  # its finally block raised, or it ignored GeneratorExit: left as is
+            continue
+        task.cancel()  # wakes the task, which finds its coroutine closed and ends
+        closing.append(task)
+    if closing:
+        # one step each; the bound only guards against a future that refuses to be cancelled
+        await asyncio.wait(closing, timeout=1.0)
+    return len(closing)
+
 
 async def call(
     fn: Callable[..., Any],
@@ -193,13 +279,7 @@ async def call(
     """
     if timeout is not None:
         started = Started()
-        try:
-            async with asyncio.timeout(timeout) as scope:
-                return await _call(fn, is_async, args, kwargs, threads, started)
-        except TimeoutError:
-            if scope.expired():
-                raise AttemptTimeout(started.value) from None
-            raise
+        return await within(_call(fn, is_async, args, kwargs, threads, started), timeout, started)
     return await _call(fn, is_async, args, kwargs, threads, None)
 
 

@@ -33,7 +33,7 @@ from .._model._scores import ScoreDefinition
 from .._store._sink import Prepared
 from .._util._text import safe_str
 from ._binding import call_args
-from ._calls import AttemptTimeout, Threads, call
+from ._calls import AttemptTimeout, Threads, call, close_abandoned, within
 from ._context import CaseContext
 from ._options import RunOptions
 from ._plan import BoundScorer, Plan, make_plan
@@ -299,22 +299,20 @@ class _Engine:
     async def _score_bounded(
         self, values: dict[str, Any], recs: list[Rec | None], deadline: float
     ) -> None:
+        async def scored(b: BoundScorer) -> list[Rec]:
+            if b.is_async:
+                return await _scored_async(b, values)
+            out: list[Rec] | Awaitable[Any] = await self.threads.submit(_scored_sync, b, values)
+            if not isinstance(out, list):  # a sync scorer that handed back a coroutine
+                out = await _scored_async(b, values, out)
+            return out
+
         async def one(b: BoundScorer) -> list[Rec]:
-            try:
-                async with asyncio.timeout(deadline) as scope:
-                    if b.is_async:
-                        return await _scored_async(b, values)
-                    out: list[Rec] | Awaitable[Any] = await self.threads.submit(
-                        _scored_sync, b, values
-                    )
-                    if not isinstance(out, list):  # a sync scorer that handed back a coroutine
-                        out = await _scored_async(b, values, out)
-                    return out
-            except TimeoutError:
-                if not scope.expired():
-                    raise  # not our deadline (_scored_* turn a scorer's own errors into records)
-            message = f"scorer {b.scorer.name!r} took longer than scorer_timeout={deadline}s"
-            return [error_rec("scorer_timed_out", message)] * len(b.positions)
+            try:  # `within`: the deadline holds even if the scorer swallows its cancellation
+                return await within(scored(b), deadline)
+            except AttemptTimeout:
+                message = f"scorer {b.scorer.name!r} took longer than scorer_timeout={deadline}s"
+                return [error_rec("scorer_timed_out", message)] * len(b.positions)
 
         scorers = self.plan.scorers
         outs = await asyncio.gather(*(one(b) for b in scorers))
@@ -565,6 +563,7 @@ async def drive(
         prepared.close()  # the log stays resumable
         raise
     finally:
+        await close_abandoned()  # the loop may close next: no call abandoned at a deadline holds it
         if bar is not None:
             bar.close()
     finished = RunData(
