@@ -131,20 +131,29 @@ def render_table(
 
 
 def summary_table(summary: pd.DataFrame) -> list[str]:
-    """A run's `summary()` as aligned lines; the primary score is marked with `*`."""
+    """A run's `summary()` as aligned lines; the primary score is marked with `*`.
+
+    A `reducer` column follows the label when a run has epochs or a score's reducer is not
+    the mean (a pass@k mean reads differently); the counts are of samples.
+    """
     counts = ("counted", "zeroed", "unscored", "excluded", "errors")  # columns of summary()
+    reducers = "reducer" in summary.columns and bool(
+        (summary["reducer"] != "mean").any() or (summary["epochs"] > 1).any()
+    )
     rows = [
         [
             clean(r.score) + (" *" if bool(r.primary) else ""),
             clean(r.label, 40),
+            *([clean(r.reducer)] if reducers else []),
             format_pct(r.mean),
             format_ci(r.ci_low, r.ci_high),
             *(format_count(getattr(r, c)) for c in counts),
         ]
         for r in summary.itertuples(index=False)
     ]
-    headers = ["score", "label", "mean", "95% CI", *counts]
-    return render_table(headers, rows, [False, False] + [True] * (len(headers) - 2))
+    text = ["score", "label", *(["reducer"] if reducers else [])]
+    headers = [*text, "mean", "95% CI", *counts]
+    return render_table(headers, rows, [False] * len(text) + [True] * (len(headers) - len(text)))
 
 
 def unscored_table_text(unscored: pd.DataFrame) -> list[str]:
