@@ -16,7 +16,8 @@ import evalbook as eb
 from _store_helpers import as_v2, resealed
 from evalbook._model._contract import ERROR, SCORED, UNSCORED, Rec
 from evalbook._model._results import Finished
-from evalbook._store._events import LineEncoder, event_line, replay
+from evalbook._store._encoder import LineEncoder, event_line
+from evalbook._store._events import replay
 from evalbook._store._sink import StoreSink
 
 FIXTURES = Path(__file__).parent / "fixtures"

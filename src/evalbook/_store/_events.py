@@ -1,21 +1,17 @@
-"""The event log of the run store: one JSON object per line in `events.jsonl`.
+"""Reading the event log of the run store (`events.jsonl`, one JSON object per line).
 
-Writing is on the hot path (once per case): `LineEncoder` assembles a finished case's lines
-from pieces encoded once per run, with the C string encoder of `json`, and seals each with its
-checksum (`_lines.seal`). Reading (`replay`) takes the checked lines of `_lines` and rebuilds
-the run's `Results`; a damaged line ends the read there (`Damage`), the events before it
-count. The versions and the line checks live in `_lines` (re-exported here). The format is
-documented in docs/file-formats.md.
+`replay` takes the checked lines of `_lines` and rebuilds the run's `Results`; a damaged line
+ends the read there (`Damage`), the events before it count. Writing is `_encoder`'s. The
+versions and the line checks live in `_lines` (re-exported here). The format is documented in
+docs/file-formats.md.
 """
 
 from __future__ import annotations
 
-import json
 import math
 import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
-from json.encoder import encode_basestring_ascii as _enc
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +19,8 @@ from .._model._contract import ERROR, SCORED, UNSCORED, InvalidScore, Rec, valid
 from .._model._results import OUTCOMES, PENDING, Finished, Results
 from .._model._scores import Grader, ScoreDefinition
 from .._util._text import TextGate
-from ._codec import decode_output, encode_output
+from ._codec import decode_output
+from ._encoder import LineEncoder
 from ._lines import (
     FILE_READ_VERSIONS,
     READ_VERSIONS,
@@ -52,11 +49,8 @@ __all__ = [
     "Damage",
     "DamagedLog",
     "EventLog",
-    "LineEncoder",
     "NotARunLog",
     "SchemaVersionError",
-    "dumps",
-    "event_line",
     "prepare_append",
     "read_events",
     "replay",
@@ -65,153 +59,11 @@ __all__ = [
     "warn_invalid",
 ]
 
-_V = f'{{"schema_version":{SCHEMA_VERSION},"event":'
-_VALUE_TEXT = {0.0: "0.0", 1.0: "1.0", 0.5: "0.5"}  # -0.0 is written 0.0 (an equal value)
 _OUTCOME_CODES = {name: code for code, name in enumerate(OUTCOMES)}
-_MAX_TAILS = 1 << 12  # cached line tails per score and run: well under 1 MB each
-
-
-def dumps(obj: Any) -> str:
-    """Compact ASCII JSON (non-ASCII text as `\\u` escapes: every log line is ASCII)."""
-    return json.dumps(obj, ensure_ascii=True, separators=(",", ":"), default=repr)
-
-
-# -- writing ------------------------------------------------------------------------------
-
-
-class LineEncoder:
-    """Builds the event lines of one run; `case_block` runs once per finished case.
-
-    A `score.recorded` line is the case's part (`{..."case_id":"c7"`) and a tail that
-    depends on the score and the record only (`,"score":"exact","derived":false,...}`).
-    The tails of plain values are cached per score: `repr` of a float costs more than the
-    rest of its line, and scores repeat (0 and 1, rubric steps, ratios of small counts).
-    Every line is ASCII (other characters are JSON escapes).
-    """
-
-    def __init__(
-        self, definitions: Sequence[ScoreDefinition], case_ids: Sequence[str], epochs: int = 1
-    ) -> None:
-        self.case_ids = case_ids
-        self.epochs = epochs
-        self._ended = f'{_V}"case.ended","case_id":'
-        self._started = f'{_V}"case.started","case_id":'
-        self._record_head = f'{_V}"score.recorded","case_id":'
-        # each score's keys after the case id: `,"score":"exact","derived":false,`
-        self._keys = [
-            f',"score":{_enc(d.name)},"derived":{"true" if d.derived else "false"},'
-            for d in definitions
-        ]
-        # per score: plain value -> the tail of its line
-        self._tails: list[dict[float, str]] = [
-            {v: f'{keys}"value":{text}}}' for v, text in _VALUE_TEXT.items()} for keys in self._keys
-        ]
-        self._outcomes = [f',"outcome":"{name}","output":' for name in OUTCOMES]
-
-    def sample(self, pos: int) -> str:
-        """The `"case_id":…,"epoch":…` values of sample `pos` (its case id, then its epoch)."""
-        case, epoch = divmod(pos, self.epochs)
-        return f'{_enc(self.case_ids[case])},"epoch":{epoch + 1}'
-
-    def case_started(self, pos: int, attempt: int, at_us: int) -> str:
-        """The `case.started` line of an attempt that started at `at_us` (Unix µs)."""
-        cid = self.sample(pos)
-        return seal(f'{self._started}{cid},"attempt":{attempt},"at_us":{at_us}}}')
-
-    def case_lines(self, pos: int, case: Finished) -> str:
-        """A finished case's `score.recorded` lines (definition order), then its `case.ended`."""
-        return self.case_block(pos, case, ())
-
-    def case_block(self, pos: int, case: Finished, started: Sequence[tuple[int, int, int]]) -> str:
-        """The `case.started` lines of `started` (pos, attempt, at_us), then `case_lines`.
-
-        Times are written as integer microseconds: the engine takes them at that precision,
-        so they read back exactly, and integers format several times faster than floats.
-        Each line is sealed with its checksum (one CRC-32 of its bytes).
-        """
-        outcome, attempts, output, error_type, error_message, started_at, duration_s, records = case
-        cid = self.sample(pos)
-        if len(started) == 1 and started[0][0] == pos:  # the common case: its own start only
-            _, attempt, at_us = started[0]
-            lines = [seal(f'{self._started}{cid},"attempt":{attempt},"at_us":{at_us}}}')]
-        else:
-            lines = [self.case_started(p, a, t) for p, a, t in started]
-        head = self._record_head + cid
-        tails = self._tails
-        for j, r in enumerate(records):  # one per score, in definition order
-            if r[0] == SCORED and r[4] is None and r[5] is None and r[6] is None:  # plain: cached
-                lines.append(seal(head + (tails[j].get(r[1]) or self.plain_tail(j, r[1]))))
-            else:
-                lines.append(seal(f"{head}{self._keys[j]}{_record_body(r)}}}"))
-        out = _enc(output) if type(output) is str else _output_json(output)
-        if error_type is not None:
-            out += f',"error_type":{_enc(error_type)}'
-        if error_message is not None:
-            out += f',"error_message":{_enc(error_message)}'
-        lines.append(
-            seal(
-                f'{self._ended}{cid},"attempt":{attempts}{self._outcomes[outcome]}{out},'
-                f'"started_us":{round(started_at * 1e6) if started_at == started_at else "null"},'
-                f'"duration_us":{round(duration_s * 1e6) if duration_s == duration_s else "null"}}}'
-            )
-        )
-        return "".join(lines)
-
-    def plain_tail(self, j: int, value: float) -> str:
-        """The tail of score `j`'s line for a plain `value` (cached, up to a bound)."""
-        text = f'{self._keys[j]}"value":{float(value)!r}}}'
-        tails = self._tails[j]
-        if len(tails) < _MAX_TAILS and value == value:  # NaN never hits
-            tails[value] = text
-        return text
-
-    def case_ended(self, pos: int, results: Results) -> str:
-        """`case_lines` for a case already stored in `results` (not the hot path)."""
-        return self.case_lines(pos, results.finished(pos))
-
-
-def _output_json(output: Any) -> str:
-    """A non-text output as its `case.ended` JSON (and `output_kind`); never raises.
-
-    An output that cannot be written is stored as a placeholder of kind `repr` for its case
-    alone: the log stays on for the rest of the run.
-    """
-    try:
-        encoded, kind = encode_output(output)
-        return dumps(encoded) if kind is None else f'{_enc(encoded)},"output_kind":"{kind}"'
-    except Exception as exc:  # e.g. a nested value json cannot write
-        text = f"<{type(output).__name__} output that cannot be stored: {type(exc).__name__}>"
-        return f'{_enc(text)},"output_kind":"repr"'
 
 
 def _seconds(us: int | None) -> float:
     return math.nan if us is None else us / 1e6
-
-
-def _record_body(rec: Rec) -> str:
-    """The body of one `score.recorded` line after its `score` and `derived` keys."""
-    status, value, reason, message, rationale, metadata, grader = rec
-    if status == SCORED:
-        body = f'"value":{float(value)!r}'
-    else:
-        key, label = ("unscored", "reason") if status == UNSCORED else ("error", "code")
-        body = f'"{key}":{{"{label}":{"null" if reason is None else _enc(reason)}'
-        body += "}" if message is None else f',"message":{_enc(message)}}}'
-    if rationale is not None:
-        body += f',"rationale":{_enc(rationale)}'
-    if grader is not None:
-        body += f',"grader":{dumps(grader.model_dump(mode="json", exclude_none=True))}'
-    if metadata is not None:
-        body += f',"metadata":{dumps(metadata)}'
-    return body
-
-
-def event_line(event: str, **fields: Any) -> str:
-    """One non-hot-path event line (run.started, score.defined, run.resumed, run.ended)."""
-    return seal(dumps({"schema_version": SCHEMA_VERSION, "event": event, **fields}))
-
-
-# -- reading ------------------------------------------------------------------------------
 
 
 def _rec(event: dict[str, Any], invalid: list[str]) -> Rec:

@@ -13,7 +13,8 @@ import numpy as np
 from .._errors import ConfigurationError
 from .._model._results import PENDING
 from .._util._fs import remove_stale_temps, write_text
-from ._events import DamagedLog, LineEncoder, replay
+from ._encoder import LineEncoder
+from ._events import DamagedLog, replay
 from ._layout import EVENTS, STORE_FILES, first_started_at, new_run_folder, now_iso
 from ._listing import stored_started_at
 from ._log import set_aside

@@ -25,7 +25,8 @@ from .._model._scores import ScoreDefinition
 from .._model._scoring import outcome_counts
 from .._util._fs import remove_stale_temps, stage_bytes
 from .._version import __version__
-from ._events import LineEncoder, event_line, prepare_append
+from ._encoder import LineEncoder, event_line
+from ._events import prepare_append
 from ._layout import DATA, EVENTS, FINAL_FILES, STORE_FILES, now_iso, open_regular
 from ._log import LogFile, LogInUse
 from ._parquet import parquet_bytes
