@@ -28,6 +28,7 @@ from .._model._contract import Score, ScoreError
 from .._model._scorers import Scorer
 from .._model._scores import Grader, ScoreDefinition, define_score
 from .._runner._calls import AttemptTimeout, Threads, within
+from .._runner._engine import is_sample_error
 from .._util._inspect import is_async
 from .._util._text import safe_str
 from ._clients import JudgeClient
@@ -221,7 +222,9 @@ class _Judge:
             try:
                 reply = await self._ask(messages)
                 break
-            except Exception as exc:
+            except BaseException as exc:  # GeneratorExit, a custom one: the client's error too
+                if not is_sample_error(exc):  # Ctrl-C, SystemExit, this vote being cancelled
+                    raise
                 if tries <= self.retries and is_transient(exc):
                     delay = backoff_delay(tries - 1, self.backoff, self.max_backoff, self.rng, exc)
                     await asyncio.sleep(delay if self.backoff > 0 else 0)
@@ -262,7 +265,7 @@ class _Judge:
         else:
             # evalbook's worker threads: a call abandoned at a deadline (timeout=, the run's
             # scorer_timeout=) takes no slot from later calls and never blocks the exit
-            result = await Threads().submit(self.client, messages, tool)
+            result = await Threads().call(self.client, messages, tool)  # GeneratorExit as is
         if inspect.isawaitable(result):  # a sync callable that hands back a coroutine
             result = await result
         return result
