@@ -2,8 +2,9 @@
 
 The figures are `plotly.graph_objects.Figure`s (not FigureWidgets). Their display bundle
 carries plotly's own mimetype (JupyterLab, VS Code) *and* a self-contained `text/html` version
-that loads plotly.js from its CDN, so the chart survives `nbconvert --to html` and any viewer
-without plotly's renderer extension.
+that embeds plotly.js itself (about 3.5 MB; never a CDN: an exported notebook must show its
+charts offline, and nothing is fetched from the network), so the chart survives
+`nbconvert --to html` and any viewer without plotly's renderer extension.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ def _figure_class() -> Any:
 
             spec = self.to_plotly_json()
             spec["config"] = {"displaylogo": False}
-            html = pio.to_html(self, include_plotlyjs="cdn", full_html=False)
+            html = pio.to_html(self, include_plotlyjs=True, full_html=False)
             text = f"<plotly Figure: {self.layout.title.text or 'untitled'}>"
             if self._fallback is not None:
                 html, text = self._fallback[0] + html, self._fallback[1]
