@@ -12,7 +12,7 @@ import math
 
 import numpy as np
 
-__all__ = ["Z95", "mean_ci", "t975", "wilson"]
+__all__ = ["Z95", "cluster_se", "mean_ci", "t975", "wilson"]
 
 Z95 = 1.959963984540054
 # Student t 0.975 quantiles for 1..60 degrees of freedom (scipy.stats.t.ppf(0.975, df));
@@ -139,3 +139,28 @@ def mean_ci(values: np.ndarray) -> tuple[float | None, float, float]:
     # the t interval itself can pass 0 or 1 (e.g. [0, 0.5]: ±3.2); its part within [0, 1],
     # where every mean of such values lies, keeps its 95 % coverage: the interval shown
     return (mean, max(0.0, mean - half), min(1.0, mean + half))
+
+
+def cluster_se(values: np.ndarray, clusters: np.ndarray) -> tuple[float, int]:
+    """The cluster-robust standard error of the mean of `values`, and the number of clusters.
+
+    SE² = C/(C−1) · Σ_c (Σ_{i∈c} (x_i − x̄))² / n² (Miller 2024, App. A), where `clusters`
+    holds each value's cluster as an integer code (>= 0). With every value its own cluster
+    this is s²/n, the usual standard error. NaN with fewer than 2 clusters (no spread to
+    see). A CI from it uses `t975(C - 1)`.
+
+    Example:
+        >>> x = np.array([1.0, 0.0, 1.0, 1.0])
+        >>> se, c = cluster_se(x, np.arange(4))
+        >>> round(se, 6) == round(float(x.std(ddof=1) / 2), 6), c
+        (True, 4)
+    """
+    n = int(values.size)
+    codes, sums_of = np.unique(clusters, return_inverse=True)
+    c = int(codes.size)
+    if n == 0 or c < 2:
+        return (math.nan, c)
+    dev = values - values.mean()
+    per_cluster = np.bincount(sums_of, weights=dev, minlength=c)
+    se2 = c / (c - 1) * float(np.dot(per_cluster, per_cluster)) / (n * n)
+    return (math.sqrt(se2), c)
