@@ -1,15 +1,23 @@
-"""`eb.leaderboard(runs)`: runs ranked by their headline score, completion beside it."""
+"""`eb.leaderboard(runs)`: runs ranked by their headline score, completion beside it.
+
+The board is a plain DataFrame holding the runs' names exactly; only its notebook display
+escapes them (`visible`): pandas' HTML escapes markup but shows controls and bidi characters
+raw, and it has no per-frame formatter, so the board carries its own `_repr_html_` (an
+instance attribute: pandas' table, drawn from a copy whose text is escaped).
+"""
 
 from __future__ import annotations
 
 import math
+import types
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError
+from .._util._text import visible
 
 if TYPE_CHECKING:
     from .._model._run_data import RunData
@@ -35,7 +43,9 @@ def leaderboard(runs: Iterable[RunData] | Mapping[str, RunData]) -> pd.DataFrame
     Each row shows the run's headline score (`score, label, mean, ci_low, ci_high`), its
     `completion` and `passed_rate`. When the runs' primary scores differ, the rows rank by
     passed rate instead and `board.attrs["note"]` says so. Ties share a rank; runs without a
-    value rank last.
+    value rank last. In a notebook the board shows its text escaped (controls and bidi
+    characters as backslash escapes, markup as text); its values are the names as given
+    (a frame derived from it, e.g. `board.head()`, is displayed by pandas as it is).
 
     Args:
         runs: Runs, or a `{name: run}` mapping whose keys name the rows.
@@ -87,4 +97,21 @@ def leaderboard(runs: Iterable[RunData] | Mapping[str, RunData]) -> pd.DataFrame
     order = np.lexsort((np.arange(len(board)), board["rank"].to_numpy()))
     out = board.iloc[order].reset_index(drop=True)
     out.attrs = dict(board.attrs)
+    # an instance attribute, never a column: what IPython's display calls for this frame
+    object.__setattr__(out, "_repr_html_", types.MethodType(_escaped_html, out))
     return out
+
+
+def _shown(value: Any) -> Any:
+    return visible(value) if isinstance(value, str) else value
+
+
+def _escaped_html(board: pd.DataFrame) -> str | None:
+    """pandas' own notebook table of `board`, its text shown through `visible`."""
+    shown = board.copy()  # the board itself keeps the exact text
+    for column in shown.columns:
+        if not pd.api.types.is_numeric_dtype(shown[column]):
+            shown[column] = shown[column].map(_shown)
+    # the class's method (the stubs do not declare it), not the board's own attribute
+    html: str | None = pd.DataFrame._repr_html_(shown)  # type: ignore[attr-defined]
+    return html
