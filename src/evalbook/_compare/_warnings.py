@@ -4,6 +4,9 @@
 - a score graded by a different grader (kind, id, model, version, votes or reducer), naming
   the score and both values — read from the definitions and from the graders recorded on the
   score records (a judge may record its own);
+- a score whose epochs are reduced differently (`define_score(reducer=...)`), naming the score
+  and both reducers: a mean of case values reduced one way is not comparable with a mean of
+  case values reduced another way;
 - a score defined differently (label, combine, errors policy).
 """
 
@@ -108,7 +111,8 @@ def _grader_sets(
 
 
 def definition_warnings(a: RunData, b: RunData, common: list[str]) -> list[str]:
-    """One sentence per common score graded differently, one per score defined differently."""
+    """One sentence per common score graded differently, one per score reduced differently,
+    one per score defined differently."""
     defs_a = {d.name: d for d in a.definitions}
     defs_b = {d.name: d for d in b.definitions}
     names = set(common)
@@ -124,6 +128,11 @@ def definition_warnings(a: RunData, b: RunData, common: list[str]) -> list[str]:
         ]
         if diffs:
             warnings.append(f"Score {name!r} is graded differently: {'; '.join(diffs)}.")
+        if da.reducer != db.reducer:
+            warnings.append(
+                f"Score {name!r} is reduced differently over epochs: reducer {da.reducer!r} "
+                f"in a, {db.reducer!r} in b, so its means are not comparable."
+            )
         changes = []
         if da.label != db.label:
             changes.append(f"label {da.label!r} in a, {db.label!r} in b")
