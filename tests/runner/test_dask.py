@@ -25,7 +25,7 @@ from hypothesis import strategies as st
 from pandas.testing import assert_frame_equal
 
 import evalbook as eb
-from evalbook._runner.dask._driver import MAX_BATCH, batch_size, partition
+from evalbook._runner.dask._driver import MAX_BATCH, batch_size, epoch_major, partition
 
 distributed = pytest.importorskip("distributed")
 dask = pytest.importorskip("dask")
@@ -100,6 +100,16 @@ def test_batches_cover_every_case_once_in_order(n: int, slots: int, concurrency:
     assert all(1 <= len(b) <= size for b in batches)
     if n and slots:  # running batches can hold the limit, unless the batch cap is reached
         assert size * slots >= min(concurrency, n) or size == MAX_BATCH
+
+
+@given(n=st.integers(1, 60), k=st.integers(1, 6), size=st.integers(1, 80))
+def test_a_cases_epochs_go_to_different_batches(n: int, k: int, size: int) -> None:
+    batches = partition(epoch_major(range(n * k), k), size)
+    assert sorted(p for b in batches for p in b) == list(range(n * k))
+    for b in batches:
+        cases = [p // k for p in b]
+        # a batch holds a case twice only when it holds more samples than there are cases
+        assert len(set(cases)) == len(cases) or len(b) > n
 
 
 def test_import_evalbook_does_not_import_dask() -> None:

@@ -63,6 +63,17 @@ def batch_size(n: int, slots: int, concurrency: int) -> int:
     return max(1, min(MAX_BATCH, n, max(fill, waves)))
 
 
+def epoch_major(positions: Sequence[int], epochs: int) -> list[int]:
+    """Sample positions ordered by epoch, then case: a case's epochs go to different batches
+    (and so spread over the workers), so a slow case does not hold one worker for all of them.
+
+    Example:
+        >>> epoch_major([0, 1, 2, 3, 4, 5], epochs=2)
+        [0, 2, 4, 1, 3, 5]
+    """
+    return sorted(positions, key=lambda p: (p % epochs, p))
+
+
 def partition(positions: Sequence[int], size: int) -> list[list[int]]:
     """Consecutive batches of `size` positions (the last may be shorter), in order."""
     return [list(positions[i : i + size]) for i in range(0, len(positions), size)]
@@ -218,7 +229,8 @@ class DaskRunner:
     def _stream(self, client: Any, engine: _Engine, todo: list[int], stop: threading.Event) -> None:
         dist = _distributed()
         slots = sum(client.nthreads().values())
-        batches = partition(todo, batch_size(len(todo), slots, engine.concurrency))
+        order = epoch_major(todo, engine.epochs)
+        batches = partition(order, batch_size(len(order), slots, engine.concurrency))
         blobs = [
             _pickle_batch(self.plan, b, engine.epochs) for b in batches
         ]  # all checked before any runs
