@@ -309,3 +309,17 @@ def test_scoring_an_output_column_with_epochs_scores_each_cases_output_every_epo
     )
     assert run.cases["output"].tolist() == ["a", "a", "b", "b", "c", "c"]
     assert run.scores["value"].tolist() == [1.0, 0.0] * 3
+
+
+def test_a_judge_prompt_placeholder_named_epoch_binds_to_the_samples_epoch() -> None:
+    seen: list[str] = []
+
+    async def client(messages: Any, tool: Any) -> dict[str, Any]:
+        seen.append(messages[0]["content"])
+        return {"score": 100}
+
+    judge = eb.judge("q", "epoch {epoch}: {output}", client=client)
+    run = eb.run(pd.DataFrame({"x": ["a"]}), lambda x: x, scorers=[judge], epochs=2,
+                 store=None, progress=False)  # fmt: skip
+    assert sorted(seen) == ["epoch 1: a", "epoch 2: a"]
+    assert run.scores["value"].tolist() == [1.0, 1.0]
