@@ -228,11 +228,26 @@ async def within(
     as it is.
     """
     task = asyncio.ensure_future(awaitable)
+    loop = task.get_loop()
+    # a plain future to wait on (what asyncio.wait does, without its sets): cancelling this
+    # task cancels the waiter, never the call, and the deadline only wakes this task up
+    waiter: asyncio.Future[None] = loop.create_future()
+
+    def wake(_: object = None) -> None:
+        if not waiter.done():
+            waiter.set_result(None)
+
+    task.add_done_callback(wake)
+    deadline = None if timeout is None else loop.call_later(timeout, wake)
     try:
-        await asyncio.wait((task,), timeout=timeout)
+        await waiter
     except BaseException:  # this task is cancelled (Ctrl-C, an outer deadline): let it go
         _abandon(task)
         raise
+    finally:
+        task.remove_done_callback(wake)
+        if deadline is not None:
+            deadline.cancel()
     if not task.done():
         _abandon(task)
         raise AttemptTimeout(True if started is None else started.value)
