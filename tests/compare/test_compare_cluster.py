@@ -1,0 +1,105 @@
+"""The clustered paired comparison: Student's t tail, the clustered t test, rho and mde.
+
+Checked against independent computations: scipy's t distribution, `cluster_se` of the
+deltas, numpy's correlation and the MDE formula written out; then through `eb.compare`.
+"""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+from scipy import stats
+
+from evalbook._model._paired import CLUSTERED_T, clustered_t, paired, pearson, t_two_sided_p
+from evalbook._model._stats import cluster_se, t975
+
+Z_SUM = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
+
+
+@pytest.mark.parametrize("df", [1, 2, 3, 7, 19, 49, 60, 61, 200, 1000])
+@pytest.mark.parametrize("t", [0.01, 0.3, 1.0, 1.96, 2.5, 4.0, 9.0, 40.0])
+def test_t_tail_matches_scipy(df: int, t: float) -> None:
+    expected = 2 * stats.t.sf(t, df)
+    assert t_two_sided_p(t, df) == pytest.approx(expected, rel=1e-12)
+    assert t_two_sided_p(-t, df) == t_two_sided_p(t, df)
+
+
+def test_t_tail_large_df_and_the_ends() -> None:
+    for df in (5_000, 100_000):
+        for t in (0.5, 2.0, 6.0):
+            assert t_two_sided_p(t, df) == pytest.approx(2 * stats.t.sf(t, df), rel=1e-10)
+    # df = 1 is the Cauchy distribution: 1 - 2 atan(t) / pi, exact near t = 0 too
+    assert t_two_sided_p(1e-8, 1) == pytest.approx(1 - 2 * math.atan(1e-8) / math.pi, rel=1e-15)
+    assert t_two_sided_p(0.0, 5) == 1.0
+    assert t_two_sided_p(math.inf, 5) == 0.0
+    assert t_two_sided_p(t975(12), 12) == pytest.approx(0.05, rel=1e-9)
+
+
+def _clustered_data(seed: int, clusters: int, per: int) -> tuple[np.ndarray, ...]:
+    rng = np.random.default_rng(seed)
+    codes = np.repeat(np.arange(clusters), per)
+    level = rng.uniform(0.2, 0.8, clusters)[codes]
+    a = (rng.random(codes.size) < level).astype(float)
+    b = (rng.random(codes.size) < level + 0.1).astype(float)
+    return a, b, codes
+
+
+def test_clustered_t_is_cluster_se_of_the_deltas() -> None:
+    a, b, codes = _clustered_data(1, 12, 5)
+    d = b - a
+    se, c = cluster_se(d, codes)
+    low, high, p, se2, c2 = clustered_t(d, codes)
+    assert (se2, c2) == (se, c) and c == 12
+    mean = d.mean()
+    assert low == pytest.approx(max(-1, mean - t975(11) * se), abs=1e-15)
+    assert high == pytest.approx(min(1, mean + t975(11) * se), abs=1e-15)
+    assert p == pytest.approx(2 * stats.t.sf(abs(mean) / se, 11), rel=1e-12)
+    # by hand: the C/(C-1)-corrected sum of squared per-cluster sums of deviations
+    sums = np.array([(d[codes == k] - mean).sum() for k in range(12)])
+    assert se == pytest.approx(math.sqrt(12 / 11 * (sums**2).sum() / d.size**2), rel=1e-12)
+
+
+def test_paired_with_clusters_for_binary_and_continuous() -> None:
+    a, b, codes = _clustered_data(2, 20, 4)
+    for x, y in ((a, b), (a * 0.7 + 0.1, b * 0.5 + 0.2)):
+        r = paired(x, y, clusters=codes)
+        d = y - x
+        se, c = cluster_se(d, codes)
+        assert r.test == CLUSTERED_T and r.n_clusters == c == 20
+        assert r.sd_delta == pytest.approx(se * math.sqrt(d.size), rel=1e-12)
+        assert r.mde == pytest.approx(Z_SUM * se, rel=1e-9)  # mde = z * SE
+        assert r.rho == pytest.approx(np.corrcoef(x, y)[0, 1], rel=1e-12)
+
+
+def test_unclustered_mde_and_rho_against_numpy() -> None:
+    rng = np.random.default_rng(3)
+    a = rng.uniform(0, 1, 50)
+    b = np.clip(a + rng.normal(0.05, 0.2, 50), 0, 1)
+    r = paired(a, b)
+    sd = np.std(b - a, ddof=1)
+    assert r.sd_delta == pytest.approx(sd, rel=1e-12) and r.n_clusters == 50
+    assert r.mde == pytest.approx(Z_SUM * sd / math.sqrt(50), rel=1e-9)
+    assert r.rho == pytest.approx(np.corrcoef(a, b)[0, 1], rel=1e-12)
+
+
+def test_degenerate_cases() -> None:
+    # one pair: no sd, no rho, no mde
+    one = paired(np.array([0.2]), np.array([0.4]))
+    assert math.isnan(one.sd_delta) and math.isnan(one.mde) and math.isnan(one.rho)
+    # a constant run: rho undefined
+    assert math.isnan(pearson(np.array([1.0, 1.0, 1.0]), np.array([0.0, 1.0, 1.0])))
+    # one cluster: the whole range and p = 1
+    r = paired(np.array([0.0, 0.0, 1.0]), np.array([1.0, 1.0, 1.0]), clusters=np.zeros(3, int))
+    assert (r.ci_low, r.ci_high, r.p_value, r.n_clusters) == (-1.0, 1.0, 1.0, 1)
+    # every delta 0: p = 1, a zero-width interval at 0
+    z = paired(
+        np.array([0.5, 1.0, 0.0, 1.0]), np.array([0.5, 1.0, 0.0, 1.0]), clusters=np.arange(4)
+    )
+    assert (z.p_value, z.ci_low, z.ci_high) == (1.0, 0.0, 0.0)
+    # every cluster moves by the same amount: SE 0 and p = 0 (the t test itself)
+    s = paired(
+        np.array([0.0, 0.0, 0.0, 0.0]), np.array([1.0, 1.0, 1.0, 1.0]), clusters=np.arange(4)
+    )
+    assert (s.p_value, s.ci_low, s.ci_high) == (0.0, 1.0, 1.0)
