@@ -264,3 +264,51 @@ def test_ctrl_c_stops_a_run_whose_calls_swallow_their_cancellation(
     line = f"Ctrl-C with 2 swallowing calls in flight: run stopped {lines[0].split()[1]} s in"
     print(line)
     record_property("figures", line)
+
+
+def test_on_dask_a_swallowing_coroutine_does_not_outlive_its_batch(
+    record_property: Callable[[str, Any], None],
+) -> None:
+    pytest.importorskip("distributed")
+    script = textwrap.dedent(
+        """
+        import asyncio, time
+        import pandas as pd, evalbook as eb
+        import distributed
+
+        async def stubborn(x):
+            if x < 1:
+                while True:
+                    try:
+                        await asyncio.sleep(10)
+                    except asyncio.CancelledError:
+                        pass
+            return x
+
+        begin = time.monotonic()
+        with (
+            distributed.LocalCluster(n_workers=1, threads_per_worker=2, processes=False,
+                                     dashboard_address=None) as cluster,
+            distributed.Client(cluster) as client,
+        ):
+            run = eb.run(pd.DataFrame({"x": range(4)}), task=stubborn, timeout=0.3,
+                         executor=client, store=None, progress=False)
+            print(run.cases["outcome"].astype(str).tolist())
+        print(f"closed {time.monotonic() - begin:.2f}")
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=HARD_TIMEOUT,
+        env={**os.environ, "EVALBOOK_PROGRESS": "0"},
+    )
+    # before: the worker's loop kept the abandoned coroutine and the cluster's close timed out
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "join timed out" not in done.stderr
+    outcomes, closed = done.stdout.strip().splitlines()[-2:]
+    assert outcomes == "['timed_out', 'passed', 'passed', 'passed']"
+    line = f"dask, a swallowing task of 4: run and cluster closed after {closed.split()[1]} s"
+    print(line)
+    record_property("figures", line)

@@ -18,7 +18,7 @@ from typing import Any
 
 from ..._model._contract import safe_repr
 from ..._model._results import Finished
-from .._calls import Threads
+from .._calls import Threads, close_abandoned
 from .._engine import Executor, LocalExecutor, _Engine
 from .._options import RunOptions
 from .._plan import Plan
@@ -223,4 +223,5 @@ async def run_batch(
         watch.cancel()
         if sem is not None:
             sem.refresh_callback.stop()
+        await close_abandoned()  # a call abandoned at a deadline does not live on in the worker
     return _pack(out.rows)
