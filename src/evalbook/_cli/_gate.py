@@ -8,7 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .._api._refs import resolve_run
-from .._compare._gate import GateSpec, baseline_change, check_gate
+from .._compare._gate import GateSpec
+from .._compare._gate_against import run_gate
 from ._args import EXIT_GATE_FAILED, EXIT_OK, CliError, count, fraction
 from ._terminal import Out, clean
 
@@ -47,6 +48,18 @@ def add_gate_parser(
         metavar="R",
         help="at least this share of the cases passed or failed (not errored/timed out/not run)",
     )
+    p.add_argument(
+        "--against",
+        metavar="BASE",
+        help="a baseline run to gate against (non-inferiority; needs --max-drop)",
+    )
+    p.add_argument(
+        "--max-drop",
+        type=drop,
+        metavar="X",
+        help="with --against: the paired delta's 95%% CI lower bound must be >= -X "
+        "(prints the delta, its CI, the mde and, when underpowered, the paired cases needed)",
+    )
     p.add_argument("--baseline", metavar="RUN", help="a baseline run, for --max-regression")
     p.add_argument(
         "--max-regression",
@@ -56,6 +69,17 @@ def add_gate_parser(
     )
     store_option(p)
     p.set_defaults(func=cmd_gate)
+
+
+def drop(text: str) -> float:
+    """A drop for `--max-drop`: a fraction above 0 and at most 1 (`0.05` or `5%`)."""
+    value = fraction(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a drop above 0 (e.g. 0.05 or 5%), got {text!r}: a non-inferiority margin "
+            "of 0 asks for an improvement; use --min-ci-low for that"
+        )
+    return value
 
 
 def cmd_gate(args: argparse.Namespace) -> int:
@@ -68,35 +92,40 @@ def cmd_gate(args: argparse.Namespace) -> int:
         max_unscored_rate=args.max_unscored_rate,
         max_regression=args.max_regression,
         min_completion=args.min_completion,
+        max_drop=args.max_drop,
     )
+    if (args.against is None) != (args.max_drop is None):
+        raise CliError("--against BASE and --max-drop X go together: give both")
     if (args.baseline is None) != (args.max_regression is None):
         raise CliError("--baseline RUN and --max-regression D go together: give both")
     if not spec.any():
         raise CliError(
             "no condition to check: give at least one of --min, --min-ci-low, --max-errors, "
-            "--max-unscored-rate, --min-completion, --baseline RUN --max-regression D"
+            "--max-unscored-rate, --min-completion, --baseline RUN --max-regression D, "
+            "--against BASE --max-drop X"
         )
     run = resolve_run(args.run, args.store)
     baseline = resolve_run(args.baseline, args.store) if args.baseline is not None else None
+    against = resolve_run(args.against, args.store) if args.against is not None else None
     out = Out(sys.stdout)
-    notes: list[str] = []
-    checks = check_gate(
-        run, spec, None if baseline is None else baseline_change(baseline, run, notes)
-    )
+    result = run_gate(run, spec, baseline=baseline, against=against)
     where = f" ({run.path})" if run.path is not None else ""
     out.line(f"gate {clean(run.name)}{where}: {clean(run.headline.text)}")
-    for note in notes:
+    if against is not None:
+        where = f" ({against.path})" if against.path is not None else ""
+        out.line(f"against {clean(against.name)}{where}: {clean(against.headline.text)}")
+    for note in result.notes:
         out.line(f"note: {clean(note)}", "yellow")
-    for check in checks:
+    for check in result.checks:
         if check.holds:
             out.line(f"{out.style('ok  ', 'green')}  {clean(check.text)}")
         else:
             out.line(f"{out.style('FAIL', 'red', 'bold')}  {clean(check.text)}")
-    failed = sum(not c.holds for c in checks)
-    if failed:
-        out.line(f"gate failed: {failed} of {len(checks)} conditions", "red", "bold")
+        for detail in check.details:
+            styles = ("yellow",) if detail.startswith("underpowered") else ()
+            out.line(f"      {clean(detail)}", *styles)
+    if not result.passed:
+        out.line(result.verdict, "red", "bold")
         return EXIT_GATE_FAILED
-    n = len(checks)
-    held = f"{n} conditions hold" if n != 1 else "1 condition holds"
-    out.line(f"gate passed: {held}", "green", "bold")
+    out.line(result.verdict, "green", "bold")
     return EXIT_OK

@@ -1,7 +1,9 @@
 """The CI gate's logic: conditions over a run's summary, each checked with its observed value.
 
 `evalbook gate` (docs/cli.md) parses its options into a `GateSpec`, calls `check_gate` and
-prints the `Check`s; nothing here reads files or prints.
+prints the `Check`s; `gate_against` is the non-inferiority gate against a baseline run
+(`evalbook gate RUN --against BASE --max-drop X`), the same from a notebook or a pytest test.
+Nothing here reads files or prints.
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ class GateSpec:
     max_unscored_rate: float | None = None
     max_regression: float | None = None
     min_completion: float | None = None
+    max_drop: float | None = None  # with a baseline to gate against (`--against`)
 
     def any(self) -> bool:
         """Whether at least one condition is set."""
@@ -57,6 +60,7 @@ class GateSpec:
                 self.max_unscored_rate,
                 self.max_regression,
                 self.min_completion,
+                self.max_drop,
             )
         )
 
@@ -86,6 +90,7 @@ class Check:
     flag: str
     holds: bool
     text: str
+    details: tuple[str, ...] = ()  # lines printed under the check (the power of --max-drop)
 
 
 def _num(x: Any) -> float | None:
