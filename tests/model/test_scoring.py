@@ -121,7 +121,8 @@ def test_wilson_and_t_intervals_bracket_the_mean() -> None:
     assert (lo, hi) == pytest.approx(wilson(3, 4))
     mean, lo, hi = mean_ci(np.array([0.2, 0.4, 0.9]))
     assert mean is not None and lo < mean < hi
-    assert mean_ci(np.array([0.3])) == (0.3, 0.0, 1.0)
+    # one value: the degenerate rule (docs/statistics.md), Wilson of the mean over 1 trial
+    assert mean_ci(np.array([0.3])) == (0.3, *wilson(0.3, 1))
     assert mean_ci(np.array([]))[0] is None
 
 

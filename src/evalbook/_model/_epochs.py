@@ -265,7 +265,12 @@ def reduce_scores(scores: pd.DataFrame, definitions: Sequence[ScoreDefinition]) 
     return table
 
 
-def variance_parts(scores: pd.DataFrame, definitions: Sequence[ScoreDefinition]) -> pd.DataFrame:
+def variance_parts(
+    scores: pd.DataFrame,
+    definitions: Sequence[ScoreDefinition],
+    slices: np.ndarray | None = None,
+    n_slices: int = 1,
+) -> pd.DataFrame:
     """Per score: `var_between` and `var_within` of the counted epoch values (Miller 2024).
 
     - `var_between`: the sample variance (ddof=1) across cases of the case means (mean of
@@ -277,11 +282,17 @@ def variance_parts(scores: pd.DataFrame, definitions: Sequence[ScoreDefinition])
     with K epochs per case, var_between ≈ σ²_between + var_within / K (docs/repeats.md).
     With one epoch var_within is NaN and var_between is the plain variance of the values;
     `summary()` shows both only when epochs ≥ 2.
+
+    `slices` (a slice code per case, in case order; `summary(by=)`): one row per
+    (slice, score) instead, slice-major.
     """
     names = [d.name for d in definitions]
     g, _ = _groups(scores, names)
-    s = len(names)
-    score_of = g.key % max(s, 1)
+    width = max(len(names), 1)
+    score_of = g.key % width
+    if slices is not None:  # one cell per (slice, score): the same sums, grouped finer
+        score_of = slices[g.key // width] * len(names) + score_of
+    s = len(names) * n_slices
     has = g.n > 0
     m = np.bincount(score_of[has], minlength=s)
     total = np.bincount(score_of[has], weights=g.mean[has], minlength=s)
@@ -295,7 +306,7 @@ def variance_parts(scores: pd.DataFrame, definitions: Sequence[ScoreDefinition])
     within = np.divide(within_sum, w, out=np.full(s, math.nan), where=w > 0)
     return pd.DataFrame(
         {
-            "score": pd.Categorical(names, categories=names),
+            "score": pd.Categorical(names * n_slices, categories=names),
             "var_between": between,
             "var_within": within,
         }

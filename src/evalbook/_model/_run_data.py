@@ -5,6 +5,7 @@ No I/O here: the public `Run` (in `evalbook._api`) adds saving, exporting, resco
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -18,7 +19,8 @@ from .._util._text import visible
 from ._epochs import reduce_scores, variance_parts
 from ._results import Results
 from ._scores import ScoreDefinition
-from ._scoring import Headline, counted_of, headline_of, summarize
+from ._scoring import SUMMARY_COLUMNS, Headline, counted_of, headline_of, summarize
+from ._slices import cluster_codes, slices_of
 from ._tables import cases_table, scores_table, unscored_table
 
 __all__ = ["RunData"]
@@ -74,12 +76,85 @@ class RunData:
 
     @cached_property
     def _summary(self) -> pd.DataFrame:
-        variance = variance_parts(self.scores, self.definitions)
-        return summarize(self._results, self.definitions, self._counted, self._reduced, variance)
+        return self._summary_of(None, self._cluster_column(None))
 
-    def summary(self) -> pd.DataFrame:
-        """One row per score: mean and 95 % CI over cases, and every count of samples."""
-        return self._summary.copy()
+    def _cluster_column(self, cluster: str | bool | None) -> str | None:
+        """The column `summary(cluster=...)` clusters by: None is the run's own default."""
+        if cluster is False:
+            return None
+        if cluster is not None:
+            return cluster  # type: ignore[return-value]  # cluster_codes checks it
+        default = self.options.get("cluster")
+        if default is None:
+            return None
+        if default not in self.data.columns:
+            # the run's intervals cannot be clustered without the column: say so, once
+            # (the cached summary), rather than fail every view of a stored run
+            warnings.warn(
+                f"run {self.name!r} is clustered by {default!r} (eb.run(cluster=)), but its "
+                "data has no such column (a run loaded without its data.parquet?): its "
+                "intervals are not clustered",
+                RuntimeWarning,
+                stacklevel=4,
+            )
+            return None
+        return str(default)
+
+    def _summary_of(self, by: Any, cluster: str | None) -> pd.DataFrame:
+        r = self._results
+        slices = None if by is None else slices_of(self.data, by, r.n_cases, SUMMARY_COLUMNS)
+        clusters = None if cluster is None else cluster_codes(self.data, cluster, r.n_cases)
+        n_slices = 1 if slices is None else slices.count
+        if r.epochs > 1:
+            codes = None if slices is None else slices.codes
+            variance = variance_parts(self.scores, self.definitions, codes, n_slices)
+        else:  # shown only with epochs >= 2: not computed otherwise
+            variance = pd.DataFrame(columns=["var_between", "var_within"])
+        return summarize(
+            r,
+            self.definitions,
+            self._counted,
+            self._reduced,
+            variance,
+            slices=slices,
+            clusters=clusters,
+        )
+
+    def summary(
+        self, by: str | Sequence[str] | None = None, cluster: str | bool | None = None
+    ) -> pd.DataFrame:
+        """One row per score: mean and 95 % CI over cases, and every count of samples.
+
+        Args:
+            by: A column of the input data (`run.data`), or a list of them: one row per
+                (slice, score) instead, the slice columns first, slices in order of first
+                appearance. Each slice's mean and CI are over its cases' reduced values,
+                its counts of its samples: the rule of the whole run, per slice (never
+                pooled). A missing value (NaN, None) is a slice of its own.
+            cluster: A column of the input data whose cases are not independent (e.g.
+                questions on one passage): the CI is the cluster-robust t on C − 1
+                degrees of freedom (docs/statistics.md), `n_clusters` counts the clusters.
+                None uses the run's own (`eb.run(cluster=)`, `run.options["cluster"]`);
+                False turns it off (each case its own cluster).
+
+        Raises:
+            ConfigurationError: a column that is not in the run's data (or a run loaded
+                without its data.parquet).
+
+        Example:
+            >>> import pandas as pd, evalbook as eb
+            >>> df = pd.DataFrame({"q": ["a", "b", "c"], "topic": ["x", "y", "x"]})
+            >>> run = eb.run(df, task=lambda q: q, scorers=[lambda output: float(output < "c")],
+            ...              store=None, progress=False)
+            >>> run.summary(by="topic")[["topic", "score", "mean", "n_cases"]]
+              topic   score  mean  n_cases
+            0     x  lambda   0.5        2
+            1     y  lambda   1.0        1
+        """
+        column = self._cluster_column(cluster)
+        if by is None and column == self._cluster_column(None):
+            return self._summary.copy()
+        return self._summary_of(by, column)
 
     @cached_property
     def headline(self) -> Headline:

@@ -15,7 +15,8 @@ from .._util._text import visible
 from ._contract import ERROR, SCORED, UNSCORED
 from ._results import ERRORED, FAILED, OUTCOMES, PASSED, TIMED_OUT, Results
 from ._scores import ScoreDefinition
-from ._stats import mean_ci, wilson
+from ._slices import Slices
+from ._stats import grouped_ci, wilson
 
 __all__ = ["Headline", "counted_values", "headline_of", "summarize"]
 
@@ -73,9 +74,13 @@ SUMMARY_COLUMNS = [
     "errors",
     "reducer",
     "epochs",
+    "n_clusters",
     "var_between",
     "var_within",
 ]
+
+# a sample record's kind, for one count of every kind per (slice, score) at once
+_COUNTED, _ZEROED, _EXCLUDED, _UNSCORED = 0, 1, 2, 3
 
 
 def summarize(
@@ -84,55 +89,86 @@ def summarize(
     counted: np.ndarray,
     reduced: pd.DataFrame,
     variance: pd.DataFrame,
+    *,
+    slices: Slices | None = None,
+    clusters: np.ndarray | None = None,
 ) -> pd.DataFrame:
-    """One row per score: mean and CI over cases, next to every count of samples.
+    """One row per score (per slice and score with `slices`): mean and CI over cases, next to
+    every count of samples.
 
     The mean and CI are over the cases' reduced values (`reduced`, from `reduce_scores`):
-    the case is the unit of resampling, however many epochs it ran. The counts are of
-    sample records: `counted + unscored + excluded == n_cases * epochs`; `zeroed` (failed
-    samples, and errors under `errors="zero"`) is part of `counted`; `errors` counts error
-    records however they counted. `var_between` / `var_within` (from `variance_parts`) are
-    given when the run has 2 epochs or more, NaN otherwise.
+    the case is the unit of resampling, however many epochs it ran; the CI follows the one
+    rule of `_model/_stats.py` (`grouped_ci`), with `clusters` (a cluster code per case,
+    `cluster=`) the cluster-robust t. `n_clusters` is the number of clusters among the
+    counted cases (without `clusters`, each case is its own: the counted cases). The counts
+    are of sample records: `counted + unscored + excluded == n_cases * epochs`; `zeroed`
+    (failed samples, and errors under `errors="zero"`) is part of `counted`; `errors` counts
+    error records however they counted. `var_between` / `var_within` (from `variance_parts`,
+    one row per row of this table) are given when the run has 2 epochs or more, NaN
+    otherwise.
+
+    With `slices` (a slice code per case, `summary(by=)`) every number is the same rule
+    applied to the cases of one slice: one pass over every record for all slices together,
+    rows slice by slice (order of first appearance), then in definition order, the slice
+    columns first.
     """
-    n, s, k = results.n_samples, len(definitions), results.epochs
-    c = counted.reshape(n, s)
-    status = results.status.reshape(n, s)
-    value = results.value.reshape(n, s)
-    case_value = reduced["value"].to_numpy(np.float64).reshape(results.n_cases, s)
-    case_scored = (reduced["status"] == "scored").to_numpy().reshape(results.n_cases, s)
-    rows = []
-    for j, d in enumerate(definitions):
-        col = c[:, j]
-        is_counted = ~np.isnan(col)
-        recorded_zero = (status[:, j] == SCORED) & (value[:, j] == 0.0)
-        zeroed = int(np.sum(is_counted & (col == 0.0) & ~recorded_zero))
-        not_counted = ~is_counted
-        mean, lo, hi = mean_ci(case_value[case_scored[:, j], j])
-        rows.append(
-            (
-                d.name,
-                d.primary,
-                d.derived,
-                math.nan if mean is None else mean,
-                lo,
-                hi,
-                results.n_cases,
-                int(is_counted.sum()),
-                zeroed,
-                int(np.sum(not_counted & (status[:, j] != UNSCORED))),
-                int(np.sum(not_counted & (status[:, j] == UNSCORED))),
-                int(np.sum(status[:, j] == ERROR)),
-                d.reducer,
-                k,
-                float(variance["var_between"].iloc[j]) if k > 1 else math.nan,
-                float(variance["var_within"].iloc[j]) if k > 1 else math.nan,
-            )
-        )
-    table = pd.DataFrame.from_records(rows, columns=[c for c in SUMMARY_COLUMNS if c != "label"])
-    table["score"] = pd.Categorical(table["score"], categories=[d.name for d in definitions])
-    # labels are free text: an object column, as in the other tables
-    labels = [d.display_label() for d in definitions]
-    table.insert(1, "label", pd.Series(labels, dtype=object, index=table.index))
+    s, k = len(definitions), results.epochs
+    n_slices = 1 if slices is None else slices.count
+    case_slice = np.zeros(results.n_cases, np.int64) if slices is None else slices.codes
+    cells = n_slices * s
+    # per sample record: its (slice, score) cell and its kind
+    cell = (np.repeat(case_slice, k)[:, None] * s + np.arange(s)[None, :]).reshape(-1)
+    status = results.status
+    is_counted = ~np.isnan(counted)
+    recorded_zero = (status == SCORED) & (results.value == 0.0)
+    kind = np.where(
+        is_counted,
+        np.where((counted == 0.0) & ~recorded_zero, _ZEROED, _COUNTED),
+        np.where(status == UNSCORED, _UNSCORED, _EXCLUDED),
+    )
+    tally = np.bincount(cell * 4 + kind, minlength=cells * 4).reshape(cells, 4)
+    errors = np.bincount(cell, weights=status == ERROR, minlength=cells).astype(np.int64)
+    # per case: the reduced values that are scored, by cell (and cluster)
+    case_cell = (case_slice[:, None] * s + np.arange(s)[None, :]).reshape(-1)
+    scored = (reduced["status"] == "scored").to_numpy()
+    values = reduced["value"].to_numpy(np.float64)[scored]
+    case_clusters = None if clusters is None else np.repeat(clusters, s)[scored]
+    ci = grouped_ci(values, case_cell[scored], cells, case_clusters)
+    n_cases = np.bincount(case_slice, minlength=n_slices).astype(np.int64)
+    epochs_on = k > 1
+    table = pd.DataFrame(
+        {
+            "score": pd.Categorical.from_codes(
+                np.tile(np.arange(s), n_slices), categories=pd.Index([d.name for d in definitions])
+            ),
+            # labels are free text: an object column, as in the other tables
+            "label": pd.Series([d.display_label() for d in definitions] * n_slices, dtype=object),
+            "primary": np.tile([d.primary for d in definitions], n_slices).astype(bool),
+            "derived": np.tile([d.derived for d in definitions], n_slices).astype(bool),
+            "mean": ci.mean,
+            "ci_low": ci.low,
+            "ci_high": ci.high,
+            "n_cases": np.repeat(n_cases, s),
+            "counted": tally[:, _COUNTED] + tally[:, _ZEROED],
+            "zeroed": tally[:, _ZEROED],
+            "excluded": tally[:, _EXCLUDED],
+            "unscored": tally[:, _UNSCORED],
+            "errors": errors,
+            "reducer": pd.Series([d.reducer for d in definitions] * n_slices, dtype=object),
+            "epochs": np.full(cells, k, dtype=np.int64),
+            "n_clusters": ci.n_clusters,
+            "var_between": variance["var_between"].to_numpy(np.float64)
+            if epochs_on
+            else np.full(cells, math.nan),
+            "var_within": variance["var_within"].to_numpy(np.float64)
+            if epochs_on
+            else np.full(cells, math.nan),
+        },
+        columns=SUMMARY_COLUMNS,
+    )
+    if slices is not None:
+        keys = slices.keys.iloc[np.repeat(np.arange(n_slices), s)].reset_index(drop=True)
+        table = pd.concat([keys, table], axis=1)
     return table
 
 

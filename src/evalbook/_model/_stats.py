@@ -1,18 +1,32 @@
-"""Confidence intervals for means of values in [0, 1].
+"""Confidence intervals for means of values in [0, 1] (docs/statistics.md).
 
-- Every value 0 or 1: the Wilson score interval (good coverage at small n and near 0 or 1).
-- Otherwise: Student's t interval on the mean, its part within [0, 1] (the range of the mean,
-  so its coverage stays 95 %); with one value, [0, 1].
-Both are 95 % intervals and always bracket the mean.
+One rule, for a whole run and for every slice alike (`grouped_ci`; `mean_ci` is its one-group
+form). With n counted values in C clusters (without `cluster=`, each value is its own
+cluster, C = n):
+
+- no cluster given and every value 0 or 1: the Wilson score interval (good coverage at
+  small n and near 0 or 1);
+- otherwise: mean ± t975(C − 1) · SE, SE the cluster-robust standard error (`cluster_se`:
+  s/√n when each value is its own cluster), its part within [0, 1] (the range of the mean,
+  so its coverage stays 95 %);
+- degenerate samples, where the data show no spread to estimate (one cluster, every value
+  equal, or an SE of exactly 0): the Wilson interval of the mean as a proportion of C trials,
+  `wilson(mean · C, C)`. A value in [0, 1] has at most the variance mean · (1 − mean) of a
+  0/1 value with that mean, so this is the interval of the widest spread the mean allows,
+  and it narrows as C grows: one value 0.3 gives about [0.02, 0.90], 33 values 0.3 give
+  about [0.17, 0.47] (never a zero-width interval, never a different rule for n = 1).
+
+Every interval is a 95 % interval and brackets the mean.
 """
 
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Z95", "cluster_se", "mean_ci", "t975", "wilson"]
+__all__ = ["Z95", "GroupedCI", "cluster_se", "grouped_ci", "mean_ci", "t975", "wilson"]
 
 Z95 = 1.959963984540054
 # Student t 0.975 quantiles for 1..60 degrees of freedom (scipy.stats.t.ppf(0.975, df));
@@ -84,15 +98,27 @@ _T975 = (
 def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
     """Wilson score interval for a proportion; within [0, 1] and around `successes / n`.
 
-    Each bound is written in the form without cancellation (the lower bound's numerator
-    times its conjugate): `s² / (n (s + z²/2 + z R))`, `R = sqrt(s (n - s) / n + z²/4)`, and
-    the upper bound is `1 -` the same with `n - s` failures. A non-negative quotient, and 1
-    minus one, cannot leave [0, 1] in floating point, so nothing is clamped.
+    Example:
+        >>> [round(b, 4) for b in wilson(3, 4)]
+        [0.3006, 0.9544]
     """
     if n <= 0:
         return (math.nan, math.nan)
-    s, f = float(successes), float(n - successes)
-    root = z * math.sqrt(s * f / n + z * z / 4)
+    low, high = _wilson(np.array([float(successes)]), np.array([float(n)]), z)
+    return (float(low[0]), float(high[0]))
+
+
+def _wilson(s: np.ndarray, n: np.ndarray, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
+    """`wilson` for arrays of successes and trials (every n > 0).
+
+    Each bound is written in the form without cancellation (the lower bound's numerator
+    times its conjugate): `s² / (n (s + z²/2 + z R))`, `R = sqrt(s (n - s) / n + z²/4)`, and
+    the upper bound is `1 -` the same with `n - s` failures. A non-negative quotient, and 1
+    minus one, cannot leave [0, 1] in floating point, so nothing is clamped. `s` may be a
+    fraction (the degenerate rule passes mean · C).
+    """
+    f = n - s
+    root = z * np.sqrt(s * f / n + z * z / 4)
     low = s * s / (n * (s + z * z / 2 + root))
     high = 1.0 - f * f / (n * (f + z * z / 2 + root))
     return (low, high)
@@ -122,23 +148,105 @@ def t975(df: int) -> float:
 
 
 def mean_ci(values: np.ndarray) -> tuple[float | None, float, float]:
-    """Mean and 95 % CI of counted values; `(None, nan, nan)` when there are none."""
-    n = int(values.size)
-    if n == 0:
+    """Mean and 95 % CI of counted values; `(None, nan, nan)` when there are none.
+
+    The rule of this module's docstring, each value its own cluster.
+
+    Example:
+        >>> mean, low, high = mean_ci(np.array([0.2, 0.4, 0.9]))
+        >>> round(mean, 4), round(low, 4), round(high, 4)
+        (0.5, 0.0, 1.0)
+    """
+    got = grouped_ci(np.asarray(values, dtype=np.float64), np.zeros(np.size(values), np.int64), 1)
+    if got.n[0] == 0:
         return (None, math.nan, math.nan)
-    # not clamped: rounding is monotonic, so a float sum of n values each in [0, 1] is at
-    # most n (representable), and that sum over n at most 1 (tests/faults/test_stats_bounds.py)
-    mean = float(values.mean())
-    if bool(np.all((values == 0.0) | (values == 1.0))):
-        lo, hi = wilson(float(values.sum()), n)
-        return (mean, lo, hi)
-    if n == 1:
-        return (mean, 0.0, 1.0)
-    sd = float(values.std(ddof=1))
-    half = t975(n - 1) * sd / math.sqrt(n)  # not scipy: importing scipy.stats takes ~1.5 s
-    # the t interval itself can pass 0 or 1 (e.g. [0, 0.5]: ±3.2); its part within [0, 1],
-    # where every mean of such values lies, keeps its 95 % coverage: the interval shown
-    return (mean, max(0.0, mean - half), min(1.0, mean + half))
+    return (float(got.mean[0]), float(got.low[0]), float(got.high[0]))
+
+
+@dataclass(frozen=True)
+class GroupedCI:
+    """Per group: counted values `n`, `mean`, 95 % CI `low`/`high`, `n_clusters`, `se`."""
+
+    n: np.ndarray
+    mean: np.ndarray
+    low: np.ndarray
+    high: np.ndarray
+    n_clusters: np.ndarray
+    se: np.ndarray
+
+
+def _cluster_parts(
+    values: np.ndarray, groups: np.ndarray, n_groups: int, clusters: np.ndarray | None
+) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Per group: n, mean, the cluster-robust SE and the number of clusters.
+
+    SE² = C/(C−1) · Σ_c (Σ_{i∈c} (x_i − x̄))² / n² (Miller 2024, App. A) within each group;
+    `clusters=None`: each value its own cluster (then SE² = s²/n). NaN SE below 2 clusters.
+    """
+    n = np.bincount(groups, minlength=n_groups).astype(np.int64)
+    total = np.bincount(groups, weights=values, minlength=n_groups)
+    mean = np.divide(total, n, out=np.full(n_groups, math.nan), where=n > 0)
+    dev = values - mean[groups] if values.size else values
+    if clusters is None:
+        per_cluster, cluster_group, c = dev, groups, n
+    else:
+        # one integer per (group, cluster) present: its deviations add up within it
+        width = int(clusters.max()) + 1 if clusters.size else 1
+        pairs, inverse = np.unique(groups.astype(np.int64) * width + clusters, return_inverse=True)
+        per_cluster = np.bincount(inverse.reshape(-1), weights=dev, minlength=pairs.size)
+        cluster_group = pairs // width
+        c = np.bincount(cluster_group, minlength=n_groups).astype(np.int64)
+    ss = np.bincount(cluster_group, weights=per_cluster * per_cluster, minlength=n_groups)
+    se2 = np.divide(
+        c * ss, (c - 1) * n.astype(np.float64) ** 2, out=np.full(n_groups, math.nan), where=c > 1
+    )
+    return n, mean, np.sqrt(se2), c
+
+
+def grouped_ci(
+    values: np.ndarray,
+    groups: np.ndarray,
+    n_groups: int,
+    clusters: np.ndarray | None = None,
+) -> GroupedCI:
+    """Mean and 95 % CI of each group's values, by the rule of this module's docstring.
+
+    `groups` holds each value's group (0 .. n_groups − 1), `clusters` each value's cluster
+    as an integer code (None: each value its own cluster, and 0/1 values get Wilson). One
+    pass of numpy over the values for every group at once; only the t quantile is looked up
+    per distinct degrees of freedom.
+
+    Example:
+        >>> got = grouped_ci(np.array([1.0, 0.0, 0.5, 0.5]), np.array([0, 0, 1, 1]), 2)
+        >>> got.mean.tolist(), got.n_clusters.tolist()
+        ([0.5, 0.5], [2, 2])
+    """
+    groups = np.asarray(groups, dtype=np.int64)
+    n, mean, se, c = _cluster_parts(values, groups, n_groups, clusters)
+    nonbinary = (values != 0.0) & (values != 1.0)
+    binary = np.bincount(groups, weights=nonbinary, minlength=n_groups) == 0
+    reference = np.zeros(n_groups)
+    reference[groups] = values  # some value of each group: "every value equal" is one test
+    differ = np.bincount(groups, weights=values != reference[groups], minlength=n_groups)
+    low, high = np.full(n_groups, math.nan), np.full(n_groups, math.nan)
+    has = n > 0
+    wilson_n = binary & has if clusters is None else np.zeros(n_groups, dtype=bool)
+    degenerate = has & ~wilson_n & ((c < 2) | (differ == 0) | ~(se > 0))
+    t_rows = has & ~wilson_n & ~degenerate
+    if wilson_n.any():  # the successes are the sum of the 0/1 values: mean · n
+        low[wilson_n], high[wilson_n] = _wilson(mean[wilson_n] * n[wilson_n], n[wilson_n] * 1.0)
+    if degenerate.any():
+        cd = c[degenerate] * 1.0
+        low[degenerate], high[degenerate] = _wilson(mean[degenerate] * cd, cd)
+    if t_rows.any():
+        dfs, back = np.unique(c[t_rows] - 1, return_inverse=True)
+        t = np.array([t975(int(d)) for d in dfs])[back.reshape(-1)]
+        half = t * se[t_rows]
+        # the t interval itself can pass 0 or 1 (e.g. [0, 0.5]: ±3.2); its part within
+        # [0, 1], where every mean of such values lies, keeps its 95 % coverage
+        low[t_rows] = np.maximum(0.0, mean[t_rows] - half)
+        high[t_rows] = np.minimum(1.0, mean[t_rows] + half)
+    return GroupedCI(n, mean, low, high, c, se)
 
 
 def cluster_se(values: np.ndarray, clusters: np.ndarray) -> tuple[float, int]:
@@ -155,12 +263,7 @@ def cluster_se(values: np.ndarray, clusters: np.ndarray) -> tuple[float, int]:
         >>> round(se, 6) == round(float(x.std(ddof=1) / 2), 6), c
         (True, 4)
     """
-    n = int(values.size)
-    codes, sums_of = np.unique(clusters, return_inverse=True)
-    c = int(codes.size)
-    if n == 0 or c < 2:
-        return (math.nan, c)
-    dev = values - values.mean()
-    per_cluster = np.bincount(sums_of, weights=dev, minlength=c)
-    se2 = c / (c - 1) * float(np.dot(per_cluster, per_cluster)) / (n * n)
-    return (math.sqrt(se2), c)
+    values = np.asarray(values, dtype=np.float64)
+    codes = np.asarray(clusters, dtype=np.int64)
+    _, _, se, c = _cluster_parts(values, np.zeros(values.size, np.int64), 1, codes)
+    return (float(se[0]), int(c[0]))

@@ -1,0 +1,108 @@
+"""`run.summary(by=)`: one row per (slice, score), each slice by the whole run's rule."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import evalbook as eb
+from evalbook._errors import ConfigurationError
+from evalbook._model._stats import mean_ci
+
+
+def _run(values: dict[str, list[float | None]], data: pd.DataFrame, epochs: int = 1) -> eb.Run:
+    def make(name: str) -> eb.Scorer:
+        def fn(i: int, epoch: int) -> object:
+            v = values[name][(i * epochs + epoch - 1) % len(values[name])]
+            return eb.Unscored("none") if v is None else v
+
+        return eb.scorer(name)(fn)
+
+    frame = data.assign(i=range(len(data)))
+    return eb.run(
+        frame,
+        task=lambda i: "out",
+        scorers=[make(n) for n in values],
+        epochs=epochs,
+        store=None,
+        progress=False,
+    )
+
+
+def test_slices_match_a_pandas_groupby_of_reduced_and_scores() -> None:
+    rng = np.random.default_rng(3)
+    n = 60
+    data = pd.DataFrame({"topic": rng.choice(["b", "a", "c"], n), "lvl": rng.integers(0, 2, n)})
+    vals = {"x": list(rng.random(n * 2).round(2)), "y": list((rng.random(n * 2) < 0.4) * 1.0)}
+    run = _run(vals, data, epochs=2)
+    got = run.summary(by=["topic", "lvl"])
+    assert list(got.columns[:3]) == ["topic", "lvl", "score"]
+    order = data[["topic", "lvl"]].drop_duplicates()
+    assert [tuple(r) for r in got[["topic", "lvl"]].drop_duplicates().to_numpy()] == [
+        tuple(r) for r in order.to_numpy()
+    ]
+    red = run.reduced().merge(data.assign(case_id=run.data.index.astype(str)), on="case_id")
+    scores = run.scores.merge(data.assign(case_id=run.data.index.astype(str)), on="case_id")
+    for row in got.itertuples():
+        these = red[(red.topic == row.topic) & (red.lvl == row.lvl) & (red.score == row.score)]
+        m, lo, hi = mean_ci(these.loc[these.status == "scored", "value"].to_numpy())
+        assert row.mean == pytest.approx(m) and row.ci_low == pytest.approx(lo)
+        assert row.ci_high == pytest.approx(hi)
+        samples = scores[
+            (scores.topic == row.topic) & (scores.lvl == row.lvl) & (scores.score == row.score)
+        ]
+        assert row.counted == samples["counted"].notna().sum()
+        assert row.n_cases == len(these)
+        assert row.n_clusters == (these.status == "scored").sum()
+        assert not math.isnan(row.var_between) or (these.status == "scored").sum() < 2
+
+
+def test_missing_slice_values_are_a_slice_of_their_own() -> None:
+    data = pd.DataFrame({"t": ["a", None, "a", None]})
+    got = _run({"s": [1.0, 0.0, 0.0, 0.0]}, data).summary(by="t")
+    assert len(got) == 2 and got["t"].iloc[0] == "a" and pd.isna(got["t"].iloc[1])
+    assert got["mean"].tolist() == [0.5, 0.0]
+
+
+def test_unknown_column_and_a_run_without_data_are_configuration_errors() -> None:
+    run = _run({"s": [1.0]}, pd.DataFrame({"t": ["a", "b"]}))
+    with pytest.raises(ConfigurationError, match=r"'nope'.*columns are: 't', 'i'"):
+        run.summary(by="nope")
+    with pytest.raises(ConfigurationError, match="names a column twice"):
+        run.summary(by=["t", "t"])
+    bare = eb.run(
+        pd.DataFrame({"score": [1]}),
+        task=lambda: 1,
+        scorers=[lambda: 1.0],
+        store=None,
+        progress=False,
+    )
+    with pytest.raises(ConfigurationError, match="summary has a column"):
+        bare.summary(by="score")
+    run.data = pd.DataFrame(index=run.data.index)  # as a run loaded without data.parquet
+    with pytest.raises(ConfigurationError, match="no input data columns"):
+        run.summary(by="t")
+
+
+@settings(max_examples=40, deadline=None)
+@given(
+    st.lists(
+        st.tuples(st.sampled_from(["a", "b", "c"]), st.one_of(st.none(), st.floats(0, 1))),
+        min_size=1,
+        max_size=30,
+    ),
+)
+def test_slice_means_stay_in_range_and_counts_add_up(rows: list[tuple[str, float | None]]) -> None:
+    data = pd.DataFrame({"t": [t for t, _ in rows]})
+    run = _run({"s": [v for _, v in rows]}, data)
+    got, whole = run.summary(by="t"), run.summary()
+    means = got["mean"].dropna()
+    assert ((means >= 0) & (means <= 1)).all()
+    assert ((got["ci_low"].dropna() >= 0) & (got["ci_high"].dropna() <= 1)).all()
+    for col in ("n_cases", "counted", "zeroed", "excluded", "unscored", "errors", "n_clusters"):
+        assert got[col].sum() == whole[col].iloc[0]
