@@ -26,7 +26,6 @@ from evalbook._model._paired import (
     _EXACT_BINOM_MAX,
     _STIRLERR,
     EXACT_MAX,
-    MC_MAX,
     MCNEMAR,
     SIGN_FLIP,
     _binom_half_pmf,
@@ -218,23 +217,21 @@ def test_sign_flip_zero_deltas_change_nothing() -> None:
     assert sign_flip_p(np.zeros((2, 5))).tolist() == [1.0, 1.0]
 
 
-def test_sign_flip_random_flips_are_seeded_and_close_to_the_normal_limit() -> None:
+def test_sign_flip_long_rows_are_deterministic_and_close_to_the_normal_limit() -> None:
+    # (exactness and the approximation's error: tests/model/test_permutation.py)
     rng = np.random.default_rng(11)
     d = rng.normal(0.03, 0.3, size=(5, EXACT_MAX + 200))
     first, second = sign_flip_p(d), sign_flip_p(d)
     assert first.tolist() == second.tolist()
     z = np.abs(d.sum(axis=1)) / np.sqrt((d * d).sum(axis=1))
     assert first == pytest.approx(2 * stats.norm.sf(z), abs=0.02)
-    big = rng.normal(0.0, 0.3, size=(2, MC_MAX + 1))
-    zb = np.abs(big.sum(axis=1)) / np.sqrt((big * big).sum(axis=1))
-    assert sign_flip_p(big) == pytest.approx(2 * stats.norm.sf(zb), rel=1e-12)
-    far = np.full((1, MC_MAX + 1), 0.1)  # z = sqrt(1001): p ~ 1e-219, still relative 1e-12
-    assert sign_flip_p(far)[0] == pytest.approx(2 * stats.norm.sf(math.sqrt(MC_MAX + 1)), rel=1e-12)
+    far = np.full((1, 1001), 0.1)  # only all-plus and all-minus reach |100.1|: 2 / 2**1001
+    assert sign_flip_p(far)[0] == pytest.approx(2.0**-1000, rel=1e-12)
 
 
 # Scores for `eb.compare` in a fresh process: 0/1 values (exact McNemar) and non-binary ones
-# whose non-zero deltas take each sign-flip path: exact (<= EXACT_MAX), random flips
-# (<= MC_MAX) and the normal limit (beyond).
+# whose non-zero deltas (all +-0.25) take each sign-flip path: enumerated (<= EXACT_MAX) and
+# the grid convolution (beyond); both exact, so each is the binomial test of the signs.
 _COMPARE_DATA = """
 import numpy as np
 n = 1_200
@@ -287,13 +284,13 @@ def test_compare_in_a_fresh_process_does_not_import_scipy() -> None:
     binom = stats.binomtest(ok["improved"], ok["improved"] + ok["regressed"], 0.5).pvalue
     assert ok["p_value"] == pytest.approx(binom, rel=1e-12)
     nonzero = {s: int(np.sum(b[s] != a[s])) for s in ("few", "some", "many")}
-    assert nonzero["few"] <= EXACT_MAX < nonzero["some"] <= MC_MAX < nonzero["many"]
+    assert nonzero["few"] <= EXACT_MAX < nonzero["some"] < nonzero["many"]
     for s in ("few", "some", "many"):
         assert rows[s]["test"] == SIGN_FLIP
         assert rows[s]["p_value"] == paired(a[s], b[s]).p_value
-    d = b["many"] - a["many"]
-    z = abs(d.sum()) / math.sqrt((d * d).sum())
-    assert rows["many"]["p_value"] == pytest.approx(2 * stats.norm.sf(z), rel=1e-12)
+        d = b[s] - a[s]
+        signs = stats.binomtest(int(np.sum(d > 0)), int(np.sum(d != 0)), 0.5).pvalue
+        assert rows[s]["p_value"] == pytest.approx(signs, rel=1e-9)
     assert 1e-6 < rows["many"]["p_value"] < 0.999  # an ordinary p-value, not a clipped one
 
 

@@ -6,10 +6,9 @@ simulated experiment), so the statistical simulations of the test suite run in m
 - 0/1 scores: the exact McNemar test (a two-sided binomial test on the discordant pairs) and
   Newcombe's hybrid score interval for the difference of paired proportions (method 10 of
   Newcombe 1998, with its correlation correction): deterministic, never degenerate.
-- Continuous scores: a paired sign-flip permutation test of the mean delta (exact enumeration
-  for up to `EXACT_MAX` non-zero deltas, `N_FLIPS` seeded random flips up to `MC_MAX`, the
-  normal limit of the same permutation distribution beyond) and Student's t interval of the
-  mean delta.
+- Continuous scores: a paired sign-flip permutation test of the mean delta (exact up to
+  `EXACT_MAX` non-zero deltas and on grids, a saddle-point approximation beyond: no Monte
+  Carlo floor, `_permutation.py`) and Student's t interval of the mean delta.
 - Clustered data (`clusters=`): the paired t test on the cluster-robust SE of the deltas
   (`cluster_se`, C/(C-1) correction) with t on C-1 degrees of freedom, for 0/1 and other
   scores alike; its p-value is Student's t tail, from the regularized incomplete beta.
@@ -32,6 +31,8 @@ from dataclasses import dataclass
 import numpy as np
 from numpy.typing import NDArray
 
+from . import _permutation
+from ._permutation import EXACT_MAX
 from ._power import mde_of
 from ._stats import Z95, cluster_se, t975
 
@@ -39,7 +40,6 @@ __all__ = [
     "CLUSTERED_T",
     "EXACT_MAX",
     "MCNEMAR",
-    "MC_MAX",
     "SIGN_FLIP",
     "PairedResult",
     "clustered_t",
@@ -56,12 +56,7 @@ __all__ = [
 
 Floats = NDArray[np.float64]
 
-SEED = 20_240_601  # fixed: the same two runs always give the same p-value
-EXACT_MAX = 16  # enumerate all 2**m sign flips up to this many non-zero deltas
-MC_MAX = 1_000  # seeded random flips up to this many; the normal limit beyond
-N_FLIPS = 9_999
-_BATCH = 1_000  # random flips generated at a time (bounds memory)
-_SQRT2 = math.sqrt(2.0)
+SEED = 20_240_601  # kept for callers; the sign-flip p-value is no longer random
 
 MCNEMAR = "exact McNemar"
 SIGN_FLIP = "sign-flip permutation"
@@ -242,55 +237,14 @@ def t_ci(deltas: Floats, z: float | None = None) -> tuple[Floats, Floats]:
     return np.maximum(-1.0, mean - half), np.minimum(1.0, mean + half)
 
 
-def _compact(d: Floats) -> Floats:
-    """Drop columns that are zero in every row after moving each row's non-zeros left.
-
-    Zero deltas change neither the statistic nor its sign-flip distribution.
-    """
-    order = np.argsort(d == 0.0, axis=1, kind="stable")
-    moved = np.take_along_axis(d, order, axis=1)
-    width = int((d != 0.0).sum(axis=1).max(initial=0))
-    return moved[:, :width]
-
-
 def sign_flip_p(deltas: Floats, seed: int = SEED) -> Floats:
     """Two-sided p-values of the paired sign-flip permutation test of `mean(delta) == 0`.
 
-    Each row of `deltas` is one comparison; rows may be zero-padded (a zero delta changes
-    nothing). Under the null the deltas are symmetric about 0, so every assignment of signs is
-    equally likely; the p-value is the share of assignments whose |sum| is at least the
-    observed one. With m non-zero deltas (the largest m over rows): all 2**m assignments when
-    m <= EXACT_MAX; else N_FLIPS seeded random ones, p = (1 + hits) / (1 + N_FLIPS), when
-    m <= MC_MAX; else the normal limit of that distribution (mean 0, variance sum(d**2)).
-    Rows whose deltas are all 0 get p = 1.
+    One row of `deltas` per comparison; exact, or a saddle-point approximation with no Monte
+    Carlo floor (`_permutation.sign_flip_p`, docs/statistics.md). `seed` is kept for callers
+    and not used: nothing is random.
     """
-    d = _compact(np.atleast_2d(np.asarray(deltas, dtype=np.float64)))
-    rows, m = d.shape
-    if m == 0:
-        return np.ones(rows)
-    observed = np.abs(d.sum(axis=1))
-    tol = 1e-9 * np.maximum(1.0, np.abs(d).sum(axis=1))
-    if m <= EXACT_MAX:
-        bits = (np.arange(2**m)[:, None] >> np.arange(m)[None, :]) & 1
-        signs = 1.0 - 2.0 * bits
-        sums = np.abs(signs @ d.T)  # (2**m, rows)
-        return np.asarray((sums >= observed - tol).mean(axis=0), dtype=np.float64)
-    if m <= MC_MAX:
-        rng = np.random.default_rng(seed)
-        hits = np.zeros(rows)
-        done = 0
-        while done < N_FLIPS:
-            k = min(_BATCH, N_FLIPS - done)
-            flips = rng.integers(0, 2, size=(k, m), dtype=np.int8)
-            signs = 1.0 - 2.0 * flips.astype(np.float64)
-            hits += (np.abs(signs @ d.T) >= observed - tol).sum(axis=0)
-            done += k
-        return np.asarray((1.0 + hits) / (1.0 + N_FLIPS), dtype=np.float64)
-    scale = np.sqrt((d * d).sum(axis=1))
-    with np.errstate(divide="ignore", invalid="ignore"):
-        z = observed / scale
-    p = np.array([math.erfc(x / _SQRT2) for x in z.tolist()])  # 2 * normal survival at z
-    return np.asarray(np.where(scale > 0, np.minimum(1.0, p), 1.0), dtype=np.float64)
+    return _permutation.sign_flip_p(deltas)
 
 
 def _beta_fraction(a: float, b: float, x: float) -> float:
