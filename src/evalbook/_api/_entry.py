@@ -31,6 +31,7 @@ async def arun(
     scorer_timeout: float | None = None,
     attempts: int = 1,
     epochs: int = 1,
+    cluster: str | None = None,
     store: str | os.PathLike[str] | None = "runs",
     resume: Any = None,
     progress: bool = True,
@@ -62,6 +63,7 @@ def run(
     scorer_timeout: float | None = None,
     attempts: int = 1,
     epochs: int = 1,
+    cluster: str | None = None,
     store: str | os.PathLike[str] | None = "runs",
     resume: Any = None,
     progress: bool = True,
@@ -90,6 +92,10 @@ def run(
         attempts: Tries per sample; only errored and timed-out samples are tried again.
         epochs: Times each case runs; each run is a sample (case, epoch), scored on its own,
             and each score's `reducer` turns a case's epoch values into one (docs/repeats.md).
+        cluster: A column of the data whose cases are not independent (e.g. questions on one
+            passage): checked before any case runs, kept in `run.options["cluster"]`, and
+            the run's `summary()` (and headline) then give cluster-robust intervals
+            (docs/statistics.md); `run.summary(cluster=False)` turns it off.
         store: Folder of the run store, or None to keep the run in memory.
         resume: A stored run (path or Run) to continue.
         progress: Show a progress bar on long runs (env `EVALBOOK_PROGRESS=0` turns it off).

@@ -151,10 +151,9 @@ class RunData:
             0     x  lambda   0.5        2
             1     y  lambda   1.0        1
         """
-        column = self._cluster_column(cluster)
-        if by is None and column == self._cluster_column(None):
+        if by is None and cluster is None:
             return self._summary.copy()
-        return self._summary_of(by, column)
+        return self._summary_of(by, self._cluster_column(cluster))
 
     @cached_property
     def headline(self) -> Headline:

@@ -506,7 +506,7 @@ async def execute(
 ) -> RunData:
     """Plan and prepare the run, execute every case; return the run's data."""
     frame = _as_frame(data)
-    plan = make_plan(frame, task, scorers, scores, options.output_column)
+    plan = make_plan(frame, task, scorers, scores, options.output_column, options.cluster)
     check_epochs(plan.definitions, options.epochs)  # pass@k needs k epochs: before any case
     frame = plan.data  # the input as the run keeps it: its text cleaned (no copy if clean)
     executor: Executor = LocalExecutor(options.concurrency)

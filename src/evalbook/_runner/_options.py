@@ -36,6 +36,7 @@ class RunOptions:
     scorer_timeout: float | None = None
     attempts: int = 1
     epochs: int = 1
+    cluster: str | None = None
     store: str | os.PathLike[str] | None = "runs"
     resume: Any = None
     progress: bool = True
@@ -57,6 +58,11 @@ class RunOptions:
         if isinstance(k, bool) or not isinstance(k, int) or k < 1:
             raise ConfigurationError(
                 f"epochs must be an integer >= 1 (how many times each case runs), got {k!r}"
+            )
+        if self.cluster is not None and (not isinstance(self.cluster, str) or not self.cluster):
+            raise ConfigurationError(
+                "cluster= takes the name of a column of the data whose cases belong together "
+                f"(e.g. cluster='passage'), or None; got {self.cluster!r}"
             )
         for label, value in (("timeout", t), ("scorer_timeout", self.scorer_timeout)):
             if value is not None and (
@@ -81,7 +87,7 @@ class RunOptions:
 
     def recorded(self) -> dict[str, Any]:
         """The options a stored run records (`run.options`); `scorer_timeout` only when set,
-        `epochs` only when above 1.
+        `epochs` only when above 1, `cluster` only when set.
 
         Leaving unset options out keeps runs stored before they existed alike.
         """
@@ -95,4 +101,6 @@ class RunOptions:
             recorded["scorer_timeout"] = self.scorer_timeout
         if self.epochs != 1:
             recorded["epochs"] = self.epochs
+        if self.cluster is not None:  # the run's summary() clusters by it (docs/statistics.md)
+            recorded["cluster"] = self.cluster
         return recorded

@@ -256,6 +256,7 @@ def make_plan(
     scorers: Iterable[Scorer | Callable[..., Any]],
     scores: Iterable[ScoreDefinition | str],
     output_column: str | None,
+    cluster: str | None = None,
 ) -> Plan:
     """Check the whole configuration and resolve it; raises `ConfigurationError` on any problem.
 
@@ -284,6 +285,11 @@ def make_plan(
         raise ConfigurationError(
             f"output_column={output_column!r} is not a column; columns: "
             f"{', '.join(map(str, data.columns))}"
+        )
+    if cluster is not None and cluster not in data.columns:  # summary() would fail at the end
+        raise ConfigurationError(
+            f"cluster={cluster!r} is not a column of the data; columns: "
+            f"{', '.join(map(str, data.columns)) or '(none)'}"
         )
     _check_is_list(scorers, "scorers", getattr(scorers, "name", None) or "exact")
     _check_is_list(scores, "scores", repr(scores) if isinstance(scores, str) else "score")
