@@ -9,9 +9,11 @@ from __future__ import annotations
 import math
 
 import numpy as np
+import pandas as pd
 import pytest
 from scipy import stats
 
+import evalbook as eb
 from evalbook._model._paired import CLUSTERED_T, clustered_t, paired, pearson, t_two_sided_p
 from evalbook._model._stats import cluster_se, t975
 
@@ -103,3 +105,51 @@ def test_degenerate_cases() -> None:
         np.array([0.0, 0.0, 0.0, 0.0]), np.array([1.0, 1.0, 1.0, 1.0]), clusters=np.arange(4)
     )
     assert (s.p_value, s.ci_low, s.ci_high) == (0.0, 1.0, 1.0)
+
+
+def _cluster_runs() -> tuple[pd.DataFrame, eb.Run, eb.Run]:
+    a, b, codes = _clustered_data(5, 15, 4)
+    df = pd.DataFrame({"passage": [f"p{c}" for c in codes], "ya": a, "yb": b})
+    kw = {"scorers": [lambda output: output], "store": None, "progress": False}
+    old = eb.run(df, task=lambda ya: ya, name="old", **kw)
+    new = eb.run(df, task=lambda yb: yb, name="new", **kw)
+    return df, old, new
+
+
+def test_compare_cluster_is_the_clustered_t_of_the_deltas() -> None:
+    df, old, new = _cluster_runs()
+    cmp = eb.compare(old, new, cluster="passage")
+    row = cmp.summary.iloc[0]
+    d = (df["yb"] - df["ya"]).to_numpy()
+    codes = pd.factorize(df["passage"])[0]
+    se, c = cluster_se(d, codes)
+    low, high, p, _, _ = clustered_t(d, codes)
+    assert row["test"] == "clustered t" and row["n_clusters"] == c == 15
+    assert (row["ci_low"], row["ci_high"]) == (pytest.approx(low), pytest.approx(high))
+    assert row["p_value"] == pytest.approx(p, rel=1e-12)
+    assert row["mde"] == pytest.approx(Z_SUM * se, rel=1e-9)
+    assert row["rho"] == pytest.approx(np.corrcoef(df["ya"], df["yb"])[0, 1], rel=1e-12)
+    # without cluster=: each case its own cluster, the binary test
+    plain = eb.compare(old, new).summary.iloc[0]
+    assert plain["test"] == "exact McNemar" and plain["n_clusters"] == 60
+    assert plain["mde"] == pytest.approx(Z_SUM * d.std(ddof=1) / math.sqrt(60), rel=1e-9)
+
+
+def test_the_run_default_and_turning_it_off() -> None:
+    _, old, new = _cluster_runs()
+    new.options["cluster"] = "passage"  # as eb.run(cluster=) records it; a has none
+    assert eb.compare(old, new).summary["test"].iloc[0] == "clustered t"
+    assert eb.compare(old, new, cluster=False).summary["test"].iloc[0] == "exact McNemar"
+    old.options["cluster"] = "nope"  # a's default, not in the data: said, not clustered
+    cmp = eb.compare(old, new)
+    assert cmp.cluster is None and cmp.summary["test"].iloc[0] == "exact McNemar"
+    assert any("clustered by 'nope'" in w and "not clustered" in w for w in cmp.warnings)
+    assert any("clustered by different columns" in w for w in cmp.warnings)
+
+
+def test_cluster_errors() -> None:
+    _, old, new = _cluster_runs()
+    with pytest.raises(eb.ConfigurationError, match="'nope' is not a column"):
+        eb.compare(old, new, cluster="nope")
+    with pytest.raises(eb.ConfigurationError, match="cluster="):
+        eb.compare(old, new, cluster=["passage"])  # type: ignore[arg-type]

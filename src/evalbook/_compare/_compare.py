@@ -17,8 +17,17 @@ from .._errors import ConfigurationError
 from .._model._paired import PairedResult, holm, paired
 from .._model._run_data import RunData
 from .._model._scores import ScoreDefinition
+from .._model._slices import cluster_codes, slices_of
 from .._util._fmt import format_p, format_p_phrase, format_pct, format_pp, format_pp_ci
 from .._util._text import visible
+from ._pairing import (
+    case_frame,
+    case_ids,
+    cluster_column,
+    failed_warnings,
+    first_epoch_rows,
+    positions,
+)
 from ._warnings import definition_warnings, primary_of, primary_warning
 
 if TYPE_CHECKING:
@@ -41,7 +50,13 @@ SUMMARY_COLUMNS = [
     "regressed",
     "same",
     "test",
+    # issue 17, after the pinned columns: docs/comparing.md
+    "rho",
+    "mde",
+    "n_clusters",
+    "small",
 ]
+SMALL = 10  # a (slice, score) row with fewer paired values than this is flagged `small`
 CASE_COLUMNS = ["case_id", "score", "a", "b", "delta", "change"]
 CHANGES = ["improved", "regressed", "same", "only_a", "only_b"]
 
@@ -54,10 +69,17 @@ class Comparison:
     Attributes:
         a: The first (reference) run.
         b: The second run; deltas are `b - a`.
-        summary: One row per compared score: means over the paired cases, the paired delta
-            with its 95 % CI, `p_value`, Holm-adjusted `p_adjusted`, counts and the test used.
+        summary: One row per compared score (with `by=`: per (slice, score), the slice
+            columns first): means over the paired cases, the paired delta with its 95 % CI,
+            `p_value`, Holm-adjusted `p_adjusted` (across every row), counts, the test used,
+            then `rho` (correlation of the paired values), `mde` (the minimum detectable
+            effect at 80 % power, two-sided 5 %), `n_clusters` and `small` (fewer than 10
+            paired values).
         cases: One row per (case, score) counted in at least one run: `case_id, score, a, b,
-            delta, change` with change in improved | regressed | same | only_a | only_b.
+            delta, change` with change in improved | regressed | same | only_a | only_b;
+            with `by=`, the slice columns after them.
+        by: The slice columns (empty without `by=`).
+        cluster: The data column the paired tests are clustered by, or None.
         warnings: Sentences about anything that makes the comparison less than like for like.
         shared_cases: How many case ids the two runs have in common.
 
@@ -83,6 +105,10 @@ class Comparison:
         warnings: list[str],
         shared_cases: int,
         rows: dict[str, np.ndarray],
+        selected: Sequence[str] = (),
+        by: Sequence[str] = (),
+        cluster: str | None = None,
+        overall: Mapping[str, PairedResult] | None = None,
     ) -> None:
         self.a = a
         self.b = b
@@ -91,11 +117,16 @@ class Comparison:
         self.warnings = warnings
         self.shared_cases = shared_cases
         self._rows = rows  # per .cases row: row numbers in each run's cases / scores
+        self._selected = list(selected)
+        self.by = list(by)
+        self.cluster = cluster
+        # each score over every paired case (the slices pooled): what eb.mde(like=) reads
+        self._overall = dict(overall or {})
 
     @property
     def scores(self) -> list[str]:
         """The names of the compared scores, in the order of the summary."""
-        return [str(s) for s in self.summary["score"]]
+        return list(self._selected)
 
     def regressions(self, score: str | ScoreDefinition | None = None) -> pd.DataFrame:
         """The cases that got worse, worst first, with both runs' outputs side by side.
@@ -125,7 +156,7 @@ class Comparison:
         table = self.cases.iloc[picked].drop(columns="change").reset_index(drop=True)
         for what, column, source in (("output", "case", "cases"), ("rationale", "score", "scores")):
             for side, run in (("a", self.a), ("b", self.b)):
-                rows = _first_epoch_rows(self._rows[f"{column}_{side}"][picked], column, run)
+                rows = first_epoch_rows(self._rows[f"{column}_{side}"][picked], column, run)
                 taken = getattr(run, source)[what].array  # missing where a row number is -1
                 table[f"{what}_{side}"] = taken.take(rows, allow_fill=True)
         order = np.argsort(table["delta"].to_numpy(), kind="stable")
@@ -137,8 +168,9 @@ class Comparison:
             f" · {len(self.summary)} score{'s' if len(self.summary) != 1 else ''}>"
         )
         lines = [head]
-        for row in self.summary.itertuples(index=False):
-            lines.append(f"  {row.score}: {_row_text(row)}")
+        for row in self.summary.to_dict("records"):
+            where = "".join(f"{c}={row[c]!s} · " for c in self.by)
+            lines.append(f"  {where}{row['score']}: {_row_text(row)}")
         lines.extend(f"  ! {w}" for w in self.warnings)
         return "\n".join(visible(line) for line in lines)  # labels, names: any text
 
@@ -157,15 +189,19 @@ class Comparison:
         return ComparisonPlots(self)
 
 
-def _row_text(row: Any) -> str:
-    if row.n_paired == 0:
+def _row_text(row: Mapping[Any, Any]) -> str:
+    if row["n_paired"] == 0:
         return "no case counted in both runs"
-    return (
-        f"{format_pct(row.mean_a)} → {format_pct(row.mean_b)} ({format_pp(row.delta)}, 95% CI"
-        f" {format_pp_ci(row.ci_low, row.ci_high)}) · {format_p_phrase(row.p_value)}"
-        f" (Holm {format_p(row.p_adjusted)}, {row.test}) · {row.n_paired} paired:"
-        f" {row.improved} improved, {row.regressed} regressed, {row.same} same"
+    text = (
+        f"{format_pct(row['mean_a'])} → {format_pct(row['mean_b'])} ({format_pp(row['delta'])},"
+        f" 95% CI {format_pp_ci(row['ci_low'], row['ci_high'])})"
+        f" · {format_p_phrase(row['p_value'])}"
+        f" (Holm {format_p(row['p_adjusted'])}, {row['test']}) · {row['n_paired']} paired:"
+        f" {row['improved']} improved, {row['regressed']} regressed, {row['same']} same"
     )
+    if row["mde"] == row["mde"]:  # not NaN
+        text += f" · could detect ±{format_pp(row['mde'], signed=False)}"
+    return text
 
 
 # -- choosing the scores ----------------------------------------------------------------------
@@ -211,110 +247,6 @@ def _select(a: RunData, b: RunData, score: ScoreSelection, common: list[str]) ->
 # -- pairing ----------------------------------------------------------------------------------
 
 
-def _case_ids(run: RunData) -> pd.Index:
-    """The run's case ids in input order (the categories of `scores.case_id` when it has them)."""
-    if isinstance(run, RunData):  # its scores table's case_id categories are exactly its ids
-        column = run.scores["case_id"]
-        if isinstance(column.dtype, pd.CategoricalDtype):
-            categories: pd.Index = pd.Index(column.cat.categories)
-            return categories
-    ids: pd.Index = pd.Index(pd.unique(run.cases["case_id"]))  # one per case, not per epoch
-    return ids
-
-
-def _case_values(run: RunData) -> pd.DataFrame:
-    """One row per (case, score) with the case's `value` that a comparison pairs.
-
-    A run's reduced table (each case's epochs reduced by the score's reducer; with one
-    epoch, the counted value); a run-like object without one gives its scores' `counted`.
-    """
-    if isinstance(run, RunData):
-        return run._reduced
-    scores = run.scores
-    return pd.DataFrame(
-        {"case_id": scores["case_id"], "score": scores["score"], "value": scores["counted"]}
-    )
-
-
-def _epochs(run: RunData) -> int:
-    """How many epochs each case of `run` has (1 for a run-like object without epochs)."""
-    return run._results.epochs if isinstance(run, RunData) else 1
-
-
-def _canonical(
-    run: RunData, index: pd.Index, selected: list[str]
-) -> tuple[np.ndarray, np.ndarray] | None:
-    """`_positions` by reshaping, when the case values are in canonical layout over `index`.
-
-    Canonical: `case_id` is a categorical whose categories are `index` (input order) and the
-    rows are case-major with each case's scores in the same order. None when it is not.
-    """
-    scores = _case_values(run)
-    ids, names = scores["case_id"], scores["score"]
-    n = len(index)
-    if not (
-        isinstance(ids.dtype, pd.CategoricalDtype)
-        and isinstance(names.dtype, pd.CategoricalDtype)
-        and n > 0
-        and len(scores) % n == 0
-    ):
-        return None
-    cats = ids.cat.categories
-    if not (cats is index or cats.equals(index)):
-        return None
-    k = len(scores) // n
-    case_codes = ids.cat.codes.to_numpy().reshape(n, k)
-    if not bool((case_codes == np.arange(n)[:, None]).all()):
-        return None
-    score_codes = names.cat.codes.to_numpy().reshape(n, k)
-    first = score_codes[0]
-    if not bool((score_codes == first).all()):
-        return None
-    label = [str(c) for c in names.cat.categories]
-    where = {label[c]: p for p, c in enumerate(first.tolist()) if c >= 0}
-    if len(where) != k or any(name not in where for name in selected):
-        return None
-    cols = np.array([where[name] for name in selected], dtype=np.int64)
-    counted = scores["value"].to_numpy(dtype=np.float64).reshape(n, k)[:, cols]
-    rows = np.arange(n, dtype=np.int64)[:, None] * k + cols[None, :]
-    return counted, rows
-
-
-def _positions(run: RunData, index: pd.Index, selected: list[str]) -> tuple[np.ndarray, np.ndarray]:
-    """Case values and their row numbers in `_case_values(run)`, shaped (cases of `index`,
-    selected)."""
-    fast = _canonical(run, index, selected)
-    if fast is not None:
-        return fast
-    scores = _case_values(run)
-    cat = pd.Categorical(scores["score"])
-    wanted = {name: j for j, name in enumerate(selected)}
-    col_of = np.array([wanted.get(str(c), -1) for c in cat.categories] + [-1], dtype=np.int64)
-    cols = col_of[cat.codes]  # code -1 (missing) picks the trailing -1
-    codes, uniques = pd.factorize(scores["case_id"])
-    case_of = np.append(index.get_indexer(pd.Index(uniques)), -1)
-    case_rows = case_of[codes]
-    keep = np.flatnonzero((cols >= 0) & (case_rows >= 0))
-    counted = np.full((len(index), len(selected)), np.nan)
-    rows = np.full((len(index), len(selected)), -1, dtype=np.int64)
-    counted[case_rows[keep], cols[keep]] = scores["value"].to_numpy(dtype=np.float64)[keep]
-    rows[case_rows[keep], cols[keep]] = keep
-    return counted, rows
-
-
-def _first_epoch_rows(rows: np.ndarray, column: str, run: RunData) -> np.ndarray:
-    """Row numbers of cases (`column="case"`) or case values (`"score"`) as the rows of
-    their first epoch in `run.cases` / `run.scores` (-1 stays -1): what a case view shows."""
-    k = _epochs(run)
-    if k == 1:
-        return rows
-    if column == "case":
-        return np.where(rows >= 0, rows * k, -1)
-    s = len(run.definitions)
-    case, j = np.divmod(rows, max(s, 1))
-    return np.where(rows >= 0, case * k * s + j, -1)
-
-
 def _case_set_warning(a: RunData, b: RunData, only_a: int, only_b: int, shared: int) -> list[str]:
     if only_a == 0 and only_b == 0:
         return []
@@ -324,35 +256,56 @@ def _case_set_warning(a: RunData, b: RunData, only_a: int, only_b: int, shared: 
     ]
 
 
-def compare(a: RunData, b: RunData, *, score: ScoreSelection = None) -> Comparison:
+def compare(
+    a: RunData,
+    b: RunData,
+    *,
+    score: ScoreSelection = None,
+    by: str | Sequence[str] | None = None,
+    cluster: str | bool | None = None,
+) -> Comparison:
     """Compare run `b` with run `a` case by case, with paired statistics.
 
     Cases are aligned by `case_id`; for each score only the cases counted in both runs are
     paired. 0/1 scores get the exact McNemar test and Newcombe's interval for the paired
     difference; other scores a paired sign-flip permutation test and a t interval of the
-    mean delta. p-values are Holm-adjusted across the compared scores.
+    mean delta; clustered cases (`cluster=`) the clustered t test of the deltas. p-values
+    are Holm-adjusted across every row of the summary (docs/comparing.md).
 
     Args:
         a: The reference run.
         b: The run compared with it (delta = b - a).
         score: A score name (or definition, or a list of them). By default the primary score
             of both runs, else their only common score, else every common score.
+        by: A column of the input data (or a list of them): one summary row per (slice,
+            score), slice columns first, in order of first appearance; a missing value is a
+            slice of its own. A case's slice value is read from run a's data, and from run
+            b's for a case only in b (or when a's data lacks the column).
+        cluster: A column of the input data whose cases are not independent (e.g. questions
+            on one passage): each paired test is the clustered t on the cluster-robust SE of
+            the deltas, with C - 1 degrees of freedom, whatever the values (test
+            `"clustered t"`); a case with a missing value is a cluster of its own. None uses
+            run a's `eb.run(cluster=)` (else run b's); False turns it off.
 
     Returns:
         A `Comparison` with `.summary`, `.cases`, `.warnings` and `.regressions()`.
 
     Raises:
-        ConfigurationError: `a` or `b` is not a run, or `score` names a score not in both.
+        ConfigurationError: `a` or `b` is not a run, `score` names a score not in both, or
+            a `by` / `cluster` column is in neither run's data.
 
     Example:
         >>> import pandas as pd, evalbook as eb
-        >>> df = pd.DataFrame({"q": list("abcd"), "expected": list("abcd")})
+        >>> df = pd.DataFrame({"q": list("abcd"), "expected": list("abcd"), "kind": list("xxyy")})
         >>> old = eb.run(df, task=lambda q: "a", scorers=[eb.scorer("exact")(
         ...     lambda output, expected: float(output == expected))], store=None, progress=False)
         >>> new = eb.run(df, task=lambda q: q, scorers=[eb.scorer("exact")(
         ...     lambda output, expected: float(output == expected))], store=None, progress=False)
         >>> eb.compare(old, new).summary[["score", "mean_a", "mean_b", "delta"]].to_dict("records")
         [{'score': 'exact', 'mean_a': 0.25, 'mean_b': 1.0, 'delta': 0.75}]
+        >>> by_kind = eb.compare(old, new, by="kind").summary
+        >>> by_kind[["kind", "delta", "small"]].to_dict("list")
+        {'kind': ['x', 'y'], 'delta': [0.5, 1.0], 'small': [True, True]}
     """
     for side, run in (("a", a), ("b", b)):
         if not isinstance(run, RunData) and not all(
@@ -367,7 +320,7 @@ def compare(a: RunData, b: RunData, *, score: ScoreSelection = None) -> Comparis
     common = [n for n in names_a if n in names_b]
     selected = _select(a, b, score, common)
 
-    ids_a, ids_b = _case_ids(a), _case_ids(b)
+    ids_a, ids_b = case_ids(a), case_ids(b)
     same_ids = ids_a is ids_b or ids_a.equals(ids_b)
     if same_ids:  # the common case: no hashing of ids needed
         index, b_only, shared = ids_a, ids_b[:0], len(ids_a)
@@ -376,8 +329,10 @@ def compare(a: RunData, b: RunData, *, score: ScoreSelection = None) -> Comparis
         b_only = ids_b[ids_a.get_indexer(ids_b) < 0]
         index = ids_a.append(b_only)
         shared = int(in_a.sum())
+    n_a = len(ids_a)
+    index_b = np.arange(len(index)) if same_ids else ids_b.get_indexer(index)
 
-    warnings = _case_set_warning(a, b, len(ids_a) - shared, len(b_only), shared)
+    warnings = _case_set_warning(a, b, n_a - shared, len(b_only), shared)
     warnings += primary_warning(a, b)
     warnings += definition_warnings(a, b, common)
     only = (
@@ -393,19 +348,54 @@ def compare(a: RunData, b: RunData, *, score: ScoreSelection = None) -> Comparis
     if not common:
         warnings.append("The runs have no score in common, so nothing is compared.")
 
-    va, ra = _positions(a, index, selected)
-    vb, rb = _positions(b, index, selected)
+    va, ra = positions(a, index, selected)
+    vb, rb = positions(b, index, selected)
     has_a, has_b = ~np.isnan(va), ~np.isnan(vb)
     both = has_a & has_b
 
+    by_names = [] if by is None else [by] if isinstance(by, str) else list(by)
+    column, cluster_note = cluster_column(a, b, cluster)
+    warnings += cluster_note
+    frame = case_frame(a, b, index, index_b, by_names, "by=")
+    # the runs' default may be missing from their data (a loaded run): then it is said
+    wanted = case_frame(
+        a, b, index, index_b, [column] if column else [], "cluster=", optional=cluster is None
+    )
+    if column is not None and column not in wanted.columns:
+        warnings.append(
+            f"The runs are clustered by {column!r} (eb.run(cluster=)), but neither run's data "
+            "has that column (loaded without data.parquet?), so the tests are not clustered."
+        )
+        column = None
+    clusters = None if column is None else cluster_codes(wanted, column, len(index))
+    if by is not None:
+        slices = slices_of(frame, by, len(index), SUMMARY_COLUMNS)
+        codes, keys = slices.codes, slices.keys
+        by_names = [str(c) for c in keys.columns]
+    else:
+        codes, keys = np.zeros(len(index), dtype=np.int64), pd.DataFrame(index=pd.RangeIndex(1))
+
     labels = {d.name: d.display_label() for d in a.definitions}
-    results: list[PairedResult] = []
+    overall: dict[str, PairedResult] = {}
     for j, name in enumerate(selected):
-        pair = both[:, j]
-        results.append(paired(va[pair, j], vb[pair, j]))
-        if not pair.any():
+        rows_j = np.flatnonzero(both[:, j])
+        overall[name] = paired(va[rows_j, j], vb[rows_j, j], clusters=_at(clusters, rows_j))
+        if rows_j.size == 0:
             warnings.append(f"Score {name!r} has no case counted in both runs.")
-    summary = _summary_table(selected, labels, results)
+    if by is None:
+        results = [overall[name] for name in selected]
+    else:  # slice-major: each slice's cases in input order, then each score
+        order = np.argsort(codes, kind="stable")
+        bounds = np.searchsorted(codes[order], np.arange(len(keys) + 1))
+        results = []
+        for k in range(len(keys)):
+            rows_k = order[bounds[k] : bounds[k + 1]]
+            for j in range(len(selected)):
+                rows_kj = rows_k[both[rows_k, j]]
+                results.append(
+                    paired(va[rows_kj, j], vb[rows_kj, j], clusters=_at(clusters, rows_kj))
+                )
+    summary = _summary_table(selected, labels, results, keys)
 
     # the rows counted in a run or both: case-major, i.e. input order, then score order
     n_sel = len(selected)
@@ -440,41 +430,74 @@ def compare(a: RunData, b: RunData, *, score: ScoreSelection = None) -> Comparis
         },
         columns=CASE_COLUMNS,
     )
-    n_a = len(ids_a)
+    if by is not None:
+        slice_of_row = codes[case_i]
+        for name in keys.columns:
+            cases[name] = keys[name].array.take(slice_of_row)
+    warnings += failed_warnings(a, b, index, index_b, n_a, has_a, has_b)
     rows = {
         "case_a": np.where(case_i < n_a, case_i, -1),
-        "case_b": case_i.copy() if same_ids else ids_b.get_indexer(index)[case_i],
+        "case_b": index_b[case_i],
         "score_a": ra.reshape(-1)[flat].copy(),
         "score_b": rb.reshape(-1)[flat].copy(),
     }
     return Comparison(
-        a, b, summary=summary, cases=cases, warnings=warnings, shared_cases=shared, rows=rows
+        a,
+        b,
+        summary=summary,
+        cases=cases,
+        warnings=warnings,
+        shared_cases=shared,
+        rows=rows,
+        selected=selected,
+        by=by_names,
+        cluster=column,
+        overall=overall,
     )
 
 
+def _at(clusters: np.ndarray | None, rows: np.ndarray) -> np.ndarray | None:
+    return None if clusters is None else clusters[rows]
+
+
 def _summary_table(
-    selected: list[str], labels: Mapping[str, str], results: list[PairedResult]
+    selected: list[str],
+    labels: Mapping[str, str],
+    results: list[PairedResult],
+    keys: pd.DataFrame,
 ) -> pd.DataFrame:
+    """The summary rows: for each slice (a row of `keys`), each selected score."""
+    n_slices = len(keys)
+    names = selected * n_slices
     p = np.array([r.p_value for r in results], dtype=np.float64)
+    n_paired = np.array([r.n_paired for r in results], dtype=np.int64)
     table = pd.DataFrame(
         {
-            "score": pd.Categorical(selected, categories=pd.Index(selected)),
-            "label": pd.Series([labels.get(n, n) for n in selected], dtype=object),
+            "score": pd.Categorical(names, categories=pd.Index(selected)),
+            "label": pd.Series([labels.get(n, n) for n in names], dtype=object),
             "mean_a": [r.mean_a for r in results],
             "mean_b": [r.mean_b for r in results],
             "delta": [r.delta for r in results],
             "ci_low": [r.ci_low for r in results],
             "ci_high": [r.ci_high for r in results],
             "p_value": p,
-            "p_adjusted": holm(p),
-            "n_paired": np.array([r.n_paired for r in results], dtype=np.int64),
+            "p_adjusted": holm(p),  # across every (slice, score) row
+            "n_paired": n_paired,
             "improved": np.array([r.improved for r in results], dtype=np.int64),
             "regressed": np.array([r.regressed for r in results], dtype=np.int64),
             "same": np.array([r.same for r in results], dtype=np.int64),
             "test": pd.Series([r.test for r in results], dtype=object),
+            "rho": [r.rho for r in results],
+            "mde": [r.mde for r in results],
+            "n_clusters": np.array([r.n_clusters for r in results], dtype=np.int64),
+            "small": n_paired < SMALL,
         },
         columns=SUMMARY_COLUMNS,
     )
-    for col in ("mean_a", "mean_b", "delta", "ci_low", "ci_high"):
+    for col in ("mean_a", "mean_b", "delta", "ci_low", "ci_high", "rho", "mde"):
         table[col] = table[col].astype(np.float64)
+    if len(keys.columns):  # the slice columns first, each slice's value on its scores' rows
+        repeated = np.repeat(np.arange(n_slices), len(selected))
+        front = pd.DataFrame({c: keys[c].array.take(repeated) for c in keys.columns})
+        table = pd.concat([front, table], axis=1)
     return table

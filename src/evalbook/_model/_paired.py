@@ -320,10 +320,10 @@ def clustered_t(
     whole range [-1, 1] and p = 1 (no evidence either way), as `t_ci` does for one value.
 
     Example:
-        >>> d = np.array([0.0, 1.0, 1.0, 0.0, 1.0, 1.0])
-        >>> low, high, p, se, c = clustered_t(d, np.array([0, 0, 1, 1, 2, 2]))
-        >>> c, round(se, 6)
-        (3, 0.0)
+        >>> d = np.array([0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0])
+        >>> low, high, p, se, c = clustered_t(d, np.array([0, 0, 1, 1, 2, 2, 3, 3]))
+        >>> c, round(se, 4), round(p, 4), high
+        (4, 0.2041, 0.0917, 1.0)
     """
     d = np.asarray(deltas, dtype=np.float64)
     se, c = cluster_se(d, clusters)
