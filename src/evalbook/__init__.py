@@ -10,6 +10,7 @@ from ._api._eval import Eval
 from ._api._run import Run
 from ._compare._compare import Comparison, compare
 from ._compare._leaderboard import leaderboard
+from ._compare._power import mde, sample_size
 from ._errors import ConfigurationError, ScorerSignatureError, SkipScore
 from ._judges._clients import openai_client
 from ._judges._judge import judge
@@ -42,12 +43,14 @@ __all__ = [
     "leaderboard",
     "load_ipython_extension",
     "load_run",
+    "mde",
     "mean_of",
     "openai_client",
     "pass_at",
     "pass_hat",
     "run",
     "runs",
+    "sample_size",
     "scorer",
     "show",
 ]
