@@ -1,9 +1,10 @@
 """Static HTML of a comparison, from its documented attributes only (docs/comparing.md).
 
 `Comparison.summary`: `score, label, mean_a, mean_b, delta, ci_low, ci_high, p_value,
-p_adjusted, n_paired, improved, regressed, same, test`; `Comparison.cases`: `case_id, score, a,
-b, delta, change`; `Comparison.warnings`: `list[str]`. The two runs' names are read from `.a`
-and `.b` when the object has them.
+p_adjusted, n_paired, improved, regressed, same, test` and, when present, `mde` (shown as
+"could detect ±X pp"), `n_clusters`, `small`, and slice columns before `score` (with `by=`);
+`Comparison.cases`: `case_id, score, a, b, delta, change`; `Comparison.warnings`: `list[str]`.
+The two runs' names are read from `.a` and `.b` when the object has them.
 """
 
 from __future__ import annotations
@@ -16,7 +17,39 @@ from .._util._fmt import format_num, format_p, format_p_phrase, format_pct, form
 from .._util._text import visible
 from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, is_missing, root
 
-__all__ = ["comparison_html", "comparison_names", "comparison_text", "warnings_html"]
+__all__ = [
+    "comparison_html",
+    "comparison_names",
+    "comparison_text",
+    "power_text",
+    "slice_columns",
+    "underpowered",
+    "warnings_html",
+]
+
+
+def slice_columns(summary: pd.DataFrame) -> list[str]:
+    """The slice columns of a comparison's summary (`compare(by=...)`): those before `score`."""
+    columns = [str(c) for c in summary.columns]
+    return columns[: columns.index("score")] if "score" in columns else []
+
+
+def underpowered(row: Any) -> bool:
+    """Whether a summary row's CI straddles zero while its mde exceeds the observed |delta|:
+    "no difference seen" here says little, the comparison could not have seen one this size."""
+    if "mde" not in row:
+        return False
+    lo, hi, delta, mde = (row[k] for k in ("ci_low", "ci_high", "delta", "mde"))
+    if any(is_missing(v) for v in (lo, hi, delta, mde)):
+        return False
+    return float(lo) < 0 < float(hi) and float(mde) > abs(float(delta))
+
+
+def power_text(row: Any) -> str:
+    """`could detect ±6.1 pp` from a summary row's mde ("" when it has none)."""
+    if "mde" not in row or is_missing(row["mde"]):
+        return ""
+    return f"could detect ±{format_pp(row['mde'], signed=False)}"
 
 
 def comparison_names(comp: Any) -> tuple[str, str]:
@@ -54,7 +87,15 @@ def _delta_color(row: Any) -> str:
     return "inherit"
 
 
-def _score_row(row: Any, name_a: str, name_b: str) -> str:
+def _slice_title(row: Any, by: list[str]) -> str:
+    """`topic = math · level = 2` before a sliced row's label (escaped), or ""."""
+    if not by:
+        return ""
+    parts = " · ".join(f"{esc(c)} = {'—' if is_missing(row[c]) else esc(row[c])}" for c in by)
+    return f'<span style="{MUTED}; font-weight: 400">{parts} ·</span> '
+
+
+def _score_row(row: Any, name_a: str, name_b: str, by: list[str] | None = None) -> str:
     label, name = str(row["label"]), str(row["score"])
     sub = f' <span style="{MUTED}; font-size: 11px">{esc(name)}</span>' if label != name else ""
     p = format_p_phrase(row["p_value"])
@@ -68,14 +109,27 @@ def _score_row(row: Any, name_a: str, name_b: str) -> str:
     )
     ci = format_pp_ci(row["ci_low"], row["ci_high"])
     ci_text = f"95% CI {ci}" if ci else ""
+    power = power_text(row)
+    power_html = f'<span data-evalbook="mde" style="{MUTED}">{esc(power)}</span>' if power else ""
+    flags = ""
+    if underpowered(row):
+        flags += badge(
+            "underpowered",
+            "warning",
+            title="the CI includes 0 and the smallest detectable change exceeds the observed "
+            "one: more paired cases are needed to tell",
+        )
+    if "small" in row and not is_missing(row["small"]) and bool(row["small"]):
+        flags += badge("small slice", "warning", title="fewer than 10 paired cases")
     inner = (
-        f'<div style="font-weight: 600">{esc(label)}{sub}</div>'
+        f'<div style="font-weight: 600">{_slice_title(row, by or [])}{esc(label)}{sub}'
+        f"{' ' + flags if flags else ''}</div>"
         f'<div style="display: flex; gap: 14px; align-items: baseline; flex-wrap: wrap">'
         f'<span>{esc(format_pct(row["mean_a"]))} <span style="{MUTED}">({esc(name_a)})</span> → '
         f'{esc(format_pct(row["mean_b"]))} <span style="{MUTED}">({esc(name_b)})</span></span>'
         f'<span style="font-size: 18px; font-weight: 650; color: {_delta_color(row)}">'
         f"{esc(format_pp(row['delta']))}</span>"
-        f'<span style="{MUTED}">{esc(ci_text)}</span></div>'
+        f'<span style="{MUTED}">{esc(ci_text)}</span>{power_html}</div>'
         f'<div style="{MUTED}; font-size: 12px">{esc(p)} · {format_num(row["n_paired"])} paired'
         f"{esc(test)}</div><div>{counts}</div>"
     )
@@ -117,13 +171,15 @@ def comparison_html(comp: Any) -> str:
     name_a, name_b = comparison_names(comp)
     summary: pd.DataFrame = comp.summary
     cases: pd.DataFrame = comp.cases
+    by = slice_columns(summary)
     head = (
         f'<div style="margin-bottom: 8px"><span style="font-weight: 650; font-size: 15px">'
         f"{esc(name_a)} → {esc(name_b)}</span> "
-        f'<span style="{MUTED}">· comparison of {len(summary)} score'
-        f"{'s' if len(summary) != 1 else ''}</span></div>"
+        f'<span style="{MUTED}">· comparison of {len(summary)} '
+        f"{'(slice, score) row' if by else 'score'}{'s' if len(summary) != 1 else ''}"
+        f"{' by ' + esc(', '.join(by)) if by else ''}</span></div>"
     )
-    rows = "".join(_score_row(r, name_a, name_b) for _, r in summary.iterrows())
+    rows = "".join(_score_row(r, name_a, name_b, by) for _, r in summary.iterrows())
     if not rows:
         rows = f'<div style="{MUTED}">No score in common.</div>'
     regressions = regressions_html(cases)
@@ -141,11 +197,18 @@ def comparison_text(comp: Any) -> str:
     name_a, name_b = comparison_names(comp)
     lines = [f"<Comparison {name_a} → {name_b}>"]
     lines += [f"  ⚠ {w}" for w in comp.warnings]
+    by = slice_columns(comp.summary)
     for _, r in comp.summary.iterrows():
+        where = "".join(f"{c}={'—' if is_missing(r[c]) else r[c]} · " for c in by)
+        power = power_text(r)
+        flags = ("  underpowered" if underpowered(r) else "") + (
+            "  small slice" if "small" in r and not is_missing(r["small"]) and r["small"] else ""
+        )
         lines.append(
-            f"  {r['score']}: {format_pct(r['mean_a'])} → {format_pct(r['mean_b'])}  "
+            f"  {where}{r['score']}: {format_pct(r['mean_a'])} → {format_pct(r['mean_b'])}  "
             f"Δ {format_pp(r['delta'])} {format_pp_ci(r['ci_low'], r['ci_high'])}"
+            f"{'  ' + power if power else ''}"
             f"  {format_p_phrase(r['p_value'])}  improved {int(r['improved'])} · regressed "
-            f"{int(r['regressed'])} · same {int(r['same'])}"
+            f"{int(r['regressed'])} · same {int(r['same'])}{flags}"
         )
     return "\n".join(visible(line) for line in lines)  # names, labels, warnings: any text
