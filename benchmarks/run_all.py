@@ -34,6 +34,7 @@ FULL = [
     ["bench_store.py", "--sleep-ms", "1"],
     ["bench_scale.py"],
     ["bench_epochs.py"],
+    ["bench_slices.py"],
     ["bench_import.py"],
 ]
 QUICK = [
@@ -41,6 +42,7 @@ QUICK = [
     ["bench_store.py", "--cases", "200", "--rounds", "1"],
     ["bench_scale.py", "--cases", "2000", "--scores", "3"],
     ["bench_epochs.py", "--n", "100", "--rounds", "1", "--cases", "2000"],
+    ["bench_slices.py", "--cases", "2000", "--scores", "3", "--slices", "5", "--repeats", "1"],
     ["bench_import.py", "--repeats", "1"],
 ]
 PEERS = ("inspect_ai", "braintrust", "deepeval")

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import importlib.util
 import itertools
+from pathlib import Path
+from types import ModuleType
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -72,3 +76,41 @@ def test_degenerate_samples_get_wilson_of_the_mean_over_c(n: int) -> None:
 def test_degenerate_intervals_narrow_with_more_values() -> None:
     widths = [np.subtract(*mean_ci(np.full(n, 0.5))[:0:-1]) for n in (1, 4, 33, 1000)]
     assert all(a > b for a, b in itertools.pairwise(widths))
+
+
+SCRIPT = Path(__file__).resolve().parents[2] / "benchmarks" / "sim_cluster_coverage.py"
+
+
+def _script() -> ModuleType:
+    spec = importlib.util.spec_from_file_location("sim_cluster_coverage", SCRIPT)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+@pytest.mark.parametrize(("clusters", "per"), [(20, 10), (50, 4)])
+def test_clustered_ci_covers_and_the_plain_one_does_not(
+    clusters: int, per: int, record_property: Any
+) -> None:
+    """A bounded form of benchmarks/sim_cluster_coverage.py (300 sims, strong correlation)."""
+    got = _script().simulate(300, clusters, per, icc=0.3, seed=5)
+    figure = f"{clusters}x{per} icc 0.3: plain {got.plain:.1%}, clustered {got.clustered:.1%}"
+    record_property("coverage", figure)
+    # 300 sims: a Monte Carlo sd of about 1.3 points around 95 %
+    assert 0.90 <= got.clustered <= 0.99
+    assert got.plain < 0.90 and got.plain < got.clustered - 0.05
+
+
+def test_the_simulated_intervals_are_what_summary_gives_on_a_real_run() -> None:
+    rng = np.random.default_rng(11)
+    p = np.repeat(rng.beta(1.4, 0.93, 20), 10)
+    values = list((rng.random(200) < p) * 1.0)
+    passage = [f"p{i // 10}" for i in range(200)]
+    run = _run(values, passage)
+    x = np.array(values)
+    group = np.zeros(200, np.int64)
+    plain = grouped_ci(x, group, 1)
+    clustered = grouped_ci(x, group, 1, np.arange(200) // 10)
+    for got, want in ((run.summary(), plain), (run.summary(cluster="passage"), clustered)):
+        assert (got["ci_low"].iloc[0], got["ci_high"].iloc[0]) == (want.low[0], want.high[0])
