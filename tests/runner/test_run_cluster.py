@@ -86,3 +86,17 @@ def test_a_clustered_run_without_its_column_warns_and_is_not_clustered() -> None
     run.__dict__.pop("_summary", None)
     with pytest.warns(RuntimeWarning, match="clustered by 'passage'.*not clustered"):
         assert run.summary()["n_clusters"].iloc[0] == 6
+
+
+def test_a_rescore_keeps_the_source_runs_cluster() -> None:
+    run = eb.run(
+        _data(),
+        task=lambda i: i,
+        scorers=[_scorer()],
+        cluster="passage",
+        store=None,
+        progress=False,
+    )
+    again = run.rescore(scorers=[eb.scorer("t")(lambda output: 1.0)])
+    assert again.options["cluster"] == "passage"
+    assert again.summary()["n_clusters"].tolist() == [3, 3]

@@ -70,6 +70,8 @@ async def arescore(
     store = source.path.parent if source.path is not None else None
     if k > 1:
         recorded["epochs"] = k
+    if source.options.get("cluster") is not None:  # the same cases: clustered as the source
+        recorded["cluster"] = source.options["cluster"]
     options = dataclasses.replace(options, epochs=k)  # a rescore keeps the source's epochs
     check_epochs(plan.definitions, k)
     prepared = prepare(plan, source.data, run_name, recorded, store=store, epochs=k)
