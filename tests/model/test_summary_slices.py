@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 import evalbook as eb
 from evalbook._errors import ConfigurationError
-from evalbook._model._stats import mean_ci
+from evalbook._model._stats import mean_ci, wilson
 
 
 def _run(values: dict[str, list[float | None]], data: pd.DataFrame, epochs: int = 1) -> eb.Run:
@@ -106,3 +106,32 @@ def test_slice_means_stay_in_range_and_counts_add_up(rows: list[tuple[str, float
     assert ((got["ci_low"].dropna() >= 0) & (got["ci_high"].dropna() <= 1)).all()
     for col in ("n_cases", "counted", "zeroed", "excluded", "unscored", "errors", "n_clusters"):
         assert got[col].sum() == whole[col].iloc[0]
+
+
+def test_slice_means_and_counts_are_a_pandas_groupby() -> None:
+    rng = np.random.default_rng(9)
+    n = 80
+    data = pd.DataFrame({"topic": rng.choice(["q", "p", "r", "s"], n)})
+    vals = {"a": list(rng.random(n).round(1)), "b": [None if v < 0.2 else v for v in rng.random(n)]}
+    run = _run(vals, data)
+    got = run.summary(by="topic").set_index(["topic", "score"])
+    topic = data["topic"].to_numpy()
+    red = run.reduced().assign(topic=np.repeat(topic, 2))
+    want = red.groupby(["topic", "score"], observed=True)["value"].agg(["mean", "count"])
+    long = run.scores.assign(topic=np.repeat(topic, 2))
+    counted = long.groupby(["topic", "score"], observed=True)["counted"].count()
+    unscored = (long["status"] == "unscored").groupby([long.topic, long.score], observed=True).sum()
+    for key, row in want.iterrows():
+        assert got.loc[key, "mean"] == pytest.approx(row["mean"])
+        assert got.loc[key, "n_clusters"] == row["count"]
+        assert got.loc[key, "counted"] == counted[key]
+        assert got.loc[key, "unscored"] == unscored[key]
+
+
+def test_slices_with_cluster_count_each_slices_clusters() -> None:
+    data = pd.DataFrame({"t": ["a", "a", "a", "b", "b", "b"], "p": ["x", "x", "y", "z", "z", "z"]})
+    got = _run({"s": [1.0, 0.0, 0.5, 1.0, 1.0, 0.0]}, data).summary(by="t", cluster="p")
+    assert got["n_clusters"].tolist() == [2, 1]
+    # slice b is one cluster: the degenerate rule, Wilson of its mean over one trial
+    b = got.iloc[1]
+    assert (b["ci_low"], b["ci_high"]) == pytest.approx(wilson(b["mean"], 1))
