@@ -15,7 +15,14 @@ import pytest
 from scipy import stats
 
 from evalbook._model._paired import paired
-from evalbook._model._permutation import EXACT_MAX, exact_p, grid_p, saddle_p, sign_flip_p
+from evalbook._model._permutation import (
+    EXACT_MAX,
+    exact_p,
+    grid_p,
+    saddle_p,
+    sign_flip_p,
+    split_p,
+)
 
 _GRADES = np.array([-1.0, -0.75, -0.5, -0.25, 0.25, 0.5, 0.75, 1.0])
 
@@ -85,8 +92,20 @@ def test_saddle_point_error_at_the_switch_size() -> None:
                 exact, approx = exact_p(d), float(sign_flip_p(d[None, :])[0])
                 worst_abs = max(worst_abs, abs(approx - exact))
                 worst_rel = max(worst_rel, abs(approx - exact) / exact)
-    assert worst_abs < 0.004
+    assert worst_abs < 5e-4
     assert worst_rel < 0.02
+
+
+def test_a_few_dominant_deltas_are_enumerated() -> None:
+    # a smooth approximation of a lumpy distribution is off by ~0.2 here; the split is not
+    rng = np.random.default_rng(19)
+    for _ in range(4):
+        d = np.concatenate([rng.normal(0.0, 0.02, EXACT_MAX - 1), [0.9, -0.8, 0.7]])
+        exact = exact_p(d)
+        assert split_p(d[None, :])[0] == pytest.approx(exact, abs=1e-4)
+        assert sign_flip_p(d[None, :])[0] == pytest.approx(exact, abs=1e-4)
+    heavy = np.clip(rng.standard_t(2, EXACT_MAX + 1) * 0.1, -1, 1)
+    assert sign_flip_p(heavy[None, :])[0] == pytest.approx(exact_p(heavy), abs=5e-4)
 
 
 def test_lattice_saddle_point_is_close_to_the_grid_convolution() -> None:
@@ -115,7 +134,8 @@ def test_far_tail_has_no_floor() -> None:
     c = rng.normal(0.3, 0.3, EXACT_MAX + 1)  # continuous, p ~ 1e-9
     exact = exact_p(c)
     assert exact < 1e-6
-    assert sign_flip_p(c[None, :])[0] == pytest.approx(exact, rel=0.03)
+    # the order of magnitude, not its digits: 2**-35 atoms are still visible this far out
+    assert sign_flip_p(c[None, :])[0] == pytest.approx(exact, rel=0.25)
 
 
 def test_rows_are_independent_and_zero_rows_get_one() -> None:

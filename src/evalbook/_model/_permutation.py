@@ -23,7 +23,7 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["EXACT_MAX", "GRID_STEPS", "exact_p", "grid_p", "saddle_p", "sign_flip_p"]
+__all__ = ["EXACT_MAX", "GRID_STEPS", "exact_p", "grid_p", "saddle_p", "sign_flip_p", "split_p"]
 
 Floats = NDArray[np.float64]
 
@@ -32,6 +32,9 @@ GRID_STEPS = 100  # a grid is looked for with steps min|d| / j, j = 1..GRID_STEP
 _GRID_TOL = 1e-7  # |d| / g within this of a whole number: on the grid (floats of 0.1 * k)
 _SMALL_W = 1e-3  # below, Lugannani-Rice cancels; the normal limit is exact to ~1e-9 there
 _GRID_WORK = 20_000_000  # grid convolution when m x (sum of |d| / g) is at most this
+_SPLIT_MAX = 6  # the largest |d| enumerated exactly around the saddle point: 2**6 offsets
+_SPLIT_WORK = 2_048  # ... fewer when 2**r x m would pass this (r = 0 from m = 2,048)
+_ROWS_WORK = 2_000_000  # matrix elements per batch of the split (bounds memory)
 _NEWTON = 100  # iterations at most; the safeguarded Newton step converges in ~10
 
 
@@ -115,8 +118,9 @@ def _upper_tail(a: Floats, s: Floats, h: Floats) -> Floats:
             step = t - f / k2
         mid = np.where(np.isinf(hi), 2.0 * lo + 1.0, (lo + hi) / 2.0)
         new = np.where((step > lo) & (step < hi), step, mid)
-        done = np.abs(new - t) <= 1e-15 * np.abs(t)
-        t = new
+        # converged: K' matches to float resolution, or the step no longer moves t
+        done = (np.abs(f) <= 1e-13 * top) | (np.abs(new - t) <= 1e-12 * np.abs(t))
+        t = np.where(done, t, new)
         if bool(done.all()):
             break
     th = np.tanh(t[:, None] * a)
@@ -131,6 +135,7 @@ def _upper_tail(a: Floats, s: Floats, h: Floats) -> Floats:
     out = np.where(w < _SMALL_W, near, lr)
     # the largest possible sum: only the all-plus assignment reaches it
     out = np.where(s >= top - _tol(a), np.ldexp(1.0, -(a > 0).sum(axis=1)), out)
+    out = np.where(s > top + _tol(a), 0.0, out)  # beyond the largest sum (a split's offset)
     return np.asarray(np.where(point <= 0.0, 0.5, out), dtype=np.float64)
 
 
@@ -169,6 +174,48 @@ def grid_p(k: NDArray[np.int64], observed: int) -> float:
     lo = (total - observed) // 2
     tail = float(dist[hi:].sum()) + float(dist[: lo + 1].sum())
     return min(1.0, tail / float(dist.sum()))
+
+
+def _tail_at(rest: Floats, x: Floats) -> Floats:
+    """P[S >= x] for S = sum(e_i rest_i), one row of `rest` per value of `x` (continuous)."""
+    ax = np.abs(x)
+    pos = ax > _tol(rest)
+    t = _upper_tail(rest, np.where(pos, ax, 1.0), np.zeros(x.size))
+    return np.asarray(np.where(pos, np.where(x > 0, t, 1.0 - t), 0.5), dtype=np.float64)
+
+
+def split_p(d: Floats) -> Floats:
+    """Saddle-point p-values with the r largest |d| of each row enumerated exactly.
+
+    p = mean over the 2**r signed sums o of those r deltas of P[S' >= s - o] + P[S' >= s + o],
+    S' the sum over the other deltas (saddle point). A few dominant deltas make the
+    permutation distribution lumpy, which no smooth approximation follows; enumerating them
+    leaves a smoother rest. r = min(6, log2(2048 / m)): 5 at m = 35, 0 from m = 2,048 on.
+
+    Example:
+        >>> d = np.r_[np.linspace(0.005, 0.03, 40), 0.9, -0.8][None, :]
+        >>> round(float(split_p(d)[0]), 3) == round(exact_p(d[0]), 3)
+        True
+    """
+    d = np.atleast_2d(np.asarray(d, dtype=np.float64))
+    rows, m = d.shape
+    r = max(0, min(_SPLIT_MAX, math.floor(math.log2(_SPLIT_WORK / max(1, m)))))
+    if r == 0:
+        return saddle_p(d, np.zeros(rows))
+    a = -np.sort(-np.abs(d), axis=1)
+    s = np.abs(d.sum(axis=1))
+    bits = (np.arange(2**r)[:, None] >> np.arange(r)[None, :]) & 1
+    offsets = a[:, :r] @ (1.0 - 2.0 * bits).T  # (rows, 2**r)
+    rest = a[:, r:]
+    out = np.empty(rows)
+    chunk = max(1, _ROWS_WORK // (2 ** (r + 1) * max(1, m - r)))
+    for start in range(0, rows, chunk):
+        sl = slice(start, start + chunk)
+        x = np.concatenate([s[sl, None] - offsets[sl], s[sl, None] + offsets[sl]], axis=1)
+        tails = _tail_at(np.repeat(rest[sl], x.shape[1], axis=0), x.ravel())
+        out[sl] = tails.reshape(x.shape).sum(axis=1) / 2**r  # both tails: a sum
+    zero = s <= _tol(d)
+    return np.asarray(np.where(zero, 1.0, np.minimum(1.0, out)), dtype=np.float64)
 
 
 def saddle_p(d: Floats, grid: Floats | None = None) -> Floats:
@@ -239,7 +286,10 @@ def sign_flip_p(deltas: Floats) -> Floats:
     p = np.array([f[0] for f in found])
     out[large] = p
     rest = np.isnan(p)
-    if rest.any():
-        steps = np.array([f[1] for f in found])[rest]
-        out[large[rest]] = saddle_p(d[large[rest]], steps)
+    steps = np.array([f[1] for f in found])
+    lattice, smooth = rest & (steps > 0), rest & (steps == 0)
+    if lattice.any():
+        out[large[lattice]] = saddle_p(d[large[lattice]], steps[lattice])
+    if smooth.any():
+        out[large[smooth]] = split_p(d[large[smooth]])
     return out
