@@ -4,6 +4,7 @@ flagged, slice columns on the cases; and the warning about cases lost to errors.
 from __future__ import annotations
 
 import math
+import time
 
 import numpy as np
 import pandas as pd
@@ -151,3 +152,34 @@ def test_cases_lost_to_errors_are_one_sentence_per_side() -> None:
         back.warnings
     )
     assert not [w for w in eb.compare(good, good).warnings if "errored" in w]
+
+
+def test_cases_lost_to_timeouts_are_counted_with_the_errors() -> None:
+    df = pd.DataFrame({"q": range(8)})
+
+    def slow(q: int) -> int:
+        if q == 0:
+            raise RuntimeError("boom")
+        if q in (1, 2):
+            time.sleep(1.0)
+        return q
+
+    ok = eb.scorer("ok")(lambda output: float(output % 2))
+    kw = {"scorers": [ok], "store": None, "progress": False}
+    good = eb.run(df, task=lambda q: q, name="good", **kw)
+    bad = eb.run(df, task=slow, name="bad", timeout=0.2, **kw)
+    warning = (
+        "3 cases errored or timed out in b ('bad') (1 errored, 2 timed out) and are counted "
+        "only in a (only_a), not paired."
+    )
+    assert warning in eb.compare(good, bad).warnings
+
+
+def test_run_cluster_option_is_the_comparisons_default() -> None:
+    df = _data().assign(passage=np.repeat(np.arange(12), 5))
+    kw = {"task": lambda x: x, "store": None, "progress": False, "cluster": "passage"}
+    old = eb.run(df, scorers=[eb.scorer("hit")(lambda output, y: float(output > y))], **kw)
+    new = eb.run(df, scorers=[eb.scorer("hit")(lambda output, y: float(output + 0.2 > y))], **kw)
+    cmp = eb.compare(old, new, by="topic")
+    assert cmp.cluster == "passage" and set(cmp.summary["test"]) == {"clustered t"}
+    assert cmp.summary["n_clusters"].max() <= 12
