@@ -35,6 +35,7 @@ FULL = [
     ["bench_scale.py"],
     ["bench_epochs.py"],
     ["bench_slices.py"],
+    ["bench_compare_slices.py"],
     ["bench_import.py"],
 ]
 QUICK = [
@@ -43,6 +44,17 @@ QUICK = [
     ["bench_scale.py", "--cases", "2000", "--scores", "3"],
     ["bench_epochs.py", "--n", "100", "--rounds", "1", "--cases", "2000"],
     ["bench_slices.py", "--cases", "2000", "--scores", "3", "--slices", "5", "--repeats", "1"],
+    [
+        "bench_compare_slices.py",
+        "--cases",
+        "2000",
+        "--scores",
+        "3",
+        "--slices",
+        "4",
+        "--repeats",
+        "1",
+    ],
     ["bench_import.py", "--repeats", "1"],
 ]
 PEERS = ("inspect_ai", "braintrust", "deepeval")
