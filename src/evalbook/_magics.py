@@ -41,8 +41,8 @@ __all__ = ["load_ipython_extension", "task_from_cell"]
 # each line subcommand: its fewest and most words, its usage
 _SUBCOMMANDS = {
     "runs": (0, 1, "%eval runs [STORE]"),
-    "show": (1, 1, "%eval show RUN"),
-    "compare": (2, 2, "%eval compare A B [--score NAME]"),
+    "show": (1, 1, "%eval show RUN [--by COL] [--cluster COL]"),
+    "compare": (2, 2, "%eval compare A B [--score NAME] [--by COL] [--cluster COL]"),
     "export": (2, 2, "%eval export RUN PATH"),
 }
 _CELL_ONLY = ("scorers", "scores", "name", "concurrency", "attempts", "epochs", "timeout", "as_")
@@ -149,6 +149,18 @@ def _split(names: str | None) -> list[str]:
     return [n.strip() for n in (names or "").split(",") if n.strip()]
 
 
+# A slice with fewer counted cases (or clusters) than this is flagged `small` (as the CLI).
+SMALL = 10
+
+
+def sliced_summary(run: Run, by: list[str] | None, cluster: str | None) -> pd.DataFrame:
+    """`run.summary(by=, cluster=)` with a `small` column: fewer than 10 counted cases in
+    the slice (`n_clusters`, so fewer than 10 clusters with `cluster`)."""
+    summary = run.summary(by=by, cluster=cluster)
+    summary["small"] = summary["n_clusters"].to_numpy() < SMALL
+    return summary
+
+
 @magics_class
 class EvalMagics(Magics):
     """`%eval runs|show|compare|export ...` and the `%%eval DATA ...` cell magic."""
@@ -168,6 +180,8 @@ class EvalMagics(Magics):
     @argument("--timeout", type=float, metavar="S", help="%%eval: seconds per task attempt")
     @argument("--as", dest="as_", metavar="VAR", help="%%eval: also bind the Run to VAR")
     @argument("--score", metavar="NAME", help="compare: the score to compare")
+    @argument("--by", metavar="COL", help="show, compare: one row per (slice, score) of COL(s)")
+    @argument("--cluster", metavar="COL", help="show, compare: cluster-robust intervals on COL")
     @argument("--table", choices=TABLES, default="scores", help="export: which table (scores)")
     @argument("--store", metavar="DIR", default="runs", help="the run store (runs)")
     @no_var_expand
@@ -179,10 +193,15 @@ class EvalMagics(Magics):
 
             %eval runs [STORE]             the stored runs, as a DataFrame
             %eval show RUN                 the interactive view of a run (or a Comparison)
+            %eval show RUN --by COL        run.summary(by=COL): one row per (slice, score)
             %eval compare A B [--score X]  eb.compare(A, B): the Comparison
+            %eval compare A B --by COL     eb.compare(A, B, by=COL), a row per (slice, score)
             %eval export RUN PATH          write a table to PATH (.csv, .parquet or .pq)
 
         RUN is a variable, a run folder, or a run name (or id) in the store (latest first).
+        ``--by a,b`` slices by several columns; ``--cluster COL`` (show, compare) makes the
+        intervals cluster-robust. ``show --by`` returns the sliced summary with a ``small``
+        column (fewer than 10 counted cases, or clusters with ``--cluster``).
 
         Cell magic: ``%%eval DATA [--scorers a,b] [--scores x,y] [--name N] [--as VAR] ...``;
         the cell body is the task, run once per row of DATA: the row's columns, ``row``,
@@ -208,6 +227,10 @@ class EvalMagics(Magics):
         misplaced = ["--" + o.rstrip("_") for o in _CELL_ONLY if getattr(args, o, None) is not None]
         if misplaced:
             raise UsageError(f"{', '.join(misplaced)}: only for the %%eval cell magic")
+        command = args.words[0] if args.words else None
+        for option in ("by", "cluster"):
+            if getattr(args, option) is not None and command not in ("show", "compare"):
+                raise UsageError(f"--{option}: only for %eval show and %eval compare")
         if not args.words:
             raise UsageError(
                 "%eval needs a subcommand: runs [STORE] | show RUN | compare A B | "
@@ -228,13 +251,20 @@ class EvalMagics(Magics):
                 if not Path(store).is_dir():  # as `evalbook runs` says it
                     raise UsageError(missing_store(store))
                 return runs(store)
+            sliced = args.by is not None or args.cluster is not None
+            by = _split(args.by) or None
             if command == "show":
                 value = self._ns.get(rest[0]) if rest[0].isidentifier() else None
-                if isinstance(value, Comparison):  # show also takes a Comparison variable
+                if isinstance(value, Comparison) and not sliced:  # a Comparison variable too
                     return show(value)
-                return show(resolve_run(rest[0], args.store, self._ns))
+                run = resolve_run(rest[0], args.store, self._ns)
+                if sliced:
+                    return sliced_summary(run, by, args.cluster)
+                return show(run)
             if command == "compare":
                 a, b = (resolve_run(r, args.store, self._ns) for r in rest)
+                if sliced:
+                    return compare(a, b, score=args.score, by=by, cluster=args.cluster)
                 return compare(a, b, score=args.score)
             run = resolve_run(rest[0], args.store, self._ns)
             return export_table(run, rest[1], args.table).path

@@ -24,7 +24,16 @@ from .._store._listing import runs
 from .._util._fmt import format_count, format_p, format_pct, format_pp, format_pp_ci
 from ._args import CliError
 from ._demo import demo_eval
-from ._terminal import Out, clean, render_table, summary_table, unscored_table_text
+from ._terminal import (
+    Out,
+    clean,
+    is_small,
+    render_table,
+    slice_value,
+    small_note,
+    summary_table,
+    unscored_table_text,
+)
 
 __all__ = [
     "cmd_compare",
@@ -207,8 +216,28 @@ def _say_interrupted(var: str, store: Any, before: set[Path], file: str) -> None
 # -- show / runs -----------------------------------------------------------------------------
 
 
-def print_run(out: Out, run: Run, *, breakdown: bool) -> None:
-    """A run's title, headline, summary table (and breakdown), and where it is stored."""
+def slice_columns(text: str | None) -> list[str]:
+    """`--by a,b` as its column names ([] without `--by`)."""
+    if text is None:
+        return []
+    names = [c.strip() for c in text.split(",") if c.strip()]
+    if not names:
+        raise CliError(f"--by {text!r}: name a column of the run's input data")
+    return names
+
+
+def print_run(
+    out: Out, run: Run, *, breakdown: bool, by: list[str] | None = None, cluster: str | None = None
+) -> None:
+    """A run's title, headline, summary table (and breakdown), and where it is stored.
+
+    With `by` the table has one row per (slice, score) (`run.summary(by=...)`); with
+    `cluster` its intervals are cluster-robust and it shows the clusters.
+    """
+    sliced = by or cluster is not None
+    # computed first: a --by or --cluster column that is not in the data is an error before
+    # anything is printed
+    summary = run.summary(by=by or None, cluster=cluster) if sliced else run.summary()
     h = run.headline
     n = h.n_samples
     size = f"{h.n_cases} case{'s' if h.n_cases != 1 else ''}"
@@ -217,7 +246,10 @@ def print_run(out: Out, run: Run, *, breakdown: bool) -> None:
     out.line(f"{clean(run.name)} · {size} · id {clean(run.id)}", "dim")
     out.line(clean(run.headline.text), "bold")
     out.line()
-    out.lines(summary_table(run.summary()))
+    out.lines(summary_table(summary, by or (), clusters=cluster is not None))
+    if sliced:
+        what = "counted cases" + (" (or clusters)" if cluster is not None else "")
+        _slice_footer(out, summary, by or [], cluster, what)
     if breakdown:
         counts = run.headline.counts
         outcomes = " · ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items())
@@ -236,9 +268,27 @@ def print_run(out: Out, run: Run, *, breakdown: bool) -> None:
         out.line("not stored (in memory only)")
 
 
+def _slice_footer(
+    out: Out, summary: pd.DataFrame, by: list[str], cluster: str | None, what: str
+) -> None:
+    """Under a sliced table: how many slices, what `small` means, what the clusters are."""
+    if by:
+        n = len(summary[by].drop_duplicates())
+        out.line(f"sliced by {', '.join(clean(c) for c in by)}: {n} slice{'s' if n != 1 else ''}")
+        if "small" in summary.columns:
+            flagged = bool(summary["small"].astype(bool).any())
+        else:
+            flagged = "n_clusters" in summary.columns and any(map(is_small, summary["n_clusters"]))
+        if flagged:
+            out.line(small_note(f"{what} in the slice"))
+    if cluster is not None:
+        out.line(f"intervals clustered by {clean(cluster)} (cluster-robust SE, t on clusters − 1)")
+
+
 def cmd_show(args: argparse.Namespace) -> int:
-    """`evalbook show RUN`."""
-    print_run(Out(sys.stdout), resolve_run(args.run, args.store), breakdown=True)
+    """`evalbook show RUN [--by COL] [--cluster COL]`."""
+    run = resolve_run(args.run, args.store)
+    print_run(Out(sys.stdout), run, breakdown=True, by=slice_columns(args.by), cluster=args.cluster)
     return 0
 
 
@@ -298,29 +348,18 @@ def cmd_compare(args: argparse.Namespace) -> int:
                 known = ", ".join(common) or "none"
                 raise CliError(f"unknown score {name!r}; the scores both runs have: {known}")
         score = wanted[0] if len(wanted) == 1 else wanted
-    comparison = compare(a, b, score=score)
+    by = slice_columns(args.by)
+    if by or args.cluster is not None:
+        comparison = compare(a, b, score=score, by=by or None, cluster=args.cluster)
+    else:
+        comparison = compare(a, b, score=score)
     out = Out(sys.stdout)
     out.line(f"A: {clean(a.name)} ({clean(a.id)}) · {clean(a.headline.text)}", "dim")
     out.line(f"B: {clean(b.name)} ({clean(b.id)}) · {clean(b.headline.text)}", "dim")
     out.line()
-    rows = [
-        [
-            clean(r["score"]),
-            format_pct(r["mean_a"]),
-            format_pct(r["mean_b"]),
-            format_pp(r["delta"]),
-            format_pp_ci(r["ci_low"], r["ci_high"]),
-            format_p(r["p_value"]),
-            format_p(r["p_adjusted"]),
-            format_count(r["n_paired"]),
-            format_count(r["improved"]),
-            format_count(r["regressed"]),
-        ]
-        for _, r in comparison.summary.iterrows()
-    ]
-    headers = ["score", "A", "B", "B − A", "95% CI", "p", "p (Holm)", "paired", "improved"]
-    headers.append("regressed")
-    out.lines(render_table(headers, rows, [False] + [True] * 9))
+    out.lines(comparison_table(comparison.summary, by, clusters=args.cluster is not None))
+    if by or args.cluster is not None:
+        _slice_footer(out, comparison.summary, by, args.cluster, "paired cases")
     for warning in comparison.warnings:
         out.line(f"warning: {clean(warning)}", "yellow")
     if not args.top:
@@ -347,6 +386,41 @@ def cmd_compare(args: argparse.Namespace) -> int:
     headers = ["case_id", "score", "A", "B", "B − A", "output A", "output B"]
     out.lines(render_table(headers, rows, [False, False, True, True, True, False, False]))
     return 0
+
+
+def comparison_table(summary: pd.DataFrame, by: list[str], *, clusters: bool) -> list[str]:
+    """`Comparison.summary` as aligned lines: slice columns first (with `by`), the mde when
+    the comparison has it, the clusters with `clusters`, and `small` slices flagged."""
+    mde = "mde" in summary.columns
+    rows = []
+    for _, r in summary.iterrows():
+        row = [
+            *(slice_value(r[c]) for c in by),
+            clean(r["score"]),
+            format_pct(r["mean_a"]),
+            format_pct(r["mean_b"]),
+            format_pp(r["delta"]),
+            format_pp_ci(r["ci_low"], r["ci_high"]),
+            *([format_pp(r["mde"], signed=False)] if mde else []),
+            format_p(r["p_value"]),
+            format_p(r["p_adjusted"]),
+            format_count(r["n_paired"]),
+            *([format_count(r["n_clusters"])] if clusters else []),
+            format_count(r["improved"]),
+            format_count(r["regressed"]),
+        ]
+        if by:
+            small = bool(r["small"]) if "small" in r else is_small(r["n_paired"])
+            row.append("small" if small else "")
+        rows.append(row)
+    headers = [*(clean(c) for c in by), "score", "A", "B", "B − A", "95% CI"]
+    headers += ["mde"] if mde else []
+    headers += ["p", "p (Holm)", "paired", *(["clusters"] if clusters else [])]
+    headers += ["improved", "regressed", *([""] if by else [])]
+    right = [False] * (len(by) + 1) + [True] * (len(headers) - len(by) - 1)
+    if by:
+        right[-1] = False
+    return render_table(headers, rows, right)
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -49,6 +49,21 @@ def _store_option(p: argparse.ArgumentParser) -> None:
 _RUN_HELP = "a run folder, or a run name in the store (the latest run of that name wins)"
 
 
+def _slice_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--by",
+        metavar="COL",
+        help="one row per (slice, score): a column of the run's input data (or several, "
+        "comma-separated); slices with fewer than 10 counted cases are flagged small",
+    )
+    p.add_argument(
+        "--cluster",
+        metavar="COL",
+        help="a column of the input data whose cases are not independent (e.g. a passage): "
+        "cluster-robust intervals on its clusters (default: the run's own cluster column)",
+    )
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The `evalbook` argument parser (every command has `--help`)."""
     parser = Parser(
@@ -102,6 +117,7 @@ def build_parser() -> argparse.ArgumentParser:
         "of unscored and error records.",
     )
     p.add_argument("run", metavar="RUN", help=_RUN_HELP)
+    _slice_options(p)
     _store_option(p)
     p.set_defaults(func=cmd.cmd_show)
 
@@ -128,6 +144,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "--top", type=count, default=10, metavar="N", help="regressed cases to list (default 10)"
     )
+    _slice_options(p)
     _store_option(p)
     p.set_defaults(func=cmd.cmd_compare)
 

@@ -10,10 +10,21 @@ from typing import Any, TextIO
 
 import pandas as pd
 
-from .._util._fmt import format_ci, format_count, format_pct
+from .._util._fmt import format_ci, format_count, format_pct, number
 from .._util._text import safe_str, visible
 
-__all__ = ["Out", "clean", "render_table", "summary_table", "unscored_table_text", "wants_colour"]
+__all__ = [
+    "SMALL",
+    "Out",
+    "clean",
+    "is_small",
+    "render_table",
+    "slice_value",
+    "small_note",
+    "summary_table",
+    "unscored_table_text",
+    "wants_colour",
+]
 
 _CODES = {"bold": "1", "dim": "2", "red": "31", "green": "32", "yellow": "33", "cyan": "36"}
 
@@ -130,16 +141,41 @@ def render_table(
     return [line.rstrip() for line in lines]
 
 
-def summary_table(summary: pd.DataFrame) -> list[str]:
+# A slice row with fewer counted cases (or clusters) than this is flagged `small`: the same
+# threshold as a comparison's `small` column.
+SMALL = 10
+
+
+def slice_value(value: Any) -> str:
+    """A slice's value in a table cell: missing values (their own slice) as `—`."""
+    if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
+        return "—"
+    return clean(value, 30)
+
+
+def is_small(n: object) -> bool:
+    """Whether a slice's count of cases (or clusters) is below `SMALL` (missing: not small)."""
+    value = number(n)
+    return value is not None and value < SMALL
+
+
+def summary_table(
+    summary: pd.DataFrame, by: Sequence[str] = (), *, clusters: bool = False
+) -> list[str]:
     """A run's `summary()` as aligned lines; the primary score is marked with `*`.
 
     A `reducer` column follows the label when a run has epochs or a score's reducer is not
-    the mean (a pass@k mean reads differently); the counts are of samples.
+    the mean (a pass@k mean reads differently); the counts are of samples. With `by` (the
+    slice columns of `summary(by=...)`) those come first and a slice with fewer than `SMALL`
+    counted cases (`n_clusters`: the clusters with `--cluster`) is flagged `small`;
+    `clusters=True` shows `n_clusters`.
     """
     counts = ("counted", "zeroed", "unscored", "excluded", "errors")  # columns of summary()
     reducers = "reducer" in summary.columns and bool(
         (summary["reducer"] != "mean").any() or (summary["epochs"] > 1).any()
     )
+    sizes = summary["n_clusters"] if "n_clusters" in summary.columns else [None] * len(summary)
+    flags = ["small" if is_small(n) else "" for n in sizes]
     rows = [
         [
             clean(r.score) + (" *" if bool(r.primary) else ""),
@@ -151,9 +187,28 @@ def summary_table(summary: pd.DataFrame) -> list[str]:
         ]
         for r in summary.itertuples(index=False)
     ]
-    text = ["score", "label", *(["reducer"] if reducers else [])]
-    headers = [*text, "mean", "95% CI", *counts]
-    return render_table(headers, rows, [False] * len(text) + [True] * (len(headers) - len(text)))
+    if by:
+        sliced = summary[list(by)].itertuples(index=False)
+        cells = [[slice_value(v) for v in values] for values in sliced]
+        rows = [[*c, *row] for c, row in zip(cells, rows, strict=True)]
+    if clusters:
+        for row, n in zip(rows, summary["n_clusters"], strict=True):
+            row.append(format_count(n))
+    if by:
+        for row, flag in zip(rows, flags, strict=True):
+            row.append(flag)
+    text = [*(clean(c) for c in by), "score", "label", *(["reducer"] if reducers else [])]
+    headers = [*text, "mean", "95% CI", *counts, *(["clusters"] if clusters else [])]
+    headers += [""] if by else []
+    right = [False] * len(text) + [True] * (len(headers) - len(text))
+    if by:
+        right[-1] = False
+    return render_table(headers, rows, right)
+
+
+def small_note(what: str) -> str:
+    """The line under a sliced table that says what `small` means."""
+    return f"small: fewer than {SMALL} {what}; its interval is wide and its estimate unstable"
 
 
 def unscored_table_text(unscored: pd.DataFrame) -> list[str]:
