@@ -222,3 +222,30 @@ def test_a_baseline_without_the_score_is_a_usage_error(
     code, _, err = in_process(capsys, "gate", "new", "--against", "base", "--max-drop", "0.05")
     assert code == 2 and "the baseline run 'base' has no score 'ok'" in err
     shutil.rmtree(tmp_path / "runs")
+
+
+def test_a_clustered_baseline_gives_a_clustered_mde_and_n(tmp_path: Path) -> None:
+    """compare() clusters by the baseline's cluster= column: the gate's mde and N follow it."""
+    n = 80
+    df = pd.DataFrame(
+        {"id": [f"c{i}" for i in range(n)], "passage": [f"p{i // 8}" for i in range(n)]}
+    )
+    ok = eb.define_score("ok", primary=True)
+    # whole passages flip together: the clustered sd of the deltas is far above the plain one
+    base_values = {f"c{i}": float((i // 8) % 2) for i in range(n)}
+    new_values = {f"c{i}": float((i // 8) % 3 > 0) for i in range(n)}
+
+    def one(values: dict[str, float], name: str) -> eb.Run:
+        scorer = eb.scorer(ok)(lambda case_id: values[case_id])
+        return eb.run(df, task=lambda: 1, scorers=[scorer], name=name, store=None,
+                      progress=False, cluster="passage")  # fmt: skip
+
+    base, new = one(base_values, "base"), one(new_values, "new")
+    result = gate_against(new, base, max_drop=0.05)
+    row = eb.compare(base, new).summary.iloc[0]
+    assert row["test"] == "clustered t" and int(row["n_clusters"]) == 10
+    assert result.mde == pytest.approx(float(row["mde"]))
+    plain = eb.compare(base, new, cluster=False).summary.iloc[0]
+    assert result.mde > float(plain["mde"])  # the clustered one, not the plain one
+    sd = float(row["mde"]) * math.sqrt(n) / _Z
+    assert result.n_needed == math.ceil((_Z * sd / 0.05) ** 2)
