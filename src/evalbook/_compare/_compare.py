@@ -23,6 +23,7 @@ from .._util._text import visible
 from ._pairing import (
     case_frame,
     case_ids,
+    case_set_warning,
     cluster_column,
     failed_warnings,
     first_epoch_rows,
@@ -165,8 +166,12 @@ class Comparison:
     def __repr__(self) -> str:
         head = (
             f"<Comparison {self.a.name!r} → {self.b.name!r} · {self.shared_cases} shared cases"
-            f" · {len(self.summary)} score{'s' if len(self.summary) != 1 else ''}>"
+            f" · {len(self._selected)} score{'s' if len(self._selected) != 1 else ''}"
         )
+        if self.by:
+            n = len(self.summary) // max(1, len(self._selected))
+            head += f" × {n} slice{'s' if n != 1 else ''} of {', '.join(self.by)}"
+        head += ">"
         lines = [head]
         for row in self.summary.to_dict("records"):
             where = "".join(f"{c}={row[c]!s} · " for c in self.by)
@@ -247,15 +252,6 @@ def _select(a: RunData, b: RunData, score: ScoreSelection, common: list[str]) ->
 # -- pairing ----------------------------------------------------------------------------------
 
 
-def _case_set_warning(a: RunData, b: RunData, only_a: int, only_b: int, shared: int) -> list[str]:
-    if only_a == 0 and only_b == 0:
-        return []
-    return [
-        f"Case sets differ: {only_a} case{'s' if only_a != 1 else ''} only in a ({a.name!r}), "
-        f"{only_b} only in b ({b.name!r}); only the {shared} cases in both are paired."
-    ]
-
-
 def compare(
     a: RunData,
     b: RunData,
@@ -332,7 +328,7 @@ def compare(
     n_a = len(ids_a)
     index_b = np.arange(len(index)) if same_ids else ids_b.get_indexer(index)
 
-    warnings = _case_set_warning(a, b, n_a - shared, len(b_only), shared)
+    warnings = case_set_warning(a, b, n_a - shared, len(b_only), shared)
     warnings += primary_warning(a, b)
     warnings += definition_warnings(a, b, common)
     only = (

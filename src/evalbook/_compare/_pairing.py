@@ -15,6 +15,7 @@ from .._model._run_data import RunData
 __all__ = [
     "case_frame",
     "case_ids",
+    "case_set_warning",
     "case_values",
     "cluster_column",
     "failed_warnings",
@@ -262,3 +263,12 @@ def failed_warnings(
             f"in {other} ({kept}), not paired."
         )
     return out
+
+
+def case_set_warning(a: RunData, b: RunData, only_a: int, only_b: int, shared: int) -> list[str]:
+    if only_a == 0 and only_b == 0:
+        return []
+    return [
+        f"Case sets differ: {only_a} case{'s' if only_a != 1 else ''} only in a ({a.name!r}), "
+        f"{only_b} only in b ({b.name!r}); only the {shared} cases in both are paired."
+    ]
