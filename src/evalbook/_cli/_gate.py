@@ -25,7 +25,10 @@ def add_gate_parser(
         help="check a run against thresholds (exit 0 pass, 1 fail, 2 bad usage)",
         description="Check conditions on one score of a run (default: its headline score). "
         "Exit 0 when every condition holds, 1 when any fails (each failure is printed with "
-        "its measured value and threshold), 2 on bad usage. Fractions are written 0.8 or 80%.",
+        "its measured value and threshold), 2 on bad usage. Fractions are written 0.8 or 80%. "
+        "With --against BASE --max-drop X it fails when the paired delta's 95% CI lower bound "
+        "is below -X; an underpowered comparison (mde > X) is reported, and fails only through "
+        "that bound. An incomplete or running run never passes.",
     )
     p.add_argument("run", metavar="RUN", help=run_help)
     p.add_argument("--score", metavar="NAME", help="score to check (default: the headline's)")
