@@ -183,3 +183,12 @@ def test_run_cluster_option_is_the_comparisons_default() -> None:
     cmp = eb.compare(old, new, by="topic")
     assert cmp.cluster == "passage" and set(cmp.summary["test"]) == {"clustered t"}
     assert cmp.summary["n_clusters"].max() <= 12
+
+
+def test_a_column_name_that_is_not_a_string() -> None:
+    df = pd.DataFrame({"q": range(6), 7: list("aabbcc")})
+    ok = eb.scorer("ok")(lambda output: float(output % 2))
+    run = eb.run(df, task=lambda q: q, scorers=[ok], store=None, progress=False)
+    cmp = eb.compare(run, run, by=7)
+    assert cmp.by == [7] and cmp.summary[7].tolist() == ["a", "b", "c"]
+    assert "7=a · ok" in repr(cmp)

@@ -107,7 +107,7 @@ class Comparison:
         shared_cases: int,
         rows: dict[str, np.ndarray],
         selected: Sequence[str] = (),
-        by: Sequence[str] = (),
+        by: Sequence[Any] = (),
         cluster: str | None = None,
         overall: Mapping[str, PairedResult] | None = None,
     ) -> None:
@@ -170,11 +170,11 @@ class Comparison:
         )
         if self.by:
             n = len(self.summary) // max(1, len(self._selected))
-            head += f" × {n} slice{'s' if n != 1 else ''} of {', '.join(self.by)}"
+            head += f" × {n} slice{'s' if n != 1 else ''} of {', '.join(map(str, self.by))}"
         head += ">"
         lines = [head]
         for row in self.summary.to_dict("records"):
-            where = "".join(f"{c}={row[c]!s} · " for c in self.by)
+            where = "".join(f"{c!s}={row[c]!s} · " for c in self.by)
             lines.append(f"  {where}{row['score']}: {_row_text(row)}")
         lines.extend(f"  ! {w}" for w in self.warnings)
         return "\n".join(visible(line) for line in lines)  # labels, names: any text
@@ -204,7 +204,7 @@ def _row_text(row: Mapping[Any, Any]) -> str:
         f" (Holm {format_p(row['p_adjusted'])}, {row['test']}) · {row['n_paired']} paired:"
         f" {row['improved']} improved, {row['regressed']} regressed, {row['same']} same"
     )
-    if row["mde"] == row["mde"]:  # not NaN
+    if row["mde"] > 0:  # NaN: fewer than 2 pairs; 0: every delta equal, nothing to plan from
         text += f" · could detect ±{format_pp(row['mde'], signed=False)}"
     return text
 
@@ -349,7 +349,8 @@ def compare(
     has_a, has_b = ~np.isnan(va), ~np.isnan(vb)
     both = has_a & has_b
 
-    by_names = [] if by is None else [by] if isinstance(by, str) else list(by)
+    one = isinstance(by, str) or not isinstance(by, Sequence)  # a name (maybe not a str)
+    by_names: list[Any] = [] if by is None else [by] if one else list(by)
     column, cluster_note = cluster_column(a, b, cluster)
     warnings += cluster_note
     frame = case_frame(a, b, index, index_b, by_names, "by=")
@@ -367,7 +368,7 @@ def compare(
     if by is not None:
         slices = slices_of(frame, by, len(index), SUMMARY_COLUMNS)
         codes, keys = slices.codes, slices.keys
-        by_names = [str(c) for c in keys.columns]
+        by_names = list(keys.columns)
     else:
         codes, keys = np.zeros(len(index), dtype=np.int64), pd.DataFrame(index=pd.RangeIndex(1))
 
