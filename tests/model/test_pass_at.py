@@ -8,7 +8,7 @@ from fractions import Fraction
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from evalbook._model._reducers import pass_at_estimate, pass_hat_estimate
@@ -93,6 +93,7 @@ def counts(draw: st.DrawFn) -> tuple[int, int, int]:
 
 
 @given(counts())
+@example((340, 48, 1))  # found by hypothesis: pass^1 above pass@1 by 1.03e-15 (rounding)
 def test_estimates_are_probabilities_monotone_in_c_and_k(nck: tuple[int, int, int]) -> None:
     n, c, k = nck
     at, hat = pass_at_estimate(n, c, k), pass_hat_estimate(n, c, k)
