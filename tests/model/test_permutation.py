@@ -19,6 +19,7 @@ from evalbook._model._permutation import (
     EXACT_MAX,
     exact_p,
     grid_p,
+    mixed_p,
     saddle_p,
     sign_flip_p,
     split_p,
@@ -80,6 +81,22 @@ def test_grids_of_tenths_and_thirds_are_found() -> None:
     for d in (tenths, thirds):
         d = d[d != 0]
         assert sign_flip_p(d[None, :])[0] == pytest.approx(exact_p(d), rel=1e-12)
+
+
+def test_a_grid_with_a_few_values_off_it_is_exact() -> None:
+    # graded deltas plus one to three others (e.g. a mean of three checks): neither a grid
+    # nor smooth, so the convolution with the off-grid values enumerated around it
+    rng = np.random.default_rng(13)
+    for extra in (1, 2, 3):
+        for _ in range(3):
+            grid = rng.choice([-0.5, 0.5], EXACT_MAX + 1 - extra, p=[0.3, 0.7])
+            d = np.concatenate([grid, rng.uniform(-0.4, 0.4, extra)])
+            assert sign_flip_p(d[None, :])[0] == pytest.approx(exact_p(d), rel=1e-9)
+    d = np.concatenate([np.where(np.arange(400) < 260, 0.25, -0.25), [0.123, -0.05]])
+    k = np.full(400, 1)
+    expected = mixed_p(k, 0.25, np.array([0.123, -0.05]), abs(d.sum()))
+    assert sign_flip_p(d[None, :])[0] == expected
+    assert 1e-10 < expected < 1e-7  # small, and not floored
 
 
 def test_saddle_point_error_at_the_switch_size() -> None:

@@ -23,7 +23,16 @@ import math
 import numpy as np
 from numpy.typing import NDArray
 
-__all__ = ["EXACT_MAX", "GRID_STEPS", "exact_p", "grid_p", "saddle_p", "sign_flip_p", "split_p"]
+__all__ = [
+    "EXACT_MAX",
+    "GRID_STEPS",
+    "exact_p",
+    "grid_p",
+    "mixed_p",
+    "saddle_p",
+    "sign_flip_p",
+    "split_p",
+]
 
 Floats = NDArray[np.float64]
 
@@ -32,6 +41,7 @@ GRID_STEPS = 100  # a grid is looked for with steps min|d| / j, j = 1..GRID_STEP
 _GRID_TOL = 1e-7  # |d| / g within this of a whole number: on the grid (floats of 0.1 * k)
 _SMALL_W = 1e-3  # below, Lugannani-Rice cancels; the normal limit is exact to ~1e-9 there
 _GRID_WORK = 20_000_000  # grid convolution when m x (sum of |d| / g) is at most this
+_OFF_MAX = 12  # up to this many deltas off a grid are enumerated around its convolution
 _SPLIT_MAX = 6  # the largest |d| enumerated exactly around the saddle point: 2**6 offsets
 _SPLIT_WORK = 2_048  # ... fewer when 2**r x m would pass this (r = 0 from m = 2,048)
 _ROWS_WORK = 2_000_000  # matrix elements per batch of the split (bounds memory)
@@ -162,18 +172,64 @@ def grid_p(k: NDArray[np.int64], observed: int) -> float:
     total = int(k.sum())
     if observed <= 0:
         return 1.0
-    dist = np.zeros(total + 1)
+    dist = _grid_dist(k)
+    # sum = 2 x - total; |sum| >= observed <=> x >= (total + observed) / 2 or its mirror
+    hi = (total + observed + 1) // 2
+    lo = (total - observed) // 2
+    return min(1.0, float(dist[hi:].sum()) + float(dist[: lo + 1].sum()))
+
+
+def _grid_dist(k: NDArray[np.int64]) -> Floats:
+    """P[x] for x = 0..sum(k), x the sum of the k_i that get a + sign (grid_p's convolution)."""
+    dist = np.zeros(int(k.sum()) + 1)
     dist[0] = 1.0
     top = 0
     for ki in k.tolist():
         dist[ki : top + ki + 1] += dist[: top + 1].copy()
         top += ki
         dist[: top + 1] /= dist[: top + 1].max()
-    # sum = 2 x - total; |sum| >= observed <=> x >= (total + observed) / 2 or its mirror
-    hi = (total + observed + 1) // 2
-    lo = (total - observed) // 2
-    tail = float(dist[hi:].sum()) + float(dist[: lo + 1].sum())
-    return min(1.0, tail / float(dist.sum()))
+    return np.asarray(dist / dist.sum(), dtype=np.float64)
+
+
+def mixed_p(k: NDArray[np.int64], g: float, off: Floats, observed: float) -> float:
+    """The exact p-value of deltas on a grid (k_i steps of g) plus a few off it (`off`).
+
+    The grid part's distribution by convolution, the off-grid part's 2**len(off) signed sums
+    o enumerated: p = mean over o of P[|G + o| >= observed], G the grid part's sum.
+
+    Example:
+        >>> d = np.array([0.5, 0.5, -0.5, 0.123])
+        >>> mixed_p(np.array([1, 1, 1]), 0.5, np.array([0.123]), abs(d.sum())) == exact_p(d)
+        True
+    """
+    total = int(k.sum())
+    dist = _grid_dist(k)
+    at_least = np.concatenate([np.cumsum(dist[::-1])[::-1], [0.0]])  # P[x >= i], i..total+1
+    at_most = np.concatenate([[0.0], np.cumsum(dist)])  # P[x <= i - 1], i = 0..total+1
+    o = _half_sums(np.abs(off))
+    tol = float(_tol(np.concatenate([g * k, off])))
+    # G = g (2x - total) >= observed - o  <=>  x >= ((observed - o) / g + total) / 2
+    hi = np.ceil(((observed - tol - o) / g + total) / 2).clip(0, total + 1).astype(np.int64)
+    lo = np.floor(((-observed + tol - o) / g + total) / 2).clip(-1, total).astype(np.int64)
+    return min(1.0, float((at_least[hi] + at_most[lo + 1]).mean()))
+
+
+def _mostly_on_grid(a: Floats) -> tuple[float, NDArray[np.bool_]]:
+    """A step g of which all but at most _OFF_MAX of `a` are multiples, and which are.
+
+    Looked for only when the values repeat (at most m / 2 distinct): steps base / j for the
+    3 most frequent values. (0.0, no mask) when there is none.
+    """
+    values, counts = np.unique(a, return_counts=True)
+    if values.size > a.size // 2:
+        return 0.0, np.zeros(0, dtype=np.bool_)
+    for base in values[np.argsort(-counts, kind="stable")[:3]].tolist():
+        for j in range(1, GRID_STEPS + 1):
+            r = a / (base / j)
+            on = np.abs(r - np.round(r)) <= _GRID_TOL
+            if int((~on).sum()) <= _OFF_MAX:
+                return base / j, on
+    return 0.0, np.zeros(0, dtype=np.bool_)
 
 
 def _tail_at(rest: Floats, x: Floats) -> Floats:
@@ -246,17 +302,28 @@ def _row_step(a: Floats) -> float:
 
 
 def _one_large(d: Floats) -> tuple[float, float]:
-    """A long row's exact grid p-value (NaN when off a grid or too large) and its grid step."""
+    """A long row's exact grid p-value (NaN when there is none) and its lattice step (or 0).
+
+    A grid of all the deltas small enough to convolve: grid_p. Else a coarser grid of all but
+    at most _OFF_MAX of them: mixed_p. Else NaN, with the fine grid's step (the lattice
+    saddle point) or 0 (the split saddle point).
+    """
     a = np.abs(d[d != 0.0])
+    observed = abs(float(d.sum()))
     g = _grid_step(a)
-    if g == 0.0:
-        return math.nan, 0.0
-    k = np.round(a / g).astype(np.int64)
-    if k.size * int(k.sum()) > _GRID_WORK:
-        return math.nan, g
-    p = grid_p(k, round(abs(float(d.sum())) / g))
-    # a tail beyond the float range (below 1e-308) is left to the saddle point
-    return (p if p > 0.0 else math.nan), g
+    if g > 0.0:
+        k = np.round(a / g).astype(np.int64)
+        if k.size * int(k.sum()) <= _GRID_WORK:
+            p = grid_p(k, round(observed / g))
+            # a tail beyond the float range (below 1e-308) is left to the saddle point
+            return (p if p > 0.0 else math.nan), g
+    coarse, on = _mostly_on_grid(a)
+    if coarse > 0.0 and not on.all():
+        k = np.round(a[on] / coarse).astype(np.int64)
+        if k.size * int(k.sum()) <= _GRID_WORK:
+            p = mixed_p(k, coarse, a[~on], observed)
+            return (p if p > 0.0 else math.nan), g
+    return math.nan, g
 
 
 def sign_flip_p(deltas: Floats) -> Floats:
