@@ -118,3 +118,13 @@ def test_the_card_has_inline_styles_only_and_shows_in_exported_html() -> None:
     assert "could detect ±" in _text(bundle)
     assert "<style" not in bundle and "<script" not in bundle and "class=" not in bundle
     assert 'data-evalbook="mde" style="' in bundle
+
+
+def test_a_slice_column_named_by_a_number_is_titled() -> None:
+    a = [float(i % 2) for i in range(24)]
+    old, new = _runs(a, [1.0] * 24)
+    for run in (old, new):
+        run.data[7] = ["x"] * 12 + ["y"] * 12  # a data column labelled by a number
+    comp = eb.compare(old, new, by=7)
+    html = comparison_html(comp)
+    assert "7 = x" in _text(html) and "7 = y" in _text(html) and "by 7" in _text(html)

@@ -28,10 +28,12 @@ __all__ = [
 ]
 
 
-def slice_columns(summary: pd.DataFrame) -> list[str]:
-    """The slice columns of a comparison's summary (`compare(by=...)`): those before `score`."""
-    columns = [str(c) for c in summary.columns]
-    return columns[: columns.index("score")] if "score" in columns else []
+def slice_columns(summary: pd.DataFrame) -> list[Any]:
+    """The slice columns of a comparison's summary (`compare(by=...)`): those before `score`,
+    as they are labelled (a data column may be named by a number)."""
+    columns = list(summary.columns)
+    names = [str(c) for c in columns]
+    return columns[: names.index("score")] if "score" in names else []
 
 
 def underpowered(row: Any) -> bool:
@@ -87,7 +89,7 @@ def _delta_color(row: Any) -> str:
     return "inherit"
 
 
-def _slice_title(row: Any, by: list[str]) -> str:
+def _slice_title(row: Any, by: list[Any]) -> str:
     """`topic = math · level = 2` before a sliced row's label (escaped), or ""."""
     if not by:
         return ""
@@ -95,7 +97,7 @@ def _slice_title(row: Any, by: list[str]) -> str:
     return f'<span style="{MUTED}; font-weight: 400">{parts} ·</span> '
 
 
-def _score_row(row: Any, name_a: str, name_b: str, by: list[str] | None = None) -> str:
+def _score_row(row: Any, name_a: str, name_b: str, by: list[Any] | None = None) -> str:
     label, name = str(row["label"]), str(row["score"])
     sub = f' <span style="{MUTED}; font-size: 11px">{esc(name)}</span>' if label != name else ""
     p = format_p_phrase(row["p_value"])
@@ -177,7 +179,7 @@ def comparison_html(comp: Any) -> str:
         f"{esc(name_a)} → {esc(name_b)}</span> "
         f'<span style="{MUTED}">· comparison of {len(summary)} '
         f"{'(slice, score) row' if by else 'score'}{'s' if len(summary) != 1 else ''}"
-        f"{' by ' + esc(', '.join(by)) if by else ''}</span></div>"
+        f"{' by ' + esc(', '.join(map(str, by))) if by else ''}</span></div>"
     )
     rows = "".join(_score_row(r, name_a, name_b, by) for _, r in summary.iterrows())
     if not rows:
