@@ -42,6 +42,7 @@ _GRID_TOL = 1e-7  # |d| / g within this of a whole number: on the grid (floats o
 _SMALL_W = 1e-3  # below, Lugannani-Rice cancels; the normal limit is exact to ~1e-9 there
 _GRID_WORK = 20_000_000  # grid convolution when m x (sum of |d| / g) is at most this
 _OFF_MAX = 12  # up to this many deltas off a grid are enumerated around its convolution
+_FULL_CHECKS = 8  # candidate steps checked on a whole row at most (after a short probe)
 _SPLIT_MAX = 6  # the largest |d| enumerated exactly around the saddle point: 2**6 offsets
 _SPLIT_WORK = 2_048  # ... fewer when 2**r x m would pass this (r = 0 from m = 2,048)
 _ROWS_WORK = 2_000_000  # matrix elements per batch of the split (bounds memory)
@@ -218,13 +219,22 @@ def _mostly_on_grid(a: Floats) -> tuple[float, NDArray[np.bool_]]:
     """A step g of which all but at most _OFF_MAX of `a` are multiples, and which are.
 
     Looked for only when the values repeat (at most m / 2 distinct): steps base / j for the
-    3 most frequent values. (0.0, no mask) when there is none.
+    3 most frequent values, at most _FULL_CHECKS of them checked on the whole row. (0.0, no
+    mask) when there is none.
     """
     values, counts = np.unique(a, return_counts=True)
     if values.size > a.size // 2:
         return 0.0, np.zeros(0, dtype=np.bool_)
+    probe = a[: 4 * _OFF_MAX]  # a step with more than _OFF_MAX misses here is out at once
+    checks = 0  # whole-row checks, bounded: a long row costs a few passes, not 300
     for base in values[np.argsort(-counts, kind="stable")[:3]].tolist():
         for j in range(1, GRID_STEPS + 1):
+            r = probe / (base / j)
+            if int((np.abs(r - np.round(r)) > _GRID_TOL).sum()) > _OFF_MAX:
+                continue
+            if checks == _FULL_CHECKS:
+                return 0.0, np.zeros(0, dtype=np.bool_)
+            checks += 1
             r = a / (base / j)
             on = np.abs(r - np.round(r)) <= _GRID_TOL
             if int((~on).sum()) <= _OFF_MAX:
