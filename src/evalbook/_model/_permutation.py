@@ -7,13 +7,17 @@ share of assignments whose |sum| is at least the observed |sum| (zero deltas cha
 - Up to `EXACT_MAX` non-zero deltas: exact. The 2**m sums are never listed: the deltas are
   split in two halves, each half's 2**(m/2) signed sums are listed (at most 2 x 131,072), and
   the pairs whose total reaches the observed |sum| are counted with a binary search.
-- Beyond: the Lugannani-Rice saddle-point approximation of the same permutation distribution,
-  from its cumulant generating function K(t) = sum(log cosh(t d_i)). When the deltas lie on a
-  grid (every |d_i| a whole multiple of one step g, as graded scores give), the sum lies on a
-  lattice of span 2g and Daniels' second continuity correction is used. Its error is measured
-  against the exact value at m = EXACT_MAX + 1 .. 40 in tests/model/test_permutation.py and
-  documented in docs/statistics.md: far below the three decimals a p-value is printed with,
-  and a small relative error in the far tail (a p of 1e-7 is reported as about 1e-7).
+- Beyond, on a grid (every |d_i| a whole multiple k_i of one step g, as graded scores give;
+  `grid_p`), or on a grid but for at most 12 values (`mixed_p`): exact, by convolution of the
+  sum's distribution, when m x sum(k_i) is at most 20 million.
+- Otherwise the Lugannani-Rice saddle-point approximation of the same permutation
+  distribution, from its cumulant generating function K(t) = sum(log cosh(t d_i)), with the
+  largest |d_i| enumerated around it (`split_p`); on a grid too large to convolve, Daniels'
+  second continuity correction for a lattice of span 2g (`saddle_p`). Its error against the
+  exact value just past EXACT_MAX (benchmarks/sim_sign_flip_error.py; bounds asserted in
+  tests/model/test_permutation.py; table in docs/statistics.md) is at most ~2e-4 absolute,
+  far below the three decimals a p-value is printed with; far in the tail (p < 1e-6) the
+  relative error can reach ~15 % at m = 35: the order of magnitude holds.
 """
 
 from __future__ import annotations
