@@ -55,5 +55,6 @@ def test_mde_and_sample_size_use_the_normal_quantiles_and_invert_each_other() ->
         d = mde_of(n, 0.4)
         assert n_for(d * (1 + 1e-12), 0.4) == n
     assert math.isnan(mde_of(0, 0.5)) and math.isnan(mde_of(10, math.nan))
+    assert math.isnan(mde_of(40, 0.0))  # no spread: unknown, never "detects everything"
     with pytest.raises(ValueError):
         n_for(0.0, 0.3)

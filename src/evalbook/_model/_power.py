@@ -25,13 +25,14 @@ def _z(alpha: float, power: float) -> float:
 def mde_of(n: float, sd: float, *, power: float = 0.8, alpha: float = 0.05) -> float:
     """The smallest |delta| a paired comparison of `n` deltas with sd `sd` detects.
 
-    NaN when n < 1 or sd is NaN.
+    NaN when n < 1 or sd is NaN or 0: deltas without any spread say nothing about their
+    variance, and an mde of 0 would claim that every effect is detectable.
 
     Example:
         >>> round(mde_of(100, 0.5), 4)
         0.1401
     """
-    if not n >= 1 or math.isnan(sd):
+    if not n >= 1 or not sd > 0:
         return math.nan
     return _z(alpha, power) * sd / math.sqrt(n)
 
