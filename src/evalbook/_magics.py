@@ -32,6 +32,7 @@ from ._api._run import Run
 from ._compare._compare import Comparison, compare
 from ._errors import ConfigurationError
 from ._model._scores import ScoreDefinition
+from ._model._slices import SMALL
 from ._store._events import SchemaVersionError
 from ._store._listing import runs
 from .display import show
@@ -147,10 +148,6 @@ def task_from_cell(
 
 def _split(names: str | None) -> list[str]:
     return [n.strip() for n in (names or "").split(",") if n.strip()]
-
-
-# A slice with fewer counted cases (or clusters) than this is flagged `small` (as the CLI).
-SMALL = 10
 
 
 def sliced_summary(run: Run, by: list[str] | None, cluster: str | None) -> pd.DataFrame:

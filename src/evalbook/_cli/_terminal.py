@@ -10,6 +10,7 @@ from typing import Any, TextIO
 
 import pandas as pd
 
+from .._model._slices import SMALL
 from .._util._fmt import format_ci, format_count, format_pct, number
 from .._util._text import safe_str, visible
 
@@ -139,11 +140,6 @@ def render_table(
     for row in rows:
         lines.append("  ".join(_pad(c, w, r) for c, w, r in zip(row, widths, right, strict=True)))
     return [line.rstrip() for line in lines]
-
-
-# A slice row with fewer counted cases (or clusters) than this is flagged `small`: the same
-# threshold as a comparison's `small` column.
-SMALL = 10
 
 
 def slice_value(value: Any) -> str:

@@ -17,7 +17,7 @@ from .._errors import ConfigurationError
 from .._model._paired import PairedResult, holm, paired
 from .._model._run_data import RunData
 from .._model._scores import ScoreDefinition
-from .._model._slices import cluster_codes, slices_of
+from .._model._slices import SMALL, cluster_codes, slices_of
 from .._util._fmt import format_p, format_p_phrase, format_pct, format_pp, format_pp_ci
 from .._util._text import visible
 from ._pairing import (
@@ -57,7 +57,6 @@ SUMMARY_COLUMNS = [
     "n_clusters",
     "small",
 ]
-SMALL = 10  # a (slice, score) row with fewer paired values than this is flagged `small`
 CASE_COLUMNS = ["case_id", "score", "a", "b", "delta", "change"]
 CHANGES = ["improved", "regressed", "same", "only_a", "only_b"]
 

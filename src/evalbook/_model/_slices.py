@@ -15,7 +15,12 @@ import pandas as pd
 
 from .._errors import ConfigurationError
 
-__all__ = ["Slices", "cluster_codes", "slices_of"]
+__all__ = ["SMALL", "Slices", "cluster_codes", "slices_of"]
+
+# A slice (or a compared (slice, score) row) with fewer counted cases than this, or fewer
+# clusters with `cluster=`, is flagged `small`: its interval is wide and its estimate unstable.
+# The one threshold of the summary, the comparison, the CLI, the magics and the displays.
+SMALL = 10
 
 
 @dataclass(frozen=True)

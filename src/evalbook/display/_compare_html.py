@@ -13,6 +13,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._model._slices import SMALL
 from .._util._fmt import format_num, format_p, format_p_phrase, format_pct, format_pp, format_pp_ci
 from .._util._text import visible
 from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, is_missing, root
@@ -122,7 +123,7 @@ def _score_row(row: Any, name_a: str, name_b: str, by: list[Any] | None = None) 
             "one: more paired cases are needed to tell",
         )
     if "small" in row and not is_missing(row["small"]) and bool(row["small"]):
-        flags += badge("small slice", "warning", title="fewer than 10 paired cases")
+        flags += badge("small slice", "warning", title=f"fewer than {SMALL} paired cases")
     inner = (
         f'<div style="font-weight: 600">{_slice_title(row, by or [])}{esc(label)}{sub}'
         f"{' ' + flags if flags else ''}</div>"
