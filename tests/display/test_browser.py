@@ -213,7 +213,8 @@ def test_quickstart_shows_the_headline_card(browser: Any, lab: str) -> None:
     # The case explorer works in the browser: filter to the errored case and read it.
     widget = page.locator(".jp-OutputArea-output", has=page.locator(".lm-TabBar-tab")).first
     widget.locator(".lm-TabBar-tab", has_text="Cases").click()
-    widget.locator(".widget-dropdown select").first.select_option("errored")
+    # the visible one: the hidden Scores tab holds dropdowns ("Slice by") earlier in the page
+    widget.locator(".widget-dropdown select:visible").first.select_option("errored")
     detail = widget.locator("[data-evalbook='case']")
     detail.wait_for(timeout=30_000)
     page.wait_for_function(

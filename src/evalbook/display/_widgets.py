@@ -23,9 +23,9 @@ from ._html import (
     run_cards_html,
     run_header_html,
     run_html,
-    summary_html,
     unscored_html,
 )
+from ._run_slices import scores_tab_html, slice_columns
 from ._style import MUTED, esc, root, shorten
 
 __all__ = ["show"]
@@ -143,6 +143,45 @@ def _list(view: Any, options: list[tuple[str, int]], count: str, empty: str) -> 
         view.detail.value = f'<div style="{MUTED}">{empty}</div>'
 
 
+_NONE = "(none)"
+
+
+class ScoresTab(w.VBox):  # type: ignore[misc]
+    """The Scores tab: the summary, sliced by ("Slice by") and clustered by ("Cluster by")
+    a column of the run's input data; no dropdowns when the run has no such column."""
+
+    def __init__(self, run: RunData) -> None:
+        self.run = run
+        columns = slice_columns(run.data)
+        options = [(_NONE, None), *((shorten(visible(str(c)), _LABEL_LIMIT), c) for c in columns)]
+        layout = w.Layout(width="260px")
+        self.by = w.Dropdown(options=options, value=None, description="Slice by", layout=layout)
+        default = run.options.get("cluster")
+        # None is the run's own default (`eb.run(cluster=)`); False turns it off
+        first = [(f"{shorten(visible(str(default)), 40)} (run)", None), (_NONE, False)]
+        self.cluster = w.Dropdown(
+            options=[*(first if default is not None else [(_NONE, None)]), *options[1:]],
+            value=None,
+            description="Cluster by",
+            layout=layout,
+        )
+        self.table = _html("")
+        for control in (self.by, self.cluster):
+            control.observe(self._refresh, names="value")
+        controls = [w.HBox([self.by, self.cluster], layout=w.Layout(flex_flow="row wrap"))]
+        super().__init__([*(controls if columns else []), self.table])
+        self._refresh()
+
+    @property
+    def value(self) -> str:
+        """The tab's HTML as now shown (as `.value` of the other tabs, which are `HTML`)."""
+        return str(self.table.value)
+
+    def _refresh(self, _change: Any = None) -> None:
+        html = scores_tab_html(self.run, by=self.by.value, cluster=self.cluster.value)
+        self.table.value = root(html, "run-summary")
+
+
 class RunView(_Static):
     """`eb.show(run)`: tabs Headline, Scores, Unscored reasons, Cases."""
 
@@ -150,10 +189,11 @@ class RunView(_Static):
         self.run = run
         summary = run.summary()
         self.explorer = CaseExplorer(run)
+        self.scores = ScoresTab(run)
         self.tabs = w.Tab(
             children=[
                 _html(root(run_cards_html(run) + consistency_html(run), "run-cards")),
-                _html(root(summary_html(summary), "run-summary")),
+                self.scores,
                 _html(root(unscored_html(run.unscored(), summary), "run-unscored")),
                 self.explorer,
             ],
