@@ -9,7 +9,7 @@ from typing import Any
 
 from .._model._scorers import Scorer
 from .._model._scores import ScoreDefinition
-from .._runner._engine import execute
+from .._runner._drive import execute
 from .._runner._options import RunOptions
 from .._runner._sync import run_sync
 from .._store._load import read_run

@@ -1,0 +1,127 @@
+"""Driving a run: plan and prepare it, run its samples through an engine, finish it.
+
+`execute` is `eb.arun`'s body; `drive` is shared with `run.rescore`.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import pandas as pd
+
+from .._errors import ConfigurationError
+from .._model._reducers import check_epochs
+from .._model._run_data import RunData
+from .._model._scorers import Scorer
+from .._model._scores import ScoreDefinition
+from .._store._sink import Prepared
+from ._calls import Threads, close_abandoned
+from ._engine import Executor, Kept, LocalExecutor, _Engine
+from ._options import RunOptions
+from ._plan import Plan, make_plan
+from ._prepare import prepare
+
+__all__ = ["drive", "execute"]
+
+
+def _progress(total: int, enabled: bool, name: str) -> Any:
+    if not enabled or total == 0 or os.environ.get("EVALBOOK_PROGRESS", "1") in ("0", "false"):
+        return None
+    from tqdm.auto import tqdm  # lazy: tqdm.auto may import ipywidgets
+
+    return tqdm(total=total, desc=name, unit="case", delay=1.0, leave=False)
+
+
+def _as_frame(data: Any) -> pd.DataFrame:
+    if isinstance(data, pd.DataFrame):
+        return data
+    try:
+        return pd.DataFrame(data)
+    except Exception as exc:
+        raise ConfigurationError(
+            f"data must be a pandas DataFrame (or something pd.DataFrame() accepts): {exc}"
+        ) from None
+
+
+async def execute(
+    data: Any,
+    task: Callable[..., Any] | None,
+    scorers: Sequence[Scorer | Callable[..., Any]],
+    scores: Sequence[ScoreDefinition | str],
+    options: RunOptions,
+) -> RunData:
+    """Plan and prepare the run, execute every case; return the run's data."""
+    frame = _as_frame(data)
+    plan = make_plan(frame, task, scorers, scores, options.output_column, options.cluster)
+    check_epochs(plan.definitions, options.epochs)  # pass@k needs k epochs: before any case
+    frame = plan.data  # the input as the run keeps it: its text cleaned (no copy if clean)
+    executor: Executor = LocalExecutor(options.concurrency)
+    if options.executor is not None:
+        from .dask._driver import DaskRunner  # the optional Dask executor, loaded when asked for
+
+        executor = DaskRunner(options.executor, plan)  # checks that the functions travel
+    run_name = options.name or (getattr(task, "__name__", None) if task else None) or "run"
+    if run_name == "<lambda>":
+        run_name = "run"
+    recorded = options.recorded()
+    # the run store (issue 3): name check, folder, run.started; resume pre-fills results
+    prepared = prepare(
+        plan,
+        frame,
+        run_name,
+        recorded,
+        store=options.store,
+        resume=options.resume,
+        epochs=options.epochs,
+    )
+    return await drive(plan, prepared, prepared.todo, options, executor, frame, recorded)
+
+
+async def drive(
+    plan: Plan,
+    prepared: Prepared,
+    todo: Sequence[int],
+    options: RunOptions,
+    executor: Executor,
+    data: pd.DataFrame,
+    recorded: dict[str, Any],
+    kept: Kept | None = None,
+) -> RunData:
+    """Run `todo` through an engine and `executor`, then finish the run and return its data.
+
+    Shared by `arun` and `Run.rescore` (`kept`): the worker threads, the progress bar, closing
+    the log on an interruption (so it stays resumable) and writing the final files.
+    """
+    bar = _progress(len(todo), options.progress, prepared.name)
+    threads = Threads()
+    engine = _Engine(
+        plan,
+        options,
+        threads,
+        results=prepared.results,
+        sink=prepared.sink,
+        tick=(lambda: bar.update(1)) if bar is not None else None,
+        kept=kept,
+    )
+    try:
+        await executor.execute(engine, todo)
+    except BaseException:
+        prepared.close()  # the log stays resumable
+        raise
+    finally:
+        await close_abandoned()  # the loop may close next: no call abandoned at a deadline holds it
+        if bar is not None:
+            bar.close()
+    finished = RunData(
+        name=prepared.name,
+        id=prepared.run_id,
+        definitions=plan.definitions,
+        data=data,
+        results=prepared.results,
+        options=recorded,
+        path=prepared.path,
+    )
+    prepared.finish(finished)
+    return finished
