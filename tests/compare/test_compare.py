@@ -18,7 +18,7 @@ from scipy import stats
 
 import evalbook as eb
 from _compare_helpers import make_run
-from evalbook._compare._compare import CASE_COLUMNS, CHANGES, SUMMARY_COLUMNS
+from evalbook._compare._compare import PAIR_COLUMNS, CHANGES, COMPARISON_COLUMNS
 from evalbook._compare._leaderboard import LEADERBOARD_COLUMNS
 
 
@@ -27,8 +27,8 @@ def test_summary_and_cases_have_the_documented_columns() -> None:
     b = make_run({"ok": [1.0, 1.0, 0.0]}, name="b")
     cmp = eb.compare(a, b)
     assert isinstance(cmp, eb.Comparison)
-    assert list(cmp.summary.columns) == SUMMARY_COLUMNS
-    assert list(cmp.cases.columns) == CASE_COLUMNS
+    assert list(cmp.summary.columns) == COMPARISON_COLUMNS
+    assert list(cmp.cases.columns) == PAIR_COLUMNS
     assert list(cmp.cases["change"].cat.categories) == CHANGES
     assert cmp.summary["n_paired"].dtype == np.int64
     assert cmp.warnings == []

@@ -11,7 +11,7 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
-from evalbook._compare._compare import SUMMARY_COLUMNS
+from evalbook._compare._compare import COMPARISON_COLUMNS
 from evalbook._model._paired import paired
 
 N = 60
@@ -54,7 +54,7 @@ def test_one_row_per_slice_and_score_slice_columns_first(pair: tuple) -> None:
     df, old, new = pair
     cmp = eb.compare(old, new, by="topic", score=["hit", "near"])
     s = cmp.summary
-    assert list(s.columns) == ["topic", *SUMMARY_COLUMNS]
+    assert list(s.columns) == ["topic", *COMPARISON_COLUMNS]
     topics = list(dict.fromkeys(df["topic"]))  # order of first appearance
     assert s["topic"].tolist() == [t for t in topics for _ in range(2)]
     assert s["score"].astype(str).tolist() == ["hit", "near"] * len(topics)

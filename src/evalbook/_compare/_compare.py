@@ -34,9 +34,9 @@ from ._warnings import definition_warnings, primary_of, primary_warning
 if TYPE_CHECKING:
     from ..display._plots import ComparisonPlots
 
-__all__ = ["CASE_COLUMNS", "CHANGES", "SUMMARY_COLUMNS", "Comparison", "compare"]
+__all__ = ["CHANGES", "COMPARISON_COLUMNS", "PAIR_COLUMNS", "Comparison", "compare"]
 
-SUMMARY_COLUMNS = [
+COMPARISON_COLUMNS = [
     "score",
     "label",
     "mean_a",
@@ -57,7 +57,7 @@ SUMMARY_COLUMNS = [
     "n_clusters",
     "small",
 ]
-CASE_COLUMNS = ["case_id", "score", "a", "b", "delta", "change"]
+PAIR_COLUMNS = ["case_id", "score", "a", "b", "delta", "change"]
 CHANGES = ["improved", "regressed", "same", "only_a", "only_b"]
 
 ScoreSelection = str | ScoreDefinition | Sequence[str | ScoreDefinition] | None
@@ -365,7 +365,7 @@ def compare(
         column = None
     clusters = None if column is None else cluster_codes(wanted, column, len(index))
     if by is not None:
-        slices = slices_of(frame, by, len(index), SUMMARY_COLUMNS)
+        slices = slices_of(frame, by, len(index), COMPARISON_COLUMNS)
         codes, keys = slices.codes, slices.keys
         by_names = list(keys.columns)
     else:
@@ -424,7 +424,7 @@ def compare(
             "delta": delta,
             "change": pd.Categorical.from_codes(change, categories=pd.Index(CHANGES)),
         },
-        columns=CASE_COLUMNS,
+        columns=PAIR_COLUMNS,
     )
     if by is not None:
         slice_of_row = codes[case_i]
@@ -488,7 +488,7 @@ def _summary_table(
             "n_clusters": np.array([r.n_clusters for r in results], dtype=np.int64),
             "small": n_paired < SMALL,
         },
-        columns=SUMMARY_COLUMNS,
+        columns=COMPARISON_COLUMNS,
     )
     for col in ("mean_a", "mean_b", "delta", "ci_low", "ci_high", "rho", "mde"):
         table[col] = table[col].astype(np.float64)

@@ -117,6 +117,11 @@ class Results:
         """The epoch (1..epochs) of sample `pos`."""
         return pos % self.epochs + 1
 
+    def sample_case_ids(self) -> list[str]:
+        """The case id of every sample, in slot order (each id `epochs` times)."""
+        k = self.epochs
+        return self.case_ids if k == 1 else [c for c in self.case_ids for _ in range(k)]
+
     def sample_epochs(self) -> np.ndarray:
         """The epoch of every sample, in slot order."""
         return np.tile(np.arange(1, self.epochs + 1, dtype=np.int32), len(self.case_ids))

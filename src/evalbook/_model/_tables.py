@@ -124,11 +124,9 @@ def timestamp_ns(seconds: np.ndarray[Any, np.dtype[np.float64]]) -> np.ndarray:
 
 def cases_table(results: Results) -> pd.DataFrame:
     """One row per sample (case, epoch): input order, then epoch."""
-    k = results.epochs
-    ids = results.case_ids if k == 1 else [c for c in results.case_ids for _ in range(k)]
     return pd.DataFrame(
         {
-            "case_id": _text(ids),
+            "case_id": _text(results.sample_case_ids()),
             "epoch": results.sample_epochs(),
             "outcome": _codes(results.outcome, OUTCOMES),  # -1 (not run) becomes NaN
             "attempts": results.attempts.copy(),

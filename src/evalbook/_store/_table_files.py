@@ -62,11 +62,7 @@ def cases_file_arrow(results: Results) -> Any:
     texts, kind_codes = output_columns(results.output)
     ns = timestamp_ns(results.started_at)
     columns: dict[str, Any] = {
-        "case_id": text_array(
-            [c for c in results.case_ids for _ in range(results.epochs)]
-            if results.epochs > 1
-            else results.case_ids
-        ),
+        "case_id": text_array(results.sample_case_ids()),
         "epoch": pa.array(results.sample_epochs()),
         "outcome": _codes_array(results.outcome, OUTCOMES),
         "attempts": pa.array(results.attempts),
