@@ -182,14 +182,12 @@ def _samples(folder: Path, ids: list[str], cases: Any) -> tuple[list[str], int]:
     if "epoch" not in cases.column_names:  # schema_version 2: one epoch per case
         return ids, 1
     epoch = np.asarray(cases.column("epoch").to_numpy(zero_copy_only=False))
-    k = int(epoch.max()) if epoch.size else 1
-    unique = ids[::k] if k >= 1 else []
-    expected = np.tile(np.arange(1, k + 1), len(unique))
+    k = max(1, int(epoch.max())) if epoch.size else 1
+    unique = ids[::k]
     if (
-        k < 1
-        or len(ids) != len(unique) * k
-        or not np.array_equal(epoch, expected)
-        or [c for c in unique for _ in range(k)] != ids
+        len(ids) != len(unique) * k
+        or not np.array_equal(epoch, np.tile(np.arange(1, k + 1), len(unique)))
+        or list(np.repeat(np.asarray(unique, dtype=object), k)) != ids
     ):
         raise ValueError(f"{folder / CASES}: its rows are not each case's epochs 1..{k} in order")
     return unique, k
