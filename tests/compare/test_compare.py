@@ -18,7 +18,7 @@ from scipy import stats
 
 import evalbook as eb
 from _compare_helpers import make_run
-from evalbook._compare._compare import PAIR_COLUMNS, CHANGES, COMPARISON_COLUMNS
+from evalbook._compare._compare import CHANGES, COMPARISON_COLUMNS, PAIR_COLUMNS
 from evalbook._compare._leaderboard import LEADERBOARD_COLUMNS
 
 
