@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._model._scorers import Scorer
@@ -36,6 +36,8 @@ async def arun(
     resume: Any = None,
     progress: bool = True,
     executor: Any = None,
+    max_cost: float | None = None,
+    prices: Mapping[str, tuple[float, float]] | None = None,
 ) -> Run:
     """The async form of `eb.run()`: `run = await eb.arun(df, task=...)`.
 
@@ -68,6 +70,8 @@ def run(
     resume: Any = None,
     progress: bool = True,
     executor: Any = None,
+    max_cost: float | None = None,
+    prices: Mapping[str, tuple[float, float]] | None = None,
 ) -> Run:
     """Run `task` over every case of `data`, score the outputs, and return the `Run`.
 
@@ -101,6 +105,12 @@ def run(
         progress: Show a progress bar on long runs (env `EVALBOOK_PROGRESS=0` turns it off).
         executor: None to run locally; a `dask.distributed.Client` (or `"dask"` for a
             LocalCluster) runs batches of cases on a cluster: docs/scaling.md.
+        max_cost: A budget in US dollars: once the recorded cost reaches it, no new sample
+            starts (those in flight finish); the run ends incomplete, resumable, with a
+            warning naming the budget (docs/cost.md).
+        prices: `{model: (usd_per_1M_input_tokens, usd_per_1M_output_tokens)}`: turns
+            recorded tokens into cost where a call gave no cost; a model without a price
+            leaves its cost unknown (NaN).
 
     Example:
         >>> import pandas as pd, evalbook as eb

@@ -12,7 +12,7 @@ per run. Past this point a run's text is valid Unicode.
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -20,6 +20,7 @@ import numpy as np
 from .._util._text import TextGate
 from ._contract import Rec
 from ._scores import Grader
+from ._usage import Tally
 
 __all__ = ["OUTCOMES", "Finished", "Results"]
 
@@ -35,7 +36,8 @@ class Finished(NamedTuple):
     """A finished case: what the engine hands to `Results`, the run store and Dask.
 
     Times are Unix seconds and seconds, taken in whole microseconds; `records` holds one
-    record per score, in definition order.
+    record per score, in definition order; `usage` what its model calls used, by source
+    (None: nothing recorded).
     """
 
     outcome: int
@@ -46,6 +48,7 @@ class Finished(NamedTuple):
     started_at: float
     duration_s: float
     records: Sequence[Rec]
+    usage: Mapping[str, Tally] | None = None
 
 
 class Results:
@@ -90,6 +93,7 @@ class Results:
         self.error_message: list[str | None] = [None] * n
         self.started_at = np.full(n, math.nan)
         self.duration_s = np.full(n, math.nan)
+        self.usage: list[Mapping[str, Tally] | None] = [None] * n
         self.status = np.zeros(size, dtype=np.int8)
         self.value = np.full(size, math.nan)
         self.reason: list[str | None] = [None] * size
@@ -133,7 +137,10 @@ class Results:
         needed it), which is what a run store should log.
         """
         case = self._cleaned(pos, case)
-        outcome, attempts, output, error_type, error_message, started_at, duration_s, records = case
+        outcome, attempts, output, error_type, error_message, started_at, duration_s, records = (
+            case[:8]
+        )
+        self.usage[pos] = case.usage
         self.outcome[pos] = outcome
         self.attempts[pos] = attempts
         self.output[pos] = output
@@ -175,7 +182,7 @@ class Results:
         pydantic models that clean their own text when built (`Grader`).
         """
         text, cid = self.text, self.case_id_of(pos)
-        _, _, output, etype, emsg, _, _, records = case
+        _, _, output, etype, emsg, _, _, records = case[:8]
         if not (output is None or (type(output) is str and output.isascii())):
             output = text(output, "output", cid)
         if not (etype is None or (type(etype) is str and etype.isascii())):
@@ -223,6 +230,7 @@ class Results:
             float(self.started_at[pos]),
             float(self.duration_s[pos]),
             self.records_of(pos),
+            self.usage[pos],
         )
 
     def records_of(self, pos: int) -> list[Rec]:

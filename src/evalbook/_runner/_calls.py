@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import contextvars
 import inspect
 import os
 import queue
@@ -110,6 +111,7 @@ _Job = tuple[
     tuple[Any, ...],
     dict[str, Any],
     "Started | None",
+    contextvars.Context,
 ]
 
 
@@ -140,11 +142,11 @@ class _Pool:
 
     def _work(self) -> None:
         while True:
-            inbox, future, fn, args, kwargs, started = self.jobs.get()
+            inbox, future, fn, args, kwargs, started, context = self.jobs.get()
             if started is not None:
                 started.value = True
-            try:
-                ok, value = True, fn(*args, **kwargs)
+            try:  # in the caller's context: the sample's usage meter and source go along
+                ok, value = True, context.run(fn, *args, **kwargs)
             except StopIteration as exc:  # a future cannot hold it: as a coroutine would (PEP 479)
                 ok, value = False, RuntimeError(f"raised StopIteration: {exc!r}")
                 value.__cause__ = exc
@@ -152,7 +154,7 @@ class _Pool:
                 ok, value = False, _Carried(exc)
             except BaseException as exc:  # handed to the awaiting case, which sorts it out
                 ok, value = False, exc
-            del fn, args, kwargs  # an idle thread holds on to no case's data
+            del fn, args, kwargs, context  # an idle thread holds on to no case's data
             with self.lock:
                 self.idle += 1
             inbox.put(future, ok, value)
@@ -183,7 +185,7 @@ class Threads:
     ) -> asyncio.Future[Any]:
         """`submit`, and set `started.value` once a worker thread begins the call."""
         future: asyncio.Future[Any] = self.inbox.loop.create_future()
-        _POOL.put((self.inbox, future, fn, args, kwargs, started))
+        _POOL.put((self.inbox, future, fn, args, kwargs, started, contextvars.copy_context()))
         return future
 
     async def call(self, fn: Callable[..., Any], *args: Any, **kwargs: Any) -> Any:

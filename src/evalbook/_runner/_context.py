@@ -8,7 +8,9 @@ from typing import Any
 from .._errors import ConfigurationError
 from .._model._contract import UNSCORED, Rec, Score, record_of, safe_repr
 from .._model._scores import Grader, ScoreDefinition
+from .._model._usage import TASK
 from .._util._text import safe_str
+from ._usage import Meter
 
 __all__ = ["CaseContext", "CaseFailed"]
 
@@ -29,15 +31,21 @@ class CaseContext:
         ...     return answer
     """
 
-    __slots__ = ("_index", "attempt", "case_id", "epoch", "recorded")
+    __slots__ = ("_index", "_meter", "attempt", "case_id", "epoch", "recorded")
 
     def __init__(
-        self, case_id: str, attempt: int, index: Mapping[str, int], epoch: int = 1
+        self,
+        case_id: str,
+        attempt: int,
+        index: Mapping[str, int],
+        epoch: int = 1,
+        meter: Meter | None = None,
     ) -> None:
         self.case_id = case_id
         self.attempt = attempt
         self.epoch = epoch  # 1..epochs: which run of the case this is
         self._index = index
+        self._meter = meter
         self.recorded: dict[int, Rec] = {}
 
     def _position(self, definition_or_name: ScoreDefinition | str) -> int:
@@ -77,6 +85,38 @@ class CaseContext:
     def record_unscored(self, definition_or_name: ScoreDefinition | str, reason: str) -> None:
         """Leave a score unscored for this case, with a reason."""
         self.recorded[self._position(definition_or_name)] = Rec(UNSCORED, reason=safe_str(reason))
+
+    def record_usage(
+        self,
+        usage: Any = None,
+        *,
+        input_tokens: float | None = None,
+        output_tokens: float | None = None,
+        cost: float | None = None,
+        model: str | None = None,
+    ) -> None:
+        """Record one model call's usage for this sample (calls add up; see docs/cost.md).
+
+        `usage` may be an OpenAI `CompletionUsage`-like object or a dict
+        (`prompt_tokens`/`completion_tokens` or `input_tokens`/`output_tokens`); explicit
+        amounts win. Without `cost`, the run's `prices=` for `model` price the tokens; an
+        amount nobody reported stays unknown (NaN), never 0. A negative or non-finite amount
+        never raises: that call's usage counts as unknown, named in `run.usage()["invalid"]`.
+
+        Example:
+            >>> def task(question, ctx):
+            ...     ctx.record_usage({"prompt_tokens": 12, "completion_tokens": 3}, model="m")
+            ...     return question
+        """
+        if self._meter is not None:
+            self._meter.record(
+                usage,
+                input_tokens=input_tokens,
+                output_tokens=output_tokens,
+                cost=cost,
+                model=model if isinstance(model, str) else None,
+                source=TASK,
+            )
 
     def fail(self, reason: str) -> None:
         """End the case now with outcome `failed` (every score counts 0)."""

@@ -22,6 +22,7 @@ from ._engine import Executor, Kept, LocalExecutor, _Engine
 from ._options import RunOptions
 from ._plan import Plan, make_plan
 from ._prepare import prepare
+from ._usage import Ledger, known_cost, warn_usage
 
 __all__ = ["drive", "execute"]
 
@@ -96,6 +97,8 @@ async def drive(
     """
     bar = _progress(len(todo), options.progress, prepared.name)
     threads = Threads()
+    # the budget counts what the run has recorded so far: a resume's kept samples too
+    ledger = Ledger(options.prices, options.max_cost, spent=known_cost(prepared.results))
     engine = _Engine(
         plan,
         options,
@@ -104,6 +107,7 @@ async def drive(
         sink=prepared.sink,
         tick=(lambda: bar.update(1)) if bar is not None else None,
         kept=kept,
+        ledger=ledger,
     )
     try:
         await executor.execute(engine, todo)
@@ -114,6 +118,7 @@ async def drive(
         await close_abandoned()  # the loop may close next: no call abandoned at a deadline holds it
         if bar is not None:
             bar.close()
+    warn_usage(ledger, prepared.name)
     finished = RunData(
         name=prepared.name,
         id=prepared.run_id,

@@ -31,6 +31,7 @@ from ._calls import AttemptTimeout, Threads, call, within
 from ._context import CaseContext
 from ._options import RunOptions
 from ._plan import BoundScorer, Plan
+from ._usage import Ledger, Meter, metering, source
 
 __all__ = [
     "Executor",
@@ -73,11 +74,13 @@ class Kept:
     """What a rescore keeps of its source run: outcomes, outputs, times and some records.
 
     `records` maps a score's position in the new run to its position in the source; those
-    records are copied as they are, the other scores are scored again.
+    records are copied as they are, the other scores are scored again. Each sample keeps
+    its task's usage and that of `sources` (the kept scores' names).
     """
 
     source: Results
     records: dict[int, int]
+    sources: frozenset[str] = frozenset()  # usage sources kept with those records
 
 
 class _Engine:
@@ -97,6 +100,7 @@ class _Engine:
         tick: Callable[[], None] | None = None,
         kept: Kept | None = None,
         epoch_at: Sequence[int] | None = None,
+        ledger: Ledger | None = None,
     ) -> None:
         self.plan = plan
         self.results = results
@@ -116,6 +120,9 @@ class _Engine:
         self.async_scorers = [b for b in plan.scorers if b.is_async]
         self.n_scores = len(plan.definitions)
         self.warned: set[str] = set()
+        # the run's prices, budget and spend (one per run: every sample's meter reports here)
+        self.ledger = Ledger(options.prices, options.max_cost) if ledger is None else ledger
+        self.sources = [_source_of(b) for b in plan.scorers]
 
     def _sample(self, pos: int) -> tuple[int, int]:
         """Sample `pos` as (the row of its case in the plan's columns, its epoch)."""
@@ -136,12 +143,23 @@ class _Engine:
         return values
 
     async def case(self, pos: int) -> None:
-        """Run (or rescore) one sample (a case's epoch), score it, and hand it on."""
-        if self.kept is not None:
-            await self._rescore(pos, self.kept)
+        """Run (or rescore) one sample (a case's epoch), score it, and hand it on.
+
+        Once the run's budget (`max_cost=`) is reached, a sample does not start: it stays
+        without an outcome, for a resume.
+        """
+        if self.ledger.exhausted():
+            self.ledger.not_started += 1
             return
-        plan = self.plan
         values = self._values(pos)
+        with metering(self.ledger.meter(values["case_id"], values["epoch"])) as meter:
+            if self.kept is not None:
+                await self._rescore(pos, self.kept, values, meter)
+            else:
+                await self._run(pos, values, meter)
+
+    async def _run(self, pos: int, values: dict[str, Any], meter: Meter) -> None:
+        plan = self.plan
         # times in whole microseconds, so that the run log holds them exactly as integers
         at_us = time.time_ns() // 1000
         t0 = time.perf_counter_ns()
@@ -159,7 +177,7 @@ class _Engine:
                     self.sink.case_started(
                         (pos, attempt, at_us if attempt == 1 else time.time_ns() // 1000)
                     )
-                ctx = CaseContext(values["case_id"], attempt, plan.index, values["epoch"])
+                ctx = CaseContext(values["case_id"], attempt, plan.index, values["epoch"], meter)
                 outcome, output, etype, emsg = await self._attempt(values, ctx)
                 if outcome in (ERRORED, TIMED_OUT) and attempt < self.attempts:
                     continue
@@ -178,9 +196,10 @@ class _Engine:
             emsg,
             at_us / 1e6,
             (time.perf_counter_ns() - t0) // 1000 / 1e6,
+            meter,
         )
 
-    async def _rescore(self, pos: int, kept: Kept) -> None:
+    async def _rescore(self, pos: int, kept: Kept, values: dict[str, Any], meter: Meter) -> None:
         src = kept.source
         outcome = int(src.outcome[pos])
         if outcome == PENDING:
@@ -189,9 +208,11 @@ class _Engine:
         recs: list[Rec | None] = [None] * self.n_scores
         for j, k in kept.records.items():
             recs[j] = old[k]
+        # what produced the output (the task) and the kept records' calls stay the sample's
+        meter.keep(src.usage[pos], kept.sources)
         await self.finish(
             pos,
-            self._values(pos),
+            values,
             recs,
             outcome,
             int(src.attempts[pos]),
@@ -200,6 +221,7 @@ class _Engine:
             src.error_message[pos],
             float(src.started_at[pos]),
             float(src.duration_s[pos]),
+            meter,
         )
 
     async def finish(
@@ -214,10 +236,12 @@ class _Engine:
         emsg: str | None,
         started: float,
         duration: float,
+        meter: Meter,
     ) -> None:
         """Score a case by its final outcome, fill every record, store it, tell the sink.
 
-        `recs` holds what is already recorded (by `ctx`, or kept by a rescore).
+        `recs` holds what is already recorded (by `ctx`, or kept by a rescore); `meter`
+        what the sample's calls used (closed here, once its scorers are done).
         """
         if outcome == PASSED:
             values["output"] = output
@@ -231,7 +255,8 @@ class _Engine:
             filled = [error_rec(code, f"{etype}: {emsg}")] * self.n_scores
         if outcome in (PASSED, FAILED):
             self._derive(filled, outcome)
-        case = Finished(outcome, attempts, output, etype, emsg, started, duration, filled)
+        usage = meter.close()
+        case = Finished(outcome, attempts, output, etype, emsg, started, duration, filled, usage)
         if self.results is not None:
             case = self.results.set_case(pos, case)  # as stored: its text cleaned
         if self.sink is not None:
@@ -365,12 +390,19 @@ class _Engine:
             recs[d.position] = rec
 
 
+def _source_of(bound: BoundScorer) -> str:
+    """The usage source of a scorer's calls: its score's name (the scorer's, for several)."""
+    defs = bound.scorer.definitions
+    return defs[0].name if len(defs) == 1 else bound.scorer.name
+
+
 def _scored_sync(bound: BoundScorer, values: dict[str, Any]) -> list[Rec] | Awaitable[Any]:
     """One sync scorer's records for a case, or the awaitable it handed back."""
     defs = bound.scorer.definitions
     try:
         args, kwargs = call_args(bound.binding, values)
-        result = bound.scorer.fn(*args, **kwargs)
+        with source(_source_of(bound)):
+            result = bound.scorer.fn(*args, **kwargs)
     except SkipScore as exc:
         return [skip_rec(exc)] * len(defs)
     except BaseException as exc:
@@ -392,10 +424,11 @@ async def _scored_async(
     """
     defs = bound.scorer.definitions
     try:
-        if pending is None:
-            args, kwargs = call_args(bound.binding, values)
-            pending = bound.scorer.fn(*args, **kwargs)
-        result = await pending
+        with source(_source_of(bound)):  # its calls are recorded under its score's name
+            if pending is None:
+                args, kwargs = call_args(bound.binding, values)
+                pending = bound.scorer.fn(*args, **kwargs)
+            result = await pending
     except SkipScore as exc:
         return [skip_rec(exc)] * len(defs)
     except BaseException as exc:

@@ -7,11 +7,14 @@ through it, so each option has one default and one error message.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .._errors import ConfigurationError
+from .._model._usage import check_prices
 
 __all__ = ["RunOptions"]
 
@@ -41,6 +44,8 @@ class RunOptions:
     resume: Any = None
     progress: bool = True
     executor: Any = None
+    max_cost: float | None = None
+    prices: Mapping[str, tuple[float, float]] | None = None
 
     def __post_init__(self) -> None:
         c, a, t = self.concurrency, self.attempts, self.timeout
@@ -63,6 +68,15 @@ class RunOptions:
             raise ConfigurationError(
                 "cluster= takes the name of a column of the data whose cases belong together "
                 f"(e.g. cluster='passage'), or None; got {self.cluster!r}"
+            )
+        object.__setattr__(self, "prices", check_prices(self.prices))
+        m = self.max_cost
+        if m is not None and (
+            isinstance(m, bool) or not isinstance(m, int | float) or not math.isfinite(m) or m < 0
+        ):
+            raise ConfigurationError(
+                f"max_cost must be a number of US dollars >= 0 or None, got {m!r}; "
+                "e.g. max_cost=5.0 stops starting samples once $5 is recorded"
             )
         for label, value in (("timeout", t), ("scorer_timeout", self.scorer_timeout)):
             if value is not None and (
@@ -87,7 +101,7 @@ class RunOptions:
 
     def recorded(self) -> dict[str, Any]:
         """The options a stored run records (`run.options`); `scorer_timeout` only when set,
-        `epochs` only when above 1, `cluster` only when set.
+        `epochs` only when above 1, `cluster`, `max_cost` and `prices` only when set.
 
         Leaving unset options out keeps runs stored before they existed alike.
         """
@@ -103,4 +117,8 @@ class RunOptions:
             recorded["epochs"] = self.epochs
         if self.cluster is not None:  # the run's summary() clusters by it (docs/statistics.md)
             recorded["cluster"] = self.cluster
+        if self.max_cost is not None:
+            recorded["max_cost"] = self.max_cost
+        if self.prices is not None:  # what the run's costs were computed with (docs/cost.md)
+            recorded["prices"] = {m: list(p) for m, p in self.prices.items()}
         return recorded

@@ -85,7 +85,7 @@ async def arescore(
         LocalExecutor(options.concurrency),
         source.data,
         recorded,
-        kept=Kept(source._results, kept),
+        kept=Kept(source._results, kept, frozenset(plan.definitions[j].name for j in kept)),
     )
 
 

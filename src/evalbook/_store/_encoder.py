@@ -8,13 +8,14 @@ with its checksum (`_lines.seal`). The format is documented in docs/file-formats
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from json.encoder import encode_basestring_ascii as _enc
 from typing import Any
 
 from .._model._contract import SCORED, UNSCORED, Rec
 from .._model._results import OUTCOMES, Finished, Results
 from .._model._scores import ScoreDefinition
+from .._model._usage import Tally, usage_json
 from ._codec import encode_output
 from ._lines import SCHEMA_VERSION, seal
 
@@ -83,7 +84,9 @@ class LineEncoder:
         so they read back exactly, and integers format several times faster than floats.
         Each line is sealed with its checksum (one CRC-32 of its bytes).
         """
-        outcome, attempts, output, error_type, error_message, started_at, duration_s, records = case
+        outcome, attempts, output, error_type, error_message, started_at, duration_s, records = (
+            case[:8]
+        )
         cid = self.sample(pos)
         if len(started) == 1 and started[0][0] == pos:  # the common case: its own start only
             _, attempt, at_us = started[0]
@@ -106,7 +109,8 @@ class LineEncoder:
             seal(
                 f'{self._ended}{cid},"attempt":{attempts}{self._outcomes[outcome]}{out},'
                 f'"started_us":{round(started_at * 1e6) if started_at == started_at else "null"},'
-                f'"duration_us":{round(duration_s * 1e6) if duration_s == duration_s else "null"}}}'
+                f'"duration_us":{round(duration_s * 1e6) if duration_s == duration_s else "null"}'
+                f"{'' if case.usage is None else _usage_field(case.usage)}}}"
             )
         )
         return "".join(lines)
@@ -136,6 +140,11 @@ def _output_json(output: Any) -> str:
     except Exception as exc:  # e.g. a nested value json cannot write
         text = f"<{type(output).__name__} output that cannot be stored: {type(exc).__name__}>"
         return f'{_enc(text)},"output_kind":"repr"'
+
+
+def _usage_field(usage: Mapping[str, Tally]) -> str:
+    """The `,"usage":{...}` part of a `case.ended` line (only samples that recorded usage)."""
+    return f',"usage":{dumps(usage_json(usage))}'
 
 
 def _record_body(rec: Rec) -> str:

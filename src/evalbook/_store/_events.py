@@ -18,6 +18,7 @@ from typing import Any
 from .._model._contract import ERROR, SCORED, UNSCORED, InvalidScore, Rec, validate_value
 from .._model._results import OUTCOMES, PENDING, Finished, Results
 from .._model._scores import Grader, ScoreDefinition
+from .._model._usage import usage_from_json
 from .._util._text import TextGate
 from ._codec import decode_output
 from ._encoder import LineEncoder
@@ -243,6 +244,7 @@ class _Replay:
             started,
             duration,
             [by_name.get(d.name) or _MISSING for d in self.definitions],
+            usage_from_json(event["usage"]) if "usage" in event else None,
         )
 
 
