@@ -22,6 +22,7 @@ from ._scores import ScoreDefinition
 from ._scoring import SUMMARY_COLUMNS, Headline, counted_of, headline_of, summarize
 from ._slices import cluster_codes, slices_of
 from ._tables import cases_table, scores_table, unscored_table
+from ._usage_tables import usage_summary, usage_table
 
 __all__ = ["RunData"]
 
@@ -163,6 +164,36 @@ class RunData:
     def unscored(self) -> pd.DataFrame:
         """Why records were not scored: `score, status, reason, n`."""
         return unscored_table(self.scores)
+
+    def usage(self) -> pd.DataFrame:
+        """What the samples' model calls used: one row per (case, epoch, source).
+
+        Columns: `case_id, epoch, source` ("task" or the judge's score name), `calls,
+        cached_calls, input_tokens, output_tokens, cost` (NaN where unknown), `retries,
+        invalid` (why a call's usage was refused, else None). Samples that recorded nothing
+        have no row (docs/cost.md).
+
+        Example:
+            >>> import pandas as pd, evalbook as eb
+            >>> def task(q, ctx):
+            ...     ctx.record_usage(input_tokens=120, output_tokens=30, cost=0.002)
+            ...     return q
+            >>> run = eb.run(pd.DataFrame({"q": ["a"]}), task=task, store=None, progress=False)
+            >>> run.usage()[["case_id", "source", "calls", "input_tokens", "cost"]]
+              case_id source  calls  input_tokens   cost
+            0       0   task      1         120.0  0.002
+        """
+        return usage_table(self._results)
+
+    @cached_property
+    def _usage_summary(self) -> pd.DataFrame:
+        return usage_summary(self._results)
+
+    def usage_summary(self) -> pd.DataFrame:
+        """One row: `calls, cached_calls, input_tokens, output_tokens, cost` (totals of known
+        amounts), `cost_per_case` with `cost_ci_low, cost_ci_high`, `latency_p50_s,
+        latency_p95_s`, `n_cost_known`, `retries` (docs/cost.md)."""
+        return self._usage_summary.copy()
 
     def wide(self) -> pd.DataFrame:
         """One row per sample: `case_id`, `epoch`, `outcome`, then each score's counted value."""

@@ -12,6 +12,7 @@ import pandas as pd
 from ._contract import STATUSES
 from ._results import OUTCOMES, PENDING, Results
 from ._scores import ScoreDefinition
+from ._usage_tables import sample_amounts
 
 __all__ = [
     "CASE_COLUMNS",
@@ -32,6 +33,9 @@ CASE_COLUMNS = [
     "error_message",
     "started_at",
     "duration_s",
+    "input_tokens",
+    "output_tokens",
+    "cost",
 ]
 SCORE_COLUMNS = [
     "case_id",
@@ -123,7 +127,12 @@ def timestamp_ns(seconds: np.ndarray[Any, np.dtype[np.float64]]) -> np.ndarray:
 
 
 def cases_table(results: Results) -> pd.DataFrame:
-    """One row per sample (case, epoch): input order, then epoch."""
+    """One row per sample (case, epoch): input order, then epoch.
+
+    The token and cost columns add up each sample's recorded usage; NaN where no call
+    reported the amount (never 0 by default).
+    """
+    tokens_in, tokens_out, cost = sample_amounts(results)
     return pd.DataFrame(
         {
             "case_id": _text(results.sample_case_ids()),
@@ -135,6 +144,9 @@ def cases_table(results: Results) -> pd.DataFrame:
             "error_message": _text(results.error_message),
             "started_at": _timestamps(results.started_at),
             "duration_s": results.duration_s.copy(),
+            "input_tokens": tokens_in,
+            "output_tokens": tokens_out,
+            "cost": cost,
         },
         columns=CASE_COLUMNS,
     )

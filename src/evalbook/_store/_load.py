@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import warnings
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -17,6 +18,7 @@ from .._model._results import OUTCOMES, PENDING, Results
 from .._model._run_data import RunData
 from .._model._scores import Grader, ScoreDefinition
 from .._model._scoring import outcome_counts
+from .._model._usage import Tally, usage_from_json
 from .._util._text import clean
 from ._codec import OUTPUT_KINDS, read_file_outputs
 from ._events import (
@@ -26,7 +28,7 @@ from ._events import (
 )
 from ._layout import CASES, DATA, EVENTS, FINAL_FILES, SCORES, SUMMARY
 from ._parquet import frame_of, read_parquet, text_list
-from ._summary import read_summary
+from ._summary import read_summary, records
 
 __all__ = ["read_run", "run_folder", "summary_of"]
 
@@ -215,6 +217,8 @@ def _results_from_files(folder: Path, n_scores: int) -> Results:
     results.output = read_file_outputs(text_list(cases.column("output")), kinds)
     results.error_type = _sparse(cases.column("error_type"), results.n_samples)[0]
     results.error_message = _sparse(cases.column("error_message"), results.n_samples)[0]
+    if "usage" in cases.column_names:  # the amount columns are derived from it
+        results.usage = _usage(folder, cases.column("usage"), results.n_samples)
     results.started_at[:] = _seconds(cases.column("started_at"))
     results.duration_s[:] = cases.column("duration_s").to_numpy(zero_copy_only=False)
     results.status[:] = _codes(scores.column("status"), STATUSES, 0)
@@ -246,6 +250,20 @@ def _results_from_files(folder: Path, n_scores: int) -> Results:
     sets = (set_reason, set_message, set_rationale, set_metadata, set_grader)
     results.touched = np.unique(np.concatenate(sets)).tolist()
     return results
+
+
+def _usage(folder: Path, column: Any, size: int) -> list[Mapping[str, Tally] | None]:
+    """The `usage` column: each sample's usage by source; ValueError naming the row."""
+    texts, where = _sparse(column, size)
+    out: list[Mapping[str, Tally] | None] = [None] * size
+    for i in where.tolist():
+        try:
+            out[i] = usage_from_json(json.loads(texts[i]))
+        except ValueError as exc:
+            raise ValueError(
+                f"{folder / CASES}, row {i + 1}: the usage is damaged ({exc})"
+            ) from None
+    return out
 
 
 def _agrees(folder: Path, summary: dict[str, Any], run: RunData) -> None:
@@ -281,6 +299,17 @@ def _agrees(folder: Path, summary: dict[str, Any], run: RunData) -> None:
                 )
     if len(stored) != len(table):
         raise ValueError(f"{folder / SUMMARY} has {len(stored)} summary rows, not {len(table)}")
+    usage = summary.get("usage")  # absent: no usage recorded (or an earlier writer)
+    read = records(run.usage_summary())[0] if any(results.usage) else None
+    if usage is not None or read is not None:
+        for key in ("calls", "cached_calls", "input_tokens", "output_tokens", "cost"):
+            a = usage.get(key) if isinstance(usage, dict) else None
+            b = None if read is None else read[key]
+            if not (a == b or (isinstance(a, float) and b is not None and abs(a - b) <= 1e-9)):
+                raise ValueError(
+                    f"{folder / CASES} disagrees with {SUMMARY} (usage {key}: {b!r} read, "
+                    f"{a!r} stored)"
+                )
 
 
 def _from_files(folder: Path) -> RunData:

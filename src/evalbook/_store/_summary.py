@@ -134,5 +134,6 @@ def _write_final(
             },
             "definitions": [d.model_dump(mode="json") for d in run.definitions],
             "summary": records(run.summary()),
+            **({"usage": records(run.usage_summary())[0]} if any(run._results.usage) else {}),
         },
     )

@@ -1,9 +1,10 @@
 """`cases.parquet`, `scores.parquet` and exports (Parquet or CSV), written atomically.
 
-The stored tables are `run.cases` and `run.scores` (docs/file-formats.md) plus two storage
+The stored tables are `run.cases` and `run.scores` (docs/file-formats.md) plus storage
 columns that make them lossless: `output_kind` in cases (how `output` is encoded, by the one
-output codec of `_codec`) and `record_grader` in scores (the record's own grader as JSON,
-when it has one).
+output codec of `_codec`), `usage` in cases (the sample's usage by source as JSON, when it
+recorded any) and `record_grader` in scores (the record's own grader as JSON, when it has
+one).
 """
 
 from __future__ import annotations
@@ -18,36 +19,53 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
-from .._model._results import OUTCOMES
+from .._model._results import OUTCOMES, Results
 from .._model._tables import CASE_COLUMNS, _sparse_categorical, timestamp_ns
+from .._model._usage import usage_json
+from .._model._usage_tables import sample_amounts
 from .._util._fs import write_text
 from ._codec import OUTPUT_KINDS, output_columns
+from ._encoder import dumps
 from ._parquet import NULL_COLUMNS, column_array, text_array, write_parquet
 
 if TYPE_CHECKING:
-    from .._model._results import Results
     from .._model._run_data import RunData
 
-__all__ = ["cases_file_arrow", "cases_file_table", "export", "scores_file_table"]
+__all__ = [
+    "cases_file_arrow",
+    "cases_file_table",
+    "export",
+    "scores_file_table",
+    "usage_texts",
+]
 
-# the columns of `cases.parquet`: the cases table's, with `output_kind` after `output`
+# the columns of `cases.parquet`: the cases table's, with `output_kind` after `output` and
+# `usage` last
 CASE_FILE_COLUMNS = [
     *CASE_COLUMNS[: CASE_COLUMNS.index("output") + 1],
     "output_kind",
     *CASE_COLUMNS[CASE_COLUMNS.index("output") + 1 :],
+    "usage",
 ]
 _NAT = np.iinfo(np.int64).min
 
 
 def cases_file_table(run: RunData) -> pd.DataFrame:
-    """`run.cases` with `output` as text and its `output_kind` next to it."""
+    """`run.cases` with `output` as text, its `output_kind` next to it, and `usage` last."""
     table = run.cases.copy(deep=False)
     texts, codes = output_columns(run._results.output)
     kinds = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(list(OUTPUT_KINDS)))
     table["output"] = pd.Series(texts, index=table.index, dtype=object, copy=False)
     at = list(table.columns).index("output") + 1
     table.insert(at, "output_kind", pd.Series(kinds, index=table.index))
+    usage = np.asarray(usage_texts(run._results), dtype=object)
+    table["usage"] = pd.Series(usage, index=table.index, dtype=object, copy=False)
     return table
+
+
+def usage_texts(results: Results) -> list[str | None]:
+    """Each sample's usage as the JSON text of the `usage` column (None: none recorded)."""
+    return [None if u is None else dumps(usage_json(u)) for u in results.usage]
 
 
 def cases_file_arrow(results: Results) -> Any:
@@ -61,6 +79,7 @@ def cases_file_arrow(results: Results) -> Any:
 
     texts, kind_codes = output_columns(results.output)
     ns = timestamp_ns(results.started_at)
+    tokens_in, tokens_out, cost = sample_amounts(results)
     columns: dict[str, Any] = {
         "case_id": text_array(results.sample_case_ids()),
         "epoch": pa.array(results.sample_epochs()),
@@ -72,6 +91,10 @@ def cases_file_arrow(results: Results) -> Any:
         "error_message": _mostly_none(results.error_message, categorical=False),
         "started_at": pa.array(ns, type=pa.timestamp("ns", tz="UTC"), mask=ns == _NAT),
         "duration_s": pa.array(results.duration_s),
+        "input_tokens": pa.array(tokens_in),
+        "output_tokens": pa.array(tokens_out),
+        "cost": pa.array(cost),
+        "usage": _mostly_none(usage_texts(results), categorical=False),
     }
     return pa.Table.from_arrays([columns[n] for n in CASE_FILE_COLUMNS], names=CASE_FILE_COLUMNS)
 
