@@ -14,7 +14,8 @@ import pytest
 
 import evalbook as eb
 from _judge_helpers import Scripted, meta, one, run, score
-from evalbook._judges._replies import ReplyCache, Vote, backoff_delay, is_transient, parse_reply
+from evalbook._judges._cache import ResponseCache
+from evalbook._judges._replies import Vote, backoff_delay, is_transient, judge_request, parse_reply
 from evalbook._model._contract import ERROR, SCORED
 
 
@@ -107,20 +108,19 @@ def test_backoff_honours_retry_after_within_the_cap() -> None:
     assert backoff_delay(0, 0.0, 30.0, rng) == 0.0
 
 
-def _key(cache: ReplyCache, **changes: Any) -> str | None:
-    request: dict[str, Any] = {
+def _key(cache: ResponseCache, vote: int = 0, **changes: Any) -> str | None:
+    parts: dict[str, Any] = {
         "model": "m",
         "messages": [{"role": "user", "content": "hi"}],
         "tool": {"type": "function"},
         "params": {"temperature": 0},
-        "vote": 0,
     }
-    request.update(changes)
-    return cache.key(**request)
+    parts.update(changes)
+    return cache.key(judge_request(**parts), epoch=1, occurrence=vote)
 
 
 def test_cache_key_covers_every_part_of_the_request(tmp_path: Path) -> None:
-    cache = ReplyCache(tmp_path)
+    cache = ResponseCache(tmp_path)
     base = _key(cache)
     assert base is not None and base == _key(cache)
     others = [
@@ -135,19 +135,20 @@ def test_cache_key_covers_every_part_of_the_request(tmp_path: Path) -> None:
 
 
 def test_cache_round_trip_and_misses(tmp_path: Path) -> None:
-    cache = ReplyCache(tmp_path / "c")
+    cache = ResponseCache(tmp_path / "c")
     assert cache.get("ab" * 32) == (False, None)
     cache.put("ab" * 32, {"score": 5})
-    cache.put("cd" * 32, b'{"score": 6}')
+    cache.put("cd" * 32, '{"score": 6}')
     cache.put("ef" * 32, {"score": object()})  # JSON cannot hold it: not cached
     assert cache.get("ab" * 32) == (True, {"score": 5})
     assert cache.get("cd" * 32) == (True, '{"score": 6}')
     assert cache.get("ef" * 32) == (False, None)
     path = tmp_path / "c" / "ab" / f"{'ab' * 32}.json"
-    path.write_text(json.dumps({"schema_version": 999, "reply": 1}))
+    path.write_text(json.dumps({"schema_version": 999, "value": 1}))
     assert cache.get("ab" * 32) == (False, None)
     files = {p.name for p in (tmp_path / "c").rglob("*") if p.is_file()}
-    assert files == {f"{k * 32}.json" for k in ("ab", "cd")}  # no temporary file left behind
+    # no temporary file left behind; the marker says the folder is a cache
+    assert files == {f"{k * 32}.json" for k in ("ab", "cd")} | {"evalbook-cache.json"}
 
 
 # -- retries and timeouts -------------------------------------------------------------------
@@ -221,7 +222,7 @@ def test_cache_replays_replies_without_calling_again(tmp_path: Path) -> None:
     j1 = eb.judge("q", "{q} {output}", client=first, votes=2, quorum=1, cache=tmp_path)
     r1 = run(df, task=lambda q: q, scorers=[j1], concurrency=1)
     assert len(first.calls) == 4
-    assert len(list(tmp_path.rglob("*.json"))) == 4  # one file per (case, vote)
+    assert len(list(tmp_path.glob("*/*.json"))) == 4  # one file per (case, vote)
 
     broken = Scripted(RuntimeError("must not be called"), model="m1")
     j2 = eb.judge("q", "{q} {output}", client=broken, votes=2, quorum=1, cache=tmp_path)
@@ -241,7 +242,7 @@ def test_cache_ignores_unreadable_files_and_never_caches_exceptions(tmp_path: Pa
     assert one(client, retries=0, cache=tmp_path).reason == "judge_raised"
     assert list(tmp_path.rglob("*.json")) == []
     assert one(client, cache=tmp_path).value == 0.4
-    (path,) = tmp_path.rglob("*.json")
+    (path,) = tmp_path.glob("*/*.json")
     path.write_text("{not json")
     again = Scripted(score(50))
     assert one(again, cache=tmp_path).value == 0.5

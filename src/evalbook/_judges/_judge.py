@@ -29,11 +29,20 @@ from .._model._scorers import Scorer
 from .._model._scores import Grader, ScoreDefinition, define_score
 from .._runner._calls import AttemptTimeout, Threads, within
 from .._runner._engine import is_sample_error
+from .._runner._usage import current_meter
 from .._util._inspect import is_async
 from .._util._text import safe_str
+from ._cache import ResponseCache
 from ._clients import JudgeClient
 from ._prompt import Prompt, make_prompt
-from ._replies import ReplyCache, Vote, backoff_delay, is_transient, parse_reply
+from ._replies import (
+    Vote,
+    backoff_delay,
+    is_transient,
+    judge_request,
+    parse_reply,
+    storable,
+)
 
 __all__ = ["judge", "tool_schema"]
 
@@ -172,7 +181,7 @@ class _Judge:
     backoff: float
     max_backoff: float
     timeout: float | None
-    cache: ReplyCache | None
+    cache: ResponseCache | None
     max_concurrency: int | None
 
     def __post_init__(self) -> None:
@@ -210,7 +219,12 @@ class _Judge:
     async def _vote(self, messages: list[dict[str, Any]], index: int) -> Vote:
         key = None
         if self.cache is not None:
-            key = self.cache.key(self.model, messages, self.tool, self.params, index)
+            # The epoch is in the key so that repeats stay independent; the vote is the
+            # occurrence (the n-th identical request of this sample).
+            meter = current_meter()
+            request = judge_request(self.model, messages, self.tool, self.params)
+            epoch = meter.epoch if meter is not None else None
+            key = self.cache.key(request, epoch=epoch, occurrence=index)
             if key is not None:
                 hit, reply = self.cache.get(key)
                 if hit:
@@ -236,7 +250,7 @@ class _Judge:
                     tries=tries,
                 )
         if key is not None and self.cache is not None:
-            self.cache.put(key, reply)
+            self.cache.put(key, storable(reply), model=self.model)
         return dataclasses.replace(parse_reply(reply, self.low, self.high), tries=tries)
 
     async def _ask(self, messages: list[dict[str, Any]]) -> Any:
@@ -377,7 +391,8 @@ def judge(
         backoff: Base of the exponential backoff in seconds (0: retry at once).
         max_backoff: Longest wait between two tries, in seconds.
         timeout: Seconds per client call (a timeout is transient, so it is retried).
-        cache: A folder where replies are kept, keyed by (model, messages, tool, params, vote).
+        cache: A folder where replies are kept, keyed by (model, messages, tool, params,
+            epoch, vote); see docs/judges.md, "Cache".
         max_concurrency: Most calls of this judge in flight at once (default: as many as the
             run's cases in flight times `votes`; sync clients get up to 64 threads).
 
@@ -421,7 +436,7 @@ def judge(
         backoff=float(backoff),
         max_backoff=float(max_backoff),
         timeout=timeout,
-        cache=ReplyCache(cache) if cache is not None else None,
+        cache=ResponseCache(cache, kind="judge_reply") if cache is not None else None,
         max_concurrency=max_concurrency,
     )
 

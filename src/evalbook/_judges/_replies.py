@@ -1,4 +1,4 @@
-"""What a judge does with one model call: validate the reply, retry transient errors, cache.
+"""What a judge does with one model call: validate the reply, retry transient errors.
 
 A vote is one call to the judge's client. Its reply is validated in a fixed order
 (docs/judges.md):
@@ -9,20 +9,23 @@ exception becomes `judge_raised` once the retries for transient errors are spent
 
 from __future__ import annotations
 
-import hashlib
 import json
-import os
 import random
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from .._model._contract import InvalidScore, safe_repr, validate_on_scale
-from .._util._fs import write_text
 
-__all__ = ["ReplyCache", "Vote", "backoff_delay", "is_transient", "parse_reply"]
+__all__ = [
+    "Vote",
+    "backoff_delay",
+    "is_transient",
+    "judge_request",
+    "parse_reply",
+    "storable",
+]
 
 # A reply wrapped in a Markdown code fence: ```json\n{...}\n``` (the language tag is optional).
 _FENCE = re.compile(r"\A```[A-Za-z0-9_+-]*[ \t]*\n?(.*?)\n?[ \t]*```\Z", re.S)
@@ -185,67 +188,22 @@ def backoff_delay(
     return delay
 
 
-_CACHE_VERSION = 1
+def judge_request(
+    model: str | None,
+    messages: list[dict[str, Any]],
+    tool: dict[str, Any],
+    params: Mapping[str, Any],
+) -> dict[str, Any]:
+    """What one vote asks, as the response cache (`_cache.ResponseCache`) keys it."""
+    return {"model": model, "messages": messages, "tool": tool, "params": dict(params)}
 
 
-class ReplyCache:
-    """Judge replies on disk, keyed by (model, messages, tool, params, vote index).
-
-    One small JSON file per reply, written atomically; a file that cannot be read is a miss.
-    Only replies are cached (valid or not), never exceptions. Delete the folder to ask again.
-    """
-
-    def __init__(self, folder: str | os.PathLike[str]) -> None:
-        self.folder = Path(folder)
-
-    def key(
-        self,
-        model: str | None,
-        messages: list[dict[str, Any]],
-        tool: dict[str, Any],
-        params: Mapping[str, Any],
-        vote: int,
-    ) -> str | None:
-        """The cache key, or None when the request cannot be written as JSON."""
-        request = {
-            "model": model,
-            "messages": messages,
-            "tool": tool,
-            "params": dict(params),
-            "vote": vote,
-        }
+def storable(reply: Any) -> Any:
+    """The reply as the cache keeps it: bytes as their UTF-8 text (parsed the same way);
+    bytes that are not UTF-8 stay bytes, which JSON cannot hold, so they are not cached."""
+    if isinstance(reply, bytes | bytearray):
         try:
-            text = json.dumps(request, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-        except (TypeError, ValueError):
-            return None
-        return hashlib.sha256(text.encode("utf-8")).hexdigest()
-
-    def _path(self, key: str) -> Path:
-        return self.folder / key[:2] / f"{key}.json"
-
-    def get(self, key: str) -> tuple[bool, Any]:
-        """`(True, reply)` on a hit, `(False, None)` on a miss."""
-        try:
-            data = json.loads(self._path(key).read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            return False, None
-        if not isinstance(data, dict) or data.get("schema_version") != _CACHE_VERSION:
-            return False, None
-        if "reply" not in data:
-            return False, None
-        return True, data["reply"]
-
-    def put(self, key: str, reply: Any) -> None:
-        """Store a reply; replies that JSON cannot hold are not cached."""
-        if isinstance(reply, bytes | bytearray):
-            try:
-                reply = reply.decode("utf-8")
-            except UnicodeDecodeError:
-                return
-        try:
-            text = json.dumps({"schema_version": _CACHE_VERSION, "reply": reply})
-        except (TypeError, ValueError):
-            return
-        path = self._path(key)
-        path.parent.mkdir(parents=True, exist_ok=True)
-        write_text(path, text)
+            return bytes(reply).decode("utf-8")
+        except UnicodeDecodeError:
+            return reply
+    return reply
