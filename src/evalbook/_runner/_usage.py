@@ -19,9 +19,10 @@ import logging
 import math
 import threading
 import warnings
-from collections.abc import Collection, Iterator, Mapping
-from contextlib import contextmanager
+from collections.abc import Collection, Mapping
+from contextlib import AbstractContextManager
 from contextvars import ContextVar
+from typing import Any
 
 from .._model._results import Results
 from .._model._usage import (
@@ -62,14 +63,25 @@ def current_source() -> str:
     return _SOURCE.get()
 
 
-@contextmanager
-def source(name: str) -> Iterator[None]:
+class _Setting:
+    """Sets a context variable for a `with` block (a plain class: it runs per scorer call)."""
+
+    __slots__ = ("_token", "_value", "_var")
+
+    def __init__(self, var: ContextVar[Any], value: Any) -> None:
+        self._var, self._value = var, value
+
+    def __enter__(self) -> Any:
+        self._token = self._var.set(self._value)
+        return self._value
+
+    def __exit__(self, *exc: object) -> None:
+        self._var.reset(self._token)
+
+
+def source(name: str) -> AbstractContextManager[str]:
     """Record the calls made inside under `name` (a judge's or scorer's score name)."""
-    token = _SOURCE.set(name)
-    try:
-        yield
-    finally:
-        _SOURCE.reset(token)
+    return _Setting(_SOURCE, name)
 
 
 class Ledger:
@@ -243,11 +255,6 @@ def warn_usage(ledger: Ledger, name: str) -> None:
         )
 
 
-@contextmanager
-def metering(meter: Meter) -> Iterator[Meter]:
+def metering(meter: Meter) -> AbstractContextManager[Meter]:
     """Make `meter` the current one inside (the engine, around a sample's task and scorers)."""
-    token = _METER.set(meter)
-    try:
-        yield meter
-    finally:
-        _METER.reset(token)
+    return _Setting(_METER, meter)
