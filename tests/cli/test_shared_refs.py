@@ -58,7 +58,8 @@ def test_export_writes_every_table_in_both_formats(
     run = resolve_run("qa", store)
     written = export_table(run, tmp_path / "out" / f"t{suffix}", table)
     expected = {"scores": run.scores, "cases": run.cases, "summary": run.summary(),
-                "unscored": run.unscored(), "wide": run.wide()}[table]  # fmt: skip
+                "unscored": run.unscored(), "wide": run.wide(), "usage": run.usage(),
+                "usage_summary": run.usage_summary()}[table]  # fmt: skip
     back = pd.read_csv(written.path) if suffix == ".csv" else pd.read_parquet(written.path)
     assert written.table == table and written.rows == len(expected) == len(back)
     assert list(back.columns) == [str(c) for c in expected.columns]

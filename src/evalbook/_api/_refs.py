@@ -35,7 +35,15 @@ __all__ = [
 ]
 
 # the tables a run can export: properties (scores, cases) and methods (summary(), ...) of Run
-TABLES: tuple[str, ...] = ("scores", "cases", "summary", "unscored", "wide")
+TABLES: tuple[str, ...] = (
+    "scores",
+    "cases",
+    "summary",
+    "unscored",
+    "wide",
+    "usage",
+    "usage_summary",
+)
 EXPORT_SUFFIXES: dict[str, str] = {".csv": "csv", ".parquet": "parquet", ".pq": "parquet"}
 
 
@@ -187,8 +195,8 @@ def export_table(run: Run, path: str | os.PathLike[str], table: str = "scores") 
     Args:
         run: The run.
         path: A file ending in `.csv`, `.parquet` or `.pq` (folders are made as needed).
-        table: `scores` (the long table, the default), `cases`, `summary`, `unscored`
-            or `wide`.
+        table: `scores` (the long table, the default), `cases`, `summary`, `unscored`,
+            `wide`, `usage` or `usage_summary`.
 
     Raises:
         RefError: an unknown extension or table, or the file cannot be written.
