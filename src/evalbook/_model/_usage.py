@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._errors import ConfigurationError
+from .._util._text import visible
 from ._contract import safe_repr
 
 __all__ = [
@@ -56,13 +57,19 @@ def amount(name: str, value: object) -> float | None:
     """
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, numbers.Real):
+    # the message shows the value escaped: a user's repr may hold controls or lone surrogates,
+    # and the message is stored in the run log (UTF-8) and shown in views
+    shown = visible(safe_repr(value))
+    try:
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError
+        number = float(value)
+    except Exception:  # not a real, or one whose isinstance/float() fails (10**400, a hook)
         raise InvalidUsage(
-            f"{name} must be a finite number >= 0, got {safe_repr(value)} ({type(value).__name__})"
-        )
-    number = float(value)
+            f"{name} must be a finite number >= 0, got {shown} ({type(value).__name__})"
+        ) from None
     if not math.isfinite(number) or number < 0:
-        raise InvalidUsage(f"{name} must be a finite number >= 0, got {safe_repr(value)}")
+        raise InvalidUsage(f"{name} must be a finite number >= 0, got {shown}")
     return number
 
 
