@@ -391,9 +391,9 @@ class _Engine:
 
 
 def _source_of(bound: BoundScorer) -> str:
-    """The usage source of a scorer's calls: its score's name (the scorer's, for several)."""
-    defs = bound.scorer.definitions
-    return defs[0].name if len(defs) == 1 else bound.scorer.name
+    """The usage source of a scorer's calls: its score's name (for several, the names
+    joined by commas: their calls cannot be told apart)."""
+    return ",".join(d.name for d in bound.scorer.definitions)
 
 
 def _scored_sync(bound: BoundScorer, values: dict[str, Any]) -> list[Rec] | Awaitable[Any]:
