@@ -122,7 +122,6 @@ class _Engine:
         self.warned: set[str] = set()
         # the run's prices, budget and spend (one per run: every sample's meter reports here)
         self.ledger = Ledger(options.prices, options.max_cost) if ledger is None else ledger
-        self.sources = [_source_of(b) for b in plan.scorers]
 
     def _sample(self, pos: int) -> tuple[int, int]:
         """Sample `pos` as (the row of its case in the plan's columns, its epoch)."""
