@@ -36,12 +36,15 @@ __all__ = [
 
 TASK = "task"  # the source of the task's own calls
 Prices = Mapping[str, tuple[float, float]]  # model -> (USD per 1M input tokens, per 1M output)
+# The largest amount one call may report: 2**53, the largest count a float holds exactly.
+# Sums of such amounts stay finite (an infinite total could not be stored or read back).
+_MAX_AMOUNT = float(2**53)
 _AMOUNTS = ("input_tokens", "output_tokens", "cost")
 _COUNTS = ("calls", "cached_calls", "retries")
 
 
 class InvalidUsage(ValueError):
-    """A usage amount that is not a finite number >= 0 (the call's usage is then unknown)."""
+    """A usage amount that is not a finite number in [0, 2**53] (the call's usage is unknown)."""
 
 
 def amount(name: str, value: object) -> float | None:
@@ -70,6 +73,8 @@ def amount(name: str, value: object) -> float | None:
         ) from None
     if not math.isfinite(number) or number < 0:
         raise InvalidUsage(f"{name} must be a finite number >= 0, got {shown}")
+    if number > _MAX_AMOUNT:
+        raise InvalidUsage(f"{name} must be a finite number >= 0 and at most 2**53, got {shown}")
     return number
 
 
