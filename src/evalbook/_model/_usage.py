@@ -79,11 +79,11 @@ def amount(name: str, value: object) -> float | None:
 
 
 def _field(usage: object, name: str) -> object:
-    if isinstance(usage, Mapping):
-        return usage.get(name)
     try:
+        if isinstance(usage, Mapping):
+            return usage.get(name)
         return getattr(usage, name, None)
-    except Exception:  # a hostile property: the amount is unknown
+    except Exception:  # a hostile mapping, property or __class__: the amount is unknown
         return None
 
 
