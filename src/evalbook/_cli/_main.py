@@ -19,6 +19,7 @@ from .._api._refs import TABLES, RefError
 from .._compare._gate import GateError
 from .._errors import ConfigurationError
 from .._version import __version__
+from . import _cache as cache
 from . import _commands as cmd
 from . import _gate as gate
 from ._args import (
@@ -163,6 +164,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.set_defaults(func=cmd.cmd_export)
 
     gate.add_gate_parser(sub, _RUN_HELP, _store_option)
+    cache.add_cache_parser(sub)
 
     p = sub.add_parser(
         "demo",
