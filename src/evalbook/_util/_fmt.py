@@ -1,18 +1,23 @@
-"""How evalbook spells numbers: one place for %, pp, p-values and CIs.
+"""How evalbook spells numbers: one place for %, pp, p-values, CIs, money, tokens, seconds.
 
 Every view (HTML cards, reprs, the CLI, the gate's messages) calls these, so a number reads
 the same everywhere: a share is `52%`, a difference of two shares is in percentage points
-`+4.0 pp` / `−2.5 pp` / `0 pp`, a p-value is `0.032` or `<0.001`, an interval is `[40%, 63%]`.
-A missing value (None, NaN, pandas' NA) is `—`, or an empty string where a cell can be blank.
+`+4.0 pp` / `−2.5 pp` / `0 pp`, a p-value is `0.032` or `<0.001`, an interval is `[40%, 63%]`,
+money is `$1.23` / `$0.0123`, tokens `12.3k`, a duration `2.3 s`.
+A missing value (None, NaN, pandas' NA) is `—`, or an empty string where a cell can be blank;
+an unknown cost is never spelled `$0.00`.
 """
 
 from __future__ import annotations
 
 import math
+from collections.abc import Mapping, Sequence
 
 __all__ = [
     "format_ci",
     "format_count",
+    "format_money",
+    "format_money_ci",
     "format_num",
     "format_p",
     "format_p_phrase",
@@ -20,7 +25,11 @@ __all__ = [
     "format_pct",
     "format_pp",
     "format_pp_ci",
+    "format_seconds",
+    "format_tokens",
     "number",
+    "refused_note",
+    "usage_line",
 ]
 
 MISSING = "—"
@@ -198,3 +207,173 @@ def format_pair(observed: float, threshold: float, *, points: bool = False) -> t
     if float(thr.removesuffix(unit)) == float(plain.removesuffix(unit).replace(MINUS, "-")):
         thr = plain  # the threshold as the user wrote it, when that is the same number
     return obs, thr
+
+
+def _sig(x: float, figures: int) -> str:
+    """`x >= 0` with `figures` significant digits in plain decimals (never `1e-05`)."""
+    if x == 0:
+        return "0"
+    digits = max(0, figures - 1 - math.floor(math.log10(x)))
+    text = f"{x:.{digits}f}"
+    if len(text.replace(".", "").lstrip("0")) > figures and digits > 0:
+        text = f"{x:.{digits - 1}f}"  # rounding carried into a new digit (0.0999 -> 0.100)
+    return text
+
+
+def _signed(value: float, text: str, signed: bool) -> str:
+    if value < 0:
+        return f"{MINUS}{text}"
+    return f"+{text}" if signed and value > 0 else text
+
+
+def format_money(x: object, *, signed: bool = False) -> str:
+    """US dollars: cents from $1 up (`$1.23`, `$1,234.50`), three significant digits below
+    (`$0.0123`), so a small cost never reads as `$0.00`; `—` when unknown (never `$0.00`).
+
+    `signed=True` marks a difference: `+$0.0012`, `−$0.50`, `$0.00`.
+
+    Example:
+        >>> format_money(1.234), format_money(0.01234), format_money(0.5), format_money(0.0)
+        ('$1.23', '$0.0123', '$0.50', '$0.00')
+        >>> format_money(1234.5), format_money(None), format_money(-0.002, signed=True)
+        ('$1,234.50', '—', '−$0.002')
+    """
+    value = number(x)
+    if value is None:
+        return MISSING
+    size = abs(value)
+    if size == 0 or size >= 1 or float(f"{size:.2f}") >= 1:
+        text = f"{size:,.2f}"
+    else:
+        text = _sig(size, 3)
+        whole, _, frac = text.partition(".")
+        frac = frac.rstrip("0").ljust(2, "0")  # trailing zeros say nothing past the cents
+        text = f"{whole}.{frac}"
+    return _signed(value, f"${text}", signed)
+
+
+def format_money_ci(low: object, high: object, *, signed: bool = False) -> str:
+    """An interval of money `[$0.011, $0.014]`, or an empty string when there is none.
+
+    Example:
+        >>> format_money_ci(0.011, 0.014), format_money_ci(None, 1)
+        ('[$0.011, $0.014]', '')
+    """
+    if number(low) is None or number(high) is None:
+        return ""
+    return f"[{format_money(low, signed=signed)}, {format_money(high, signed=signed)}]"
+
+
+_UNITS = ((1e3, "k"), (1e6, "M"), (1e9, "B"))
+
+
+def _bare(text: str) -> str:
+    """Decimals without trailing zeros (`2.10` -> `2.1`, `1.00` -> `1`)."""
+    return text.rstrip("0").rstrip(".") if "." in text else text
+
+
+def format_tokens(x: object) -> str:
+    """A count of tokens: `950`, `12.3k`, `4.5M` (three significant digits); `—` unknown.
+
+    Example:
+        >>> format_tokens(950), format_tokens(12_345), format_tokens(2_100), format_tokens(999_960)
+        ('950', '12.3k', '2.1k', '1M')
+    """
+    value = number(x)
+    if value is None:
+        return MISSING
+    size = abs(value)
+    if size.is_integer() and size < 1000:
+        text = f"{size:.0f}"
+    elif size < 999.5:
+        text = _bare(_sig(size, 3))
+    else:
+        for scale, unit in _UNITS:
+            scaled = _sig(size / scale, 3)
+            if float(scaled) < 1000 or unit == "B":
+                text = f"{_bare(scaled)}{unit}"
+                break
+    return _signed(value, text, False)
+
+
+def format_seconds(x: object, *, signed: bool = False) -> str:
+    """A duration: `2.3 s`, `0.45 s` (two significant digits), `12 s` from 10 s up; `—`.
+
+    `signed=True` marks a difference: `+0.40 s`, `−1.2 s`, `0 s`.
+
+    Example:
+        >>> format_seconds(2.345), format_seconds(0.45), format_seconds(12.4), format_seconds(None)
+        ('2.3 s', '0.45 s', '12 s', '—')
+    """
+    value = number(x)
+    if value is None:
+        return MISSING
+    size = abs(value)
+    text = f"{size:.0f}" if size >= 9.95 else _sig(size, 2)
+    return _signed(value, f"{text} s", signed)
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}{'' if n == 1 else 's'}"
+
+
+def usage_line(row: Mapping[str, object], *, ran: int, unit: str = "case") -> str:
+    """What a run's calls cost, in one line, from its `usage_summary()` row; "" without calls.
+
+    `ran` is how many samples ran (the partial-knowledge count is of them); `unit` is what
+    `cost_per_case` is a mean over ("case", or "sample" with epochs). A cost no call reported
+    is "unknown", never `$0.00`; when only some samples' cost is known, the line says how
+    many. Cached calls and retries are named when there are any.
+
+    Example:
+        >>> row = {"calls": 40, "cached_calls": 0, "input_tokens": 12_300, "output_tokens": 2_100,
+        ...        "cost": 1.23, "cost_per_case": 0.0123, "cost_ci_low": 0.011,
+        ...        "cost_ci_high": 0.014, "latency_p95_s": 2.3, "n_cost_known": 100, "retries": 0}
+        >>> usage_line(row, ran=100)
+        'Cost $1.23 · $0.0123 per case [$0.011, $0.014] · 12.3k tokens in / 2.1k out · 40 calls · p95 latency 2.3 s'
+        >>> usage_line({**row, "cost": float("nan"), "n_cost_known": 0}, ran=100)[:34]
+        'Cost unknown · 12.3k tokens in / 2'
+    """  # noqa: E501
+    calls = int(number(row.get("calls")) or 0)
+    if calls <= 0:
+        return ""
+    known = int(number(row.get("n_cost_known")) or 0)
+    if known <= 0 or number(row.get("cost")) is None:
+        parts = ["Cost unknown"]
+    else:
+        cost = f"Cost {format_money(row.get('cost'))}"
+        if known < ran:
+            cost += f" (known for {known} of {_plural(ran, 'sample')})"
+        per = f"{format_money(row.get('cost_per_case'))} per {unit}"
+        ci = format_money_ci(row.get("cost_ci_low"), row.get("cost_ci_high"))
+        parts = [cost, f"{per} {ci}" if ci else per]
+    tin, tout = row.get("input_tokens"), row.get("output_tokens")
+    if number(tin) is None and number(tout) is None:
+        parts.append("tokens unknown")
+    else:
+        parts.append(f"{format_tokens(tin)} tokens in / {format_tokens(tout)} out")
+    cached = int(number(row.get("cached_calls")) or 0)
+    parts.append(f"{cached} of {calls} calls cached" if cached else _plural(calls, "call"))
+    retries = int(number(row.get("retries")) or 0)
+    if retries:
+        parts.append(f"{retries} {'retry' if retries == 1 else 'retries'}")
+    p95 = row.get("latency_p95_s")
+    if number(p95) is not None:
+        parts.append(f"p95 latency {format_seconds(p95)}")
+    return " · ".join(parts)
+
+
+def refused_note(messages: Sequence[object]) -> str:
+    """The note on usage records refused (`run.usage()["invalid"]`), "" when none was.
+
+    `messages` is the `invalid` column (None where the record was fine); the first message
+    is quoted as it is: each view escapes it.
+
+    Example:
+        >>> refused_note([None, "cost must be a finite number >= 0, got -1"])
+        'usage refused in 1 record (amounts unknown): cost must be a finite number >= 0, got -1'
+    """
+    bad = [m for m in messages if isinstance(m, str)]
+    if not bad:
+        return ""
+    return f"usage refused in {_plural(len(bad), 'record')} (amounts unknown): {bad[0]}"

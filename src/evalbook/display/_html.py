@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 import pandas as pd
 
 from .._util._fmt import format_ci, format_pct
+from ._cost import cost_html
 from ._flaky import flakiness, flakiness_html
 from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, is_missing, root
 
@@ -90,8 +91,9 @@ def _headline_inner(h: Headline, row: Any = None) -> str:
     )
 
 
-def headline_html(h: Headline, summary: pd.DataFrame | None = None) -> str:
-    """The headline card: label, value with CI, completion, counts by outcome, n cases.
+def headline_html(h: Headline, summary: pd.DataFrame | None = None, cost: str = "") -> str:
+    """The headline card: label, value with CI, completion, counts by outcome, n cases, and
+    `cost` (already-escaped HTML: the run's cost line, `display/_cost.py`) when given.
 
     Example:
         >>> from evalbook._model._scoring import Headline
@@ -103,7 +105,7 @@ def headline_html(h: Headline, summary: pd.DataFrame | None = None) -> str:
         match = summary[summary["score"].astype(str) == h.score]
         if len(match):
             row = match.iloc[0]
-    inner = _headline_inner(h, row)
+    inner = _headline_inner(h, row) + cost
     return box(inner, kind="headline", extra="min-width: 260px; flex: 1 1 320px")
 
 
@@ -246,9 +248,10 @@ def run_cards_html(run: RunData) -> str:
     """Headline card followed by a small card per other score, wrapping on narrow screens."""
     summary = run.summary()
     h = run.headline
+    headline = headline_html(h, summary, cost_html(run))
     return (
         f'<div style="display: flex; flex-wrap: wrap; gap: 10px; align-items: stretch">'
-        f"{headline_html(h, summary)}{score_cards_html(summary, skip=h.score)}</div>"
+        f"{headline}{score_cards_html(summary, skip=h.score)}</div>"
     )
 
 

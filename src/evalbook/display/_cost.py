@@ -1,0 +1,142 @@
+"""What a run's calls cost, in the views: the headline card's cost line, usage by source,
+one sample's usage in the case explorer (docs/cost.md).
+
+Every number is spelled by `evalbook._util._fmt` (`usage_line`, `format_money`, ...), so
+the card, `repr(run)` and `evalbook show` read the same. A cost no call reported is shown as
+unknown, never `$0.00`. Source names and refusal messages come from stored files and are
+escaped like any other text.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+import pandas as pd
+
+from .._util._fmt import format_money, format_tokens, refused_note, usage_line
+from ._style import BORDER, MUTED, STATUS_COLORS, esc
+
+if TYPE_CHECKING:
+    from .._model._run_data import RunData
+
+__all__ = [
+    "SOURCE_COLUMNS",
+    "by_source",
+    "cost_html",
+    "run_usage_line",
+    "run_usage_note",
+    "sample_usage_html",
+    "source_cells",
+]
+
+SOURCE_COLUMNS = ["source", "calls", "cached", "tokens in", "tokens out", "cost"]
+# Sources one view lists (the rest are counted in one line): a stored run's usage may hold
+# any number of them, and each is a row of markup.
+MAX_SOURCES = 20
+
+
+def run_usage_line(run: RunData) -> str:
+    """The run's cost line (`usage_line`), "" when no call was recorded."""
+    h = run.headline
+    row = {str(k): v for k, v in run.usage_summary().iloc[0].items()}
+    ran = sum(h.counts.values())  # samples with a final outcome (not the ones never run)
+    return usage_line(row, ran=ran, unit="sample" if h.epochs > 1 else "case")
+
+
+def run_usage_note(run: RunData) -> str:
+    """The note on refused usage records (`refused_note`), "" when none was."""
+    return refused_note(run.usage()["invalid"].tolist())
+
+
+def by_source(table: pd.DataFrame) -> pd.DataFrame:
+    """`run.usage()` added up per source, in the order sources first appear; amounts are
+    NaN where no sample of that source reported them (never 0)."""
+    if table.empty:
+        return pd.DataFrame(columns=["source", *table.columns[3:]])
+    grouped = table.groupby(table["source"].astype(str), sort=False)
+    counts = grouped[["calls", "cached_calls", "retries"]].sum()
+    amounts = grouped[["input_tokens", "output_tokens", "cost"]].sum(min_count=1)
+    invalid = grouped["invalid"].agg(_first_message)
+    out = pd.concat([counts, amounts, invalid], axis=1).reset_index()
+    return out.rename(columns={out.columns[0]: "source"})
+
+
+def _first_message(messages: pd.Series) -> object:
+    """A source's first refusal message over its samples (None when there is none)."""
+    return next((m for m in messages if isinstance(m, str)), None)
+
+
+def source_cells(r: Any) -> list[str]:
+    """One source's row as raw text cells (`SOURCE_COLUMNS`); each view escapes them."""
+    cached = int(r["cached_calls"])
+    return [
+        str(r["source"]),
+        str(int(r["calls"])),
+        str(cached) if cached else "",
+        format_tokens(r["input_tokens"]),
+        format_tokens(r["output_tokens"]),
+        "unknown" if pd.isna(r["cost"]) else format_money(r["cost"]),
+    ]
+
+
+def _grid(rows: pd.DataFrame) -> str:
+    """Usage rows (one per source) as a grid of `<div>`s, with the first refusal of each."""
+    cell = "padding: 1px 6px"
+    cols = "minmax(90px, 2fr) repeat(5, minmax(48px, 1fr))"
+    out = [f'<div style="{cell}; {MUTED}; font-size: 11px">{h}</div>' for h in SOURCE_COLUMNS]
+    notes = []
+    for _, r in rows.head(MAX_SOURCES).iterrows():
+        cells = source_cells(r)
+        out.append(f'<div style="{cell}; overflow-wrap: anywhere">{esc(cells[0])}</div>')
+        out.extend(f'<div style="{cell}; text-align: right">{esc(c)}</div>' for c in cells[1:])
+        if isinstance(r["invalid"], str):
+            notes.append(
+                f'<div style="font-size: 12px; color: {STATUS_COLORS["warning"]}">'
+                f"{esc(r['source'])}: usage refused (amounts unknown): {esc(r['invalid'])}</div>"
+            )
+    more = ""
+    if len(rows) > MAX_SOURCES:
+        more = (
+            f'<div style="{MUTED}; font-size: 12px">… {len(rows) - MAX_SOURCES} more sources: '
+            "see run.usage()</div>"
+        )
+    return (
+        f'<div data-evalbook="usage" style="display: grid; grid-template-columns: {cols}; '
+        f'font-size: 12px; max-width: 560px">{"".join(out)}</div>{"".join(notes)}{more}'
+    )
+
+
+def cost_html(run: RunData) -> str:
+    """The headline card's cost line, the refusal note and, with more than one source, the
+    usage by source; "" for a run that recorded no call (its card is unchanged)."""
+    line = run_usage_line(run)
+    if not line:
+        return ""
+    table = run.usage()
+    note = refused_note(table["invalid"].tolist())
+    warn = (
+        f'<div style="font-size: 12px; color: {STATUS_COLORS["warning"]}">{esc(note)}</div>'
+        if note
+        else ""
+    )
+    sources = by_source(table)
+    detail = ""
+    if len(sources) > 1:
+        detail = (
+            f'<details style="margin-top: 2px"><summary style="{MUTED}; font-size: 12px; '
+            f'cursor: pointer">usage by source ({len(sources)})</summary>{_grid(sources)}'
+            "</details>"
+        )
+    return (
+        f'<div data-evalbook="cost" style="margin-top: 4px; padding-top: 4px; '
+        f'border-top: {BORDER}">{esc(line)}{warn}{detail}</div>'
+    )
+
+
+def sample_usage_html(table: pd.DataFrame, case_id: Any, epoch: int) -> str:
+    """One sample's usage by source for the case explorer; "" when it recorded nothing."""
+    ids = table["case_id"].astype(str).to_numpy()
+    rows = table[(ids == str(case_id)) & (table["epoch"].to_numpy() == epoch)]
+    if rows.empty:
+        return ""
+    return f'<div style="margin-top: 6px; {MUTED}; font-size: 12px">usage</div>' + _grid(rows)

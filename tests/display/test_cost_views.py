@@ -1,0 +1,153 @@
+"""Cost in the views: the headline card, `repr(run)`, `evalbook show`, the comparison card and
+text, the case explorer. Each shows usage when known and nothing when not; an unknown cost is
+never `$0`; partial knowledge says so; source names and refusal messages from a stored run are
+escaped in every view."""
+
+from __future__ import annotations
+
+import math
+import re
+from html import unescape
+from typing import Any
+
+import pandas as pd
+import pytest
+
+import evalbook as eb
+from evalbook._model._usage import Tally
+from evalbook._util._fmt import (
+    format_money,
+    format_money_ci,
+    format_seconds,
+    format_tokens,
+    refused_note,
+    usage_line,
+)
+from evalbook.display._html import run_html
+
+EVIL = "<script>alert(1)</script>\x1b[31m\u202e"
+
+
+def _text(html: str) -> str:
+    """The visible text of an HTML fragment (tags removed, whitespace squeezed)."""
+    return unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip())
+
+
+def _run(usage: Any = None, *, n: int = 4, epochs: int = 1) -> eb.Run:
+    """A run whose task calls `usage(q, ctx)` (records usage) for each case `q0`, `q1`, ..."""
+
+    def task(q: str, ctx: Any) -> str:
+        if usage is not None:
+            usage(q, ctx)
+        return q
+
+    data = pd.DataFrame({"q": [f"q{i}" for i in range(n)]})
+    return eb.run(
+        data,
+        task=task,
+        scorers=[lambda output: 1.0],
+        epochs=epochs,
+        store=None,
+        progress=False,
+    )
+
+
+def _priced(q: str, ctx: Any) -> None:
+    ctx.record_usage(input_tokens=1200, output_tokens=300, cost=0.0123)
+
+
+def _tokens_only(q: str, ctx: Any) -> None:
+    ctx.record_usage(input_tokens=1200, output_tokens=300)
+
+
+def _partly_priced(q: str, ctx: Any) -> None:
+    ctx.record_usage(input_tokens=1200, output_tokens=300, cost=None if q == "q0" else 0.01)
+
+
+def _evil(run: eb.Run) -> eb.Run:
+    """`run` with a stored-run-like usage whose source name and refusal hold markup and
+    control characters (a score name cannot, a crafted run's usage JSON can)."""
+    bad = Tally(calls=2, input_tokens=10.0, output_tokens=5.0, cost=0.5, invalid=EVIL)
+    run._results.usage[0] = {EVIL: bad, "task": Tally(calls=1, cost=0.25)}
+    return run
+
+
+# -- the formatters ---------------------------------------------------------------------------
+
+
+def test_money_tokens_and_seconds_have_one_spelling() -> None:
+    assert [format_money(x) for x in (1.234, 0.01234, 0.5, 0.0, 1234.5, 1e-7)] == [
+        "$1.23", "$0.0123", "$0.50", "$0.00", "$1,234.50", "$0.0000001"
+    ]  # fmt: skip
+    assert format_money(-0.002, signed=True) == "−$0.002"
+    assert format_money(0.25, signed=True) == "+$0.25"
+    assert format_money_ci(0.011, 0.014) == "[$0.011, $0.014]"
+    assert [format_tokens(x) for x in (950, 12_345, 2_100, 999_960, 1.5e9)] == [
+        "950", "12.3k", "2.1k", "1M", "1.5B"
+    ]  # fmt: skip
+    seconds = [format_seconds(x) for x in (2.345, 0.45, 12.4, 0.0)]
+    assert seconds == ["2.3 s", "0.45 s", "12 s", "0 s"]
+    assert format_seconds(-1.2, signed=True) == "−1.2 s"
+
+
+@pytest.mark.parametrize("missing", [None, math.nan, pd.NA])
+def test_an_unknown_amount_is_a_dash_never_zero(missing: object) -> None:
+    assert format_money(missing) == "—" and format_tokens(missing) == "—"
+    assert format_seconds(missing) == "—" and format_money_ci(missing, 1.0) == ""
+
+
+def test_the_usage_line_names_what_is_unknown() -> None:
+    row: dict[str, object] = {
+        "calls": 3, "cached_calls": 3, "input_tokens": 0.0, "output_tokens": 0.0, "cost": 0.0,
+        "cost_per_case": 0.0, "cost_ci_low": math.nan, "cost_ci_high": math.nan,
+        "latency_p95_s": math.nan, "n_cost_known": 3, "retries": 2,
+    }  # fmt: skip
+    assert usage_line(row, ran=3) == (
+        "Cost $0.00 · $0.00 per case · 0 tokens in / 0 out · 3 of 3 calls cached · 2 retries"
+    )
+    unknown = {**row, "cost": math.nan, "n_cost_known": 0, "input_tokens": math.nan}
+    line = usage_line(unknown, ran=3)
+    assert line.startswith("Cost unknown · — tokens in / 0 out") and "$" not in line
+    assert usage_line({**row, "calls": 0}, ran=3) == ""
+    assert refused_note([None, None]) == ""
+
+
+# -- the headline card ------------------------------------------------------------------------
+
+
+def test_the_headline_card_shows_the_cost_line() -> None:
+    text = _text(run_html(_run(_priced)))
+    assert (
+        "Cost $0.0492 · $0.0123 per case [$0.0123, $0.0123] · 4.8k tokens in / 1.2k out · "
+        "4 calls · p95 latency" in text
+    )
+
+
+def test_a_run_without_usage_has_no_cost_line() -> None:
+    html = run_html(_run())
+    assert 'data-evalbook="cost"' not in html and "Cost" not in _text(html)
+
+
+def test_an_unknown_cost_is_never_zero_dollars() -> None:
+    text = _text(run_html(_run(_tokens_only)))
+    assert "Cost unknown · 4.8k tokens in / 1.2k out · 4 calls" in text
+    assert "$" not in text
+
+
+def test_partly_known_cost_says_of_how_many_samples() -> None:
+    text = _text(run_html(_run(_partly_priced)))
+    assert "Cost $0.03 (known for 3 of 4 samples) · $0.01 per case" in text
+
+
+def test_with_epochs_the_mean_is_per_sample() -> None:
+    text = _text(run_html(_run(_priced, n=2, epochs=2)))
+    assert "$0.0123 per sample" in text and "known for" not in text
+
+
+def test_the_card_escapes_a_crafted_source_and_refusal() -> None:
+    html = run_html(_evil(_run(_priced)))
+    assert "<script>" not in html and "\x1b" not in html and "\u202e" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;\\x1b[31m\\u202e" in html
+    text = _text(html)
+    assert "usage refused in 1 record (amounts unknown): <script>" in text
+    assert "usage by source (2)" in text
