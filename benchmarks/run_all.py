@@ -37,6 +37,7 @@ FULL = [
     ["bench_slices.py"],
     ["bench_compare_slices.py"],
     ["bench_import.py"],
+    ["bench_cache.py"],
 ]
 QUICK = [
     ["bench_core.py", "--quick"],
@@ -56,6 +57,7 @@ QUICK = [
         "1",
     ],
     ["bench_import.py", "--repeats", "1"],
+    ["bench_cache.py", "--entries", "50", "--rounds", "1"],
 ]
 PEERS = ("inspect_ai", "braintrust", "deepeval")
 
