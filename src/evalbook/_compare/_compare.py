@@ -29,6 +29,7 @@ from ._pairing import (
     first_epoch_rows,
     positions,
 )
+from ._usage import UsageDeltas, cost_warnings
 from ._warnings import definition_warnings, primary_of, primary_warning
 
 if TYPE_CHECKING:
@@ -63,7 +64,7 @@ CHANGES = ["improved", "regressed", "same", "only_a", "only_b"]
 ScoreSelection = str | ScoreDefinition | Sequence[str | ScoreDefinition] | None
 
 
-class Comparison:
+class Comparison(UsageDeltas):
     """Two runs compared case by case. Build it with `eb.compare(a, b)`.
 
     Attributes:
@@ -328,8 +329,7 @@ def compare(
     index_b = np.arange(len(index)) if same_ids else ids_b.get_indexer(index)
 
     warnings = case_set_warning(a, b, n_a - shared, len(b_only), shared)
-    warnings += primary_warning(a, b)
-    warnings += definition_warnings(a, b, common)
+    warnings += primary_warning(a, b) + definition_warnings(a, b, common)
     only = (
         [n for n in names_a if n not in names_b],
         [d.name for d in b.definitions if d.name not in set(names_a)],
@@ -430,7 +430,7 @@ def compare(
         slice_of_row = codes[case_i]
         for name in keys.columns:
             cases[name] = keys[name].array.take(slice_of_row)
-    warnings += failed_warnings(a, b, index, index_b, n_a, has_a, has_b)
+    warnings += failed_warnings(a, b, index, index_b, n_a, has_a, has_b) + cost_warnings(a, b)
     rows = {
         "case_a": np.where(case_i < n_a, case_i, -1),
         "case_b": index_b[case_i],
