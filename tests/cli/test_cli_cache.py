@@ -99,3 +99,9 @@ def test_the_command_runs_as_a_subprocess_without_traceback(tmp_path: Path) -> N
     done = cli("cache", "clear", "elsewhere", "--yes", cwd=tmp_path)
     assert done.returncode == 2 and "Traceback" not in done.stderr
     assert done.stderr.strip() == "evalbook cache: error: no such cache folder: 'elsewhere'"
+
+
+@pytest.mark.parametrize("words", [["cache"], ["cache", "info"], ["cache", "clear"]])
+def test_the_cache_commands_have_help(words: list[str], capsys: pytest.CaptureFixture[str]) -> None:
+    code, out, _ = in_process(capsys, *words, "--help")
+    assert code == 0 and out.startswith(f"usage: evalbook {' '.join(words)}")
