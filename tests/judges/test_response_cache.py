@@ -387,3 +387,14 @@ def test_info_and_clear_refuse_what_is_not_a_cache(tmp_path: Path) -> None:
     assert entry.exists()
     with pytest.raises(CacheFolderError, match="is a file"):
         cache_info(entry)
+
+
+def test_put_never_raises_on_a_bad_key_or_path(tmp_path: Path) -> None:
+    cache = ResponseCache(tmp_path)
+    for bad_key in (123, b"ab" * 32, "zz" * 32, ""):
+        cache.put(bad_key, 1)  # type: ignore[arg-type]
+    assert not (tmp_path / MARKER).exists()
+    nul = ResponseCache(f"{tmp_path}/a\0b")
+    assert nul.get(_key(nul)) == (False, None)
+    with pytest.warns(RuntimeWarning, match="cannot be written"):
+        nul.put(_key(nul), 1)

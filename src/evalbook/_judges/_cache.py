@@ -160,7 +160,7 @@ class ResponseCache:
     def put(self, key: str | None, value: Any, *, model: str | None = None) -> None:
         """Keep `value` under `key`; never raises. A value JSON cannot hold is not cached; a
         folder that cannot be written warns once, then this cache stops writing."""
-        if key is None or self._broken or _KEY.fullmatch(key) is None:
+        if self._broken or not isinstance(key, str) or _KEY.fullmatch(key) is None:
             return
         first = canonical_json(value)
         if first is None:
@@ -184,7 +184,7 @@ class ResponseCache:
             self._mark()
             path.parent.mkdir(parents=True, exist_ok=True)
             write_text(path, text)
-        except OSError as exc:
+        except (OSError, ValueError) as exc:  # ValueError: a path with a NUL character
             self._give_up(exc)
 
     def _mark(self) -> None:
@@ -202,14 +202,15 @@ class ResponseCache:
             )
             write_text(marker, text + "\n")
 
-    def _give_up(self, exc: OSError) -> None:
+    def _give_up(self, exc: OSError | ValueError) -> None:
         with self._lock:
             if self._broken:
                 return
             self._broken = True
         warnings.warn(
             f"the response cache {str(self.folder)!r} cannot be written "
-            f"({type(exc).__name__}: {exc.strerror or exc}); the run goes on uncached. "
+            f"({type(exc).__name__}: {getattr(exc, 'strerror', None) or exc}); the run goes "
+            "on uncached. "
             "Give cache= a folder you can write to, or cache=None.",
             RuntimeWarning,
             stacklevel=3,
