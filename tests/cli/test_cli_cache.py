@@ -105,3 +105,23 @@ def test_the_command_runs_as_a_subprocess_without_traceback(tmp_path: Path) -> N
 def test_the_cache_commands_have_help(words: list[str], capsys: pytest.CaptureFixture[str]) -> None:
     code, out, _ = in_process(capsys, *words, "--help")
     assert code == 0 and out.startswith(f"usage: evalbook {' '.join(words)}")
+
+
+def test_a_folder_that_cannot_be_read_or_cleared_is_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _filled(tmp_path / "c")
+
+    def denied(path: object) -> None:
+        raise PermissionError(13, "Permission denied", str(tmp_path / "c" / "ab"))
+
+    monkeypatch.setattr("evalbook._cli._cache.cache_clear", denied)
+    code, out, err = in_process(capsys, "cache", "clear", str(tmp_path / "c"), "--yes")
+    assert (code, out) == (2, "")
+    assert err == (
+        f"evalbook cache: error: cannot clear the cache folder '{tmp_path / 'c'}': "
+        f"Permission denied ({tmp_path / 'c' / 'ab'})\n"
+    )
+    monkeypatch.setattr("evalbook._cli._cache.cache_info", denied)
+    code, _, err = in_process(capsys, "cache", "info", str(tmp_path / "c"))
+    assert code == 2 and "cannot read the cache folder" in err

@@ -61,11 +61,20 @@ def format_size(n: int) -> str:
     return f"{n / 1024**2:.1f} MB"
 
 
+def _os_error(doing: str, path: str, exc: OSError) -> CliError:
+    return CliError(
+        f"cannot {doing} the cache folder {path!r}: {exc.strerror or exc}"
+        + (f" ({exc.filename})" if exc.filename and str(exc.filename) != path else "")
+    )
+
+
 def _info(path: str) -> dict[str, Any]:
     try:
         return cache_info(path)
     except CacheFolderError as exc:
         raise CliError(str(exc)) from None
+    except OSError as exc:  # a sub-folder that cannot be listed, say
+        raise _os_error("read", path, exc) from None
 
 
 def cmd_cache_info(args: argparse.Namespace) -> int:
@@ -100,5 +109,7 @@ def cmd_cache_clear(args: argparse.Namespace) -> int:
         n = cache_clear(args.path)
     except CacheFolderError as exc:
         raise CliError(str(exc)) from None
+    except OSError as exc:  # an entry that cannot be deleted
+        raise _os_error("clear", args.path, exc) from None
     sys.stdout.write(f"removed {n} entries from {args.path}\n")
     return EXIT_OK
