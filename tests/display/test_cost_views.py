@@ -5,16 +5,21 @@ escaped in every view."""
 
 from __future__ import annotations
 
+import io
 import math
 import re
+from contextlib import redirect_stdout
 from html import unescape
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
 
 import evalbook as eb
+from evalbook._cli._main import main
 from evalbook._model._usage import Tally
+from evalbook._runner._usage import current_meter
 from evalbook._util._fmt import (
     format_money,
     format_money_ci,
@@ -151,3 +156,75 @@ def test_the_card_escapes_a_crafted_source_and_refusal() -> None:
     text = _text(html)
     assert "usage refused in 1 record (amounts unknown): <script>" in text
     assert "usage by source (2)" in text
+
+
+# -- repr(run) and `evalbook show` ------------------------------------------------------------
+
+
+def _show(path: Path) -> str:
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["show", str(path)]) == 0
+    return out.getvalue()
+
+
+def test_repr_shows_the_cost_line_only_with_usage() -> None:
+    lines = repr(_run(_priced)).splitlines()
+    assert lines[1].startswith("  Cost $0.0492 · $0.0123 per case [$0.0123, $0.0123] · 4.8k")
+    assert "Cost" not in repr(_run())
+    unknown = repr(_run(_tokens_only))
+    assert "  Cost unknown · 4.8k tokens in / 1.2k out · 4 calls" in unknown and "$" not in unknown
+
+
+def test_repr_escapes_a_crafted_refusal() -> None:
+    text = repr(_evil(_run(_priced)))
+    assert "\x1b" not in text and "\u202e" not in text
+    note = "  ! usage refused in 1 record (amounts unknown): <script>alert(1)</script>\\x1b[31m"
+    assert note in text
+
+
+def _stored(tmp_path: Path, usage: Any) -> Path:
+    run = eb.run(
+        pd.DataFrame({"q": ["a", "b"]}),
+        task=lambda q, ctx: usage(ctx) or q,
+        scorers=[lambda output: 1.0],
+        store=tmp_path,
+        progress=False,
+    )
+    assert run.path is not None
+    return Path(run.path)
+
+
+def test_show_prints_the_cost_line_and_usage_by_source(tmp_path: Path) -> None:
+    def usage(ctx: Any) -> None:
+        ctx.record_usage(input_tokens=1200, output_tokens=300, cost=0.0123)
+
+    text = _show(_stored(tmp_path, usage))
+    lines = text.splitlines()
+    assert lines[2].startswith("Cost $0.0246 · $0.0123 per case [$0.0123, $0.0123] · 2.4k tokens")
+    assert "usage by source:" in text
+    assert re.search(r"^task\s+2\s+2.4k\s+600\s+\$0.0246$", text, re.M)
+
+
+def test_show_without_usage_prints_no_cost(tmp_path: Path) -> None:
+    lines = _show(_stored(tmp_path, lambda ctx: None)).splitlines()
+    assert lines[2] == "" and lines[3].startswith("score")  # the headline, then the table
+    assert not any(line.startswith(("Cost", "usage")) for line in lines)
+
+
+def test_show_escapes_a_stored_source_name_and_refusal(tmp_path: Path) -> None:
+    def usage(ctx: Any) -> None:
+        meter = current_meter()
+        assert meter is not None
+        meter.record(input_tokens=100, output_tokens=20, source=EVIL)  # as a crafted file could
+        ctx.record_usage(input_tokens=EVIL)  # refused: its message quotes the value
+
+    path = _stored(tmp_path, usage)
+    text = _show(path)
+    assert "\x1b" not in text and "\u202e" not in text
+    assert "<script>alert(1)</script>\\x1b[31m\\u202e      2" in text
+    assert "Cost unknown · 200 tokens in / 40 out · 4 calls" in text
+    assert "task: usage refused: input_tokens must be a finite number >= 0, got '<script>" in text
+    html = run_html(eb.load_run(path))
+    assert "<script>" not in html and "\x1b" not in html
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;\\x1b[31m\\u202e" in html

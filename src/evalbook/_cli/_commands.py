@@ -33,6 +33,8 @@ from ._terminal import (
     small_note,
     summary_table,
     unscored_table_text,
+    usage_lines,
+    usage_source_table,
 )
 
 __all__ = [
@@ -119,7 +121,7 @@ def cmd_run(args: argparse.Namespace) -> int:
         name = args.name or base
         if args.name and len(evals) > 1:
             name = f"{args.name}-{base}"
-        for key in ("concurrency", "attempts", "epochs", "timeout"):
+        for key in ("concurrency", "attempts", "epochs", "timeout", "max_cost"):
             if getattr(args, key) is not None:
                 options[key] = getattr(args, key)
         if args.no_store:
@@ -245,6 +247,7 @@ def print_run(
         size += f" × {h.epochs} epochs"
     out.line(f"{clean(run.name)} · {size} · id {clean(run.id)}", "dim")
     out.line(clean(run.headline.text), "bold")
+    out.lines(usage_lines(run))  # the cost line (none without usage)
     out.line()
     out.lines(summary_table(summary, by or (), clusters=cluster is not None))
     if sliced:
@@ -261,6 +264,11 @@ def print_run(
             out.line()
             out.line("unscored and error records:")
             out.lines(lines)
+        sources = usage_source_table(run)
+        if sources:
+            out.line()
+            out.line("usage by source:")
+            out.lines(sources)
     out.line()
     if run.path is not None:
         out.line(f"stored: {run.path}")

@@ -6,13 +6,17 @@ import math
 import os
 import unicodedata
 from collections.abc import Sequence
-from typing import Any, TextIO
+from typing import TYPE_CHECKING, Any, TextIO
 
 import pandas as pd
 
 from .._model._slices import SMALL
 from .._util._fmt import format_ci, format_count, format_pct, number
 from .._util._text import safe_str, visible
+from ..display._cost import SOURCE_COLUMNS, by_source, run_usage_line, run_usage_note, source_cells
+
+if TYPE_CHECKING:
+    from .._model._run_data import RunData
 
 __all__ = [
     "SMALL",
@@ -24,6 +28,8 @@ __all__ = [
     "small_note",
     "summary_table",
     "unscored_table_text",
+    "usage_lines",
+    "usage_source_table",
     "wants_colour",
 ]
 
@@ -216,3 +222,30 @@ def unscored_table_text(unscored: pd.DataFrame) -> list[str]:
         for r in unscored.itertuples(index=False)
     ]
     return render_table(["score", "status", "reason", "n"], rows, [False, False, False, True])
+
+
+def usage_lines(run: RunData) -> list[str]:
+    """The run's cost line and the note on refused usage, cleaned; [] without usage.
+
+    The same text as the headline card's (`display/_cost.py`), so the terminal and the
+    notebook read the same.
+    """
+    line = run_usage_line(run)
+    if not line:
+        return []
+    note = run_usage_note(run)
+    return [clean(line)] + ([clean(note, 200)] if note else [])
+
+
+def usage_source_table(run: RunData) -> list[str]:
+    """`run.usage()` added up per source as aligned lines ([] without usage); a source's
+    first refused usage follows the table."""
+    sources = by_source(run.usage())
+    if sources.empty:
+        return []
+    rows = [[clean(c, 40) for c in source_cells(r)] for _, r in sources.iterrows()]
+    lines = render_table(SOURCE_COLUMNS, rows, [False, True, True, True, True, True])
+    for _, r in sources.iterrows():
+        if isinstance(r["invalid"], str):
+            lines.append(f"{clean(r['source'], 40)}: usage refused: {clean(r['invalid'], 200)}")
+    return lines

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._util._fmt import format_ci, format_pct
+from .._util._fmt import format_ci, format_pct, refused_note, usage_line
 from .._util._text import visible
 from ._epochs import reduce_scores, variance_parts
 from ._results import Results
@@ -209,6 +209,15 @@ class RunData:
         r = self._results
         size = f"{r.n_cases} cases" + (f" × {r.epochs} epochs" if r.epochs > 1 else "")
         lines = [f"<Run {self.name!r} · {size} · {self.headline.text}>"]
+        h = self.headline  # the cost line as the headline card spells it (display/_cost.py)
+        row = {str(k): v for k, v in self._usage_summary.iloc[0].items()}
+        cost = usage_line(
+            row, ran=sum(h.counts.values()), unit="sample" if r.epochs > 1 else "case"
+        )
+        if cost:
+            lines.append(f"  {cost}")
+            note = refused_note(self.usage()["invalid"].tolist())
+            lines.extend([f"  ! {note}"] if note else [])
         for row in self._summary.to_dict("records"):
             ci = format_ci(row["ci_low"], row["ci_high"])
             lines.append(
