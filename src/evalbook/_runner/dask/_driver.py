@@ -6,6 +6,11 @@ rows as it finishes (`as_completed`) to the run's `Results` and the store sink, 
 driver writes. Every case is applied once: a batch that Dask re-runs after a worker died returns
 once, and positions already applied are skipped. The worker side is `_worker.py`.
 
+Usage comes back in each row; `apply` adds each sample's known cost to the driver engine's
+ledger once. With `max_cost=`, batches are submitted a few at a time (as many as the cluster
+runs at once) and none once the ledger is exhausted; batches in flight finish, and samples
+never started stay without an outcome, counted in `ledger.not_started` (docs/scaling.md).
+
 dask and distributed are imported only here, and only when `executor=` is given.
 """
 
@@ -26,9 +31,10 @@ from typing import Any
 from ..._errors import ConfigurationError
 from ..._model._contract import error_rec, safe_repr
 from ..._model._results import ERRORED, Finished
+from ..._model._usage import sample_totals
 from .._engine import _Engine, warn_invalid
 from .._plan import Plan
-from ._worker import PlanPlugin, Row, run_batch
+from ._worker import PlanPlugin, Report, Row, run_batch, spent_name
 
 __all__ = ["DaskRunner", "batch_size", "partition"]
 
@@ -132,11 +138,11 @@ def _pickle_batch(plan: Plan, batch: list[int], epochs: int) -> bytes:
         ) from None
 
 
-def _unpack(blob: bytes) -> list[Row]:
+def _unpack(blob: bytes) -> tuple[list[Row], Report]:
     import cloudpickle  # optional: the dask extra
 
-    rows: list[Row] = cloudpickle.loads(blob)
-    return rows
+    out: tuple[list[Row], Report] = cloudpickle.loads(blob)
+    return out
 
 
 # -- driver side -----------------------------------------------------------------------------
@@ -250,12 +256,15 @@ class DaskRunner:
         # mid-run get it too (scattered data would be lost with the worker that held it).
         plugin = PlanPlugin(token, self.plan_blob)
         client.register_plugin(plugin)
+        ledger = engine.ledger
         options = (
             limit,
             engine.concurrency,
             engine.timeout,
             engine.attempts,
             engine.scorer_timeout,
+            ledger.prices,  # costs are computed on the workers, where the calls are made
+            ledger.max_cost,
         )
         flow = self.flow = _Flow(self, client, engine, token, options)
         try:
@@ -266,6 +275,11 @@ class DaskRunner:
                 client.unregister_worker_plugin(plugin.name)
             except Exception:  # e.g. the cluster is shutting down
                 log.debug("could not remove worker plugin %s", plugin.name, exc_info=True)
+            if ledger.max_cost is not None:
+                try:
+                    dist.Variable(spent_name(token), client=client).delete()
+                except Exception:  # the scheduler drops it with the cluster anyway
+                    log.debug("could not remove the run's spend variable", exc_info=True)
             if sem is not None:
                 try:
                     sem.close()
@@ -273,12 +287,21 @@ class DaskRunner:
                     log.debug("could not close semaphore %s", limit, exc_info=True)
 
     def apply(self, engine: _Engine, rows: Iterable[Row], done: list[bool]) -> None:
-        results, sink, tick = engine.results, engine.sink, engine.tick
+        """Store each row not applied before, log it, and count its cost in the ledger."""
+        results, sink, tick, ledger = engine.results, engine.sink, engine.tick, engine.ledger
         assert results is not None  # the driver's engine keeps the run's results
         for pos, case in rows:
             if done[pos]:
                 continue  # a batch re-run after a worker died: every case counts once
             done[pos] = True
+            if case.usage:
+                cost = sample_totals(case.usage)[2]
+                if cost == cost:  # known: the driver thread alone adds to its ledger
+                    ledger.spent += cost
+                for tally in case.usage.values():
+                    if tally.invalid is not None:  # warned of once per run, on the driver
+                        ledger._invalid(results.case_id_of(pos), tally.invalid)
+                        break
             if sink is not None:
                 now = time.time_ns() // 1000  # logged as the case arrives from the cluster
                 for attempt in range(1, case.attempts + 1):
@@ -299,6 +322,10 @@ class _Flow:
     A batch that Dask gave up on because its workers died (`KilledWorker`) is split: its
     unfinished cases run again one at a time, alone in flight among the retried cases, so a
     case that kills its worker is found and recorded as errored while the others complete.
+
+    With a budget (`max_cost=`), at most `window` batches are in flight (what the cluster
+    runs at once), so that once the ledger is exhausted no further batch is submitted and
+    the samples not started are few to count and cheap to resume.
     """
 
     def __init__(
@@ -314,13 +341,33 @@ class _Flow:
         self.live: list[Any] = []
         self.singles: deque[int] = deque()
         self.stream: Any = None
+        self.stopped = False  # the budget is reached (by the driver's or a batch's count)
 
     def submit(self, batch: list[int], blob: bytes, single: bool = False) -> Any:
         key = f"evalbook-{uuid.uuid4().hex}"
-        future = self.client.submit(run_batch, key, self.token, blob, *self.options, key=key)
+        spent = self.engine.ledger.spent  # the batch's budget starts from what is known now
+        future = self.client.submit(run_batch, key, self.token, blob, *self.options, spent, key=key)
         self.owner[future.key] = (batch, single)
         self.live.append(future)
         return future
+
+    def over_budget(self) -> bool:
+        """Whether no further sample may start: the ledger (or a batch) says the budget is
+        reached. The first time, the batches still running are told (`spent_name`)."""
+        ledger = self.engine.ledger
+        if not self.stopped and ledger.exhausted():
+            self.stopped = True
+        return self.stopped
+
+    def tell_spent(self) -> None:
+        """Publish the recorded cost to running batches, so they stop starting samples."""
+        ledger = self.engine.ledger
+        if ledger.max_cost is None:
+            return
+        try:
+            _distributed().Variable(spent_name(self.token), client=self.client).set(ledger.spent)
+        except Exception:  # each batch still counts its own spend against the budget
+            log.debug("could not publish the run's spend", exc_info=True)
 
     def cancel(self) -> None:
         """Cancel every batch not finished yet (safe from any thread, more than once)."""
@@ -332,6 +379,8 @@ class _Flow:
                 log.debug("could not cancel %d batches", len(pending), exc_info=True)
 
     def next_single(self) -> bool:
+        if self.over_budget():
+            return False  # the samples left stay without an outcome, for a resume
         while self.singles:
             p = self.singles.popleft()
             if not self.done[p]:
@@ -341,11 +390,14 @@ class _Flow:
         return False
 
     def run(self, batches: list[list[int]], blobs: list[bytes], stop: threading.Event) -> None:
-        from distributed.scheduler import KilledWorker  # optional: the dask extra
-
-        runner, engine, done = self.runner, self.engine, self.done
-        for b, blob in zip(batches, blobs, strict=True):
-            self.submit(b, blob)
+        engine = self.engine
+        waiting = deque(zip(batches, blobs, strict=True))
+        window = len(waiting)
+        if engine.ledger.max_cost is not None:
+            window = max(1, sum(self.client.nthreads().values()))
+            self.tell_spent()  # what a resume kept: the batches read it from the start
+        while waiting and len(self.live) < window and not self.over_budget():
+            self.submit(*waiting.popleft())
         self.stream = _distributed().as_completed(list(self.live))
         single_running = False
         for future in self.stream:
@@ -354,31 +406,50 @@ class _Flow:
             batch, single = self.owner.pop(future.key, (None, False))
             if batch is None:  # already handled (a result Dask had to compute again)
                 continue
-            try:
-                blob = future.result()
-            except KilledWorker as exc:
-                left = [p for p in batch if not done[p]]
-                if single:  # alone, and its worker died every time: errored, never lost
-                    runner.apply(engine, [_killed(p, engine.plan, exc) for p in left], done)
-                else:
-                    self.singles.extend(left)
-                if single or not single_running:
-                    single_running = self.next_single()
-                continue
-            except Exception as exc:
-                raise RuntimeError(
-                    f"a batch of cases failed on the Dask cluster: {type(exc).__name__}: "
-                    f"{exc}. Cases finished so far are kept; functions imported from your own "
-                    "modules must be importable on the workers"
-                ) from exc
-            runner.apply(engine, _unpack(blob), done)
-            future.release()
-            missing = [p for p in batch if not done[p]]
-            if missing and single:
-                raise RuntimeError(f"the Dask batch of case {missing[0]} returned no result")
-            self.singles.extend(missing)  # never happens unless a batch was cut short
-            if single or (missing and not single_running):
+            single_running = self.finished(future, batch, single, single_running)
+            if waiting and not self.over_budget():  # one out, the next one in
+                self.stream.add(self.submit(*waiting.popleft()))
+        if self.stopped:  # what the budget kept from starting, for the run's one warning
+            engine.ledger.not_started += sum(not self.done[p] for b in batches for p in b)
+
+    def finished(self, future: Any, batch: list[int], single: bool, single_running: bool) -> bool:
+        """Apply a finished batch; whether a batch of one case is running afterwards."""
+        from distributed.scheduler import KilledWorker  # optional: the dask extra
+
+        runner, engine, done = self.runner, self.engine, self.done
+        try:
+            blob = future.result()
+        except KilledWorker as exc:
+            left = [p for p in batch if not done[p]]
+            if single:  # alone, and its worker died every time: errored, never lost
+                runner.apply(engine, [_killed(p, engine.plan, exc) for p in left], done)
+            else:
+                self.singles.extend(left)
+            if single or not single_running:
                 single_running = self.next_single()
+            return single_running
+        except Exception as exc:
+            raise RuntimeError(
+                f"a batch of cases failed on the Dask cluster: {type(exc).__name__}: "
+                f"{exc}. Cases finished so far are kept; functions imported from your own "
+                "modules must be importable on the workers"
+            ) from exc
+        rows, (unpriced, not_started) = _unpack(blob)
+        runner.apply(engine, rows, done)
+        future.release()
+        for model, n in unpriced.items():
+            engine.ledger.unpriced[model] = engine.ledger.unpriced.get(model, 0) + n
+        self.stopped = self.stopped or not_started > 0
+        self.tell_spent()
+        if self.over_budget():
+            return single_running  # samples left unstarted stay without an outcome
+        missing = [p for p in batch if not done[p]]
+        if missing and single:
+            raise RuntimeError(f"the Dask batch of case {missing[0]} returned no result")
+        self.singles.extend(missing)  # never happens unless a batch was cut short
+        if single or (missing and not single_running):
+            single_running = self.next_single()
+        return single_running
 
 
 def _killed(pos: int, plan: Plan, exc: BaseException) -> Row:

@@ -4,12 +4,19 @@ A batch runs on the worker's event loop with the local runner's `_Engine` (sync 
 threads), so every backend produces the same records; the engine hands its finished cases to a
 sink (`_Rows`) like any run. `concurrency=` is a cluster-wide `distributed.Semaphore` whose
 leases the batch's lanes hold (`_Leased`, an `Executor`). The batch returns one compact row per
-case (see `Row`), cloudpickled; the driver (`_driver.py`) applies them.
+case (see `Row`) and a `Report`, cloudpickled; the driver (`_driver.py`) applies them.
+
+Usage is metered on the worker, with the run's prices (so costs are computed where the calls
+were made) and carried in each row's `Finished.usage`. With `max_cost=`, the batch's ledger
+(`_BatchLedger`) knows the cost the driver had recorded (given with the batch, then polled from
+a `distributed.Variable` the driver updates) plus the batch's own: once that reaches the budget,
+the batch starts no further sample.
 """
 
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import threading
 from collections import deque
 from collections.abc import Sequence
@@ -22,27 +29,61 @@ from .._calls import Threads, close_abandoned
 from .._engine import Executor, LocalExecutor, _Engine
 from .._options import RunOptions
 from .._plan import Plan
+from .._usage import Ledger
 
 try:  # imported only on Dask workers and by a driver given executor=
     from distributed.diagnostics.plugin import WorkerPlugin
 except ImportError:  # pragma: no cover - the driver reports the missing install
     WorkerPlugin = object  # type: ignore[assignment,misc]
 
-__all__ = ["PlanPlugin", "Row", "run_batch"]
+__all__ = ["PlanPlugin", "Report", "Row", "run_batch", "spent_name"]
+
+
+def dist() -> Any:
+    """The `distributed` module (only partly typed, so it is handled as Any here)."""
+    import distributed  # optional: the dask extra
+
+    return distributed
+
 
 LEASE_WAIT_S = 1.0  # a lane waiting for a lease checks this often whether its batch is done
 WATCH_S = 0.5  # a running batch checks this often whether the driver cancelled it
 
 # One finished case: its position in the run and the case as the engine handed it over.
 Row = tuple[int, Finished]
+# What the batch's ledger saw besides its rows: calls by model with tokens but no price, and
+# how many samples the budget kept from starting (the driver does not run those again).
+Report = tuple[dict[str, int], int]
 
 
-def _pack(rows: list[Row]) -> bytes:
-    """The batch's rows, cloudpickled; an output that cannot be pickled travels as its repr."""
+def spent_name(token: str) -> str:
+    """The `distributed.Variable` holding the cost the driver of run `token` has recorded."""
+    return f"evalbook-spent-{token}"
+
+
+class _BatchLedger(Ledger):
+    """A batch's ledger: the run's prices, and its budget against the run's whole spend.
+
+    `spent` is this batch's own recorded cost; `others` the run's cost as the driver last
+    said (every batch applied so far), so the budget counts both without counting any twice.
+    """
+
+    def __init__(self, prices: Any, max_cost: float | None, others: float) -> None:
+        super().__init__(prices, max_cost)
+        self.others = others
+
+    def exhausted(self) -> bool:
+        """Whether the run's budget is reached, as far as this batch knows."""
+        return self.max_cost is not None and self.others + self.spent >= self.max_cost
+
+
+def _pack(rows: list[Row], report: Report) -> bytes:
+    """The batch's rows and report, cloudpickled; an output that cannot be pickled travels as
+    its repr."""
     import cloudpickle  # optional: the dask extra
 
     try:
-        return bytes(cloudpickle.dumps(rows))
+        return bytes(cloudpickle.dumps((rows, report)))
     except Exception:
         safe: list[Row] = []
         for row in rows:
@@ -58,7 +99,7 @@ def _pack(rows: list[Row]) -> bytes:
                     for r in case.records
                 ]
                 safe.append((pos, case._replace(output=safe_repr(case.output), records=recs)))
-        return bytes(cloudpickle.dumps(safe))
+        return bytes(cloudpickle.dumps((safe, report)))
 
 
 class _Rows:
@@ -157,21 +198,27 @@ def _plan_of(token: str) -> Plan:
         return plan
 
 
-async def _watch(key: str, work: asyncio.Future[None]) -> bool:
+async def _watch(key: str, work: asyncio.Future[None], token: str, ledger: _BatchLedger) -> bool:
     """Cancel `work` once the batch's task is no longer wanted (the driver cancelled it).
 
     Dask does not interrupt a running async task whose key was cancelled; without this its
-    cases would go on, holding the worker's thread slot and the run's leases.
+    cases would go on, holding the worker's thread slot and the run's leases. With a budget,
+    it also reads the cost the driver has recorded (one scheduler round trip per check, not
+    one per sample), so a batch stops starting samples soon after other batches used it up.
     """
-    from distributed import get_worker  # optional: the dask extra
-
-    worker = get_worker()
+    distributed = dist()
+    worker = distributed.get_worker()
+    spent = distributed.Variable(spent_name(token)) if ledger.max_cost is not None else None
     while not work.done():
         await asyncio.sleep(WATCH_S)
         ts = worker.state.tasks.get(key)
         if ts is None or ts.state not in ("executing", "long-running", "resumed"):
             work.cancel()
             return True
+        if spent is not None and not ledger.exhausted():
+            # on failure (the scheduler busy) the batch's own count still holds the budget
+            with contextlib.suppress(Exception):
+                ledger.others = max(ledger.others, float(await spent.get(timeout=0)))
     return False
 
 
@@ -184,8 +231,12 @@ async def run_batch(
     timeout: float | None,
     attempts: int,
     scorer_timeout: float | None = None,
+    prices: Any = None,
+    max_cost: float | None = None,
+    spent: float = 0.0,
 ) -> bytes:
-    """Run one batch of cases on a Dask worker; returns its rows (see `Row`), cloudpickled."""
+    """Run one batch of cases on a Dask worker; returns its rows (see `Row`) and `Report`,
+    cloudpickled. `spent` is the cost the driver had recorded when it submitted the batch."""
     import cloudpickle  # optional: the dask extra
 
     static = _plan_of(token)
@@ -199,9 +250,14 @@ async def run_batch(
         attempts=attempts,
         store=None,
         progress=False,
+        max_cost=max_cost,
+        prices=prices,
     )
     threads = Threads()
-    engine = _Engine(plan, options, threads, results=None, sink=out, epoch_at=epoch_at)
+    ledger = _BatchLedger(options.prices, max_cost, spent)
+    engine = _Engine(
+        plan, options, threads, results=None, sink=out, epoch_at=epoch_at, ledger=ledger
+    )
     engine.warned.update(b.scorer.name for b in plan.scorers)  # the driver warns, once
     sem: Any = None
     executor: Executor = LocalExecutor(concurrency)
@@ -212,16 +268,16 @@ async def run_batch(
         await sem
         executor = _Leased(sem, concurrency)
     work = asyncio.ensure_future(executor.execute(engine, range(len(positions))))
-    watch = asyncio.ensure_future(_watch(key, work))
+    watch = asyncio.ensure_future(_watch(key, work, token, ledger))
     try:
         await work
     except asyncio.CancelledError:
         if watch.done() and not watch.cancelled() and watch.result():
-            return _pack([])  # cancelled by the driver: nobody reads this
+            return _pack([], ({}, 0))  # cancelled by the driver: nobody reads this
         raise  # the worker is closing: Dask runs the batch again elsewhere
     finally:
         watch.cancel()
         if sem is not None:
             sem.refresh_callback.stop()
         await close_abandoned()  # a call abandoned at a deadline does not live on in the worker
-    return _pack(out.rows)
+    return _pack(out.rows, (dict(ledger.unpriced), ledger.not_started))

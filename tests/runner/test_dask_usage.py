@@ -1,0 +1,196 @@
+"""Usage and budgets on Dask: usage travels with the records, `max_cost=` stops new batches
+(and samples inside running ones), and its shared state is gone when the run ends.
+
+One `LocalCluster(n_workers=2, threads_per_worker=2, processes=True)` serves the module.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from pandas.testing import assert_frame_equal
+
+import evalbook as eb
+from evalbook._model._results import PASSED, Finished, Results
+from evalbook._model._usage import Tally
+from evalbook._runner._engine import _Engine
+from evalbook._runner._options import RunOptions
+from evalbook._runner._plan import make_plan
+from evalbook._runner.dask._driver import DaskRunner
+
+distributed = pytest.importorskip("distributed")
+dask = pytest.importorskip("dask")
+
+PRICES = {"m": (1.0, 2.0)}  # USD per 1M tokens in, out
+
+
+@pytest.fixture(scope="module")
+def client() -> Iterator[Any]:
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as c,
+    ):
+        yield c
+
+
+def run(data: Any, **kwargs: Any) -> eb.Run:
+    kwargs.setdefault("store", None)
+    kwargs.setdefault("progress", False)
+    return eb.run(data, **kwargs)
+
+
+def ended_per_case(path: Path) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for line in (path / "events.jsonl").read_text().splitlines():
+        event = json.loads(line)
+        if event["event"] == "case.ended":
+            counts[event["case_id"]] = counts.get(event["case_id"], 0) + 1
+    return counts
+
+
+def shared_names(client: Any) -> list[str]:
+    """The evalbook variables and locks/semaphores the scheduler still holds (a variable is
+    deleted by a message the scheduler handles soon after the run returns)."""
+
+    def names(dask_scheduler: Any) -> list[str]:
+        ext = dask_scheduler.extensions
+        held = [*ext["variables"].variables, *ext["semaphores"].max_leases]
+        return sorted(n for n in held if str(n).startswith("evalbook-"))
+
+    deadline = time.monotonic() + 5
+    while (left := list(client.run_on_scheduler(names))) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    return left
+
+
+# -- usage travels with the records ---------------------------------------------------------
+
+
+def metered(n: int, ctx: Any) -> int:
+    ctx.record_usage({"prompt_tokens": 100 * n, "completion_tokens": 10 * n}, model="m")
+    if n % 3 == 0:
+        ctx.record_usage(input_tokens=5, output_tokens=1, cost=0.5)  # priced by the caller
+    if n % 4 == 0:
+        ctx.record_usage(input_tokens=7, output_tokens=2, model="unpriced")
+    if n == 5:
+        ctx.record_usage(input_tokens=-1, model="m")  # invalid: unknown, never a crash
+    return n
+
+
+def test_usage_from_workers_matches_a_local_run(client: Any, caplog: Any) -> None:
+    df = pd.DataFrame({"n": range(12)})
+    options: dict[str, Any] = {"task": metered, "epochs": 2, "prices": PRICES}
+    with pytest.warns(RuntimeWarning, match=r"no price for 'unpriced' \(6 calls\)"):
+        local = run(df, **options)
+    caplog.clear()
+    with pytest.warns(RuntimeWarning, match=r"no price for 'unpriced' \(6 calls\)"):
+        remote = run(df, executor=client, concurrency=4, **options)
+    usage = remote.usage()
+    assert len(usage) == 24  # every sample recorded, once
+    assert_frame_equal(local.usage(), usage, check_categorical=False)
+    columns = ["case_id", "epoch", "input_tokens", "output_tokens", "cost"]
+    assert_frame_equal(local.cases[columns], remote.cases[columns], check_categorical=False)
+    latency = ["latency_p50_s", "latency_p95_s"]  # measured where each sample ran
+    assert_frame_equal(
+        local.usage_summary().drop(columns=latency), remote.usage_summary().drop(columns=latency)
+    )
+    # the costs were computed on the workers with the run's prices: 100 n tokens in at $1/1M
+    row = usage.set_index(["case_id", "epoch"]).loc[("2", 1)]
+    assert row["cost"] == pytest.approx((200 * 1.0 + 20 * 2.0) / 1e6)
+    assert usage["invalid"].notna().sum() == 2  # case 5, both epochs
+    assert "invalid usage recorded for case '5'" in caplog.text  # warned on the driver
+
+
+def test_a_batch_applied_twice_counts_its_cost_once(client: Any) -> None:
+    df = pd.DataFrame({"n": range(3)})
+    plan = make_plan(df, metered, [], [], None, None)
+    runner = DaskRunner(client, plan)
+    options = RunOptions(store=None, progress=False, max_cost=10.0)
+    results = Results(plan.case_ids, 0)
+    engine = _Engine(plan, options, None, results=results)  # type: ignore[arg-type]  # no sample runs here
+    usage = {"task": Tally(calls=1, cost=1.5)}
+    rows = [(p, Finished(PASSED, 1, p, None, None, 0.0, 0.0, [], usage)) for p in range(3)]
+    done = [False] * 3
+    runner.apply(engine, rows, done)
+    runner.apply(engine, rows, done)  # a batch Dask ran again after its worker died
+    assert engine.ledger.spent == pytest.approx(4.5)
+    assert done == [True] * 3
+
+
+# -- max_cost= ------------------------------------------------------------------------------
+
+
+def test_max_cost_stops_new_batches_and_resume_finishes(client: Any, tmp_path: Path) -> None:
+    calls = tmp_path / "calls"
+    n = 200
+
+    def task(n: int, ctx: Any) -> int:
+        with calls.open("a") as f:
+            f.write(f"{n}\n")
+        ctx.record_usage(cost=1.0)
+        return n
+
+    df = pd.DataFrame({"n": range(n)})
+    store = tmp_path / "runs"
+    with pytest.warns(RuntimeWarning, match=r"reached its budget max_cost=\$3 ") as caught:
+        stopped = run(df, task=task, executor=client, concurrency=1, max_cost=3, store=store)
+    ran = len(calls.read_text().split())
+    outcomes = stopped.cases["outcome"]
+    assert outcomes.notna().sum() == ran  # every sample that ran is kept, none twice
+    message = str(caught[0].message)
+    assert f"{n - ran} sample(s) did not start" in message
+    print(f"max_cost=3 at $1 a sample, concurrency=1: {ran} of {n} samples ran")
+    # 13-case batches, 4 in flight: the first stops itself at $3; each other one may start
+    # at most 3 before its own count alone reaches the budget (without the check inside a
+    # batch, the first alone would run all 13)
+    assert 3 <= ran <= 12
+    assert eb.runs(store)["status"].tolist() == ["incomplete"]
+    assert shared_names(client) == []
+
+    (folder,) = store.iterdir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no budget warning now
+        resumed = run(df, task=task, executor=client, concurrency=4, resume=folder, store=store)
+    assert (resumed.cases["outcome"] == "passed").all()
+    assert sorted(map(int, calls.read_text().split())) == list(range(n))  # none ran twice
+    assert ended_per_case(folder) == {str(i): 1 for i in range(n)}
+    assert resumed.usage_summary()["cost"].item() == n
+
+
+def test_running_batches_hear_that_the_budget_is_reached(client: Any, tmp_path: Path) -> None:
+    calls = tmp_path / "calls"
+
+    def task(n: int, ctx: Any) -> int:
+        with calls.open("a") as f:
+            f.write(f"{n}\n")
+        ctx.record_usage(cost=1.0)
+        time.sleep(0.6)  # longer than a batch's check of the driver's count (every 0.5 s)
+        return n
+
+    df = pd.DataFrame({"n": range(40)})
+    with pytest.warns(RuntimeWarning, match=r"reached its budget"):
+        run(df, task=task, executor=client, concurrency=1, max_cost=3)
+    ran = len(calls.read_text().split())
+    print(f"max_cost=3 at $1 a sample of 0.6 s, concurrency=1: {ran} of 40 samples ran")
+    # 3-case batches, 4 in flight: by their own counts alone they would run 12; told the
+    # driver's count, the batch that took the lease next stops after its first sample
+    assert 3 <= ran <= 6
+
+
+def test_a_budget_reached_before_the_run_starts_submits_nothing(client: Any) -> None:
+    def task(n: int, ctx: Any) -> int:
+        ctx.record_usage(cost=1.0)
+        return n
+
+    with pytest.warns(RuntimeWarning, match=r"5 sample\(s\) did not start"):
+        r = run(pd.DataFrame({"n": range(5)}), task=task, executor=client, max_cost=0)
+    assert r.cases["outcome"].isna().all()
