@@ -28,6 +28,7 @@ from evalbook._util._fmt import (
     refused_note,
     usage_line,
 )
+from evalbook.display._cases import case_html
 from evalbook.display._html import run_html
 
 EVIL = "<script>alert(1)</script>\x1b[31m\u202e"
@@ -228,3 +229,44 @@ def test_show_escapes_a_stored_source_name_and_refusal(tmp_path: Path) -> None:
     html = run_html(eb.load_run(path))
     assert "<script>" not in html and "\x1b" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;\\x1b[31m\\u202e" in html
+
+
+# -- the case explorer ------------------------------------------------------------------------
+
+
+def test_the_case_view_shows_the_samples_usage_by_source() -> None:
+    text = _text(case_html(_run(_partly_priced), 0))
+    assert "usage source calls cached tokens in tokens out cost task 1 1.2k 300 unknown" in text
+    text = _text(case_html(_run(_partly_priced), 1))
+    assert "task 1 1.2k 300 $0.01" in text and "$0.00" not in text
+
+
+def test_the_case_view_with_epochs_shows_each_epochs_usage() -> None:
+    text = _text(case_html(_run(_priced, n=1, epochs=3), 0))
+    assert text.count("task 1 1.2k 300 $0.0123") == 3
+
+
+def test_a_case_view_without_usage_has_no_usage_section() -> None:
+    html = case_html(_run(), 0)
+    assert 'data-evalbook="usage"' not in html and "tokens" not in _text(html)
+
+
+def test_the_case_view_escapes_a_crafted_source_and_refusal() -> None:
+    html = case_html(_evil(_run(_priced)), 0)
+    assert "<script>" not in html and "\x1b" not in html and "\u202e" not in html
+    text = _text(html)
+    assert "<script>alert(1)</script>\\x1b[31m\\u202e 2 10 5 $0.50 task 1 — — $0.25" in text
+    assert "usage refused (amounts unknown): <script>alert(1)</script>\\x1b[31m" in text
+
+
+def test_the_explorer_lists_tokens_and_cost_only_with_usage() -> None:
+    pytest.importorskip("ipywidgets")
+    from evalbook.display._widgets import CaseExplorer
+
+    labels = [label for label, _ in CaseExplorer(_run(_partly_priced)).cases.options]
+    assert labels[0] == "0 · passed · 1 · 1.2k/300 tokens · cost unknown"
+    assert labels[1] == "1 · passed · 1 · 1.2k/300 tokens · $0.01"
+    plain = [label for label, _ in CaseExplorer(_run()).cases.options]
+    assert plain[0] == "0 · passed · 1"
+    epochs = [label for label, _ in CaseExplorer(_run(_priced, n=1, epochs=2)).cases.options]
+    assert epochs == ["0 · ■■ 2/2 · 1 · 2.4k/600 tokens · $0.0246"]

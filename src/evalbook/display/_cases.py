@@ -24,6 +24,7 @@ import pandas as pd
 
 from .._util._fmt import format_num
 from .._util._text import safe_str
+from ._cost import sample_usage_html
 from ._style import BORDER, MUTED, badge, box, esc, is_missing, root
 
 if TYPE_CHECKING:
@@ -279,6 +280,7 @@ def case_html(run: RunData, pos: int) -> str:
         + output_html
         + f'<div style="margin-top: 6px; {MUTED}; font-size: 12px">scores</div>'
         + scores
+        + sample_usage_html(run.usage(), c["case_id"], int(c["epoch"]))
     )
     return root(box(body, kind="case"), "case-view")
 
@@ -343,6 +345,7 @@ def _epochs_case_html(run: RunData, pos: int, k: int) -> str:
         badge(f"{str(o).replace('_', ' ')} {n}", str(o))
         for o, n in outcomes.value_counts(sort=False).items()
     )
+    usage = run.usage()
     epochs = []
     for e, (_, c) in enumerate(samples.head(shown).iterrows()):
         outcome = "pending" if is_missing(c["outcome"]) else str(c["outcome"])
@@ -351,7 +354,8 @@ def _epochs_case_html(run: RunData, pos: int, k: int) -> str:
             f'padding-top: 4px"><div><span style="font-weight: 600">epoch {int(c["epoch"])}'
             f"</span> {badge(outcome.replace('_', ' '), outcome)}"
             f'<span style="{MUTED}; font-size: 12px">attempts {int(c["attempts"])}</span></div>'
-            f"{errors[e]}{outputs[e]}{per_epoch[e]}</div>"
+            f"{errors[e]}{outputs[e]}{per_epoch[e]}"
+            f"{sample_usage_html(usage, c['case_id'], int(c['epoch']))}</div>"
         )
     if k > shown:
         epochs.append(

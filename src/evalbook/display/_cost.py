@@ -11,9 +11,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
-from .._util._fmt import format_money, format_tokens, refused_note, usage_line
+from .._util._fmt import format_money, format_tokens, number, refused_note, usage_line
 from ._style import BORDER, MUTED, STATUS_COLORS, esc
 
 if TYPE_CHECKING:
@@ -22,7 +23,9 @@ if TYPE_CHECKING:
 __all__ = [
     "SOURCE_COLUMNS",
     "by_source",
+    "case_usage_labels",
     "cost_html",
+    "has_usage",
     "run_usage_line",
     "run_usage_note",
     "sample_usage_html",
@@ -140,3 +143,34 @@ def sample_usage_html(table: pd.DataFrame, case_id: Any, epoch: int) -> str:
     if rows.empty:
         return ""
     return f'<div style="margin-top: 6px; {MUTED}; font-size: 12px">usage</div>' + _grid(rows)
+
+
+def has_usage(run: RunData) -> bool:
+    """Whether any sample of the run recorded a call (the views show usage only then)."""
+    return (number(run.usage_summary()["calls"].iloc[0]) or 0) > 0
+
+
+def _case_amount(values: np.ndarray) -> float:
+    """A case's amount over its epochs: known only when every epoch's is (a sum over some
+    epochs would read as the case's whole cost)."""
+    return float(values.sum()) if not np.isnan(values).any() else float("nan")
+
+
+def case_usage_labels(run: RunData, positions: Any) -> list[str]:
+    """Per case at `positions`: ` · 1.2k/300 tokens · $0.0123` for the explorer's list (over
+    the case's epochs; `cost unknown` when not every epoch's is known); [""] * n without usage.
+    """
+    if not has_usage(run):
+        return [""] * len(positions)
+    k = max(run.headline.epochs, 1)
+    cases = run.cases
+    amounts = [
+        cases[c].to_numpy(dtype=float).reshape(-1, k)
+        for c in ("input_tokens", "output_tokens", "cost")
+    ]
+    labels = []
+    for pos in positions:
+        tin, tout, cost = (_case_amount(a[int(pos)]) for a in amounts)
+        money = "cost unknown" if cost != cost else format_money(cost)
+        labels.append(f" · {format_tokens(tin)}/{format_tokens(tout)} tokens · {money}")
+    return labels

@@ -18,6 +18,7 @@ from .._util._fmt import format_num, format_pp
 from .._util._text import visible
 from ._cases import ALL, CaseFilter, case_count, case_html, case_strips, epochs_of, filter_cases
 from ._compare_html import comparison_html, comparison_names, comparison_text, warnings_html
+from ._cost import case_usage_labels
 from ._html import (
     consistency_html,
     run_cards_html,
@@ -116,12 +117,13 @@ class CaseExplorer(w.VBox):  # type: ignore[misc]
             j = names.index(self.score.value)
             values = self.run.scores["value"].to_numpy()[j :: len(names)]
         options = []
-        for pos, strip in zip(listed, strips, strict=True):
+        spent = case_usage_labels(self.run, listed)  # "" each when the run has no usage
+        for pos, strip, cost in zip(listed, strips, spent, strict=True):
             c = cases.iloc[int(pos) * k]  # the case's first epoch (rows: case, then epoch)
             outcome = "pending" if pd.isna(c["outcome"]) else str(c["outcome"])
             value = "" if values is None else f" · {format_num(values[int(pos)])}"
             what = strip if k > 1 else f" · {outcome}"
-            label = shorten(visible(f"{c['case_id']}{what}{value}"), _LABEL_LIMIT)
+            label = shorten(visible(f"{c['case_id']}{what}{value}{cost}"), _LABEL_LIMIT)
             options.append((label, int(pos)))
         shown = f" (first {_MAX_OPTIONS} listed)" if len(positions) > _MAX_OPTIONS else ""
         size = f" × {k} epochs" if k > 1 else ""
