@@ -38,6 +38,7 @@ PUBLIC = {
     "sample_size",
     "scorer",
     "show",
+    "wrap_openai",
 }
 
 

@@ -14,6 +14,7 @@ from ._compare._power import mde, sample_size
 from ._errors import ConfigurationError, ScorerSignatureError, SkipScore
 from ._judges._clients import openai_client
 from ._judges._judge import judge
+from ._judges._wrap import wrap_openai
 from ._model._contract import Score, Unscored
 from ._model._reducers import pass_at, pass_hat
 from ._model._scorers import scorer
@@ -53,6 +54,7 @@ __all__ = [
     "sample_size",
     "scorer",
     "show",
+    "wrap_openai",
 ]
 
 

@@ -1,107 +1,27 @@
 """eb.openai_client with the real `openai` SDK against a scripted OpenAI-compatible server.
 
-The server runs on 127.0.0.1 in a thread and answers `POST /v1/chat/completions` from a script:
-tool calls with chosen arguments (including the corrupted 989898 and 950), HTTP errors (429,
-500), or a plain text message. Nothing leaves the machine.
+The server (tests/_openai_server.py) runs on 127.0.0.1 in a thread and answers
+`POST /v1/chat/completions` from a script: tool calls with chosen arguments (including the
+corrupted 989898 and 950), HTTP errors (429, 500), or a plain text message. Nothing leaves
+the machine.
 """
 
 from __future__ import annotations
 
 import asyncio
-import json
-import threading
-from collections.abc import Iterator
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
 import pandas as pd
 import pytest
 
 import evalbook as eb
+from _openai_server import Server, http_error, scored, server, text_message, tool_call
 from evalbook._model._contract import ERROR, SCORED, Rec, record_of
 from evalbook._model._scorers import Scorer
 
 openai = pytest.importorskip("openai")
 
-
-def tool_call(arguments: str) -> tuple[int, dict[str, Any]]:
-    call = {
-        "id": "call_1",
-        "type": "function",
-        "function": {"name": "submit_evaluation", "arguments": arguments},
-    }
-    message = {"role": "assistant", "content": None, "tool_calls": [call]}
-    return 200, _completion(message, "tool_calls")
-
-
-def text_message(content: str) -> tuple[int, dict[str, Any]]:
-    return 200, _completion({"role": "assistant", "content": content}, "stop")
-
-
-def _completion(message: dict[str, Any], finish: str) -> dict[str, Any]:
-    return {
-        "id": "chatcmpl-test",
-        "object": "chat.completion",
-        "created": 0,
-        "model": "judge-1",
-        "choices": [{"index": 0, "message": message, "finish_reason": finish, "logprobs": None}],
-        "usage": {"prompt_tokens": 10, "completion_tokens": 5, "total_tokens": 15},
-    }
-
-
-def http_error(status: int) -> tuple[int, dict[str, Any]]:
-    return status, {"error": {"message": f"scripted {status}", "type": "server", "code": None}}
-
-
-def scored(value: float, why: str = "ok") -> tuple[int, dict[str, Any]]:
-    return tool_call(json.dumps({"justification": why, "score": value}))
-
-
-class Server:
-    """A loopback chat-completions server answering from a script (the last entry repeats)."""
-
-    def __init__(self) -> None:
-        self.script: list[tuple[int, dict[str, Any]]] = []
-        self.requests: list[dict[str, Any]] = []
-        self.lock = threading.Lock()
-        server = self
-
-        class Handler(BaseHTTPRequestHandler):
-            def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-                with server.lock:
-                    server.requests.append({"path": self.path, "body": body})
-                    entry = server.script.pop(0) if len(server.script) > 1 else server.script[0]
-                status, payload = entry if self.path == "/v1/chat/completions" else (404, {})
-                data = json.dumps(payload).encode()
-                self.send_response(status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                self.end_headers()
-                self.wfile.write(data)
-
-            def log_message(self, format: str, *args: Any) -> None:
-                pass
-
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
-        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
-
-    def answer(self, *entries: tuple[int, dict[str, Any]]) -> None:
-        with self.lock:
-            self.script[:] = entries
-
-
-@pytest.fixture
-def server(monkeypatch: pytest.MonkeyPatch) -> Iterator[Server]:
-    for var in ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy"):
-        monkeypatch.delenv(var, raising=False)
-    monkeypatch.setenv("NO_PROXY", "127.0.0.1,localhost")
-    s = Server()
-    s.thread.start()
-    yield s
-    s.httpd.shutdown()
-    s.httpd.server_close()
+__all__ = ["server"]  # the fixture, imported from the shared server module
 
 
 def sync_client(server: Server, **params: Any) -> Any:

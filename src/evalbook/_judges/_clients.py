@@ -6,7 +6,9 @@ A judge client is any callable `(messages, tool) -> reply` (docs/judges.md). The
 tool_choice=<that tool>, **params)` and returns the forced tool call's `arguments` (JSON text).
 It never imports `openai`: any object with that method works (OpenAI, AsyncOpenAI, Azure, vLLM,
 LiteLLM proxies, ...). SDK errors pass through unchanged so the judge can tell transient ones
-(timeouts, 429, 5xx) from the rest.
+(timeouts, 429, 5xx) from the rest. Each reply's `usage` is recorded into the current sample
+under the judge's score name (docs/cost.md), except for a client made by `eb.wrap_openai`,
+which records its own calls (once).
 """
 
 from __future__ import annotations
@@ -15,7 +17,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeAlias
 
 from .._errors import ConfigurationError
+from .._runner._usage import current_meter
 from .._util._inspect import is_async
+from ._wrap import WrappedOpenAI
 
 __all__ = ["JudgeClient", "JudgeReply", "OpenAIJudgeClient", "openai_client"]
 
@@ -73,10 +77,31 @@ def _arguments(completion: Any, tool_name: str) -> Any:
 class OpenAIJudgeClient:
     """A `JudgeClient` over a sync OpenAI-compatible client (see `eb.openai_client`)."""
 
-    def __init__(self, create: Callable[..., Any], model: str, params: dict[str, Any]) -> None:
+    def __init__(
+        self,
+        create: Callable[..., Any],
+        model: str,
+        params: dict[str, Any],
+        *,
+        meters: bool = True,
+    ) -> None:
         self._create = create
         self.model = model
         self.params = params
+        self.meters = meters  # False over a wrapped client: it records its calls itself
+
+    def reply(self, completion: Any, tool: dict[str, Any]) -> Any:
+        """The tool call's arguments; the completion's usage recorded when this client meters."""
+        if self.meters:
+            meter = current_meter()
+            if meter is not None:
+                model = getattr(completion, "model", None)
+                meter.record(
+                    getattr(completion, "usage", None),
+                    model=self.model,
+                    response_model=model if isinstance(model, str) else None,
+                )
+        return _arguments(completion, tool["function"]["name"])
 
     def request(self, messages: list[dict[str, Any]], tool: dict[str, Any]) -> dict[str, Any]:
         """The keyword arguments of one `chat.completions.create` call."""
@@ -91,7 +116,7 @@ class OpenAIJudgeClient:
 
     def __call__(self, messages: list[dict[str, Any]], tool: dict[str, Any]) -> Any:
         completion = self._create(**self.request(messages, tool))
-        return _arguments(completion, tool["function"]["name"])
+        return self.reply(completion, tool)
 
     def __repr__(self) -> str:
         return f"<openai_client model={self.model!r}>"
@@ -102,7 +127,7 @@ class AsyncOpenAIJudgeClient(OpenAIJudgeClient):
 
     async def __call__(self, messages: list[dict[str, Any]], tool: dict[str, Any]) -> Any:
         completion = await self._create(**self.request(messages, tool))
-        return _arguments(completion, tool["function"]["name"])
+        return self.reply(completion, tool)
 
 
 def openai_client(client: Any, *, model: str, **params: Any) -> OpenAIJudgeClient:
@@ -112,11 +137,13 @@ def openai_client(client: Any, *, model: str, **params: Any) -> OpenAIJudgeClien
     (`tool_choice`); the reply is the tool call's JSON arguments. `params` (temperature, seed,
     max_tokens, ...) go into every request and into the judge's cache keys. The OpenAI SDK
     retries 429/5xx itself (`max_retries=2` by default); the judge's own retries come on top,
-    so set one of them to 0 for a single layer.
+    so set one of them to 0 for a single layer. Each reply's usage is recorded under the
+    judge's score name; a client made by `eb.wrap_openai` (rate limits, a response cache)
+    records its own calls instead, once.
 
     Args:
-        client: `openai.OpenAI(...)`, `openai.AsyncOpenAI(...)` or anything with
-            `chat.completions.create`.
+        client: `openai.OpenAI(...)`, `openai.AsyncOpenAI(...)`, either wrapped by
+            `eb.wrap_openai`, or anything with `chat.completions.create`.
         model: The model to ask.
         **params: Further `chat.completions.create` arguments.
 
@@ -148,4 +175,4 @@ def openai_client(client: Any, *, model: str, **params: Any) -> OpenAIJudgeClien
     # An SDK's async client may hide its coroutine behind a plain wrapper: its class name says.
     awaits = is_async(create) or type(client).__name__.startswith("Async")
     cls = AsyncOpenAIJudgeClient if awaits else OpenAIJudgeClient
-    return cls(create, model, dict(params))
+    return cls(create, model, dict(params), meters=not isinstance(client, WrappedOpenAI))

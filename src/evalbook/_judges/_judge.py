@@ -29,7 +29,7 @@ from .._model._scorers import Scorer
 from .._model._scores import Grader, ScoreDefinition, define_score
 from .._runner._calls import AttemptTimeout, Threads, within
 from .._runner._engine import is_sample_error
-from .._runner._usage import current_meter
+from .._runner._usage import current_meter, source
 from .._util._inspect import is_async
 from .._util._text import safe_str
 from ._cache import ResponseCache
@@ -212,8 +212,11 @@ class _Judge:
     # -- one case -------------------------------------------------------------------------
 
     async def score(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Score | ScoreError:
-        messages = await self.prompt.messages(args, kwargs)
-        votes = await asyncio.gather(*(self._vote(messages, i) for i in range(self.votes)))
+        # The votes' model calls record their usage under this judge's score name, even
+        # when a custom scorer bound to several scores calls the judge (docs/cost.md).
+        with source(self.definition.name):
+            messages = await self.prompt.messages(args, kwargs)
+            votes = await asyncio.gather(*(self._vote(messages, i) for i in range(self.votes)))
         return self._combine(list(votes))
 
     async def _vote(self, messages: list[dict[str, Any]], index: int) -> Vote:
