@@ -1,0 +1,366 @@
+"""A judge's records against human labels (`eb.agreement`): agreement statistics with case
+bootstrap CIs, a confusion matrix, and a prediction-powered corrected mean (docs/judges.md,
+"Validating a judge").
+
+Only the public Run API is read (`definitions`, `data`, `scores`, `cases`), so a loaded run
+gives the same result as the run in memory. The statistics are in `_model/_agreement_stats.py`.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from decimal import Decimal
+from numbers import Real
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from .._errors import ConfigurationError
+from .._model._agreement_stats import (
+    KINDS,
+    STATISTICS,
+    CorrectedMean,
+    agreement_statistics,
+    case_draws,
+    corrected_mean,
+    percentile_ci,
+)
+from .._model._run_data import RunData
+from .._model._scores import ScoreDefinition
+from .._util._text import safe_str
+from ._pairing import case_ids
+
+__all__ = ["AGREEMENT_COLUMNS", "PAIRS_COLUMNS", "Agreement", "CorrectedMean", "agreement"]
+
+_PINNED = ["exact_agreement", "cohen_kappa", "krippendorff_alpha", "spearman"]
+# DESIGN's columns first, then the counts of what was not compared and the judge's offset.
+AGREEMENT_COLUMNS = [
+    "n",
+    *[f"{s}{part}" for s in _PINNED for part in ("", "_ci_low", "_ci_high")],
+    "n_cases",
+    "n_error",
+    "n_unscored",
+    "n_unlabelled",
+    "offset",
+    "offset_ci_low",
+    "offset_ci_high",
+    "score",
+    "kind",
+]
+PAIRS_COLUMNS = ["case_id", "epoch", "label", "judge", "status", "reason"]
+_SHOWN = 5  # case ids named in one error message
+
+
+class Agreement:
+    """A judge's records compared with human labels. Build it with `eb.agreement(...)`.
+
+    Attributes:
+        score: The score's name.
+        label: The score's display label.
+        kind: "ordinal", "nominal" or "interval".
+        scale: The judge's raw scale `(low, high)`; `(0, 1)` for a score whose records carry
+            no raw value (then the value itself is the raw scale).
+        summary: One row: `n` (compared samples), `exact_agreement, cohen_kappa,
+            krippendorff_alpha, spearman`, each with `_ci_low/_ci_high` (95 % percentile
+            bootstrap over cases, seeded), then `n_cases` (compared cases), `n_error`,
+            `n_unscored` (labelled samples whose record is an error / unscored: never counted
+            as disagreement), `n_unlabelled` (judged samples without a label), `offset` (mean
+            judge - label on the raw scale) with its CI, `score`, `kind`.
+        confusion: Counts of compared samples, labels (rows) x judge raw values (columns).
+        corrected_mean: The prediction-powered estimate of the human-scale mean on [0, 1]:
+            `(value, ci_low, ci_high)`.
+        judge_mean: The judge's own mean on [0, 1] over every judged case (what
+            `corrected_mean` corrects).
+        pairs: One row per labelled sample: `case_id, epoch, label, judge` (raw, NaN unless
+            scored), `status`, `reason`.
+    """
+
+    def __init__(
+        self,
+        *,
+        score: str,
+        label: str,
+        kind: str,
+        scale: tuple[float, float],
+        summary: pd.DataFrame,
+        confusion: pd.DataFrame,
+        corrected_mean: CorrectedMean,
+        judge_mean: float,
+        pairs: pd.DataFrame,
+    ) -> None:
+        self.score = score
+        self.label = label
+        self.kind = kind
+        self.scale = scale
+        self.summary = summary
+        self.confusion = confusion
+        self.corrected_mean = corrected_mean
+        self.judge_mean = judge_mean
+        self.pairs = pairs
+
+    def __repr__(self) -> str:
+        row = self.summary.iloc[0]
+        return (
+            f"Agreement(score={self.score!r}, kind={self.kind!r}, n={int(row['n'])}, "
+            f"cohen_kappa={row['cohen_kappa']:.3f}, corrected_mean={self.corrected_mean.value:.3f})"
+        )
+
+    def _repr_html_(self) -> str:
+        # a display hook: the display layer sits above this one and loads only when shown
+        from ..display._agreement_html import agreement_html
+
+        return agreement_html(self)
+
+
+def _definition(run: RunData, score: Any) -> ScoreDefinition:
+    """The run's definition named by `score` (a name or a definition)."""
+    name = score.name if isinstance(score, ScoreDefinition) else score
+    if not isinstance(name, str):
+        raise ConfigurationError(
+            f"agreement(score=...) takes a score name or definition, not {safe_str(score)!r}"
+        )
+    for d in run.definitions:
+        if d.name == name:
+            return d
+    known = ", ".join(repr(d.name) for d in run.definitions) or "none"
+    raise ConfigurationError(
+        f"agreement(): run {run.name!r} has no score {name!r}; its scores are {known}"
+    )
+
+
+def _missing(value: Any) -> bool:
+    try:
+        return value is None or bool(pd.isna(value))
+    except (TypeError, ValueError):  # a container, or an object whose comparison raises
+        return False
+
+
+def _number(value: Any, where: str) -> float:
+    """A label or raw value as a float: a finite real number (not bool, not text); NaN: missing."""
+    if _missing(value):
+        return float("nan")
+    ok = isinstance(value, Real | Decimal) and not isinstance(value, bool | np.bool_)
+    number = float(value) if ok else float("nan")
+    if not math.isfinite(number):
+        raise ConfigurationError(
+            f"{where} is {safe_str(value)!r} ({type(value).__name__}); labels must be finite "
+            "real numbers on the judge's raw scale (missing: None or NaN). Convert text "
+            "labels with pd.to_numeric first"
+        )
+    return number
+
+
+def _labels(run: RunData, labels: Any, ids: pd.Index) -> np.ndarray:
+    """One label per case of `ids` (NaN: no label), checked to be real numbers."""
+    if isinstance(labels, str):
+        data = run.data
+        if labels not in data.columns:
+            shown = ", ".join(repr(str(c)) for c in list(data.columns)[:20])
+            raise ConfigurationError(
+                f"agreement(labels={labels!r}): run {run.name!r}'s data has no such column; "
+                f"its columns are {shown}. Pass a column name or a Series indexed by case_id"
+            )
+        if len(data) != len(ids):
+            raise ConfigurationError(
+                f"agreement(labels={labels!r}): run {run.name!r}'s data has {len(data)} rows "
+                f"for {len(ids)} cases; pass the labels as a Series indexed by case_id"
+            )
+        values = list(data[labels])
+        where = [f"label column {labels!r}, case {cid!r}" for cid in ids]
+    elif isinstance(labels, pd.Series):
+        index = pd.Index([safe_str(i) for i in labels.index])  # case ids are text
+        dup = index[index.duplicated()].unique()
+        if len(dup):
+            raise ConfigurationError(
+                f"agreement(labels=...): case ids {list(dup[:_SHOWN])} appear more than once in "
+                "the labels' index; give one label per case"
+            )
+        unknown = index[~index.isin(ids)]
+        if len(unknown):
+            raise ConfigurationError(
+                f"agreement(labels=...): {len(unknown)} labelled case ids are not cases of run "
+                f"{run.name!r} (e.g. {list(unknown[:_SHOWN])}); index the labels by case_id "
+                "(run.cases.case_id), or drop those rows first"
+            )
+        by_id = dict(zip(index, labels.tolist(), strict=True))
+        values = [by_id.get(cid) for cid in ids]
+        where = [f"label of case {cid!r}" for cid in ids]
+    else:
+        raise ConfigurationError(
+            "agreement(labels=...) takes a column name of the run's data or a pandas Series "
+            f"indexed by case_id, not {type(labels).__name__}"
+        )
+    return np.array([_number(v, w) for v, w in zip(values, where, strict=True)], dtype=float)
+
+
+def _metadata(text: Any) -> dict[str, Any]:
+    if not isinstance(text, str) or not text:
+        return {}
+    try:
+        meta = json.loads(text)
+    except ValueError:
+        return {}
+    return meta if isinstance(meta, dict) else {}
+
+
+def _raw_scale(name: str, rows: pd.DataFrame) -> tuple[tuple[float, float], np.ndarray]:
+    """The judge's raw scale and each scored record's raw value (NaN for the others).
+
+    A judge record keeps its raw value and scale in its metadata (`raw`, `scale`); a score
+    whose records carry neither is on its own [0, 1] scale. Only scored records have a raw
+    value; a scored record without one is mapped back from its value.
+    """
+    # Error records of a judge carry its scale too: a run whose every reply was invalid
+    # still has its labels checked against the judge's own scale.
+    metas = [_metadata(m) for m in rows["metadata"]]
+    scales = {tuple(m["scale"]) for m in metas if isinstance(m.get("scale"), list)}
+    if len(scales) > 1:
+        raise ConfigurationError(
+            f"agreement(): score {name!r} has records on different scales {sorted(scales)}; "
+            "compare one judge's records at a time"
+        )
+    pair = next(iter(scales)) if scales else (0, 1)
+    low, high = (_number(v, f"score {name!r}: the scale's bound") for v in pair)
+    raw = np.full(len(rows), np.nan)
+    for i, (meta, value, status) in enumerate(
+        zip(metas, rows["value"], rows["status"], strict=True)
+    ):
+        if status != "scored":
+            continue
+        where = f"score {name!r}, case {rows['case_id'].iat[i]!r}: the raw value"
+        raw[i] = _number(meta["raw"], where) if "raw" in meta else low + value * (high - low)
+    return (low, high), raw
+
+
+def _check_in_scale(
+    name: str, label: np.ndarray, ids: pd.Index, scale: tuple[float, float]
+) -> None:
+    low, high = scale
+    bad = np.flatnonzero((label < low) | (label > high))
+    if len(bad):
+        i = int(bad[0])
+        many = f" ({len(bad)} labels are outside)" if len(bad) > 1 else ""
+        raise ConfigurationError(
+            f"agreement(): the label of case {ids[i]!r} is {label[i]:g}, outside the raw scale "
+            f"[{low:g}, {high:g}] of score {name!r}{many}; labels are on the judge's raw "
+            "scale: map them onto it first"
+        )
+
+
+def _summary(
+    pairs: pd.DataFrame, kind: str, seed: int, n_boot: int, counts: dict[str, int], name: str
+) -> pd.DataFrame:
+    compared = pairs[pairs["status"] == "scored"]
+    x = compared["label"].to_numpy(dtype=float)
+    y = compared["judge"].to_numpy(dtype=float)
+    cases, case_of = np.unique(compared["case_id"].astype(str).to_numpy(), return_inverse=True)
+    point = agreement_statistics(np.ones((1, len(x))), x, y, kind)[0]
+    # The case is the unit resampled: a case's epochs are drawn together (docs/judges.md).
+    draws = case_draws(len(cases), n_boot, seed) if len(cases) else np.zeros((n_boot, 0))
+    reps = agreement_statistics(draws[:, case_of.reshape(-1)].astype(float), x, y, kind)
+    row: dict[str, Any] = {"n": len(x)}
+    for j, stat in enumerate(STATISTICS):
+        low, high = percentile_ci(float(point[j]), reps[:, j])
+        row[stat], row[f"{stat}_ci_low"], row[f"{stat}_ci_high"] = float(point[j]), low, high
+    row.update(n_cases=len(cases), **counts, score=name, kind=kind)
+    return pd.DataFrame([row], columns=AGREEMENT_COLUMNS)
+
+
+def _confusion(pairs: pd.DataFrame) -> pd.DataFrame:
+    compared = pairs[pairs["status"] == "scored"]
+    table = pd.crosstab(compared["label"], compared["judge"]).astype("int64")
+    table.index.name, table.columns.name = "label", "judge"
+    return table
+
+
+def _ppi(
+    rows: pd.DataFrame, ids: pd.Index, label: np.ndarray, scale: tuple[float, float]
+) -> tuple[CorrectedMean, float]:
+    """The corrected mean and the judge's raw mean, per case (a case's epochs averaged)."""
+    scored = rows[rows["status"] == "scored"]
+    per_case = scored.groupby(scored["case_id"].astype(str), sort=False)["value"].mean()
+    judged = per_case.to_numpy(dtype=float)
+    human = pd.Series(label, index=[str(i) for i in ids]).reindex(per_case.index)
+    low, high = scale
+    mask = human.notna().to_numpy()
+    residuals = judged[mask] - (human.to_numpy()[mask] - low) / (high - low)
+    mean = float(judged.mean()) if len(judged) else float("nan")
+    return corrected_mean(judged, residuals), mean
+
+
+def agreement(
+    run: RunData,
+    labels: str | pd.Series,
+    *,
+    score: str | ScoreDefinition,
+    kind: str = "ordinal",
+    seed: int = 0,
+    n_boot: int = 2000,
+) -> Agreement:
+    """Compare a judge's records with human labels (docs/judges.md, "Validating a judge").
+
+    Args:
+        run: The judged run.
+        labels: A column name of `run.data`, or a Series indexed by case_id; on the judge's
+            raw scale (e.g. 1-5); missing labels (None, NaN) are skipped.
+        score: The judged score (name or definition).
+        kind: "ordinal" (quadratic-weighted kappa, ordinal alpha), "nominal" (plain kappa,
+            nominal alpha) or "interval" (quadratic-weighted kappa, interval alpha).
+        seed: Seed of the case bootstrap.
+        n_boot: Bootstrap replicates.
+
+    Returns:
+        An `Agreement`. With epochs > 1 each sample is compared with its case's label and the
+        bootstrap draws cases (all epochs of a case together); the corrected mean averages a
+        case's epochs first. Error and unscored records are counted (`n_error`,
+        `n_unscored`), never compared.
+    """
+    if kind not in KINDS:
+        raise ConfigurationError(f"agreement(kind={kind!r}): kind is one of {', '.join(KINDS)}")
+    for arg, value, least in (("seed", seed, 0), ("n_boot", n_boot, 1)):
+        if not isinstance(value, int | np.integer) or isinstance(value, bool) or value < least:
+            raise ConfigurationError(
+                f"agreement({arg}={safe_str(value)!r}): {arg} is an integer >= {least}"
+            )
+    definition = _definition(run, score)
+    name = definition.name
+    ids = case_ids(run)
+    label = _labels(run, labels, ids)
+    table = run.scores
+    rows = table[table["score"] == name].reset_index(drop=True)
+    scale, raw = _raw_scale(name, rows)
+    _check_in_scale(name, label, ids, scale)
+    by_id = pd.Series(label, index=[str(i) for i in ids])
+    sample_label = by_id.reindex(rows["case_id"].astype(str)).to_numpy()
+    has = ~np.isnan(sample_label)
+    status = rows["status"].astype(str).to_numpy()
+    pairs = pd.DataFrame(
+        {
+            "case_id": rows["case_id"].astype(str).to_numpy()[has],
+            "epoch": rows["epoch"].to_numpy()[has],
+            "label": sample_label[has],
+            "judge": raw[has],
+            "status": status[has],
+            "reason": rows["reason"].to_numpy()[has],
+        },
+        columns=PAIRS_COLUMNS,
+    )
+    counts = {
+        "n_error": int((status[has] == "error").sum()),
+        "n_unscored": int((status[has] == "unscored").sum()),
+        "n_unlabelled": int(((status == "scored") & ~has).sum()),
+    }
+    ppi, judge_mean = _ppi(rows, ids, label, scale)
+    return Agreement(
+        score=name,
+        label=definition.display_label(),
+        kind=kind,
+        scale=scale,
+        summary=_summary(pairs, kind, int(seed), int(n_boot), counts, name),
+        confusion=_confusion(pairs),
+        corrected_mean=ppi,
+        judge_mean=judge_mean,
+        pairs=pairs,
+    )

@@ -1,0 +1,196 @@
+"""Agreement statistics between two raters (a judge and a person), on weights per pair.
+
+Every statistic is computed from a weight matrix `w` (one row per replicate, one column per
+compared pair): the point estimate is the row of ones, a bootstrap replicate is the row of how
+many times each pair was drawn. So the point estimate and the bootstrap run through the same
+code, vectorised over replicates. Formulas and their references: docs/judges.md
+("Validating a judge").
+"""
+
+from __future__ import annotations
+
+from typing import NamedTuple
+
+import numpy as np
+
+__all__ = [
+    "KINDS",
+    "STATISTICS",
+    "CorrectedMean",
+    "agreement_statistics",
+    "case_draws",
+    "corrected_mean",
+    "percentile_ci",
+]
+
+KINDS = ("ordinal", "nominal", "interval")
+STATISTICS = ("exact_agreement", "cohen_kappa", "krippendorff_alpha", "spearman", "offset")
+
+# A replicate is computed in chunks of this many rows: the gathered (replicates x pairs)
+# matrices of the rank statistics stay a few megabytes whatever n_boot is.
+_CHUNK = 256
+
+
+class CorrectedMean(NamedTuple):
+    """A prediction-powered estimate of the human-scale mean, with its normal 95 % CI."""
+
+    value: float
+    ci_low: float
+    ci_high: float
+
+
+def _codes(values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The sorted distinct values and each value's position among them."""
+    levels, codes = np.unique(values, return_inverse=True)
+    return levels, codes.reshape(-1)
+
+
+def _counts(w: np.ndarray, codes: np.ndarray, k: int) -> np.ndarray:
+    """Weighted count of each level per replicate: shape (replicates, k)."""
+    order = np.argsort(codes, kind="stable")
+    present, starts = np.unique(codes[order], return_index=True)
+    out = np.zeros((w.shape[0], k))
+    out[:, present] = np.add.reduceat(w[:, order], starts, axis=1)
+    return out
+
+
+def _midranks(counts: np.ndarray) -> np.ndarray:
+    """Each level's mid-rank (minus 1/2) given its weighted counts: ties share their mean rank."""
+    return np.cumsum(counts, axis=1) - counts / 2
+
+
+def _pearson(w: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Weighted Pearson correlation per replicate (NaN when one side does not vary)."""
+    n = w.sum(axis=1)
+    ma, mb = (w * a).sum(axis=1) / n, (w * b).sum(axis=1) / n
+    cov = (w * a * b).sum(axis=1) / n - ma * mb
+    va = (w * a * a).sum(axis=1) / n - ma * ma
+    vb = (w * b * b).sum(axis=1) / n - mb * mb
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(cov / np.sqrt(va * vb))
+
+
+def _quadratic(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Quadratic-weighted kappa and the interval-metric alpha of values `x`, `y` per replicate.
+
+    Kappa = 1 - observed mean (x - y)^2 / its expectation under independent marginals
+    (= var x + var y + (mean x - mean y)^2, population moments): Cohen's weighted kappa with
+    weights (x - y)^2, which is also Lin's concordance correlation coefficient. Alpha pools
+    the 2n values z: 1 - (2n - 1) sum (x - y)^2 / (2n sum z^2 - (sum z)^2).
+    """
+    n = w.sum(axis=1)
+    sx, sy = (w * x).sum(axis=1), (w * y).sum(axis=1)
+    sxx, syy = (w * x * x).sum(axis=1), (w * y * y).sum(axis=1)
+    d = (w * (x - y) ** 2).sum(axis=1)
+    mx, my = sx / n, sy / n
+    expected = (sxx / n - mx * mx) + (syy / n - my * my) + (mx - my) ** 2
+    total = 2 * n
+    spread = total * (sxx + syy) - (sx + sy) ** 2
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappa = 1 - (d / n) / expected
+        alpha = 1 - (total - 1) * d / spread
+    return np.asarray(kappa), np.asarray(alpha)
+
+
+def _chunk_statistics(w: np.ndarray, x: np.ndarray, y: np.ndarray, kind: str) -> np.ndarray:
+    """The statistics of `STATISTICS` (columns) for each row of weights `w`."""
+    n = w.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        exact = (w * (x == y)).sum(axis=1) / n
+        offset = (w * (y - x)).sum(axis=1) / n
+    levels, codes = _codes(np.concatenate([x, y]))
+    cx, cy = codes[: len(x)], codes[len(x) :]
+    nx, ny = _counts(w, cx, len(levels)), _counts(w, cy, len(levels))
+    if kind == "nominal":
+        with np.errstate(divide="ignore", invalid="ignore"):
+            expected = (nx * ny).sum(axis=1) / (n * n)
+            kappa = (exact - expected) / (1 - expected)
+            pooled = nx + ny
+            total = 2 * n
+            alpha = 1 - (total - 1) * 2 * (n - exact * n) / (total**2 - (pooled**2).sum(axis=1))
+    else:
+        kappa, alpha = _quadratic(w, x, y)
+        if kind == "ordinal":
+            # Krippendorff's ordinal metric is the interval metric on the pooled mid-ranks.
+            ranks = _midranks(nx + ny)
+            rows = np.arange(w.shape[0])[:, None]
+            _, alpha = _quadratic(w, ranks[rows, cx], ranks[rows, cy])
+    rows = np.arange(w.shape[0])[:, None]
+    rx, ry = _midranks(nx), _midranks(ny)
+    spearman = _pearson(w, rx[rows, cx], ry[rows, cy])
+    return np.column_stack([exact, kappa, alpha, spearman, offset])
+
+
+def agreement_statistics(w: np.ndarray, x: np.ndarray, y: np.ndarray, kind: str) -> np.ndarray:
+    """`STATISTICS` of labels `x` against judge values `y`, one row per row of weights `w`.
+
+    Args:
+        w: Weights, shape (replicates, pairs); a row of ones is the sample itself.
+        x: The human labels, one per pair (raw scale).
+        y: The judge's raw values, one per pair.
+        kind: "ordinal" (quadratic-weighted kappa, ordinal alpha), "nominal" (plain kappa,
+            nominal alpha) or "interval" (quadratic-weighted kappa, interval alpha).
+
+    Returns:
+        Shape (replicates, 5): exact agreement, kappa, alpha, Spearman's rho and the mean
+        offset (judge - label); NaN where a statistic is undefined (no pairs, no variation).
+
+    Example:
+        >>> x = np.array([1.0, 2.0, 3.0, 3.0]); y = np.array([1.0, 2.0, 3.0, 2.0])
+        >>> [round(float(v), 3) for v in agreement_statistics(np.ones((1, 4)), x, y, "nominal")[0]]
+        [0.75, 0.636, 0.667, 0.833, -0.25]
+    """
+    if w.shape[1] == 0:
+        return np.full((w.shape[0], len(STATISTICS)), np.nan)
+    parts = [_chunk_statistics(w[i : i + _CHUNK], x, y, kind) for i in range(0, w.shape[0], _CHUNK)]
+    return np.vstack(parts)
+
+
+def case_draws(n_cases: int, n_boot: int, seed: int) -> np.ndarray:
+    """How many times each case is drawn in each of `n_boot` case-bootstrap replicates.
+
+    Example:
+        >>> case_draws(3, 2, seed=0).sum(axis=1).tolist()
+        [3, 3]
+    """
+    rng = np.random.default_rng(seed)
+    picks = rng.integers(0, n_cases, size=(n_boot, n_cases))
+    flat = picks + n_cases * np.arange(n_boot)[:, None]
+    return np.bincount(flat.ravel(), minlength=n_boot * n_cases).reshape(n_boot, n_cases)
+
+
+def percentile_ci(point: float, replicates: np.ndarray) -> tuple[float, float]:
+    """The 95 % percentile interval of bootstrap replicates (NaN when the point is undefined).
+
+    Replicates where the statistic is undefined (a resample with no variation) are left out.
+    """
+    finite = replicates[np.isfinite(replicates)]
+    if not np.isfinite(point) or len(finite) == 0:
+        return float("nan"), float("nan")
+    low, high = np.quantile(finite, [0.025, 0.975])
+    return float(low), float(high)
+
+
+def corrected_mean(judged: np.ndarray, residuals: np.ndarray) -> CorrectedMean:
+    """Prediction-powered mean (Angelopoulos et al. 2023, "Prediction-powered inference").
+
+    theta = mean(judge on every judged case) - mean(judge - human on the labelled cases),
+    with variance var(judge)/N + var(residual)/n and a normal 95 % interval.
+
+    Args:
+        judged: The judge's value of every judged case, on [0, 1].
+        residuals: judge - human for each labelled case, on [0, 1].
+
+    Example:
+        >>> round(corrected_mean(np.array([0.6, 0.8, 0.7, 0.9]), np.array([0.1, 0.1])).value, 3)
+        0.65
+    """
+    big, small = len(judged), len(residuals)
+    if big == 0 or small == 0:
+        nan = float("nan")
+        return CorrectedMean(nan, nan, nan)
+    value = float(judged.mean() - residuals.mean())
+    var_f = float(judged.var(ddof=1)) if big > 1 else float("nan")
+    var_r = float(residuals.var(ddof=1)) if small > 1 else float("nan")
+    half = 1.959963984540054 * float(np.sqrt(var_f / big + var_r / small))
+    return CorrectedMean(value, value - half, value + half)
