@@ -38,6 +38,7 @@ FULL = [
     ["bench_compare_slices.py"],
     ["bench_import.py"],
     ["bench_cache.py"],
+    ["bench_usage.py"],
 ]
 QUICK = [
     ["bench_core.py", "--quick"],
@@ -58,6 +59,7 @@ QUICK = [
     ],
     ["bench_import.py", "--repeats", "1"],
     ["bench_cache.py", "--entries", "50", "--rounds", "1"],
+    ["bench_usage.py", "--n", "200", "--rounds", "1"],
 ]
 PEERS = ("inspect_ai", "braintrust", "deepeval")
 
