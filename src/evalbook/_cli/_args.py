@@ -24,6 +24,7 @@ __all__ = [
     "positive_int",
     "say_error",
     "seconds",
+    "usd",
 ]
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_UNEXPECTED = 0, 1, 2, 3
@@ -91,6 +92,25 @@ def seconds(text: str) -> float:
     value = _number(text)
     if value <= 0:
         raise argparse.ArgumentTypeError(f"expected a number of seconds > 0, got {text!r}")
+    return value
+
+
+def usd(text: str) -> float:
+    """An amount of US dollars >= 0, written `5`, `0.25` or `$0.25` (`--max-cost`).
+
+    Example:
+        >>> usd("2.5"), usd("$0.25"), usd("0")
+        (2.5, 0.25, 0.0)
+    """
+    raw = text.strip().removeprefix("$")
+    try:
+        value = _number(raw)
+    except argparse.ArgumentTypeError:
+        value = -1.0
+    if value < 0:
+        raise argparse.ArgumentTypeError(
+            f"expected an amount of US dollars >= 0 (e.g. 5 or 0.25), got {text!r}"
+        )
     return value
 
 

@@ -10,7 +10,7 @@ from typing import Any
 from .._api._refs import resolve_run
 from .._compare._gate import GateSpec
 from .._compare._gate_against import run_gate
-from ._args import EXIT_GATE_FAILED, EXIT_OK, CliError, count, fraction
+from ._args import EXIT_GATE_FAILED, EXIT_OK, CliError, count, fraction, seconds, usd
 from ._terminal import Out, clean
 
 __all__ = ["add_gate_parser"]
@@ -28,7 +28,9 @@ def add_gate_parser(
         "its measured value and threshold), 2 on bad usage. Fractions are written 0.8 or 80%. "
         "With --against BASE --max-drop X it fails when the paired delta's 95% CI lower bound "
         "is below -X; an underpowered comparison (mde > X) is reported, and fails only through "
-        "that bound. An incomplete or running run never passes.",
+        "that bound. --max-cost checks the run's total recorded cost (unknown cost fails) and "
+        "--max-latency-p95 the 95th percentile of the samples' durations. An incomplete or "
+        "running run never passes.",
     )
     p.add_argument("run", metavar="RUN", help=run_help)
     p.add_argument("--score", metavar="NAME", help="score to check (default: the headline's)")
@@ -70,6 +72,18 @@ def add_gate_parser(
         metavar="D",
         help="the mean may drop by at most D from --baseline's (paired, via compare)",
     )
+    p.add_argument(
+        "--max-cost",
+        type=usd,
+        metavar="USD",
+        help="the run's total recorded cost must be <= USD (a run with no known cost fails)",
+    )
+    p.add_argument(
+        "--max-latency-p95",
+        type=seconds,
+        metavar="S",
+        help="the 95th percentile of the samples' durations must be <= S seconds",
+    )
     store_option(p)
     p.set_defaults(func=cmd_gate)
 
@@ -96,6 +110,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
         max_regression=args.max_regression,
         min_completion=args.min_completion,
         max_drop=args.max_drop,
+        max_cost=args.max_cost,
+        max_latency_p95=args.max_latency_p95,
     )
     if (args.against is None) != (args.max_drop is None):
         raise CliError("--against BASE and --max-drop X go together: give both")
@@ -104,8 +120,8 @@ def cmd_gate(args: argparse.Namespace) -> int:
     if not spec.any():
         raise CliError(
             "no condition to check: give at least one of --min, --min-ci-low, --max-errors, "
-            "--max-unscored-rate, --min-completion, --baseline RUN --max-regression D, "
-            "--against BASE --max-drop X"
+            "--max-unscored-rate, --min-completion, --max-cost, --max-latency-p95, "
+            "--baseline RUN --max-regression D, --against BASE --max-drop X"
         )
     run = resolve_run(args.run, args.store)
     baseline = resolve_run(args.baseline, args.store) if args.baseline is not None else None

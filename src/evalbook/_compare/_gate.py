@@ -48,6 +48,8 @@ class GateSpec:
     max_regression: float | None = None
     min_completion: float | None = None
     max_drop: float | None = None  # with a baseline to gate against (`--against`)
+    max_cost: float | None = None  # US dollars, the run's total recorded cost
+    max_latency_p95: float | None = None  # seconds, `usage_summary().latency_p95_s`
 
     def any(self) -> bool:
         """Whether at least one condition is set."""
@@ -61,6 +63,8 @@ class GateSpec:
                 self.max_regression,
                 self.min_completion,
                 self.max_drop,
+                self.max_cost,
+                self.max_latency_p95,
             )
         )
 
@@ -195,7 +199,68 @@ def check_gate(
         checks.append(Check("--max-unscored-rate", ok, message))
     if spec.max_regression is not None:
         checks.append(_check_regression(target, spec.max_regression, regression))
+    if spec.max_cost is not None or spec.max_latency_p95 is not None:
+        usage = run.usage_summary().iloc[0]
+        if spec.max_cost is not None:
+            checks.append(_check_cost(usage, run.headline.n_samples, spec.max_cost))
+        if spec.max_latency_p95 is not None:
+            checks.append(_check_latency(_num(usage["latency_p95_s"]), spec.max_latency_p95))
     return checks
+
+
+def format_amounts(observed: float, threshold: float, unit: str) -> tuple[str, str]:
+    """An observed amount and its threshold (`$0.42`, `2.5 s`), with enough digits that
+    unequal values never look equal (values within 1e-9 are equal, as the gate counts them).
+
+    Example:
+        >>> format_amounts(1.0004, 1.0, "$")
+        ('$1.0004', '$1')
+        >>> format_amounts(2.345, 3.0, " s")
+        ('2.35 s', '3 s')
+    """
+
+    def shown(text: str) -> str:
+        return f"${text}" if unit == "$" else f"{text}{unit}"
+
+    # the threshold as the user wrote it: its shortest exact form
+    thr = f"{threshold:g}" if float(f"{threshold:g}") == threshold else repr(threshold)
+    digits = max(3, len(str(int(abs(observed)))))  # whole dollars or seconds in full
+    obs = f"{observed:.{digits}g}"
+    while abs(observed - threshold) > _EPS and float(obs) == float(f"{threshold:.{digits}g}"):
+        digits += 1  # shown equal but not equal: one more digit
+        obs = f"{observed:.{digits}g}"
+    if abs(observed - threshold) <= _EPS:
+        obs = thr
+    return shown(obs), shown(thr)
+
+
+def _check_cost(usage: Any, n_samples: int, max_cost: float) -> Check:
+    """`--max-cost`: the run's total recorded cost; an unknown cost fails (it is never $0)."""
+    flag = "--max-cost"
+    cost, known = _num(usage["cost"]), int(usage["n_cost_known"])
+    if cost is None:
+        return Check(
+            flag,
+            False,
+            f"cost unknown: no sample recorded a cost, and an unknown cost is never counted as "
+            f"$0 (max {format_amounts(max_cost, max_cost, '$')[1]}) ({flag})",
+        )
+    ok = cost <= max_cost + _EPS
+    obs, thr = format_amounts(cost, max_cost, "$")
+    partial = f" (known for {known} of {n_samples} samples)" if known < n_samples else ""
+    rel = "<=" if ok else ">"
+    return Check(flag, ok, f"cost {obs}{partial} {rel} max {thr} ({flag})")
+
+
+def _check_latency(p95: float | None, max_s: float) -> Check:
+    """`--max-latency-p95`: the 95th percentile of the samples' durations (those that ran)."""
+    flag = "--max-latency-p95"
+    if p95 is None:
+        thr = format_amounts(max_s, max_s, " s")[1]
+        return Check(flag, False, f"latency p95 is — (no sample ran) > max {thr} ({flag})")
+    ok = p95 <= max_s + _EPS
+    obs, thr = format_amounts(p95, max_s, " s")
+    return Check(flag, ok, f"latency p95 {obs} {'<=' if ok else '>'} max {thr} ({flag})")
 
 
 def _check_min(name: str, what: str, flag: str, observed: float | None, thr: float) -> Check:

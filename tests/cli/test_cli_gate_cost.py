@@ -1,0 +1,131 @@
+"""`evalbook gate --max-cost / --max-latency-p95`."""
+
+from __future__ import annotations
+
+import math
+import time
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+import evalbook as eb
+from _cli_helpers import assert_user_error, cli, in_process
+from evalbook._compare._gate import GateSpec, check_gate, format_amounts
+
+OK = eb.define_score("ok", primary=True)
+
+
+def _run(
+    costs: list[float | None], store: Path | None, *, name: str = "paid", sleep: float = 0.0
+) -> eb.Run:
+    """One case per cost; a case records its cost (None: records nothing), after `sleep` s."""
+    df = pd.DataFrame({"id": [f"c{i}" for i in range(len(costs))], "cost": costs})
+
+    def task(id: str, cost: float | None, ctx: eb.Context) -> str:
+        if sleep:
+            time.sleep(sleep)  # a floor under each duration, so the p95 is above a threshold
+        if cost is not None and not math.isnan(cost):
+            ctx.record_usage(input_tokens=10, output_tokens=2, cost=cost)
+        return id
+
+    return eb.run(
+        df,
+        task=task,
+        scorers=[eb.scorer(OK)(lambda output: 1.0)],
+        name=name,
+        store=store,
+        progress=False,
+    )
+
+
+def _gate(capsys: pytest.CaptureFixture[str], run: eb.Run, *args: str) -> tuple[int, str, str]:
+    return in_process(capsys, "gate", str(run.path), *args)
+
+
+def test_max_cost_passes_and_fails_with_observed_and_threshold(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _run([0.25, 0.25, 0.5], tmp_path)
+    code, out, _ = _gate(capsys, run, "--max-cost", "1")
+    assert code == 0, out
+    assert "ok    cost $1 <= max $1 (--max-cost)" in out
+    code, out, _ = _gate(capsys, run, "--max-cost", "0.99")
+    assert code == 1
+    assert "FAIL  cost $1 > max $0.99 (--max-cost)" in out
+
+
+def test_unknown_cost_fails_never_counted_as_zero(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _run([None, None], tmp_path)
+    code, out, err = _gate(capsys, run, "--max-cost", "100")
+    assert code == 1, (out, err)
+    assert "FAIL  cost unknown: no sample recorded a cost" in out
+    assert "never counted as $0 (max $100) (--max-cost)" in out
+
+
+def test_partly_known_cost_says_how_many_samples_it_covers(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _run([0.5, None, 0.25], tmp_path)
+    code, out, _ = _gate(capsys, run, "--max-cost", "1")
+    assert code == 0
+    assert "cost $0.75 (known for 2 of 3 samples) <= max $1 (--max-cost)" in out
+
+
+def test_max_latency_p95(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    run = _run([0.1, 0.1], tmp_path, sleep=0.05)
+    p95 = float(run.usage_summary()["latency_p95_s"].iloc[0])
+    assert p95 >= 0.05
+    code, out, _ = _gate(capsys, run, "--max-latency-p95", "0.01")
+    assert code == 1
+    obs, _ = format_amounts(p95, 0.01, " s")
+    assert f"FAIL  latency p95 {obs} > max 0.01 s (--max-latency-p95)" in out
+    code, out, _ = _gate(capsys, run, "--max-latency-p95", "600", "--max-cost", "0.2")
+    assert code == 0, out
+    assert "latency p95" in out and "<= max 600 s" in out
+
+
+@pytest.mark.parametrize(
+    ("flag", "value"),
+    [
+        ("--max-cost", "-1"),
+        ("--max-cost", "nan"),
+        ("--max-cost", "inf"),
+        ("--max-cost", "cheap"),
+        ("--max-latency-p95", "-2"),
+        ("--max-latency-p95", "nan"),
+        ("--max-latency-p95", "soon"),
+    ],
+)
+def test_bad_values_exit_2_with_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], flag: str, value: str
+) -> None:
+    code, out, err = in_process(capsys, "gate", str(tmp_path), flag, value)
+    assert code == 2
+    lines = err.strip().splitlines()
+    assert len(lines) == 1 and flag in lines[0] and repr(value) in lines[0], err
+    assert "Traceback" not in err and out == ""
+
+
+def test_bad_value_in_a_subprocess_has_no_traceback(tmp_path: Path) -> None:
+    assert_user_error(cli("gate", "somerun", "--max-cost", "-0.5", cwd=tmp_path), "--max-cost")
+
+
+def test_check_gate_with_cost_and_latency() -> None:
+    run = _run([0.1, 0.2], None)
+    checks = check_gate(run, GateSpec(max_cost=0.3, max_latency_p95=600.0))
+    assert [(c.flag, c.holds) for c in checks] == [
+        ("--max-cost", True),
+        ("--max-latency-p95", True),
+    ]
+    assert not check_gate(run, GateSpec(max_cost=0.29))[0].holds
+    assert GateSpec(max_cost=0.0).any() and GateSpec(max_latency_p95=1.0).any()
+
+
+def test_format_amounts_never_shows_unequal_values_equal() -> None:
+    assert format_amounts(1.0004, 1.0, "$") == ("$1.0004", "$1")
+    assert format_amounts(0.99999, 1.0, "$") == ("$0.99999", "$1")
+    assert format_amounts(1.0 + 1e-12, 1.0, "$") == ("$1", "$1")  # float noise: equal
+    assert format_amounts(1234.5, 1000.0, " s") == ("1234 s", "1000 s")
