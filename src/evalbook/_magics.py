@@ -46,7 +46,17 @@ _SUBCOMMANDS = {
     "compare": (2, 2, "%eval compare A B [--score NAME] [--by COL] [--cluster COL]"),
     "export": (2, 2, "%eval export RUN PATH"),
 }
-_CELL_ONLY = ("scorers", "scores", "name", "concurrency", "attempts", "epochs", "timeout", "as_")
+_CELL_ONLY = (
+    "scorers",
+    "scores",
+    "name",
+    "concurrency",
+    "attempts",
+    "epochs",
+    "timeout",
+    "max_cost",
+    "as_",
+)
 _RESERVED = {"row", "ctx", "case_id", "epoch", "output", "kwargs"}
 
 _F = TypeVar("_F", bound=Callable[..., Any])
@@ -175,6 +185,7 @@ class EvalMagics(Magics):
     @argument("--attempts", type=int, metavar="N", help="%%eval: tries per sample (1)")
     @argument("--epochs", type=int, metavar="K", help="%%eval: times each case runs (1)")
     @argument("--timeout", type=float, metavar="S", help="%%eval: seconds per task attempt")
+    @argument("--max-cost", type=float, metavar="USD", help="%%eval: the run's budget, US dollars")
     @argument("--as", dest="as_", metavar="VAR", help="%%eval: also bind the Run to VAR")
     @argument("--score", metavar="NAME", help="compare: the score to compare")
     @argument("--by", metavar="COL", help="show, compare: one row per (slice, score) of COL(s)")
@@ -221,7 +232,11 @@ class EvalMagics(Magics):
     # -- line magic ----------------------------------------------------------------------
 
     def _line(self, args: Any) -> Any:
-        misplaced = ["--" + o.rstrip("_") for o in _CELL_ONLY if getattr(args, o, None) is not None]
+        misplaced = [
+            "--" + o.rstrip("_").replace("_", "-")
+            for o in _CELL_ONLY
+            if getattr(args, o, None) is not None
+        ]
         if misplaced:
             raise UsageError(f"{', '.join(misplaced)}: only for the %%eval cell magic")
         command = args.words[0] if args.words else None
@@ -274,7 +289,8 @@ class EvalMagics(Magics):
         if len(args.words) != 1:
             raise UsageError(
                 "usage: %%eval DATA [--scorers a,b] [--scores x,y] [--name N] "
-                "[--concurrency K] [--attempts N] [--epochs K] [--timeout S] [--as VAR]"
+                "[--concurrency K] [--attempts N] [--epochs K] [--timeout S] [--max-cost USD] "
+                "[--as VAR]"
             )
         if args.score is not None:
             raise UsageError("--score: only for %eval compare")
@@ -296,7 +312,7 @@ class EvalMagics(Magics):
         task = task_from_cell(cell, [str(c) for c in data.columns], ns, "eval_cell")
         options: dict[str, Any] = {
             k: getattr(args, k)
-            for k in ("concurrency", "attempts", "epochs", "timeout")
+            for k in ("concurrency", "attempts", "epochs", "timeout", "max_cost")
             if getattr(args, k) is not None
         }
         try:

@@ -1,13 +1,18 @@
-"""`evalbook gate --max-cost / --max-latency-p95`."""
+"""`evalbook gate --max-cost / --max-latency-p95` and the `--max-cost` run option (CLI, magics)."""
 
 from __future__ import annotations
 
 import math
+import textwrap
 import time
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
+from IPython import get_ipython
+from IPython.core.error import UsageError
+from IPython.testing.globalipapp import start_ipython
 
 import evalbook as eb
 from _cli_helpers import assert_user_error, cli, in_process
@@ -129,3 +134,77 @@ def test_format_amounts_never_shows_unequal_values_equal() -> None:
     assert format_amounts(0.99999, 1.0, "$") == ("$0.99999", "$1")
     assert format_amounts(1.0 + 1e-12, 1.0, "$") == ("$1", "$1")  # float noise: equal
     assert format_amounts(1234.5, 1000.0, " s") == ("1234 s", "1000 s")
+
+
+# -- the --max-cost run option --------------------------------------------------------------
+
+EVAL = textwrap.dedent(
+    """
+    import pandas as pd
+    import evalbook as eb
+
+    df = pd.DataFrame({"id": [f"c{i}" for i in range(6)]})
+
+    def task(id, ctx):
+        ctx.record_usage(cost=0.25)
+        return id
+
+    paid = eb.Eval(df, task=task, scorers=[lambda output: 1.0], name="paid", concurrency=1)
+    """
+)
+
+
+def test_run_max_cost_stops_starting_samples(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    (tmp_path / "ev.py").write_text(EVAL)
+    store = tmp_path / "runs"
+    code, out, err = in_process(
+        capsys, "run", str(tmp_path / "ev.py"), "--max-cost", "0.5", "--store", str(store)
+    )
+    assert code == 0, err
+    assert "max_cost=$0.5" in err  # the budget is named
+    assert "(4 not run)" in out  # $0.25 each: the third sample never started
+
+
+def test_run_max_cost_bad_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "ev.py").write_text(EVAL)
+    code, _, err = in_process(capsys, "run", str(tmp_path / "ev.py"), "--max-cost", "-3")
+    assert code == 2 and "--max-cost" in err and len(err.strip().splitlines()) == 1
+
+
+# -- %%eval --max-cost -----------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ip() -> Any:
+    shell = start_ipython() or get_ipython()  # None if another test started it first
+    shell.run_line_magic("load_ext", "evalbook")
+    shell.user_ns["df"] = pd.DataFrame({"q": [f"q{i}" for i in range(6)]})
+    shell.run_cell("import evalbook as eb\nok = eb.scorer(lambda output: 1.0)\n")
+    return shell
+
+
+def test_cell_magic_max_cost_is_the_runs_budget(ip: Any, tmp_path: Path) -> None:
+    body = "ctx.record_usage(cost=0.25)\nq\n"
+    with pytest.warns(RuntimeWarning, match=r"max_cost=\$0\.5"):
+        run = ip.run_cell_magic(
+            "eval", f"df --scorers ok --concurrency 1 --max-cost 0.5 --store {tmp_path}", body
+        )
+    assert isinstance(run, eb.Run)
+    assert run.options["max_cost"] == 0.5
+    assert int(run.cases["outcome"].notna().sum()) == 2  # the third sample never started
+
+
+@pytest.mark.parametrize("bad", ["-1", "nan", "cheap"])
+def test_cell_magic_bad_max_cost_is_a_usage_error(ip: Any, tmp_path: Path, bad: str) -> None:
+    result = ip.run_cell(f"%%eval df --scorers ok --max-cost {bad} --store {tmp_path}\nq\n")
+    error = result.error_in_exec
+    assert isinstance(error, UsageError), error
+    assert "max" in str(error) and "\n" not in str(error).strip()
+    assert not any(tmp_path.iterdir())  # nothing ran, nothing was stored
+
+
+def test_max_cost_is_a_cell_only_option(ip: Any) -> None:
+    with pytest.raises(UsageError, match="--max-cost: only for the %%eval cell magic"):
+        ip.run_line_magic("eval", "runs --max-cost 1")

@@ -33,6 +33,7 @@ from ._args import (
     positive_int,
     say_error,
     seconds,
+    usd,
 )
 
 __all__ = ["main"]
@@ -92,6 +93,12 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--attempts", type=positive_int, metavar="N", help="tries per sample")
     p.add_argument("--epochs", type=positive_int, metavar="K", help="times each case runs")
     p.add_argument("--timeout", type=seconds, metavar="S", help="seconds per task attempt")
+    p.add_argument(
+        "--max-cost",
+        type=usd,
+        metavar="USD",
+        help="budget: no new sample starts once the recorded cost reaches USD (resumable)",
+    )
     again = p.add_mutually_exclusive_group()
     again.add_argument(
         "--resume",
