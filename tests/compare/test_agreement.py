@@ -315,7 +315,7 @@ def test_the_card_escapes_and_reads_the_offset() -> None:
     biased = _judged([h + 1 for h in human], labels=human, label="<script>alert(1)</script>")
     card = agreement(biased, "human", score="quality")._repr_html_()
     assert "<script>" not in card and "&lt;script&gt;alert(1)&lt;/script&gt;" in card
-    assert "the judge is systematically +1 points high on its 1–5 scale" in card
+    assert "the judge is systematically +1.00 points high on its 1–5 scale" in card
     assert card.count('data-evalbook="confusion-row"') == 4
     fair = agreement(_judged(human, labels=human), "human", score="quality")._repr_html_()
     assert "no systematic offset detected" in fair and "systematically" not in fair

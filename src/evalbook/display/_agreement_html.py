@@ -30,9 +30,10 @@ _STATS = (
 
 
 def _signed(x: float) -> str:
-    """`+0.4`, `−0.25` (U+2212), `0` for a number of raw-scale points."""
-    text = format_num(abs(x), digits=2)
-    return text if x == 0 else ("+" if x > 0 else MINUS) + text
+    """`+0.40`, `−0.25` (U+2212), `0.00`: raw-scale points, two decimals (a mean and its CI
+    read alike)."""
+    text = f"{abs(x):.2f}"
+    return text if text == "0.00" else ("+" if x > 0 else MINUS) + text
 
 
 def _num(x: Any) -> str:
@@ -76,7 +77,7 @@ def _stat_row(row: Any, key: str, name: str, kind: str) -> str:
     ci_text = _ci(*ci, fmt=format_pct) if key == "exact_agreement" else _ci(*ci)
     return (
         f'<div data-evalbook="agreement-stat" style="display: flex; gap: 12px; '
-        f'align-items: baseline"><span style="min-width: 140px">{esc(name)}{note_html}</span>'
+        f'align-items: baseline"><span style="min-width: 200px">{esc(name)}{note_html}</span>'
         f'<span style="font-weight: 650; min-width: 56px">{esc(shown)}</span>'
         f'<span style="{MUTED}">{esc(ci_text)}</span></div>'
     )
@@ -84,8 +85,8 @@ def _stat_row(row: Any, key: str, name: str, kind: str) -> str:
 
 def _cell(text: str, style: str = "") -> str:
     return (
-        f'<div style="min-width: 34px; padding: 3px 6px; text-align: center; '
-        f'box-sizing: border-box; {style}">{text}</div>'
+        f'<div style="flex: 0 0 44px; padding: 3px 4px; text-align: center; '
+        f'box-sizing: border-box; overflow: hidden; {style}">{text}</div>'
     )
 
 
@@ -101,11 +102,13 @@ def _heat_map(confusion: pd.DataFrame) -> str:
             "draw; the counts are in <code>.confusion</code></div>"
         )
     top = max(int(confusion.to_numpy().max()), 1)
-    head = _cell(f'<span style="{MUTED}">label ↓ judge →</span>', "min-width: 90px")
+    head = _cell(
+        f'<span style="{MUTED}">label ↓ judge →</span>', "flex: 0 0 120px; text-align: left"
+    )
     head += "".join(_cell(esc(format_num(c)), "font-weight: 600") for c in confusion.columns)
     lines = [f'<div style="display: flex">{head}</div>']
     for label, counts in confusion.iterrows():
-        cells = _cell(esc(format_num(label)), "min-width: 90px; font-weight: 600")
+        cells = _cell(esc(format_num(label)), "flex: 0 0 120px; text-align: left; font-weight: 600")
         for judge, count in counts.items():
             share = int(count) / top
             edge = f"outline: {BORDER}; outline-offset: -1px; " if judge == label else ""
