@@ -222,7 +222,10 @@ def _results_from_files(folder: Path, n_scores: int) -> Results:
     results.started_at[:] = _seconds(cases.column("started_at"))
     results.duration_s[:] = cases.column("duration_s").to_numpy(zero_copy_only=False)
     results.status[:] = _codes(scores.column("status"), STATUSES, 0)
-    values, invalid = _checked_values(scores.column("value"), results.status)
+    # The records of samples that never started (a run stopped by max_cost=) hold no status
+    # and no value: there is nothing to check, and no stored value was rejected.
+    ran = np.repeat(results.outcome != PENDING, n_scores)
+    values, invalid = _checked_values(scores.column("value"), np.where(ran, results.status, -1))
     results.value[:] = values
 
     size = scores.num_rows
