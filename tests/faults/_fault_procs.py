@@ -37,6 +37,8 @@ ENV = {**os.environ, "EVALBOOK_PROGRESS": "0"}
 HARD_TIMEOUT = 120.0  # a child that takes longer is stuck: the trial fails instead of hanging CI
 CASE_COLUMNS = ["case_id", "outcome", "attempts", "output", "error_type", "error_message"]
 SCORE_COLUMNS = ["case_id", "score", "status", "value", "reason", "rationale"]
+USAGE_COLUMNS = ["case_id", "epoch", "source", "calls", "input_tokens", "output_tokens", "cost"]
+USAGE_COLUMNS += ["invalid"]
 RUN_FILES = {"events.jsonl", "data.parquet", "cases.parquet", "scores.parquet", "summary.json"}
 
 
@@ -56,9 +58,10 @@ class Workload:
     calls: str
     max_sleep: float = 0.02
     self_kill_at: str | None = None  # the task SIGKILLs its own process at this case
+    usage: bool = False  # each task call records usage (tests/faults/test_usage_faults.py)
 
     @classmethod
-    def draw(cls, rng: random.Random, calls: Path) -> Workload:
+    def draw(cls, rng: random.Random, calls: Path, usage: bool = False) -> Workload:
         """A random workload (concurrency 1..8, async or sync, attempts 1 or 2)."""
         return cls(
             seed=rng.randrange(2**31),
@@ -66,6 +69,7 @@ class Workload:
             concurrency=rng.randint(1, 8),
             attempts=rng.choice([1, 2]),
             calls=str(calls),
+            usage=usage,
         )
 
     def kind(self, case_id: str) -> str:
@@ -93,21 +97,33 @@ def _answer(w: Workload, question: str, case_id: str, attempt: int) -> str:
     return question if kind == "wrong" else question.upper()
 
 
+def record_usage(w: Workload, case_id: str, ctx: Any) -> None:
+    """The call's usage, fixed per seed and case: tokens, a cost or none, as a dict or not."""
+    rng = random.Random(f"{w.seed}:{case_id}:{ctx.attempt}:usage")
+    tokens = {"prompt_tokens": rng.randint(1, 2000), "completion_tokens": rng.randint(0, 300)}
+    if rng.random() < 0.5:
+        ctx.record_usage(tokens, cost=rng.randint(0, 64) / 64 if rng.random() < 0.8 else None)
+    else:
+        ctx.record_usage(input_tokens=tokens["prompt_tokens"], cost=rng.choice([0.5, -1.0]))
+
+
 def make_task(w: Workload) -> Callable[..., Any]:
     """The workload's task (sync or async): note the call, sleep a little, answer."""
 
-    def prologue(case_id: str, attempt: int) -> float:
+    def prologue(case_id: str, ctx: Any) -> float:
         note_call(w.calls, case_id)
         if case_id == w.self_kill_at:
             os.kill(os.getpid(), signal.SIGKILL)
-        return random.Random(f"{w.seed}:{case_id}:{attempt}").uniform(0, w.max_sleep)
+        if w.usage:
+            record_usage(w, case_id, ctx)
+        return random.Random(f"{w.seed}:{case_id}:{ctx.attempt}").uniform(0, w.max_sleep)
 
     def sync_task(question: str, case_id: str, ctx: Any) -> str:
-        time.sleep(prologue(case_id, ctx.attempt))
+        time.sleep(prologue(case_id, ctx))
         return _answer(w, question, case_id, ctx.attempt)
 
     async def async_task(question: str, case_id: str, ctx: Any) -> str:
-        await asyncio.sleep(prologue(case_id, ctx.attempt))
+        await asyncio.sleep(prologue(case_id, ctx))
         return _answer(w, question, case_id, ctx.attempt)
 
     return async_task if w.is_async else sync_task
@@ -185,6 +201,12 @@ def same_result(a: eb.Run, b: eb.Run) -> bool:
     return all(_table(getattr(a, t), c) == _table(getattr(b, t), c) for t, c in tables)
 
 
+def same_usage(a: eb.Run, b: eb.Run) -> bool:
+    """Whether two runs have the same `usage()` rows (the order of samples aside)."""
+    rows = [sorted(_table(r.usage(), USAGE_COLUMNS), key=str) for r in (a, b)]
+    return rows[0] == rows[1]
+
+
 def quiet(call: Callable[[], Any]) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # a cut last line, an incomplete run: expected here
@@ -209,6 +231,7 @@ class KillTally:
     twice_run: int = 0  # cases run again although their case.ended was logged
     duplicate_ends: int = 0  # case.ended lines beyond one per case
     different: int = 0  # resumed runs whose tables differ from an uninterrupted run's
+    usage_different: int = 0  # resumed runs whose usage() differs from an uninterrupted run's
     leftovers: int = 0  # files in a resumed folder other than the run's five (.tmp files)
     startup_messages: list[str] = field(default_factory=list)
     problems: list[str] = field(default_factory=list)
@@ -218,7 +241,8 @@ class KillTally:
         return (
             f"kill -9 trials: {self.trials}, lost {self.lost}, twice-run {self.twice_run}, "
             f"duplicate case.ended {self.duplicate_ends}, different from an uninterrupted run "
-            f"{self.different}, files left over {self.leftovers}; kills before the folder "
+            f"{self.different}, usage different {self.usage_different}, files left over "
+            f"{self.leftovers}; kills before the folder "
             f"{self.no_folder}, start-up kills {self.startup} (resume: ConfigurationError "
             f"{self.startup_refused}), mid-run "
             f"{self.mid_run}, after run.ended {self.after_end} (exited before the kill "
@@ -285,11 +309,13 @@ def calibrate(root: Path, seed: int, children: int = 3) -> float:
     return sorted(extra)[len(extra) // 2]
 
 
-def kill_trial(root: Path, seed: int, overhead: float, tally: KillTally) -> None:
+def kill_trial(
+    root: Path, seed: int, overhead: float, tally: KillTally, usage: bool = False
+) -> None:
     """One trial: run the workload in a child, SIGKILL it at a random moment, resume, check."""
     rng = random.Random(seed)
     root.mkdir(parents=True)
-    w = Workload.draw(rng, root / "calls.txt")
+    w = Workload.draw(rng, root / "calls.txt", usage)
     begin = time.monotonic()
     uninterrupted = dataclasses.replace(w, calls=str(root / "ref-calls.txt"))
     reference = run_workload(uninterrupted, store=root / "ref", name="ref")
@@ -371,6 +397,9 @@ def _check_resumed(
     if not (same_result(resumed, reference) and same_result(loaded, reference)):
         tally.different += 1
         tally.problems.append(f"{where}: the resumed run differs from an uninterrupted one")
+    if not (same_usage(resumed, reference) and same_usage(loaded, reference)):
+        tally.usage_different += 1  # a sample's usage lost, counted twice or changed
+        tally.problems.append(f"{where}: the resumed run's usage differs from an uninterrupted one")
     files = {p.name for p in folder.iterdir()}
     tally.leftovers += len(files - RUN_FILES)
     if twice or lost or files != RUN_FILES:
@@ -379,13 +408,14 @@ def _check_resumed(
         )
 
 
-def kill_trials(root: Path, trials: int, seed: int) -> KillTally:
-    """`trials` seeded kill trials, one after the other, under `root`."""
+def kill_trials(root: Path, trials: int, seed: int, usage: bool = False) -> KillTally:
+    """`trials` seeded kill trials, one after the other, under `root` (`usage`: the task
+    records usage, and the resumed run's `usage()` must equal an uninterrupted run's)."""
     master = random.Random(seed)
     overhead = calibrate(root, master.randrange(2**31))
     tally = KillTally()
     for i in range(trials):
-        kill_trial(root / f"t{i:04d}", master.randrange(2**31), overhead, tally)
+        kill_trial(root / f"t{i:04d}", master.randrange(2**31), overhead, tally, usage)
     return tally
 
 
