@@ -1,12 +1,15 @@
-"""Usage and budgets on Dask: usage travels with the records, `max_cost=` stops new batches
-(and samples inside running ones), and its shared state is gone when the run ends.
+"""Usage, budgets and rate limits on Dask: usage travels with the records, `max_cost=` stops
+new batches (and samples inside running ones), a wrapped client's rate limit holds over the
+whole cluster, and its shared state is gone when the run ends.
 
 One `LocalCluster(n_workers=2, threads_per_worker=2, processes=True)` serves the module.
 """
 
 from __future__ import annotations
 
+import asyncio
 import json
+import os
 import time
 import warnings
 from collections.abc import Iterator
@@ -21,6 +24,7 @@ import evalbook as eb
 from evalbook._model._results import PASSED, Finished, Results
 from evalbook._model._usage import Tally
 from evalbook._runner._engine import _Engine
+from evalbook._runner._limits import limiter_for
 from evalbook._runner._options import RunOptions
 from evalbook._runner._plan import make_plan
 from evalbook._runner.dask._driver import DaskRunner
@@ -194,3 +198,79 @@ def test_a_budget_reached_before_the_run_starts_submits_nothing(client: Any) -> 
     with pytest.warns(RuntimeWarning, match=r"5 sample\(s\) did not start"):
         r = run(pd.DataFrame({"n": range(5)}), task=task, executor=client, max_cost=0)
     assert r.cases["outcome"].isna().all()
+
+
+# -- a cluster-wide rate limit ---------------------------------------------------------------
+
+
+def limited(n: int, rpm: float | None, tpm: float | None, tokens: float) -> tuple[float, int]:
+    """A fake client call: wait as the wrapped client's limiter says, then 'send' it."""
+    wait = limiter_for("fake-client", rpm, tpm).acquire(tokens)
+    time.sleep(wait)
+    return time.time(), os.getpid()
+
+
+async def limited_async(
+    n: int, rpm: float | None, tpm: float | None, tokens: float
+) -> tuple[float, int]:
+    """The same from an async client: `acquire` is called on the worker's event loop."""
+    wait = limiter_for("fake-client", rpm, tpm).acquire(tokens)
+    await asyncio.sleep(wait)
+    return time.time(), os.getpid()
+
+
+def measured_rate(r: eb.Run, burst: float) -> float:
+    """Calls a second after the burst: (n - burst) / (last - first send)."""
+    sent = sorted(t for t, _ in r.cases["output"])
+    return (len(sent) - burst) / (sent[-1] - sent[0])
+
+
+@pytest.mark.parametrize(
+    ("task", "rpm", "tpm", "tokens"),
+    [(limited, 600.0, None, 0.0), (limited_async, None, 60_000.0, 100.0)],
+    ids=["requests_per_minute-sync", "tokens_per_minute-async"],
+)
+def test_the_rate_limit_holds_over_the_cluster(
+    client: Any,
+    record_property: Any,
+    task: Any,
+    rpm: float | None,
+    tpm: float | None,
+    tokens: float,
+) -> None:
+    n, per_s = 30, 10.0  # 600 requests, or 60,000 tokens of 100 a call, per minute
+    df = pd.DataFrame({"n": range(n), "rpm": [rpm] * n, "tpm": [tpm] * n, "tokens": tokens})
+    r = run(df, task=task, executor=client, concurrency=8)
+    assert (r.cases["outcome"] == "passed").all()
+    assert len({pid for _, pid in r.cases["output"]}) == 2  # both workers made calls
+    rate = measured_rate(r, burst=per_s)  # one second's worth goes at once
+    figure = f"{n} calls over 2 workers: {rate:.2f}/s after a burst of {per_s:g}, limit {per_s:g}/s"
+    print(figure)
+    record_property("rate_limit", figure)
+    assert rate <= per_s * 1.1
+    assert rate >= per_s * 0.5  # the limit is a limit, not a stall
+    assert shared_names(client) == []  # the run's buckets are gone
+
+
+def test_settled_tokens_count_against_the_cluster_wide_limit(
+    client: Any, record_property: Any
+) -> None:
+    def task(n: int) -> tuple[float, int]:
+        limiter = limiter_for("fake-client", None, 240_000.0)  # 4,000 tokens a second
+        time.sleep(limiter.acquire(100.0))  # estimated 100 tokens ...
+        limiter.settle(400.0)  # ... the reply says 500
+        return time.time(), os.getpid()
+
+    r = run(pd.DataFrame({"n": range(24)}), task=task, executor=client, concurrency=1)
+    rate = measured_rate(r, burst=4_000 / 500)
+    figure = f"24 calls of 500 tokens (100 estimated): {rate:.2f}/s, limit 8/s"
+    print(figure)
+    record_property("settled_rate", figure)
+    assert 8 * 0.5 <= rate <= 8 * 1.1  # booked at 100 a call, it would be 40/s
+
+
+def test_without_a_cluster_the_same_calls_are_limited_locally() -> None:
+    n = 12
+    df = pd.DataFrame({"n": range(n), "rpm": 300.0, "tpm": None, "tokens": 0.0})
+    r = run(df, task=limited, concurrency=4)
+    assert measured_rate(r, burst=5) <= 5 * 1.1

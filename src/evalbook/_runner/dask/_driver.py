@@ -34,6 +34,7 @@ from ..._model._results import ERRORED, Finished
 from ..._model._usage import sample_totals
 from .._engine import _Engine, warn_invalid
 from .._plan import Plan
+from ._limits import close_shared, open_shared, shared_name
 from ._worker import PlanPlugin, Report, Row, run_batch, spent_name
 
 __all__ = ["DaskRunner", "batch_size", "partition"]
@@ -256,6 +257,7 @@ class DaskRunner:
         # mid-run get it too (scattered data would be lost with the worker that held it).
         plugin = PlanPlugin(token, self.plan_blob)
         client.register_plugin(plugin)
+        open_shared(client, token)  # the run's cluster-wide rate limits, none booked yet
         ledger = engine.ledger
         options = (
             limit,
@@ -275,11 +277,7 @@ class DaskRunner:
                 client.unregister_worker_plugin(plugin.name)
             except Exception:  # e.g. the cluster is shutting down
                 log.debug("could not remove worker plugin %s", plugin.name, exc_info=True)
-            if ledger.max_cost is not None:
-                try:
-                    dist.Variable(spent_name(token), client=client).delete()
-                except Exception:  # the scheduler drops it with the cluster anyway
-                    log.debug("could not remove the run's spend variable", exc_info=True)
+            close_shared(client, [shared_name(token), spent_name(token)])
             if sem is not None:
                 try:
                     sem.close()

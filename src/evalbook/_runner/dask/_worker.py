@@ -10,7 +10,7 @@ Usage is metered on the worker, with the run's prices (so costs are computed whe
 were made) and carried in each row's `Finished.usage`. With `max_cost=`, the batch's ledger
 (`_BatchLedger`) knows the cost the driver had recorded (given with the batch, then polled from
 a `distributed.Variable` the driver updates) plus the batch's own: once that reaches the budget,
-the batch starts no further sample.
+the batch starts no further sample. Rate limits of wrapped clients are cluster-wide (`_limits`).
 """
 
 from __future__ import annotations
@@ -27,9 +27,11 @@ from ..._model._contract import safe_repr
 from ..._model._results import Finished
 from .._calls import Threads, close_abandoned
 from .._engine import Executor, LocalExecutor, _Engine
+from .._limits import LIMITERS
 from .._options import RunOptions
 from .._plan import Plan
 from .._usage import Ledger
+from ._limits import cluster_limiters, dist, drop_limiters
 
 try:  # imported only on Dask workers and by a driver given executor=
     from distributed.diagnostics.plugin import WorkerPlugin
@@ -37,14 +39,6 @@ except ImportError:  # pragma: no cover - the driver reports the missing install
     WorkerPlugin = object  # type: ignore[assignment,misc]
 
 __all__ = ["PlanPlugin", "Report", "Row", "run_batch", "spent_name"]
-
-
-def dist() -> Any:
-    """The `distributed` module (only partly typed, so it is handled as Any here)."""
-    import distributed  # optional: the dask extra
-
-    return distributed
-
 
 LEASE_WAIT_S = 1.0  # a lane waiting for a lease checks this often whether its batch is done
 WATCH_S = 0.5  # a running batch checks this often whether the driver cancelled it
@@ -182,6 +176,7 @@ class PlanPlugin(WorkerPlugin):
         with _PLANS_LOCK:
             _BLOBS.pop(self.token, None)
             _PLANS.pop(self.token, None)
+        drop_limiters(self.token)  # the driver removes their state from the scheduler
 
 
 def _plan_of(token: str) -> Plan:
@@ -267,7 +262,13 @@ async def run_batch(
         sem = distributed.Semaphore(max_leases=concurrency, name=limit)  # type: ignore[no-untyped-call]
         await sem
         executor = _Leased(sem, concurrency)
-    work = asyncio.ensure_future(executor.execute(engine, range(len(positions))))
+    # the engine's tasks and worker threads copy this context: every wrapped client in the
+    # batch asks the run's cluster-wide limiter of its client
+    limiters = LIMITERS.set(cluster_limiters(token))
+    try:
+        work = asyncio.ensure_future(executor.execute(engine, range(len(positions))))
+    finally:
+        LIMITERS.reset(limiters)
     watch = asyncio.ensure_future(_watch(key, work, token, ledger))
     try:
         await work
