@@ -93,6 +93,7 @@ def test_nominal_kappa_and_confusion_match_a_3x3_table_by_hand() -> None:
     assert row["cohen_kappa"] == pytest.approx(0.6)  # (22/30 - 1/3) / (2/3) by hand
     assert a.confusion.to_numpy().tolist() == TABLE.tolist()
     assert list(a.confusion.index) == [1, 2, 3] and list(a.confusion.columns) == [1, 2, 3]
+    assert a.confusion.index.dtype == "int64" == a.confusion.columns.dtype  # reads 1, 2, 3
     assert list(a.summary.columns) == AGREEMENT_COLUMNS
     assert row["cohen_kappa_ci_low"] < row["cohen_kappa"] < row["cohen_kappa_ci_high"]
 
@@ -225,6 +226,7 @@ def test_epochs_compare_each_sample_with_its_case_label_and_draw_cases() -> None
 def test_a_score_without_raw_values_is_on_its_own_scale() -> None:
     a = agreement(_plain([1.0, 0.5, 0.0, 1.0], [1, 0.5, 0.5, 1]), "human", score="ok")
     assert a.scale == (0, 1)
+    assert list(a.confusion.index) == [0.5, 1.0] and a.confusion.index.dtype == "float64"
     assert _row(a)["exact_agreement"] == 0.75
     assert _row(a)["offset"] == pytest.approx(-0.125)
 

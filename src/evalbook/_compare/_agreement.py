@@ -271,6 +271,11 @@ def _summary(
 def _confusion(pairs: pd.DataFrame) -> pd.DataFrame:
     compared = pairs[pairs["status"] == "scored"]
     table = pd.crosstab(compared["label"], compared["judge"]).astype("int64")
+    # Whole-point scales read as 1, 2, 3 (the judge stores such raw values as ints too).
+    for axis in ("index", "columns"):
+        levels = getattr(table, axis).to_numpy(dtype=float)
+        if np.all(levels == np.round(levels)) and np.all(np.abs(levels) < 2**53):
+            setattr(table, axis, pd.Index(levels.astype("int64")))
     table.index.name, table.columns.name = "label", "judge"
     return table
 
