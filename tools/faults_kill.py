@@ -3,10 +3,13 @@
     python tools/faults_kill.py --trials 200 --seed 1
     python tools/faults_kill.py --pairs 30 --seed 1
     python tools/faults_kill.py --trials 200 --pairs 30 --seed 1
+    python tools/faults_kill.py --usage --trials 100 --seed 1
 
 Prints the same figures as tests/faults/test_kill_trials.py and test_resume_races.py (one
 line each, then any problem found, with the seed that reproduces it) and exits 1 if a case
-was lost, run twice or paid twice, or a pair both ran.
+was lost, run twice or paid twice, or a pair both ran. `--usage`: the task records usage in
+the kill trials, and a resumed run whose `usage()` differs from an uninterrupted run's is a
+problem too (tests/faults/test_usage_faults.py).
 """
 
 from __future__ import annotations
@@ -34,6 +37,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--trials", type=int, default=0, help="kill -9 trials (e.g. 200)")
     parser.add_argument("--pairs", type=int, default=0, help="simultaneous resume pairs (e.g. 30)")
     parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument(
+        "--usage", action="store_true", help="the kill trials' task records usage, checked too"
+    )
     args = parser.parse_args(argv)
     if args.trials <= 0 and args.pairs <= 0:
         parser.error("nothing to do: give --trials N and/or --pairs N")
@@ -41,7 +47,7 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="evalbook-faults-") as tmp:
         if args.trials > 0:
             begin = time.monotonic()
-            kills = kill_trials(Path(tmp) / "kill", args.trials, args.seed)
+            kills = kill_trials(Path(tmp) / "kill", args.trials, args.seed, args.usage)
             print(f"{kills.line()} [{time.monotonic() - begin:.0f} s, seed {args.seed}]")
             said: dict[str, list[str]] = {}
             for message in kills.startup_messages:
@@ -52,6 +58,7 @@ def main(argv: list[str] | None = None) -> int:
             for problem in kills.problems:
                 print(f"  problem: {problem}")
             failed += kills.lost + kills.twice_run + kills.duplicate_ends + len(kills.problems)
+            failed += kills.usage_different
         if args.pairs > 0:
             begin = time.monotonic()
             pairs = resume_pairs(Path(tmp) / "pairs", args.pairs, args.seed)
