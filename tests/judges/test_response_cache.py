@@ -131,6 +131,12 @@ def test_a_corrupt_entry_is_a_miss_and_the_next_put_replaces_it(
     path = _entry(cache, key)
     text = path.read_text(encoding="utf-8")
     data = json.loads(text)
+
+    def rewrite() -> None:  # as the cache writes it: compact, the value last
+        path.write_text(json.dumps(data, separators=(",", ":")), encoding="utf-8")
+
+    rewrite()
+    assert cache.get(key) == (True, value)  # rewritten unchanged: still a hit
     if corrupt == "truncated":
         path.write_text(text[: len(text) // 2], encoding="utf-8")
     elif corrupt == "empty":
@@ -146,13 +152,13 @@ def test_a_corrupt_entry_is_a_miss_and_the_next_put_replaces_it(
         path.mkdir()
     elif corrupt.startswith("version"):
         data["schema_version"] = {"version 2": 2, "version true": True, "version 1.0": 1.0}[corrupt]
-        path.write_text(json.dumps(data), encoding="utf-8")
+        rewrite()
     elif corrupt == "no value":
         del data["value"]
-        path.write_text(json.dumps(data), encoding="utf-8")
+        rewrite()
     elif corrupt == "value changed":
         data["value"]["score"] = 8
-        path.write_text(json.dumps(data), encoding="utf-8")
+        rewrite()
     else:
         other = _key(cache, occurrence=1)
         cache.put(other, {"score": 1})

@@ -7,9 +7,10 @@ A reply is kept in `<folder>/<key[:2]>/<key>.json` (docs/judges.md, "Cache"):
 
 `key` is the SHA-256 of the canonical JSON of the request, its epoch and its occurrence (the
 n-th identical request of a sample), so repeats stay independent and a re-run replays them
-in turn. `check` is the SHA-256 of the key and the canonical JSON of the value: an entry
-whose bytes changed (a flipped bit, a truncation, another entry copied over it) is a miss,
-never a wrong reply. Corrupt entries are left where they are; the next `put` of that key
+in turn. The value is the last field, written as canonical JSON; `check` is the SHA-256 of
+the key and of those bytes, and `get` parses the value from exactly the bytes it checked: an
+entry whose bytes changed (a flipped bit, a truncation, another entry copied over it) is a
+miss, never a wrong reply. Corrupt entries are left where they are; the next `put` of that key
 replaces them. Every entry is safe to delete (a deleted entry is a miss), and so is the
 whole folder. `<folder>/evalbook-cache.json` marks the folder as a cache, so that
 `cache_clear` never empties a folder that is not one.
@@ -49,6 +50,9 @@ SCHEMA_VERSION = 1
 MARKER = "evalbook-cache.json"
 
 _KEY = re.compile(r"[0-9a-f]{64}")
+# Where an entry's value starts: it is the last field, so nothing but JSON text follows it
+# (a `"` inside a JSON string is escaped, so these bytes cannot come from an earlier field).
+_VALUE = b',"value":'
 _SHARD = re.compile(r"[0-9a-f]{2}")
 # An entry's temporary file while it is written (`_util/_fs.stage`): `.<key>.json.<8>.tmp`.
 _TEMP = re.compile(r"\.(?P<key>[0-9a-f]{64})\.json\.[a-z0-9_]{8}\.tmp")
@@ -105,6 +109,7 @@ class ResponseCache:
 
     def __init__(self, folder: str | os.PathLike[str], *, kind: str = "response") -> None:
         self.folder = Path(folder)
+        self._root = os.fspath(self.folder)
         self.kind = kind  # what the entries hold, e.g. "judge_reply": shown by `cache info`
         self._unshared()
 
@@ -119,6 +124,7 @@ class ResponseCache:
 
     def __setstate__(self, state: dict[str, Any]) -> None:
         self.folder = state["folder"]
+        self._root = os.fspath(self.folder)
         self.kind = state["kind"]
         self._unshared()
 
@@ -132,8 +138,9 @@ class ResponseCache:
         text = canonical_json({"request": request, "epoch": epoch, "occurrence": occurrence})
         return None if text is None else _sha256(text)
 
-    def _path(self, key: str) -> Path:
-        return self.folder / key[:2] / f"{key}.json"
+    def _path(self, key: str) -> str:
+        # Plain strings, not Path objects: a hit is on the hot path of every cached call.
+        return f"{self._root}{os.sep}{key[:2]}{os.sep}{key}.json"
 
     def get(self, key: str) -> tuple[bool, Any]:
         """`(True, value)` on a hit; `(False, None)` on a miss, which a missing, unreadable
@@ -141,49 +148,48 @@ class ResponseCache:
         if not isinstance(key, str) or _KEY.fullmatch(key) is None:
             return False, None
         try:
-            data = json.loads(self._path(key).read_bytes().decode("utf-8"))
+            with open(self._path(key), "rb") as f:
+                raw = f.read()
+            # The value is the entry's last field: its bytes are what `check` covers, and
+            # it is parsed from exactly those bytes, so a changed byte cannot give a hit.
+            at = raw.find(_VALUE)
+            if at < 0 or not raw.endswith(b"}"):
+                return False, None
+            head = json.loads(raw[:at].decode("utf-8") + "}")
+            body = raw[at + len(_VALUE) : -1]
+            if not isinstance(head, dict) or head.get("key") != key:
+                return False, None
+            version = head.get("schema_version")
+            if type(version) is not int or version != SCHEMA_VERSION:  # True == 1: not one
+                return False, None
+            if head.get("check") != hashlib.sha256(key.encode() + b"\n" + body).hexdigest():
+                return False, None
+            return True, json.loads(body.decode("utf-8"))
         except (OSError, ValueError, RecursionError):  # ValueError: bad UTF-8 or bad JSON
             return False, None
-        if not isinstance(data, dict):
-            return False, None
-        version = data.get("schema_version")
-        if type(version) is not int or version != SCHEMA_VERSION:  # True == 1: not a version
-            return False, None
-        if data.get("key") != key or "value" not in data:
-            return False, None
-        value = data["value"]
-        value_json = canonical_json(value)
-        if value_json is None or data.get("check") != _check(key, value_json):
-            return False, None
-        return True, value
 
     def put(self, key: str | None, value: Any, *, model: str | None = None) -> None:
         """Keep `value` under `key`; never raises. A value JSON cannot hold is not cached; a
         folder that cannot be written warns once, then this cache stops writing."""
         if self._broken or not isinstance(key, str) or _KEY.fullmatch(key) is None:
             return
-        first = canonical_json(value)
-        if first is None:
+        value_json = canonical_json(value)
+        if value_json is None:
             return
-        # Read back as JSON reads it (tuples become lists, int keys strings), so that the
-        # check computed on `get` is the one computed here.
-        kept = json.loads(first)
-        value_json = canonical_json(kept) or first
-        entry = {
+        head = {
             "schema_version": SCHEMA_VERSION,
             "kind": self.kind,
             "model": model if isinstance(model, str) else None,
             "created_at": _now(),
             "key": key,
             "check": _check(key, value_json),
-            "value": kept,
         }
-        text = json.dumps(entry, ensure_ascii=False, separators=(",", ":"))
-        path = self._path(key)
+        text = json.dumps(head, ensure_ascii=False, separators=(",", ":"))
+        text = f"{text[:-1]}{_VALUE.decode()}{value_json}}}"
         try:
             self._mark()
-            path.parent.mkdir(parents=True, exist_ok=True)
-            write_text(path, text)
+            os.makedirs(os.path.dirname(self._path(key)), exist_ok=True)
+            write_text(Path(self._path(key)), text)
         except (OSError, ValueError) as exc:  # ValueError: a path with a NUL character
             self._give_up(exc)
 
