@@ -29,6 +29,7 @@ from evalbook._util._fmt import (
     usage_line,
 )
 from evalbook.display._cases import case_html
+from evalbook.display._compare_html import comparison_html, comparison_text
 from evalbook.display._html import run_html
 
 EVIL = "<script>alert(1)</script>\x1b[31m\u202e"
@@ -270,3 +271,59 @@ def test_the_explorer_lists_tokens_and_cost_only_with_usage() -> None:
     assert plain[0] == "0 · passed · 1"
     epochs = [label for label, _ in CaseExplorer(_run(_priced, n=1, epochs=2)).cases.options]
     assert epochs == ["0 · ■■ 2/2 · 1 · 2.4k/600 tokens · $0.0246"]
+
+
+# -- the comparison ---------------------------------------------------------------------------
+
+
+def _costs(cost: float | None) -> Any:
+    def usage(q: str, ctx: Any) -> None:
+        # per-case costs that differ so the paired deltas have a spread
+        ctx.record_usage(input_tokens=100, cost=None if cost is None else cost * (1 + int(q[1:])))
+
+    return usage
+
+
+def test_the_comparison_card_and_text_show_the_cost_and_latency_deltas() -> None:
+    comp = eb.compare(_run(_costs(0.01)), _run(_costs(0.03)))
+    # paired deltas 0.02, 0.04, 0.06, 0.08: mean 0.05, s/√4 = 0.01291, t(3) = 3.182
+    row = comp.usage.iloc[0]
+    assert round(float(row["delta"]), 6) == 0.05
+    text = _text(comparison_html(comp))
+    assert "Cost and latency b − a, paired by case" in text
+    assert "cost per case $0.025 → $0.075 +$0.05 [+$0.00891, +$0.0911] · 4 paired" in text
+    assert re.search(r"latency [\d.]+ s → [\d.]+ s [+−][\d.]+ s \[.+\] · 4 paired", text)
+    line = "  cost per case $0.025 → $0.075  Δ +$0.05 [+$0.00891, +$0.0911] · 4 paired"
+    assert line in comparison_text(comp).splitlines()
+    assert line in repr(comp).splitlines()
+
+
+def test_the_comparison_has_no_cost_section_without_costs_in_both_runs() -> None:
+    plain = eb.compare(_run(), _run())
+    assert "Cost and latency" not in _text(comparison_html(plain))
+    assert "cost per case" not in comparison_text(plain) and "latency" not in repr(plain)
+    one_sided = eb.compare(_run(_costs(0.01)), _run(_costs(None)))
+    assert "Cost and latency" not in _text(comparison_html(one_sided))
+    assert "cost per case" not in repr(one_sided)
+    assert any("Cost unknown for 4 cases of run b" in w for w in one_sided.warnings)
+
+
+def test_evalbook_compare_prints_the_cost_deltas(tmp_path: Path) -> None:
+    def stored(cost: float, where: Path) -> str:
+        run = eb.run(
+            pd.DataFrame({"q": ["q0", "q1", "q2"]}),
+            task=lambda q, ctx: _costs(cost)(q, ctx) or q,
+            scorers=[lambda output: 1.0],
+            store=where,
+            progress=False,
+        )
+        return str(run.path)
+
+    a, b = stored(0.01, tmp_path / "a"), stored(0.02, tmp_path / "b")
+    out = io.StringIO()
+    with redirect_stdout(out):
+        assert main(["compare", a, b]) == 0
+    lines = out.getvalue().splitlines()
+    # paired deltas 0.01, 0.02, 0.03: mean 0.02, s/√3 = 0.005774, t(2) = 4.303
+    assert "cost per case $0.02 → $0.04  Δ +$0.02 [−$0.00484, +$0.0448] · 3 paired" in lines
+    assert any(line.startswith("latency ") and "· 3 paired" in line for line in lines)

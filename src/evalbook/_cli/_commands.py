@@ -22,6 +22,7 @@ from .._errors import ConfigurationError
 from .._runner._resume import RetryErrors
 from .._store._listing import runs
 from .._util._fmt import format_count, format_p, format_pct, format_pp, format_pp_ci
+from ..display._cost import usage_deltas_lines
 from ._args import CliError
 from ._demo import demo_eval
 from ._terminal import (
@@ -368,6 +369,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     out.lines(comparison_table(comparison.summary, by, clusters=args.cluster is not None))
     if by or args.cluster is not None:
         _slice_footer(out, comparison.summary, by, args.cluster, "paired cases")
+    out.lines([clean(line) for line in usage_deltas_lines(comparison)])  # none without costs
     for warning in comparison.warnings:
         out.line(f"warning: {clean(warning)}", "yellow")
     if not args.top:

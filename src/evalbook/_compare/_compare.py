@@ -176,7 +176,9 @@ class Comparison(UsageDeltas):
         for row in self.summary.to_dict("records"):
             where = "".join(f"{c!s}={row[c]!s} · " for c in self.by)
             lines.append(f"  {where}{row['score']}: {_row_text(row)}")
-        lines.extend(f"  ! {w}" for w in self.warnings)
+        from ..display._compare_html import usage_deltas_lines as costs  # a display hook
+
+        lines += [*(f"  {t}" for t in costs(self)), *(f"  ! {w}" for w in self.warnings)]
         return "\n".join(visible(line) for line in lines)  # labels, names: any text
 
     def _repr_html_(self) -> str:

@@ -29,6 +29,9 @@ __all__ = [
     "format_tokens",
     "number",
     "refused_note",
+    "usage_delta_lines",
+    "usage_delta_parts",
+    "usage_delta_text",
     "usage_line",
 ]
 
@@ -309,7 +312,7 @@ def format_seconds(x: object, *, signed: bool = False) -> str:
     if value is None:
         return MISSING
     size = abs(value)
-    text = f"{size:.0f}" if size >= 9.95 else _sig(size, 2)
+    text = f"{size:.0f}" if size >= 9.95 else _bare(_sig(size, 2))
     return _signed(value, f"{text} s", signed)
 
 
@@ -377,3 +380,50 @@ def refused_note(messages: Sequence[object]) -> str:
     if not bad:
         return ""
     return f"usage refused in {_plural(len(bad), 'record')} (amounts unknown): {bad[0]}"
+
+
+_MEASURES = {"cost_per_case": ("cost per case", format_money), "latency_s": ("latency", None)}
+
+
+def usage_delta_parts(row: Mapping[str, object]) -> tuple[str, str, str]:
+    """One row of `Comparison.usage` in three parts: (`cost per case $0.01 → $0.03`,
+    `+$0.02`, `[+$0.018, +$0.022] · 3 paired`); latency in seconds. With no paired case the
+    first part says so and the others are empty.
+    """
+    measure = str(row.get("measure"))
+    title, money = _MEASURES.get(measure, (measure, None))
+    shown = money or format_seconds
+    n = int(number(row.get("n_paired")) or 0)
+    if n == 0:
+        return f"{title}: no case with a known value in both runs", "", ""
+    lo, hi = row.get("ci_low"), row.get("ci_high")
+    ci = ""
+    if number(lo) is not None and number(hi) is not None:
+        ci = f"[{shown(lo, signed=True)}, {shown(hi, signed=True)}] · "
+    return (
+        f"{title} {shown(row.get('mean_a'))} → {shown(row.get('mean_b'))}",
+        shown(row.get("delta"), signed=True),
+        f"{ci}{n} paired",
+    )
+
+
+def usage_delta_text(row: Mapping[str, object]) -> str:
+    """One row of `Comparison.usage` as text (`usage_delta_parts` joined).
+
+    Example:
+        >>> usage_delta_text({"measure": "latency_s", "mean_a": 2.0, "mean_b": 1.5,
+        ...                   "delta": -0.5, "ci_low": -0.8, "ci_high": -0.2, "n_paired": 12})
+        'latency 2 s → 1.5 s  Δ −0.5 s [−0.8 s, −0.2 s] · 12 paired'
+    """
+    head, delta, tail = usage_delta_parts(row)
+    return f"{head}  Δ {delta} {tail}" if delta else head
+
+
+def usage_delta_lines(rows: Sequence[Mapping[str, object]]) -> list[str]:
+    """`Comparison.usage` as text lines (`usage_delta_text`), or [] when no case has a cost
+    known in both runs (then latency alone says nothing about usage, and views stay as
+    they were for runs without usage)."""
+    cost = [r for r in rows if r.get("measure") == "cost_per_case"]
+    if not cost or not number(cost[0].get("n_paired")):
+        return []
+    return [usage_delta_text(r) for r in rows]

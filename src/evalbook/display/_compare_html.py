@@ -3,7 +3,9 @@
 `Comparison.summary`: `score, label, mean_a, mean_b, delta, ci_low, ci_high, p_value,
 p_adjusted, n_paired, improved, regressed, same, test` and, when present, `mde` (shown as
 "could detect ±X pp"), `n_clusters`, `small`, and slice columns before `score` (with `by=`);
-`Comparison.cases`: `case_id, score, a, b, delta, change`; `Comparison.warnings`: `list[str]`.
+`Comparison.cases`: `case_id, score, a, b, delta, change`; `Comparison.warnings`: `list[str]`;
+`Comparison.usage` (docs/cost.md): the cost and latency deltas, shown when a case has a cost
+known in both runs.
 The two runs' names are read from `.a` and `.b` when the object has them.
 """
 
@@ -16,6 +18,7 @@ import pandas as pd
 from .._model._slices import SMALL
 from .._util._fmt import format_num, format_p, format_p_phrase, format_pct, format_pp, format_pp_ci
 from .._util._text import visible
+from ._cost import usage_deltas_html, usage_deltas_lines
 from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, is_missing, root
 
 __all__ = [
@@ -25,6 +28,7 @@ __all__ = [
     "power_text",
     "slice_columns",
     "underpowered",
+    "usage_deltas_lines",
     "warnings_html",
 ]
 
@@ -192,7 +196,8 @@ def comparison_html(comp: Any) -> str:
             f'<div style="margin-top: 10px; font-weight: 600">Cases by change</div>'
             f"{_change_counts(cases)}<div style='font-weight: 600'>Regressions</div>{regressions}"
         )
-    return root(head + warnings_html(list(comp.warnings)) + rows + tail, "comparison")
+    usage = usage_deltas_html(comp)  # "" unless a case has a known cost in both runs
+    return root(head + warnings_html(list(comp.warnings)) + rows + usage + tail, "comparison")
 
 
 def comparison_text(comp: Any) -> str:
@@ -214,4 +219,5 @@ def comparison_text(comp: Any) -> str:
             f"  {format_p_phrase(r['p_value'])}  improved {int(r['improved'])} · regressed "
             f"{int(r['regressed'])} · same {int(r['same'])}{flags}"
         )
+    lines += [f"  {line}" for line in usage_deltas_lines(comp)]
     return "\n".join(visible(line) for line in lines)  # names, labels, warnings: any text

@@ -14,8 +14,16 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .._util._fmt import format_money, format_tokens, number, refused_note, usage_line
-from ._style import BORDER, MUTED, STATUS_COLORS, esc
+from .._util._fmt import (
+    format_money,
+    format_tokens,
+    number,
+    refused_note,
+    usage_delta_lines,
+    usage_delta_parts,
+    usage_line,
+)
+from ._style import BORDER, MUTED, STATUS_COLORS, box, esc
 
 if TYPE_CHECKING:
     from .._model._run_data import RunData
@@ -30,6 +38,8 @@ __all__ = [
     "run_usage_note",
     "sample_usage_html",
     "source_cells",
+    "usage_deltas_html",
+    "usage_deltas_lines",
 ]
 
 SOURCE_COLUMNS = ["source", "calls", "cached", "tokens in", "tokens out", "cost"]
@@ -174,3 +184,51 @@ def case_usage_labels(run: RunData, positions: Any) -> list[str]:
         money = "cost unknown" if cost != cost else format_money(cost)
         labels.append(f" · {format_tokens(tin)}/{format_tokens(tout)} tokens · {money}")
     return labels
+
+
+def usage_deltas_lines(comp: Any) -> list[str]:
+    """A comparison's `usage` as text lines (`usage_delta_lines`): [] when it has none or no
+    case has a cost known in both runs."""
+    table = getattr(comp, "usage", None)
+    if not isinstance(table, pd.DataFrame):  # a comparison-like object without usage
+        return []
+    return usage_delta_lines([{str(k): v for k, v in r.items()} for r in table.to_dict("records")])
+
+
+def _delta_colour(row: Any) -> str:
+    """More cost or time, surely (the interval above 0): the regressed colour; less: the
+    improved one; else the text's colour."""
+    lo, hi = number(row["ci_low"]), number(row["ci_high"])
+    if lo is not None and lo > 0:
+        return STATUS_COLORS["regressed"]
+    if hi is not None and hi < 0:
+        return STATUS_COLORS["improved"]
+    return "inherit"
+
+
+def usage_deltas_html(comp: Any) -> str:
+    """The comparison card's cost and latency deltas (b − a, paired by case), one line per
+    measure as `usage_deltas_lines` words it; "" when no case has a known cost in both runs.
+    """
+    lines = usage_deltas_lines(comp)
+    if not lines:
+        return ""
+    rows = []
+    for r in comp.usage.to_dict("records"):
+        head, delta, tail = usage_delta_parts({str(k): v for k, v in r.items()})
+        if not delta:  # nothing paired for this measure: the sentence as it is
+            rows.append(f'<div style="{MUTED}">{esc(head)}</div>')
+            continue
+        rows.append(
+            f'<div style="display: flex; gap: 12px; align-items: baseline; flex-wrap: wrap">'
+            f"<span>{esc(head)}</span>"
+            f'<span style="font-size: 16px; font-weight: 650; color: {_delta_colour(r)}">'
+            f"{esc(delta)}</span>"
+            f'<span style="{MUTED}">{esc(tail)}</span></div>'
+        )
+    inner = (
+        f'<div style="font-weight: 600">Cost and latency '
+        f'<span style="{MUTED}; font-weight: 400; font-size: 12px">b − a, paired by case</span>'
+        f"</div>{''.join(rows)}"
+    )
+    return box(inner, kind="comparison-usage", extra="margin-bottom: 8px")
