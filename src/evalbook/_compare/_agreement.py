@@ -259,7 +259,13 @@ def _summary(
     point = agreement_statistics(np.ones((1, len(x))), x, y, kind)[0]
     # The case is the unit resampled: a case's epochs are drawn together (docs/judges.md).
     draws = case_draws(len(cases), n_boot, seed) if len(cases) else np.zeros((n_boot, 0))
-    reps = agreement_statistics(draws[:, case_of.reshape(-1)].astype(float), x, y, kind)
+    # A block of replicates at a time: the (replicates x samples) weights stay small.
+    reps = np.vstack(
+        [
+            agreement_statistics(block[:, case_of.reshape(-1)].astype(float), x, y, kind)
+            for block in np.array_split(draws, max(1, -(-n_boot // 256)))
+        ]
+    )
     row: dict[str, Any] = {"n": len(x)}
     for j, stat in enumerate(STATISTICS):
         low, high = percentile_ci(float(point[j]), reps[:, j])

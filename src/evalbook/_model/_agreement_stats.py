@@ -59,13 +59,18 @@ def _midranks(counts: np.ndarray) -> np.ndarray:
     return np.cumsum(counts, axis=1) - counts / 2
 
 
+def _sum(w: np.ndarray, v: np.ndarray) -> np.ndarray:
+    """Weighted sum per replicate of values shared by every replicate (1-D) or their own (2-D)."""
+    return np.asarray(w @ v if v.ndim == 1 else (w * v).sum(axis=1))
+
+
 def _pearson(w: np.ndarray, a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Weighted Pearson correlation per replicate (NaN when one side does not vary)."""
     n = w.sum(axis=1)
-    ma, mb = (w * a).sum(axis=1) / n, (w * b).sum(axis=1) / n
-    cov = (w * a * b).sum(axis=1) / n - ma * mb
-    va = (w * a * a).sum(axis=1) / n - ma * ma
-    vb = (w * b * b).sum(axis=1) / n - mb * mb
+    ma, mb = _sum(w, a) / n, _sum(w, b) / n
+    cov = _sum(w, a * b) / n - ma * mb
+    va = _sum(w, a * a) / n - ma * ma
+    vb = _sum(w, b * b) / n - mb * mb
     with np.errstate(divide="ignore", invalid="ignore"):
         return np.asarray(cov / np.sqrt(va * vb))
 
@@ -79,9 +84,9 @@ def _quadratic(w: np.ndarray, x: np.ndarray, y: np.ndarray) -> tuple[np.ndarray,
     the 2n values z: 1 - (2n - 1) sum (x - y)^2 / (2n sum z^2 - (sum z)^2).
     """
     n = w.sum(axis=1)
-    sx, sy = (w * x).sum(axis=1), (w * y).sum(axis=1)
-    sxx, syy = (w * x * x).sum(axis=1), (w * y * y).sum(axis=1)
-    d = (w * (x - y) ** 2).sum(axis=1)
+    sx, sy = _sum(w, x), _sum(w, y)
+    sxx, syy = _sum(w, x * x), _sum(w, y * y)
+    d = _sum(w, (x - y) ** 2)
     mx, my = sx / n, sy / n
     expected = (sxx / n - mx * mx) + (syy / n - my * my) + (mx - my) ** 2
     total = 2 * n
@@ -96,8 +101,8 @@ def _chunk_statistics(w: np.ndarray, x: np.ndarray, y: np.ndarray, kind: str) ->
     """The statistics of `STATISTICS` (columns) for each row of weights `w`."""
     n = w.sum(axis=1)
     with np.errstate(divide="ignore", invalid="ignore"):
-        exact = (w * (x == y)).sum(axis=1) / n
-        offset = (w * (y - x)).sum(axis=1) / n
+        exact = _sum(w, (x == y).astype(float)) / n
+        offset = _sum(w, y - x) / n
     levels, codes = _codes(np.concatenate([x, y]))
     cx, cy = codes[: len(x)], codes[len(x) :]
     nx, ny = _counts(w, cx, len(levels)), _counts(w, cy, len(levels))
