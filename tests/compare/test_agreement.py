@@ -327,3 +327,31 @@ def test_the_card_escapes_and_reads_the_offset() -> None:
 def test_the_card_counts_errors_apart() -> None:
     card = agreement(_judged([1, 99, 3], labels=[1, 2, 3]), "human", score="quality")._repr_html_()
     assert "1 error ·" not in card and "1 error " in card and "not counted as disagreement" in card
+
+
+def test_a_loaded_run_gives_the_same_agreement(tmp_path: Any) -> None:
+    human = [1, 2, 3, 4, 5, 2, 3]
+    data = pd.DataFrame({"id": [f"c{i}" for i in range(7)], "human": human})
+
+    def client(messages: list[dict[str, Any]], tool: dict[str, Any]) -> dict[str, Any]:
+        i = int(messages[-1]["content"].split("#")[1][1:])
+        return {"score": [1, 3, 3, 4, 5, 99, 4][i]}
+
+    judge = eb.judge("quality", "#{id}# {output}", client=client, scale=(1, 5))
+    run = eb.run(data, task=lambda id: id, scorers=[judge], store=tmp_path, progress=False)
+    loaded = eb.load_run(run.path)
+    a, b = (agreement(r, "human", score="quality") for r in (run, loaded))
+    pd.testing.assert_frame_equal(a.summary, b.summary)
+    pd.testing.assert_frame_equal(a.confusion, b.confusion)
+    assert a.corrected_mean == b.corrected_mean and _row(a)["n_error"] == 1
+
+
+def test_integer_label_index_matches_stringified_case_ids() -> None:
+    # Without an `id` column the case id is the index as text: a Series indexed by the
+    # same integers labels the same cases.
+    data = pd.DataFrame({"x": [0.0, 1.0, 1.0]})
+    ok = eb.scorer("ok")(lambda x: x)
+    run = eb.run(data, task=lambda x: x, scorers=[ok], store=None, progress=False)
+    a = agreement(run, pd.Series({0: 0.0, 2: 0.0}), score="ok", kind="nominal")
+    assert a.pairs["case_id"].tolist() == ["0", "2"]
+    assert _row(a)["exact_agreement"] == 0.5
