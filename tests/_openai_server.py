@@ -2,7 +2,8 @@
 
 It runs on 127.0.0.1 in a thread and answers `POST /v1/chat/completions` and
 `POST /v1/responses`. Replies come from a script (`answer`; the last entry repeats) or, with
-no script, echo the last user message. Every 200 reply carries `usage`; the server counts the
+no script, echo the last user message; `stream=True` requests get server-sent chunks. Every
+200 reply carries `usage` (a stream only when asked, as OpenAI's); the server counts the
 requests it received (with their arrival times) and the tokens it reported. It can answer
 errors first (`fail(n, 429, retry_after=1)`) and be slowed (`delay` seconds per request).
 Nothing leaves the machine.
@@ -109,6 +110,32 @@ def echo(path: str, body: dict[str, Any]) -> Entry:
     return 200, reply
 
 
+def sse(payload: dict[str, Any], body: dict[str, Any]) -> bytes:
+    """A chat completion as server-sent chunks: the text in one chunk, then (when the request
+    asks `stream_options={"include_usage": True}`) a last chunk with the usage only."""
+    base = {k: payload[k] for k in ("id", "created", "model")}
+    message = payload["choices"][0]["message"]
+    delta = {"role": "assistant", "content": message.get("content")}
+    chunks = [
+        {
+            **base,
+            "object": "chat.completion.chunk",
+            "choices": [{"index": 0, "delta": delta, "finish_reason": "stop"}],
+        }
+    ]
+    if (body.get("stream_options") or {}).get("include_usage"):
+        chunks.append(
+            {**base, "object": "chat.completion.chunk", "choices": [], "usage": payload["usage"]}
+        )
+    lines = [f"data: {json.dumps(c)}\n\n" for c in chunks] + ["data: [DONE]\n\n"]
+    return "".join(lines).encode()
+
+
+class _Quiet(ThreadingHTTPServer):
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        pass  # a client closing its kept-alive connection is not an error of the test
+
+
 class Server:
     """A loopback OpenAI-compatible server (see the module's docstring)."""
 
@@ -133,9 +160,12 @@ class Server:
                     time.sleep(server.delay)
                 status, payload = entry[0], entry[1]
                 headers = entry[2] if len(entry) == 3 else {}  # type: ignore[misc]
-                data = json.dumps(payload).encode()
+                if status == 200 and body.get("stream") is True:
+                    data, kind = sse(payload, body), "text/event-stream"
+                else:
+                    data, kind = json.dumps(payload).encode(), "application/json"
                 self.send_response(status)
-                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Type", kind)
                 self.send_header("Content-Length", str(len(data)))
                 for name, value in headers.items():
                     self.send_header(name, value)
@@ -145,7 +175,7 @@ class Server:
             def log_message(self, format: str, *args: Any) -> None:
                 pass
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd = _Quiet(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.url = f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
@@ -161,7 +191,9 @@ class Server:
                 entry = self.script.pop(0) if len(self.script) > 1 else self.script[0]
             else:
                 entry = echo(path, body)
-            if entry[0] == 200:
+            streamed = body.get("stream") is True
+            reported = not streamed or (body.get("stream_options") or {}).get("include_usage")
+            if entry[0] == 200 and reported:
                 usage = entry[1].get("usage") or {}
                 self.input_tokens += usage.get("prompt_tokens", usage.get("input_tokens", 0))
                 self.output_tokens += usage.get("completion_tokens", usage.get("output_tokens", 0))

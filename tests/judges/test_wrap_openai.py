@@ -352,3 +352,58 @@ def test_bad_clients_and_options_are_configuration_errors() -> None:
         eb.wrap_openai(good, max_retries=-1)
     with pytest.raises(eb.ConfigurationError, match="cache"):
         eb.wrap_openai(good, cache=3)  # type: ignore[arg-type]
+
+
+def stream_task(client: Any, asynchronous: bool, include_usage: bool) -> Callable[..., Any]:
+    """A task reading a streamed reply chunk by chunk."""
+    options: dict[str, Any] = {"stream": True}
+    if include_usage:
+        options["stream_options"] = {"include_usage": True}
+
+    def request(q: str) -> dict[str, Any]:
+        return {"model": "m", "messages": [{"role": "user", "content": q}], **options}
+
+    def text(chunk: Any) -> str:
+        return "".join(c.delta.content or "" for c in chunk.choices)
+
+    if asynchronous:
+
+        async def read_async(q: str) -> str:
+            stream = await client.chat.completions.create(**request(q))
+            return "".join([text(chunk) async for chunk in stream])
+
+        return read_async
+
+    def read(q: str) -> str:
+        return "".join(text(chunk) for chunk in client.chat.completions.create(**request(q)))
+
+    return read
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+@pytest.mark.parametrize("include_usage", [True, False], ids=["usage", "no-usage"])
+def test_streams_pass_through_uncached_with_the_usage_the_sdk_gives(
+    server: Server, tmp_path: Path, asynchronous: bool, include_usage: bool
+) -> None:
+    client = eb.wrap_openai(sdk(server, asynchronous=asynchronous), cache=tmp_path / "cache")
+    task = stream_task(client, asynchronous, include_usage)
+    first = run(task)
+    assert list(first.cases["output"]) == list(DATA["q"])
+    run(task)
+    assert server.count() == 2 * len(DATA)  # a stream is never answered from the cache
+    u = first.usage()
+    assert list(u["calls"]) == [1] * len(DATA) and int(u["cached_calls"].sum()) == 0
+    if include_usage:
+        assert u["input_tokens"].sum() == server.input_tokens / 2 > 0
+    else:
+        assert u["input_tokens"].isna().all() and server.input_tokens == 0
+
+
+def test_an_async_client_serves_one_run_after_another(server: Server) -> None:
+    # Each eb.run() has its own event loop; the server keeps connections alive, and a
+    # connection from the first run's (closed) loop must not be reused by the second.
+    client = eb.wrap_openai(sdk(server, asynchronous=True))
+    for _ in range(2):
+        r = run(task_for(client, True))
+        assert list(r.cases["outcome"]) == ["passed"] * len(DATA)
+    assert server.count() == 2 * len(DATA)

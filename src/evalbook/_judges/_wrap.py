@@ -31,8 +31,10 @@ import math
 import numbers
 import os
 import random
+import threading
 import time
 import uuid
+import weakref
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
@@ -314,7 +316,7 @@ class _Endpoint:
         found, value = call.hit()
         if found:
             return value
-        create = self._evalbook_sdk(owner._evalbook_raw).create
+        create = self._evalbook_sdk(owner._evalbook_sdk_client()).create
         retries = 0
         while True:
             delay = call.wait()
@@ -343,7 +345,7 @@ class _AsyncEndpoint(_Endpoint):
         found, value = call.hit()
         if found:
             return value
-        create = self._evalbook_sdk(owner._evalbook_raw).create
+        create = self._evalbook_sdk(owner._evalbook_sdk_client()).create
         retries = 0
         while True:
             delay = call.wait()
@@ -414,6 +416,16 @@ class WrappedOpenAI:
         if getattr(client, "responses", None) is not None:
             self.responses = endpoint(self, "responses")
         self._evalbook_rng = random.Random()
+        # An async client's connections belong to the event loop that opened them, and each
+        # eb.run() has its own loop: a connection kept alive from an earlier run fails with
+        # "Event loop is closed". So a client whose HTTP client the SDK made itself gets one
+        # of its own per loop (a user's own http_client= is used as given).
+        self._evalbook_per_loop = self._evalbook_async and (
+            type(getattr(client, "_client", None)).__name__ == "AsyncHttpxClientWrapper"
+        )
+        self._evalbook_loops: weakref.WeakKeyDictionary[asyncio.AbstractEventLoop, Any]
+        self._evalbook_loops = weakref.WeakKeyDictionary()
+        self._evalbook_lock = threading.Lock()
 
     def __getstate__(self) -> dict[str, Any]:
         return {
@@ -457,6 +469,20 @@ class WrappedOpenAI:
 
     copy = with_options
 
+    def _evalbook_sdk_client(self) -> Any:
+        """The SDK client the wrapper calls (it retries itself: the SDK's are off)."""
+        if not self._evalbook_per_loop:
+            return self._evalbook_raw
+        loop = asyncio.get_running_loop()
+        with self._evalbook_lock:
+            raw = self._evalbook_loops.get(loop)
+            if raw is None:
+                raw = self._evalbook_client.with_options(
+                    max_retries=0, http_client=_default_async_http()
+                )
+                self._evalbook_loops[loop] = raw
+            return raw
+
     def _evalbook_limiter(self) -> Limiter | None:
         if self._evalbook_rpm is None and self._evalbook_tpm is None:
             return None
@@ -464,6 +490,13 @@ class WrappedOpenAI:
 
     def _evalbook_backoff(self, retry: int, exc: BaseException) -> float:
         return backoff_delay(retry, BACKOFF_BASE, BACKOFF_CAP, self._evalbook_rng, exc)
+
+
+def _default_async_http() -> Any:
+    # openai is optional: only an SDK client that made its own HTTP client gets here
+    import openai
+
+    return openai.DefaultAsyncHttpxClient()
 
 
 def _is_async_client(client: Any) -> bool:
