@@ -243,3 +243,38 @@ def test_bad_prices_are_refused_before_any_case(tmp_path: Path, prices: Any) -> 
 def test_bad_max_cost_is_refused_before_any_case(tmp_path: Path, max_cost: Any) -> None:
     message = _refused(tmp_path, max_cost=max_cost)
     assert "max_cost" in message, message
+
+
+class HostileName(str):
+    """A model name whose hash and equality raise (looked up in `prices=`)."""
+
+    def __hash__(self) -> int:
+        raise RuntimeError("no hash")
+
+    def __eq__(self, other: object) -> bool:
+        raise RuntimeError("no eq")
+
+
+@pytest.mark.parametrize(
+    ("model", "cost"),
+    [(HostileName("m"), 0.001), (ClassRaises(), None), (Hostile(), None), (5, None), ("m", 0.001)],
+    ids=["str-subclass", "ClassRaises", "Hostile", "int", "plain"],
+)
+def test_a_hostile_model_name_never_raises(model: Any, cost: float | None) -> None:
+    def task(x: int, ctx: Any) -> str:
+        with armed():
+            ctx.record_usage(input_tokens=1000, output_tokens=0, model=model)
+        return "ok"
+
+    run = eb.run(
+        pd.DataFrame({"x": [1]}),
+        task=task,
+        scorers=[],
+        store=None,
+        progress=False,
+        prices={"m": (1.0, 2.0)},
+    )
+    assert run.cases["outcome"].tolist() == ["passed"], run.cases["error_message"].tolist()
+    assert run.cases["input_tokens"].tolist() == [1000]
+    got = run.cases["cost"].iloc[0]
+    assert got == cost if cost is not None else math.isnan(got)  # priced by its text only

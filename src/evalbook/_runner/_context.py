@@ -114,7 +114,7 @@ class CaseContext:
                 input_tokens=input_tokens,
                 output_tokens=output_tokens,
                 cost=cost,
-                model=model if isinstance(model, str) else None,
+                model=model,  # the meter takes text only (isinstance may raise on a user's)
                 source=TASK,
             )
 

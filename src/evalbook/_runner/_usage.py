@@ -133,6 +133,12 @@ class Ledger:
             )
 
 
+def _model_name(value: object) -> str | None:
+    """A model name as a plain str, None when not text: a str subclass's hooks (`__hash__`,
+    `__eq__`, looked up in `prices=`) never run, nor an object's `__class__` (isinstance)."""
+    return str.__str__(value) if issubclass(type(value), str) else None
+
+
 class Meter:
     """One sample's usage, by source; `record` is safe from any thread."""
 
@@ -154,8 +160,8 @@ class Meter:
         input_tokens: object = None,
         output_tokens: object = None,
         cost: object = None,
-        model: str | None = None,
-        response_model: str | None = None,
+        model: object = None,
+        response_model: object = None,
         cached: bool = False,
         retries: int = 0,
         source: str | None = None,
@@ -168,6 +174,7 @@ class Meter:
         it never raises.
         """
         name = current_source() if source is None else source
+        model, response_model = _model_name(model), _model_name(response_model)
         reported_in, reported_out = token_counts(usage)
         try:
             tin = amount("input_tokens", reported_in if input_tokens is None else input_tokens)
