@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 import numpy as np
 import pandas as pd
@@ -18,7 +19,9 @@ from evalbook._compare._usage import USAGE_DELTA_COLUMNS
 Costs = Mapping[str, Sequence[float | None]]  # case id -> cost per epoch (None: none recorded)
 
 
-def _run(costs: Costs, *, data: pd.DataFrame | None = None, name: str = "run") -> eb.Run:
+def _run(
+    costs: Costs, *, data: pd.DataFrame | None = None, name: str = "run", store: Path | None = None
+) -> eb.Run:
     """One case per key; epoch k of a case records cost costs[id][k - 1] (None: no usage)."""
     ids = list(costs)
     epochs = len(next(iter(costs.values())))
@@ -35,7 +38,7 @@ def _run(costs: Costs, *, data: pd.DataFrame | None = None, name: str = "run") -
         task=task,
         scorers=[eb.scorer("ok")(lambda output: 1.0)],
         epochs=epochs,
-        store=None,
+        store=store,
         progress=False,
         name=name,
     )
@@ -174,3 +177,17 @@ def test_property_delta_is_paired_mean_difference_inside_its_ci(
     assert row["delta"] == pytest.approx(mean_b - mean_a, abs=1e-9)
     if len(both) >= 2:
         assert row["ci_low"] <= row["delta"] + 1e-12 <= row["ci_high"] + 2e-12
+
+
+def test_loaded_runs_compare_like_in_memory_ones(tmp_path: Path) -> None:
+    ca = {"p": [1.0, 2.0], "q": [None, 4.0], "r": [0.5, 0.5]}
+    cb = {"p": [2.0, 2.0], "q": [1.0, 1.0], "r": [None, None]}
+    a, b = _run(ca, store=tmp_path, name="a"), _run(cb, store=tmp_path, name="b")
+    loaded = eb.compare(eb.load_run(str(a.path)), eb.load_run(str(b.path)))
+    fresh = eb.compare(a, b)
+    cost = loaded.usage.iloc[0]
+    assert cost["n_paired"] == 2 and cost["delta"] == pytest.approx(((2 - 1.5) + (1 - 4)) / 2)
+    pd.testing.assert_frame_equal(loaded.usage.iloc[:1], fresh.usage.iloc[:1])
+    assert [w for w in loaded.warnings if w.startswith("Cost")] == [
+        w for w in fresh.warnings if w.startswith("Cost")
+    ]
