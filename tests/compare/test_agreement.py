@@ -239,13 +239,22 @@ def test_the_bootstrap_is_seeded() -> None:
     assert not other.equals(same[0])
 
 
+class _BadFloat(float):
+    """A real number whose conversion raises (a hostile user type)."""
+
+    def __float__(self) -> float:
+        raise RuntimeError("no")
+
+
 @pytest.mark.parametrize(
     ("labels", "kwargs", "needle"),
     [
         ("nope", {}, "no such column"),
         (["x"], {}, "Series indexed by case_id"),
-        (pd.Series({"c0": "3"}), {}, "'3' (str)"),
+        (pd.Series({"c0": "3"}), {}, "is '3' (str)"),
         (pd.Series({"c0": True}), {}, "(bool)"),
+        (pd.Series({"c0": float("inf")}), {}, "is inf (float); labels must be finite"),
+        (pd.Series({"c0": _BadFloat()}, dtype=object), {}, "(_BadFloat)"),
         (pd.Series({"c0": 7}), {}, "is 7, outside the raw scale [1, 5] of score 'quality'"),
         (pd.Series({"zz": 3}), {}, "not cases of run"),
         (pd.Series([3, 4], index=["c0", "c0"]), {}, "more than once"),

@@ -27,6 +27,7 @@ from .._model._agreement_stats import (
     corrected_mean,
     percentile_ci,
 )
+from .._model._contract import safe_repr
 from .._model._run_data import RunData
 from .._model._scores import ScoreDefinition
 from .._util._text import safe_str
@@ -133,7 +134,7 @@ def _definition(run: RunData, score: Any) -> ScoreDefinition:
 def _missing(value: Any) -> bool:
     try:
         return value is None or bool(pd.isna(value))
-    except (TypeError, ValueError):  # a container, or an object whose comparison raises
+    except Exception:  # a container, or a user's object whose checks raise anything
         return False
 
 
@@ -142,10 +143,13 @@ def _number(value: Any, where: str) -> float:
     if _missing(value):
         return float("nan")
     ok = isinstance(value, Real | Decimal) and not isinstance(value, bool | np.bool_)
-    number = float(value) if ok else float("nan")
+    try:
+        number = float(value) if ok else float("nan")
+    except Exception:  # a user's number type whose __float__ raises anything
+        number = float("nan")
     if not math.isfinite(number):
         raise ConfigurationError(
-            f"{where} is {safe_str(value)!r} ({type(value).__name__}); labels must be finite "
+            f"{where} is {safe_repr(value)} ({type(value).__name__}); labels must be finite "
             "real numbers on the judge's raw scale (missing: None or NaN). Convert text "
             "labels with pd.to_numeric first"
         )
