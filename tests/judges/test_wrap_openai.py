@@ -407,3 +407,26 @@ def test_an_async_client_serves_one_run_after_another(server: Server) -> None:
         r = run(task_for(client, True))
         assert list(r.cases["outcome"]) == ["passed"] * len(DATA)
     assert server.count() == 2 * len(DATA)
+
+
+@pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
+def test_a_wrapped_sdk_client_travels_by_pickle(server: Server, asynchronous: bool) -> None:
+    raw = openai.OpenAI if not asynchronous else openai.AsyncOpenAI
+    sdk_client = raw(
+        base_url=server.url,
+        api_key="test-key",
+        max_retries=3,
+        timeout=9,
+        default_headers={"X-Team": "evals"},
+    )
+    wrapped = eb.wrap_openai(sdk_client, requests_per_minute=600)
+    copy = pickle.loads(pickle.dumps(wrapped))  # the SDK client itself cannot be pickled
+    assert copy._evalbook_id == wrapped._evalbook_id
+    assert copy._evalbook_limiter() is wrapped._evalbook_limiter()
+    assert (copy.api_key, str(copy.base_url), copy.max_retries) == ("test-key", server.url + "/", 3)
+    assert copy._evalbook_max_retries == 3 and copy.timeout == 9
+    assert copy.default_headers["X-Team"] == "evals"
+    r = run(task_for(copy, asynchronous))
+    assert list(r.cases["output"]) == list(DATA["q"])
+    assert {req["path"] for req in server.requests} == {"/v1/chat/completions"}
+    assert server.count() == len(DATA)

@@ -428,8 +428,13 @@ class WrappedOpenAI:
         self._evalbook_lock = threading.Lock()
 
     def __getstate__(self) -> dict[str, Any]:
+        # The SDK's clients hold locks and connections and cannot be pickled; one made from
+        # plain options is sent as those options (the API key included: a worker needs it)
+        # and made again on arrival. Any other client travels as itself.
+        recipe = _recipe(self._evalbook_client)
         return {
-            "client": self._evalbook_client,
+            "client": self._evalbook_client if recipe is None else None,
+            "recipe": recipe,
             "cache": self._evalbook_cache,
             "rpm": self._evalbook_rpm,
             "tpm": self._evalbook_tpm,
@@ -438,8 +443,10 @@ class WrappedOpenAI:
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
+        recipe = state.get("recipe")
+        client = state["client"] if recipe is None else recipe[0](**recipe[1])
         self.__init__(  # type: ignore[misc]
-            state["client"],
+            client,
             cache=state["cache"],
             rpm=state["rpm"],
             tpm=state["tpm"],
@@ -490,6 +497,41 @@ class WrappedOpenAI:
 
     def _evalbook_backoff(self, retry: int, exc: BaseException) -> float:
         return backoff_delay(retry, BACKOFF_BASE, BACKOFF_CAP, self._evalbook_rng, exc)
+
+
+_UNSENDABLE = ("_api_key_provider", "admin_api_key", "workload_identity", "_provider")
+
+
+def _recipe(client: Any) -> tuple[type, dict[str, Any]] | None:
+    """The class and options that make `client` again in another process, when the client
+    is a plain `openai.OpenAI` / `AsyncOpenAI` with its own HTTP client and a key as text."""
+    # openai is optional: a client of another kind is pickled as itself
+    try:
+        import openai
+    except ImportError:
+        return None
+    if type(client) not in (openai.OpenAI, openai.AsyncOpenAI):
+        return None
+    http = type(getattr(client, "_client", None)).__name__
+    if http not in ("SyncHttpxClientWrapper", "AsyncHttpxClientWrapper"):
+        return None  # a user's own http_client= (proxies, transports) cannot be sent
+    if not isinstance(client.api_key, str) or any(
+        getattr(client, name, None) is not None for name in _UNSENDABLE
+    ):
+        return None
+    options = {
+        "api_key": client.api_key,
+        "organization": client.organization,
+        "project": client.project,
+        "base_url": str(client.base_url),
+        "timeout": client.timeout,
+        "max_retries": client.max_retries,
+        "default_headers": dict(getattr(client, "_custom_headers", None) or {}),
+        "default_query": dict(getattr(client, "_custom_query", None) or {}),
+        "webhook_secret": getattr(client, "webhook_secret", None),
+        "websocket_base_url": getattr(client, "websocket_base_url", None),
+    }
+    return type(client), options
 
 
 def _default_async_http() -> Any:
