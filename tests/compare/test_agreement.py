@@ -364,3 +364,13 @@ def test_integer_label_index_matches_stringified_case_ids() -> None:
     a = agreement(run, pd.Series({0: 0.0, 2: 0.0}), score="ok", kind="nominal")
     assert a.pairs["case_id"].tolist() == ["0", "2"]
     assert _row(a)["exact_agreement"] == 0.5
+
+
+def test_nothing_to_compare_gives_nan_never_zero_and_a_card() -> None:
+    a = agreement(_judged([1, 99, 3], labels=[None, 2, None]), "human", score="quality")
+    row = _row(a)
+    assert (row["n"], row["n_error"], row["n_unlabelled"]) == (0, 1, 2)
+    assert all(math.isnan(row[c]) for c in ("cohen_kappa", "cohen_kappa_ci_low", "spearman"))
+    assert all(math.isnan(v) for v in a.corrected_mean)
+    card = a._repr_html_()
+    assert "no compared labels" in card and "corrected mean not estimated" in card
