@@ -130,6 +130,22 @@ def test_the_headline_card_shows_the_cost_line() -> None:
     )
 
 
+def _outside_code(html: str) -> str:
+    """`html` without its `<code>` elements (which a notebook's TeX typesetting skips)."""
+    return re.sub(r"<code[^>]*>.*?</code>", "", html, flags=re.S)
+
+
+def test_dollars_are_kept_from_the_notebooks_tex() -> None:
+    # JupyterLab typeset "$0.0706 · $0.00588" as math (seen in the browser): every amount
+    # sits in a <code> styled as plain text
+    for html in (
+        run_html(_evil(_run(_partly_priced))),
+        case_html(_run(_priced), 0),
+        comparison_html(eb.compare(_run(_costs(0.01)), _run(_costs(0.03)))),
+    ):
+        assert "$" in _text(html) and "$" not in _outside_code(html)
+
+
 def test_a_run_without_usage_has_no_cost_line() -> None:
     html = run_html(_run())
     assert 'data-evalbook="cost"' not in html and "Cost" not in _text(html)

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "SOURCE_COLUMNS",
+    "amounts",
     "by_source",
     "case_usage_labels",
     "cost_html",
@@ -46,6 +47,20 @@ SOURCE_COLUMNS = ["source", "calls", "cached", "tokens in", "tokens out", "cost"
 # Sources one view lists (the rest are counted in one line): a stored run's usage may hold
 # any number of them, and each is a row of markup.
 MAX_SOURCES = 20
+
+
+# A notebook typesets the text between two `$` as TeX (JupyterLab's MathJax, nbconvert's
+# pages): "$0.07 · $0.006 per case" lost its dollars and became italic math. MathJax skips
+# `<code>`, so escaped text holding money is put in one, styled as the text around it.
+_PLAIN_CODE = (
+    "font: inherit; color: inherit; background: none; padding: 0; margin: 0; border: 0; "
+    "white-space: normal"
+)
+
+
+def amounts(escaped: str) -> str:
+    """Already-escaped text that may hold `$` amounts, kept out of the notebook's TeX."""
+    return f'<code style="{_PLAIN_CODE}">{escaped}</code>' if "$" in escaped else escaped
 
 
 def run_usage_line(run: RunData) -> str:
@@ -100,12 +115,15 @@ def _grid(rows: pd.DataFrame) -> str:
     notes = []
     for _, r in rows.head(MAX_SOURCES).iterrows():
         cells = source_cells(r)
-        out.append(f'<div style="{cell}; overflow-wrap: anywhere">{esc(cells[0])}</div>')
-        out.extend(f'<div style="{cell}; text-align: right">{esc(c)}</div>' for c in cells[1:])
+        out.append(f'<div style="{cell}; overflow-wrap: anywhere">{amounts(esc(cells[0]))}</div>')
+        out.extend(
+            f'<div style="{cell}; text-align: right">{amounts(esc(c))}</div>' for c in cells[1:]
+        )
         if isinstance(r["invalid"], str):
             notes.append(
                 f'<div style="font-size: 12px; color: {STATUS_COLORS["warning"]}">'
-                f"{esc(r['source'])}: usage refused (amounts unknown): {esc(r['invalid'])}</div>"
+                f"{amounts(esc(r['source']))}: usage refused (amounts unknown): "
+                f"{amounts(esc(r['invalid']))}</div>"
             )
     more = ""
     if len(rows) > MAX_SOURCES:
@@ -127,10 +145,9 @@ def cost_html(run: RunData) -> str:
         return ""
     table = run.usage()
     note = refused_note(table["invalid"].tolist())
+    colour = STATUS_COLORS["warning"]
     warn = (
-        f'<div style="font-size: 12px; color: {STATUS_COLORS["warning"]}">{esc(note)}</div>'
-        if note
-        else ""
+        f'<div style="font-size: 12px; color: {colour}">{amounts(esc(note))}</div>' if note else ""
     )
     sources = by_source(table)
     detail = ""
@@ -142,7 +159,7 @@ def cost_html(run: RunData) -> str:
         )
     return (
         f'<div data-evalbook="cost" style="margin-top: 4px; padding-top: 4px; '
-        f'border-top: {BORDER}">{esc(line)}{warn}{detail}</div>'
+        f'border-top: {BORDER}">{amounts(esc(line))}{warn}{detail}</div>'
     )
 
 
@@ -217,14 +234,14 @@ def usage_deltas_html(comp: Any) -> str:
     for r in comp.usage.to_dict("records"):
         head, delta, tail = usage_delta_parts({str(k): v for k, v in r.items()})
         if not delta:  # nothing paired for this measure: the sentence as it is
-            rows.append(f'<div style="{MUTED}">{esc(head)}</div>')
+            rows.append(f'<div style="{MUTED}">{amounts(esc(head))}</div>')
             continue
         rows.append(
             f'<div style="display: flex; gap: 12px; align-items: baseline; flex-wrap: wrap">'
-            f"<span>{esc(head)}</span>"
+            f"<span>{amounts(esc(head))}</span>"
             f'<span style="font-size: 16px; font-weight: 650; color: {_delta_colour(r)}">'
-            f"{esc(delta)}</span>"
-            f'<span style="{MUTED}">{esc(tail)}</span></div>'
+            f"{amounts(esc(delta))}</span>"
+            f'<span style="{MUTED}">{amounts(esc(tail))}</span></div>'
         )
     inner = (
         f'<div style="font-weight: 600">Cost and latency '
