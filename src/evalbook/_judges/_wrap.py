@@ -26,7 +26,6 @@ go through four steps (docs/cost.md), everything else is the SDK's own:
 from __future__ import annotations
 
 import asyncio
-import json
 import math
 import numbers
 import os
@@ -35,93 +34,33 @@ import threading
 import time
 import uuid
 import weakref
-from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any
 
 from .._errors import ConfigurationError
 from .._model._contract import safe_repr
-from .._model._usage import InvalidUsage, amount, token_counts
 from .._runner._limits import Limiter, limiter_for
 from .._runner._usage import Meter, current_meter, current_source
 from .._util._inspect import is_async
 from ._cache import ResponseCache
 from ._replies import backoff_delay, is_transient
+from ._sdk import (
+    ENDPOINTS,
+    AsyncStream,
+    Stream,
+    default_async_http,
+    dump,
+    estimate_tokens,
+    plain,
+    real_tokens,
+    recipe,
+    reply_type,
+)
 
 __all__ = ["WrappedOpenAI", "wrap_openai"]
 
 TRANSPORT = frozenset({"extra_headers", "timeout"})  # how to send, not what is asked: unkeyed
 BACKOFF_BASE = 0.5  # seconds before the first retry (the SDK's own first delay)
 BACKOFF_CAP = 60.0  # the longest wait, Retry-After included
-_TEXT_FIELDS = ("messages", "input", "instructions", "prompt")
-_MAX_FIELDS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
-# endpoint -> (attribute path on the client, the SDK's reply type as module:name)
-ENDPOINTS = {
-    "chat.completions": (("chat", "completions"), "openai.types.chat:ChatCompletion"),
-    "responses": (("responses",), "openai.types.responses:Response"),
-}
-
-
-def _plain(value: Any) -> Any:
-    """A request value as JSON data: SDK models (a reply's message sent back) dumped."""
-    if isinstance(value, Mapping):
-        return {str(k): _plain(v) for k, v in value.items() if not _omitted(v)}
-    if isinstance(value, list | tuple):
-        return [_plain(v) for v in value]
-    dump = getattr(value, "model_dump", None)
-    if callable(dump) and not isinstance(value, type):
-        return _plain(dump(mode="json", exclude_unset=True))
-    return value
-
-
-def _omitted(value: Any) -> bool:
-    return type(value).__name__ in ("NotGiven", "Omit")  # the SDK's "not given" markers
-
-
-def estimate_tokens(request: Mapping[str, Any]) -> float:
-    """The tokens a request may use, before it is sent: characters / 4 of its text fields'
-    JSON plus its output limit.
-
-    Example:
-        >>> estimate_tokens({"input": "x" * 78, "max_output_tokens": 10})  # 80 characters
-        30.0
-    """
-    chars = 0
-    for name in _TEXT_FIELDS:
-        if name in request:
-            chars += len(json.dumps(_plain(request[name]), default=str, ensure_ascii=False))
-    limit = 0.0
-    for name in _MAX_FIELDS:
-        v = request.get(name)
-        if isinstance(v, numbers.Real) and not isinstance(v, bool):
-            number = float(v)
-            if math.isfinite(number) and number > 0:
-                limit = number
-                break
-    return chars / 4 + limit
-
-
-def _dump(response: Any) -> Any:
-    dump = getattr(response, "model_dump", None)
-    return dump(mode="json", exclude_unset=True) if callable(dump) else response
-
-
-def _reply_type(endpoint: str) -> Any:
-    # openai is optional: the SDK's reply type is imported when a cache hit is rebuilt
-    import importlib
-
-    module, name = ENDPOINTS[endpoint][1].split(":")
-    try:
-        return getattr(importlib.import_module(module), name)
-    except (ImportError, AttributeError):  # a client that is not the openai SDK's
-        return None
-
-
-def _real_tokens(usage: Any) -> float | None:
-    try:
-        tin, tout = (amount("tokens", v) for v in token_counts(usage))
-    except InvalidUsage:
-        return None
-    return None if tin is None or tout is None else tin + tout
 
 
 class _Call:
@@ -141,7 +80,7 @@ class _Call:
         if cache is not None and request.get("stream") is not True:
             asked = {k: v for k, v in request.items() if k not in TRANSPORT}
             ident = {"endpoint": endpoint, "base_url": owner._evalbook_base_url, **asked}
-            ident = _plain(ident)
+            ident = plain(ident)
             epoch = None if self.meter is None else self.meter.epoch
             key = cache.key(ident, epoch=epoch, occurrence=0)
             if key is not None and self.meter is not None:
@@ -161,7 +100,7 @@ class _Call:
         found, value = cache.get(self.key)
         if not found:
             return False, None
-        cls = _reply_type(self.endpoint)
+        cls = reply_type(self.endpoint)
         if cls is not None and isinstance(value, dict):
             try:
                 value = cls.model_validate(value)
@@ -191,11 +130,11 @@ class _Call:
         self.record(usage, getattr(response, "model", None), cached=False, retries=retries)
         cache = self.owner._evalbook_cache
         if cache is not None and self.key is not None:
-            cache.put(self.key, _dump(response), model=self.model)
+            cache.put(self.key, dump(response), model=self.model)
         return response
 
     def settle(self, usage: Any) -> None:
-        real = _real_tokens(usage)
+        real = real_tokens(usage)
         if self.limiter is not None and self.owner._evalbook_tpm is not None and real is not None:
             self.limiter.settle(real - self.estimate)
 
@@ -209,85 +148,6 @@ class _Call:
                 retries=retries,
                 source=self.source,
             )
-
-
-def _stream_usage(chunk: Any) -> Any:
-    """A streamed chunk's usage: chat chunks carry `usage` (with `stream_options=
-    {"include_usage": True}`), Responses events `response.usage` on completion."""
-    usage = getattr(chunk, "usage", None)
-    if usage is None:
-        usage = getattr(getattr(chunk, "response", None), "usage", None)
-    return usage
-
-
-class _Stream:
-    """A streamed reply, passed through; its usage is recorded once it has been read to the
-    end or closed (unknown when the server sent none)."""
-
-    def __init__(self, stream: Any, call: _Call, retries: int) -> None:
-        self._evalbook_stream = stream
-        self._evalbook_call = call
-        self._evalbook_retries = retries
-        self._evalbook_usage: Any = None
-        self._evalbook_done = False
-
-    def __getattr__(self, name: str) -> Any:
-        if name.startswith("_evalbook"):
-            raise AttributeError(name)
-        return getattr(self._evalbook_stream, name)
-
-    def _evalbook_seen(self, chunk: Any) -> Any:
-        usage = _stream_usage(chunk)
-        if usage is not None:
-            self._evalbook_usage = usage
-        return chunk
-
-    def _evalbook_end(self) -> None:
-        if not self._evalbook_done:
-            self._evalbook_done = True
-            call = self._evalbook_call
-            call.settle(self._evalbook_usage)
-            call.record(self._evalbook_usage, None, cached=False, retries=self._evalbook_retries)
-
-    def __iter__(self) -> Iterator[Any]:
-        try:
-            for chunk in self._evalbook_stream:
-                yield self._evalbook_seen(chunk)
-        finally:
-            self._evalbook_end()
-
-    def close(self) -> None:
-        try:
-            self._evalbook_stream.close()
-        finally:
-            self._evalbook_end()
-
-    def __enter__(self) -> _Stream:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
-
-
-class _AsyncStream(_Stream):
-    async def __aiter__(self) -> AsyncIterator[Any]:
-        try:
-            async for chunk in self._evalbook_stream:
-                yield self._evalbook_seen(chunk)
-        finally:
-            self._evalbook_end()
-
-    async def close(self) -> None:  # type: ignore[override]
-        try:
-            await self._evalbook_stream.close()
-        finally:
-            self._evalbook_end()
-
-    async def __aenter__(self) -> _AsyncStream:
-        return self
-
-    async def __aexit__(self, *exc: object) -> None:
-        await self.close()
 
 
 class _Endpoint:
@@ -333,7 +193,7 @@ class _Endpoint:
                 retries += 1
                 continue
             if request.get("stream") is True:
-                return _Stream(response, call, retries)
+                return Stream(response, call, retries)
             return call.done(response, retries)
 
 
@@ -362,7 +222,7 @@ class _AsyncEndpoint(_Endpoint):
                 retries += 1
                 continue
             if request.get("stream") is True:
-                return _AsyncStream(response, call, retries)
+                return AsyncStream(response, call, retries)
             return call.done(response, retries)
 
 
@@ -431,10 +291,10 @@ class WrappedOpenAI:
         # The SDK's clients hold locks and connections and cannot be pickled; one made from
         # plain options is sent as those options (the API key included: a worker needs it)
         # and made again on arrival. Any other client travels as itself.
-        recipe = _recipe(self._evalbook_client)
+        how = recipe(self._evalbook_client)
         return {
-            "client": self._evalbook_client if recipe is None else None,
-            "recipe": recipe,
+            "client": self._evalbook_client if how is None else None,
+            "recipe": how,
             "cache": self._evalbook_cache,
             "rpm": self._evalbook_rpm,
             "tpm": self._evalbook_tpm,
@@ -443,8 +303,8 @@ class WrappedOpenAI:
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
-        recipe = state.get("recipe")
-        client = state["client"] if recipe is None else recipe[0](**recipe[1])
+        how = state.get("recipe")
+        client = state["client"] if how is None else how[0](**how[1])
         self.__init__(  # type: ignore[misc]
             client,
             cache=state["cache"],
@@ -485,7 +345,7 @@ class WrappedOpenAI:
             raw = self._evalbook_loops.get(loop)
             if raw is None:
                 raw = self._evalbook_client.with_options(
-                    max_retries=0, http_client=_default_async_http()
+                    max_retries=0, http_client=default_async_http()
                 )
                 self._evalbook_loops[loop] = raw
             return raw
@@ -497,48 +357,6 @@ class WrappedOpenAI:
 
     def _evalbook_backoff(self, retry: int, exc: BaseException) -> float:
         return backoff_delay(retry, BACKOFF_BASE, BACKOFF_CAP, self._evalbook_rng, exc)
-
-
-_UNSENDABLE = ("_api_key_provider", "admin_api_key", "workload_identity", "_provider")
-
-
-def _recipe(client: Any) -> tuple[type, dict[str, Any]] | None:
-    """The class and options that make `client` again in another process, when the client
-    is a plain `openai.OpenAI` / `AsyncOpenAI` with its own HTTP client and a key as text."""
-    # openai is optional: a client of another kind is pickled as itself
-    try:
-        import openai
-    except ImportError:
-        return None
-    if type(client) not in (openai.OpenAI, openai.AsyncOpenAI):
-        return None
-    http = type(getattr(client, "_client", None)).__name__
-    if http not in ("SyncHttpxClientWrapper", "AsyncHttpxClientWrapper"):
-        return None  # a user's own http_client= (proxies, transports) cannot be sent
-    if not isinstance(client.api_key, str) or any(
-        getattr(client, name, None) is not None for name in _UNSENDABLE
-    ):
-        return None
-    options = {
-        "api_key": client.api_key,
-        "organization": client.organization,
-        "project": client.project,
-        "base_url": str(client.base_url),
-        "timeout": client.timeout,
-        "max_retries": client.max_retries,
-        "default_headers": dict(getattr(client, "_custom_headers", None) or {}),
-        "default_query": dict(getattr(client, "_custom_query", None) or {}),
-        "webhook_secret": getattr(client, "webhook_secret", None),
-        "websocket_base_url": getattr(client, "websocket_base_url", None),
-    }
-    return type(client), options
-
-
-def _default_async_http() -> Any:
-    # openai is optional: only an SDK client that made its own HTTP client gets here
-    import openai
-
-    return openai.DefaultAsyncHttpxClient()
 
 
 def _is_async_client(client: Any) -> bool:
