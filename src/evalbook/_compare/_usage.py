@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._errors import ConfigurationError
 from .._model._run_data import RunData
 from .._model._slices import cluster_codes
 from .._model._stats import cluster_se, t975
@@ -32,22 +33,35 @@ def case_means(
     run: RunData, measures: tuple[str, ...] = tuple(MEASURES)
 ) -> tuple[pd.Index, dict[str, np.ndarray]]:
     """The run's case ids (input order) and, per measure, each case's mean over its samples
-    with a known value (NaN when none is known: no cost recorded, or the case never ran)."""
+    with a known value (NaN when none is known: no cost recorded, or the case never ran).
+
+    The cases table holds each case's samples together, in input order (`first_epoch_rows`
+    reads it so too), so a reshape to (cases, epochs) pairs each sample with its case.
+
+    Raises:
+        ConfigurationError: the cases table is not one row per (case, epoch).
+    """
     ids = case_ids(run)
     cases = run.cases
-    codes = ids.get_indexer(pd.Index(cases["case_id"]))
+    n = len(ids)
+    k = len(cases) // n if n else 1
+    if n * k != len(cases):
+        raise ConfigurationError(
+            f"run {run.name!r}: its cases table has {len(cases)} rows for {n} cases, not one "
+            "row per (case, epoch), so its cost and latency cannot be read per case"
+        )
     ran = cases["outcome"].notna().to_numpy() if "outcome" in cases.columns else True
     means = {}
     for measure in measures:
         column = MEASURES[measure]
         if column not in cases.columns:  # a run-like object, or a run stored before usage
-            means[measure] = np.full(len(ids), math.nan)
+            means[measure] = np.full(n, math.nan)
             continue
         values = cases[column].to_numpy(dtype=np.float64, na_value=math.nan)
-        keep = (codes >= 0) & ~np.isnan(values) & ran
-        n = np.bincount(codes[keep], minlength=len(ids))
-        total = np.bincount(codes[keep], weights=values[keep], minlength=len(ids))
-        means[measure] = np.divide(total, n, out=np.full(len(ids), math.nan), where=n > 0)
+        known = ~np.isnan(values) & ran
+        count = known.reshape(n, k).sum(axis=1)
+        total = np.where(known, values, 0.0).reshape(n, k).sum(axis=1)
+        means[measure] = np.divide(total, count, out=np.full(n, math.nan), where=count > 0)
     return ids, means
 
 
