@@ -191,3 +191,14 @@ def test_loaded_runs_compare_like_in_memory_ones(tmp_path: Path) -> None:
     assert [w for w in loaded.warnings if w.startswith("Cost")] == [
         w for w in fresh.warnings if w.startswith("Cost")
     ]
+
+
+def test_a_cases_table_not_one_row_per_sample_is_a_clear_error() -> None:
+    from evalbook._compare._usage import case_means
+
+    class Broken:  # a run-like object: two cases, three rows (one case twice, one epoch)
+        name = "broken"
+        cases = pd.DataFrame({"case_id": ["p", "q", "p"], "cost": [1.0, 2.0, 3.0]})
+
+    with pytest.raises(eb.ConfigurationError, match=r"run 'broken'.*3 rows for 2 cases"):
+        case_means(Broken())  # type: ignore[arg-type]
