@@ -122,34 +122,15 @@ def _reduce(raws: Sequence[float], reducer: str) -> float:
     return min(v for v, n in counts.items() if n == top)
 
 
-def _check_options(
-    scale: object,
-    votes: object,
-    reducer: object,
-    quorum: object,
+def check_calls(
+    client: object,
     retries: object,
     backoff: object,
+    max_backoff: object,
     timeout: object,
     max_concurrency: object,
-) -> tuple[float, float]:
-    if (
-        not isinstance(scale, tuple | list)
-        or len(scale) != 2
-        or not all(_number(x) for x in scale)
-        or not scale[0] < scale[1]
-    ):
-        raise ConfigurationError(
-            f"scale must be (low, high), two finite numbers with low < high, got {scale!r}; "
-            "e.g. scale=(0, 100) or scale=(1, 5)"
-        )
-    if not _whole(votes, 1):
-        raise ConfigurationError(f"votes must be an integer >= 1, got {votes!r}")
-    if reducer not in REDUCERS:
-        raise ConfigurationError(f"reducer must be one of {', '.join(REDUCERS)}; got {reducer!r}")
-    if quorum is not None and not _whole(quorum, 1, votes):  # type: ignore[arg-type]
-        raise ConfigurationError(
-            f"quorum must be None or an integer from 1 to votes ({votes}), got {quorum!r}"
-        )
+) -> None:
+    """Check the options every judge kind shares (client, retries, backoff, timeout, limit)."""
     if not _whole(retries, 0):
         raise ConfigurationError(f"retries must be an integer >= 0, got {retries!r}")
     if not _number(backoff) or backoff < 0:  # type: ignore[operator]
@@ -162,20 +143,52 @@ def _check_options(
         raise ConfigurationError(
             f"max_concurrency must be None or an integer >= 1, got {max_concurrency!r}"
         )
+    if not callable(client):
+        raise ConfigurationError(
+            f"client must be a callable (messages, tool) -> reply, not {client!r}; "
+            "wrap an OpenAI-compatible SDK client with eb.openai_client(client, model=...)"
+        )
+    if not _number(max_backoff) or max_backoff < 0:  # type: ignore[operator]
+        raise ConfigurationError(
+            f"max_backoff must be a number of seconds >= 0, got {max_backoff!r}"
+        )
+
+
+def check_votes(votes: object) -> int:
+    """`votes`, checked: an integer >= 1."""
+    if not _whole(votes, 1):
+        raise ConfigurationError(f"votes must be an integer >= 1, got {votes!r}")
+    return votes  # type: ignore[return-value]  # _whole checked it
+
+
+def _check_scale(scale: object, reducer: object, quorum: object, votes: int) -> tuple[float, float]:
+    if (
+        not isinstance(scale, tuple | list)
+        or len(scale) != 2
+        or not all(_number(x) for x in scale)
+        or not scale[0] < scale[1]
+    ):
+        raise ConfigurationError(
+            f"scale must be (low, high), two finite numbers with low < high, got {scale!r}; "
+            "e.g. scale=(0, 100) or scale=(1, 5)"
+        )
+    if reducer not in REDUCERS:
+        raise ConfigurationError(f"reducer must be one of {', '.join(REDUCERS)}; got {reducer!r}")
+    if quorum is not None and not _whole(quorum, 1, votes):
+        raise ConfigurationError(
+            f"quorum must be None or an integer from 1 to votes ({votes}), got {quorum!r}"
+        )
     return scale[0], scale[1]  # kept as given: 0–100 reads better than 0.0–100.0
 
 
 @dataclass(eq=False, repr=False)
-class _Judge:
-    """The state of one judge: client, scale, votes, retries, cache, limits."""
+class Caller:
+    """What every judge kind shares: one client call per vote, with retries, backoff, a
+    timeout, the response cache and a concurrency limit. Subclasses set `tool` and `_parse`."""
 
     definition: ScoreDefinition
     prompt: Prompt
     client: JudgeClient
-    scale: tuple[float, float]
-    votes: int
-    reducer: str
-    quorum: int | None
     model: str | None
     retries: int
     backoff: float
@@ -186,9 +199,8 @@ class _Judge:
 
     def __post_init__(self) -> None:
         self.client_is_async = is_async(self.client)
-        self.low, self.high = self.scale
         self.params: dict[str, Any] = dict(getattr(self.client, "params", None) or {})
-        self.tool = tool_schema(self.definition, self.scale)
+        self.tool: dict[str, Any] = {}
         self._unshared()
 
     def _unshared(self) -> None:
@@ -209,15 +221,8 @@ class _Judge:
         self.__dict__.update(state)
         self._unshared()
 
-    # -- one case -------------------------------------------------------------------------
-
-    async def score(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Score | ScoreError:
-        # The votes' model calls record their usage under this judge's score name, even
-        # when a custom scorer bound to several scores calls the judge (docs/cost.md).
-        with source(self.definition.name):
-            messages = await self.prompt.messages(args, kwargs)
-            votes = await asyncio.gather(*(self._vote(messages, i) for i in range(self.votes)))
-        return self._combine(list(votes))
+    def _parse(self, reply: object) -> Vote:
+        raise NotImplementedError  # each judge kind validates its own tool's replies
 
     async def _vote(self, messages: list[dict[str, Any]], index: int) -> Vote:
         key = None
@@ -231,7 +236,7 @@ class _Judge:
             if key is not None:
                 hit, reply = self.cache.get(key)
                 if hit:
-                    vote = parse_reply(reply, self.low, self.high)
+                    vote = self._parse(reply)
                     return dataclasses.replace(vote, cached=True)
         tries = 0
         while True:
@@ -254,7 +259,7 @@ class _Judge:
                 )
         if key is not None and self.cache is not None:
             self.cache.put(key, storable(reply), model=self.model)
-        return dataclasses.replace(parse_reply(reply, self.low, self.high), tries=tries)
+        return dataclasses.replace(self._parse(reply), tries=tries)
 
     async def _ask(self, messages: list[dict[str, Any]]) -> Any:
         # Each call gets its own copies: a client that edits them cannot touch the other votes.
@@ -297,6 +302,34 @@ class _Judge:
                 sem = self._limits[loop] = asyncio.Semaphore(self.max_concurrency)
             return sem
 
+
+@dataclass(eq=False, repr=False)
+class _Judge(Caller):
+    """One `eb.judge`: a score on a declared scale from `votes` calls, reduced."""
+
+    scale: tuple[float, float]
+    votes: int
+    reducer: str
+    quorum: int | None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
+        self.low, self.high = self.scale
+        self.tool = tool_schema(self.definition, self.scale)
+
+    def _parse(self, reply: object) -> Vote:
+        return parse_reply(reply, self.low, self.high)
+
+    # -- one case -------------------------------------------------------------------------
+
+    async def score(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Score | ScoreError:
+        # The votes' model calls record their usage under this judge's score name, even
+        # when a custom scorer bound to several scores calls the judge (docs/cost.md).
+        with source(self.definition.name):
+            messages = await self.prompt.messages(args, kwargs)
+            votes = await asyncio.gather(*(self._vote(messages, i) for i in range(self.votes)))
+        return self._combine(list(votes))
+
     # -- votes into one result ------------------------------------------------------------
 
     def _combine(self, votes: list[Vote]) -> Score | ScoreError:
@@ -337,9 +370,8 @@ class _Judge:
         return Score(value, rationale=closest.justification, metadata=meta)
 
 
-def _definition_of(
-    item: ScoreDefinition | str, model: str | None, votes: int, reducer: str
-) -> ScoreDefinition:
+def definition_of(item: ScoreDefinition | str, grader: Grader, where: str) -> ScoreDefinition:
+    """The definition a judge grades: as given, or a new one named `item` with `grader`."""
     if isinstance(item, ScoreDefinition):
         if item.derived:
             raise ConfigurationError(
@@ -348,11 +380,18 @@ def _definition_of(
             )
         return item
     if isinstance(item, str):
-        grader = Grader(kind="model", id="judge", model=model, votes=votes, reducer=reducer)
         return define_score(item, grader=grader)
     raise ConfigurationError(
-        f"eb.judge() takes a score definition or a score name first, not {item!r}"
+        f"{where} takes a score definition or a score name first, not {item!r}"
     )
+
+
+def model_of(client: object, model: str | None) -> str | None:
+    """The model name a judge reports: `model=`, else the client's `model` attribute."""
+    if model is None:
+        found = getattr(client, "model", None)
+        model = found if isinstance(found, str) else None
+    return model
 
 
 def judge(
@@ -407,22 +446,12 @@ def judge(
         >>> clarity.definitions[0].name
         'clarity'
     """
-    low, high = _check_options(
-        scale, votes, reducer, quorum, retries, backoff, timeout, max_concurrency
-    )
-    if not callable(client):
-        raise ConfigurationError(
-            f"client must be a callable (messages, tool) -> reply, not {client!r}; "
-            "wrap an OpenAI-compatible SDK client with eb.openai_client(client, model=...)"
-        )
-    if not _number(max_backoff) or max_backoff < 0:
-        raise ConfigurationError(
-            f"max_backoff must be a number of seconds >= 0, got {max_backoff!r}"
-        )
-    if model is None:
-        found = getattr(client, "model", None)
-        model = found if isinstance(found, str) else None
-    d = _definition_of(definition, model, votes, reducer)
+    check_votes(votes)
+    low, high = _check_scale(scale, reducer, quorum, votes)
+    check_calls(client, retries, backoff, max_backoff, timeout, max_concurrency)
+    model = model_of(client, model)
+    grader = Grader(kind="model", id="judge", model=model, votes=votes, reducer=reducer)
+    d = definition_of(definition, grader, "eb.judge()")
     if model is None and d.grader is not None:
         model = d.grader.model  # the definition's grader names the model
     name = f"judge({d.name})"
