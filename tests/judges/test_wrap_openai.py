@@ -430,3 +430,27 @@ def test_a_wrapped_sdk_client_travels_by_pickle(server: Server, asynchronous: bo
     assert list(r.cases["output"]) == list(DATA["q"])
     assert {req["path"] for req in server.requests} == {"/v1/chat/completions"}
     assert server.count() == len(DATA)
+
+
+def test_a_compatible_client_gets_its_own_replies_back_from_the_cache(tmp_path: Path) -> None:
+    asked: list[dict[str, Any]] = []
+
+    class Completions:
+        def create(self, **request: Any) -> dict[str, Any]:
+            asked.append(request)
+            return {"choices": [], "usage": {"prompt_tokens": 3, "completion_tokens": 1}}
+
+    class Chat:
+        completions = Completions()
+
+    class Client:
+        chat = Chat()
+        max_retries = 0
+
+        def with_options(self, **options: Any) -> Client:
+            return self
+
+    client = eb.wrap_openai(Client(), cache=tmp_path / "cache")
+    fresh = client.chat.completions.create(model="m", messages=[])
+    again = client.chat.completions.create(model="m", messages=[])
+    assert again == fresh and type(again) is dict and len(asked) == 1

@@ -100,7 +100,7 @@ class _Call:
         found, value = cache.get(self.key)
         if not found:
             return False, None
-        cls = reply_type(self.endpoint)
+        cls = reply_type(self.endpoint) if self.owner._evalbook_sdk_replies else None
         if cls is not None and isinstance(value, dict):
             try:
                 value = cls.model_validate(value)
@@ -271,6 +271,9 @@ class WrappedOpenAI:
         self._evalbook_raw = client.with_options(max_retries=0)  # the wrapper retries
         self._evalbook_base_url = str(getattr(client, "base_url", "") or "")
         self._evalbook_async = _is_async_client(client)
+        # The openai SDK's clients answer with its types, and so do their cache hits; another
+        # client's hits are the JSON its replies were kept as.
+        self._evalbook_sdk_replies = type(client).__module__.split(".")[0] == "openai"
         endpoint = _AsyncEndpoint if self._evalbook_async else _Endpoint
         self.chat = _Chat(self, endpoint(self, "chat.completions"))
         if getattr(client, "responses", None) is not None:
