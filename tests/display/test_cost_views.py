@@ -343,3 +343,42 @@ def test_evalbook_compare_prints_the_cost_deltas(tmp_path: Path) -> None:
     # paired deltas 0.01, 0.02, 0.03: mean 0.02, s/√3 = 0.005774, t(2) = 4.303
     assert "cost per case $0.02 → $0.04  Δ +$0.02 [−$0.00484, +$0.0448] · 3 paired" in lines
     assert any(line.startswith("latency ") and "· 3 paired" in line for line in lines)
+
+
+# -- bounds and self-containment --------------------------------------------------------------
+
+
+def _many_sources(run: eb.Run, n: int, name_length: int) -> eb.Run:
+    """`run` whose first sample's usage has `n` sources with names `name_length` long."""
+    run._results.usage[0] = {
+        f"{i:04d}" + "x" * name_length: Tally(calls=1, cost=0.01, invalid="y" * 100_000)
+        for i in range(n)
+    }
+    return run
+
+
+def test_views_stay_bounded_with_many_long_sources() -> None:
+    run = _many_sources(_run(_priced), 300, 100_000)  # 30 MB of names and messages
+    html = run_html(run)
+    assert len(html) < 200_000  # the run's sources: these 300 and the other samples' task
+    assert "… 281 more sources: see run.usage()" in _text(html)
+    case = case_html(run, 0)
+    assert len(case) < 200_000 and "… 280 more sources" in _text(case)
+    from evalbook._cli._terminal import usage_lines, usage_source_table
+
+    lines = usage_source_table(run)
+    assert len(lines) == 2 + 20 + 1 + 20 and max(map(len, lines)) < 400
+    assert "… 281 more sources: see run.usage()" in lines
+    assert max(map(len, usage_lines(run))) < 400 and len(repr(run)) < 5_000
+
+
+def test_the_html_with_usage_is_self_contained() -> None:
+    html = _evil(_run(_partly_priced))._repr_html_()
+    assert 'data-evalbook="cost"' in html
+    for needle in ("<script", "<style", "<link", "<img", "src=", "href=", "url(", "@import"):
+        assert needle not in html.lower(), needle
+    assert "class=" not in html  # every style inline: JupyterLab strips <style> blocks
+
+
+def test_repr_and_show_say_when_cost_is_partly_known() -> None:
+    assert "  Cost $0.03 (known for 3 of 4 samples) · $0.01 per case" in repr(_run(_partly_priced))

@@ -13,7 +13,14 @@ import pandas as pd
 from .._model._slices import SMALL
 from .._util._fmt import format_ci, format_count, format_pct, number
 from .._util._text import safe_str, visible
-from ..display._cost import SOURCE_COLUMNS, by_source, run_usage_line, run_usage_note, source_cells
+from ..display._cost import (
+    MAX_SOURCES,
+    SOURCE_COLUMNS,
+    by_source,
+    run_usage_line,
+    run_usage_note,
+    source_cells,
+)
 
 if TYPE_CHECKING:
     from .._model._run_data import RunData
@@ -243,9 +250,12 @@ def usage_source_table(run: RunData) -> list[str]:
     sources = by_source(run.usage())
     if sources.empty:
         return []
-    rows = [[clean(c, 40) for c in source_cells(r)] for _, r in sources.iterrows()]
+    shown = sources.head(MAX_SOURCES)  # a crafted run may hold any number of sources
+    rows = [[clean(c, 40) for c in source_cells(r)] for _, r in shown.iterrows()]
     lines = render_table(SOURCE_COLUMNS, rows, [False, True, True, True, True, True])
-    for _, r in sources.iterrows():
+    if len(sources) > MAX_SOURCES:
+        lines.append(f"… {len(sources) - MAX_SOURCES} more sources: see run.usage()")
+    for _, r in shown.iterrows():
         if isinstance(r["invalid"], str):
             lines.append(f"{clean(r['source'], 40)}: usage refused: {clean(r['invalid'], 200)}")
     return lines

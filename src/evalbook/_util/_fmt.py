@@ -366,6 +366,9 @@ def usage_line(row: Mapping[str, object], *, ran: int, unit: str = "case") -> st
     return " · ".join(parts)
 
 
+NOTE_LIMIT = 200  # characters of a refusal message quoted in a note
+
+
 def refused_note(messages: Sequence[object]) -> str:
     """The note on usage records refused (`run.usage()["invalid"]`), "" when none was.
 
@@ -379,7 +382,10 @@ def refused_note(messages: Sequence[object]) -> str:
     bad = [m for m in messages if isinstance(m, str)]
     if not bad:
         return ""
-    return f"usage refused in {_plural(len(bad), 'record')} (amounts unknown): {bad[0]}"
+    first = bad[0]
+    if len(first) > NOTE_LIMIT:  # a line of a card or a repr; run.usage() has it all
+        first = f"{first[:NOTE_LIMIT]}… ({len(first) - NOTE_LIMIT} more characters)"
+    return f"usage refused in {_plural(len(bad), 'record')} (amounts unknown): {first}"
 
 
 _MEASURES = {"cost_per_case": ("cost per case", format_money), "latency_s": ("latency", None)}

@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from .._model._run_data import RunData
 
 __all__ = [
+    "MAX_SOURCES",
     "SOURCE_COLUMNS",
     "amounts",
     "by_source",
