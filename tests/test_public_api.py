@@ -8,6 +8,7 @@ import sys
 import evalbook as eb
 
 PUBLIC = {
+    "Agreement",
     "Comparison",
     "ConfigurationError",
     "Eval",
@@ -18,6 +19,7 @@ PUBLIC = {
     "ScorerSignatureError",
     "SkipScore",
     "Unscored",
+    "agreement",
     "all_of",
     "any_of",
     "arun",

@@ -8,6 +8,7 @@ Example:
 from ._api._entry import arun, load_run, run
 from ._api._eval import Eval
 from ._api._run import Run
+from ._compare._agreement import Agreement, agreement
 from ._compare._compare import Comparison, compare
 from ._compare._leaderboard import leaderboard
 from ._compare._power import mde, sample_size
@@ -24,6 +25,7 @@ from ._version import __version__ as __version__
 from .display import show
 
 __all__ = [
+    "Agreement",
     "Comparison",
     "ConfigurationError",
     "Eval",
@@ -34,6 +36,7 @@ __all__ = [
     "ScorerSignatureError",
     "SkipScore",
     "Unscored",
+    "agreement",
     "all_of",
     "any_of",
     "arun",
