@@ -17,6 +17,7 @@ import pandas as pd
 from .._util._fmt import format_ci, format_pct, refused_note, usage_line
 from .._util._text import visible
 from ._epochs import reduce_scores, variance_parts
+from ._judge_stats import judge_stats
 from ._results import Results
 from ._scores import ScoreDefinition
 from ._scoring import SUMMARY_COLUMNS, Headline, counted_of, headline_of, summarize
@@ -194,6 +195,12 @@ class RunData:
         amounts), `cost_per_case` with `cost_ci_low, cost_ci_high`, `latency_p50_s,
         latency_p95_s`, `n_cost_known`, `retries` (docs/cost.md)."""
         return self._usage_summary.copy()
+
+    def judge_stats(self) -> pd.DataFrame:
+        """One row per judge score: `score, calls, invalid, retried, retries,
+        position_flip_rate` (NaN unless pairwise in both orders), from the records' metadata;
+        a judge score is one whose records carry a judge's `votes` (docs/judges.md)."""
+        return judge_stats(self._results, self.definitions)
 
     def wide(self) -> pd.DataFrame:
         """One row per sample: `case_id`, `epoch`, `outcome`, then each score's counted value."""
