@@ -306,7 +306,7 @@ def test_the_comparison_card_and_text_show_the_cost_and_latency_deltas() -> None
     row = comp.usage.iloc[0]
     assert round(float(row["delta"]), 6) == 0.05
     text = _text(comparison_html(comp))
-    assert "Cost and latency b − a, paired by case" in text
+    assert "Cost and latency B − A, paired by case" in text
     assert "cost per case $0.025 → $0.075 +$0.05 [+$0.00891, +$0.0911] · 4 paired" in text
     assert re.search(r"latency [\d.]+ s → [\d.]+ s [+−][\d.]+ s \[.+\] · 4 paired", text)
     line = "  cost per case $0.025 → $0.075  Δ +$0.05 [+$0.00891, +$0.0911] · 4 paired"

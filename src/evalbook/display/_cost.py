@@ -84,9 +84,9 @@ def by_source(table: pd.DataFrame) -> pd.DataFrame:
         return pd.DataFrame(columns=["source", *table.columns[3:]])
     grouped = table.groupby(table["source"].astype(str), sort=False)
     counts = grouped[["calls", "cached_calls", "retries"]].sum()
-    amounts = grouped[["input_tokens", "output_tokens", "cost"]].sum(min_count=1)
+    known = grouped[["input_tokens", "output_tokens", "cost"]].sum(min_count=1)
     invalid = grouped["invalid"].agg(_first_message)
-    out = pd.concat([counts, amounts, invalid], axis=1).reset_index()
+    out = pd.concat([counts, known, invalid], axis=1).reset_index()
     return out.rename(columns={out.columns[0]: "source"})
 
 
@@ -192,13 +192,13 @@ def case_usage_labels(run: RunData, positions: Any) -> list[str]:
         return [""] * len(positions)
     k = max(run.headline.epochs, 1)
     cases = run.cases
-    amounts = [
+    columns = [
         cases[c].to_numpy(dtype=float).reshape(-1, k)
         for c in ("input_tokens", "output_tokens", "cost")
     ]
     labels = []
     for pos in positions:
-        tin, tout, cost = (_case_amount(a[int(pos)]) for a in amounts)
+        tin, tout, cost = (_case_amount(a[int(pos)]) for a in columns)
         money = "cost unknown" if cost != cost else format_money(cost)
         labels.append(f" · {format_tokens(tin)}/{format_tokens(tout)} tokens · {money}")
     return labels
@@ -225,7 +225,7 @@ def _delta_colour(row: Any) -> str:
 
 
 def usage_deltas_html(comp: Any) -> str:
-    """The comparison card's cost and latency deltas (b − a, paired by case), one line per
+    """The comparison card's cost and latency deltas (B − A, paired by case), one line per
     measure as `usage_deltas_lines` words it; "" when no case has a known cost in both runs.
     """
     lines = usage_deltas_lines(comp)
@@ -246,7 +246,7 @@ def usage_deltas_html(comp: Any) -> str:
         )
     inner = (
         f'<div style="font-weight: 600">Cost and latency '
-        f'<span style="{MUTED}; font-weight: 400; font-size: 12px">b − a, paired by case</span>'
+        f'<span style="{MUTED}; font-weight: 400; font-size: 12px">B − A, paired by case</span>'
         f"</div>{''.join(rows)}"
     )
     return box(inner, kind="comparison-usage", extra="margin-bottom: 8px")
