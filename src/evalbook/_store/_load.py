@@ -305,7 +305,7 @@ def _agrees(folder: Path, summary: dict[str, Any], run: RunData) -> None:
     usage = summary.get("usage")  # absent: no usage recorded (or an earlier writer)
     read = records(run.usage_summary())[0] if any(results.usage) else None
     if usage is not None or read is not None:
-        for key in ("calls", "cached_calls", "input_tokens", "output_tokens", "cost"):
+        for key in ("calls", "cached_calls", "input_tokens", "output_tokens", "cost", "retries"):
             a = usage.get(key) if isinstance(usage, dict) else None
             b = None if read is None else read[key]
             if not (a == b or (isinstance(a, float) and b is not None and abs(a - b) <= 1e-9)):
