@@ -432,7 +432,7 @@ def test_a_wrapped_sdk_client_travels_by_pickle(server: Server, asynchronous: bo
     assert server.count() == len(DATA)
 
 
-def test_a_compatible_client_gets_its_own_replies_back_from_the_cache(tmp_path: Path) -> None:
+def test_a_compatible_client_gets_its_own_replies_back_and_its_usage_read(tmp_path: Path) -> None:
     asked: list[dict[str, Any]] = []
 
     class Completions:
@@ -451,6 +451,13 @@ def test_a_compatible_client_gets_its_own_replies_back_from_the_cache(tmp_path: 
             return self
 
     client = eb.wrap_openai(Client(), cache=tmp_path / "cache")
-    fresh = client.chat.completions.create(model="m", messages=[])
-    again = client.chat.completions.create(model="m", messages=[])
-    assert again == fresh and type(again) is dict and len(asked) == 1
+
+    def twice(q: str) -> str:
+        fresh = client.chat.completions.create(model="m", messages=[{"content": q}])
+        assert type(fresh) is dict
+        return q
+
+    first, again = run(twice), run(twice)
+    assert len(asked) == len(DATA)  # the second run was answered from the cache
+    assert list(first.usage()["input_tokens"]) == [3] * len(DATA)  # a dict's usage is read
+    assert list(again.usage()["cached_calls"]) == [1] * len(DATA)

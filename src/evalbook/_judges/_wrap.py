@@ -34,6 +34,7 @@ import threading
 import time
 import uuid
 import weakref
+from collections.abc import Mapping
 from typing import Any
 
 from .._errors import ConfigurationError
@@ -61,6 +62,13 @@ __all__ = ["WrappedOpenAI", "wrap_openai"]
 TRANSPORT = frozenset({"extra_headers", "timeout"})  # how to send, not what is asked: unkeyed
 BACKOFF_BASE = 0.5  # seconds before the first retry (the SDK's own first delay)
 BACKOFF_CAP = 60.0  # the longest wait, Retry-After included
+
+
+def _field(reply: Any, name: str) -> Any:
+    """A reply's field: an SDK object's attribute, or a compatible client's dict key."""
+    if isinstance(reply, Mapping):
+        return reply.get(name)
+    return getattr(reply, name, None)
 
 
 class _Call:
@@ -108,7 +116,7 @@ class _Call:
                 # A reply the SDK took as sent (it does not validate: a server's own
                 # finish_reason, a missing field) is rebuilt as leniently as it was read.
                 value = cls.construct(**value)
-        self.record(None, getattr(value, "model", None), cached=True, retries=0)
+        self.record(None, _field(value, "model"), cached=True, retries=0)
         return True, value
 
     def wait(self) -> float:
@@ -125,9 +133,9 @@ class _Call:
 
     def done(self, response: Any, retries: int) -> Any:
         """Settle the limiter, record the usage, keep the reply; the reply."""
-        usage = getattr(response, "usage", None)
+        usage, model = _field(response, "usage"), _field(response, "model")
         self.settle(usage)
-        self.record(usage, getattr(response, "model", None), cached=False, retries=retries)
+        self.record(usage, model, cached=False, retries=retries)
         cache = self.owner._evalbook_cache
         if cache is not None and self.key is not None:
             cache.put(self.key, dump(response), model=self.model)
