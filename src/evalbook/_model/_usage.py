@@ -60,22 +60,34 @@ def amount(name: str, value: object) -> float | None:
     """
     if value is None:
         return None
-    # the message shows the value escaped: a user's repr may hold controls or lone surrogates,
-    # and the message is stored in the run log (UTF-8) and shown in views
-    shown = visible(safe_repr(value))
     try:
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise TypeError
         number = float(value)
     except Exception:  # not a real, or one whose isinstance/float() fails (10**400, a hook)
         raise InvalidUsage(
-            f"{name} must be a finite number >= 0, got {shown} ({type(value).__name__})"
+            f"{name} must be a finite number >= 0, got {_shown(value)} ({_type_name(value)})"
         ) from None
     if not math.isfinite(number) or number < 0:
-        raise InvalidUsage(f"{name} must be a finite number >= 0, got {shown}")
+        raise InvalidUsage(f"{name} must be a finite number >= 0, got {_shown(value)}")
     if number > _MAX_AMOUNT:
-        raise InvalidUsage(f"{name} must be a finite number >= 0 and at most 2**53, got {shown}")
+        raise InvalidUsage(
+            f"{name} must be a finite number >= 0 and at most 2**53, got {_shown(value)}"
+        )
     return number
+
+
+def _shown(value: object) -> str:
+    """The value in a message, escaped: a user's repr may hold controls or lone surrogates,
+    and the message is stored in the run log (UTF-8) and shown in views."""
+    return visible(safe_repr(value))
+
+
+def _type_name(value: object) -> str:
+    try:
+        return type(value).__name__
+    except Exception:  # a hostile metaclass
+        return "object"
 
 
 def _field(usage: object, name: str) -> object:
