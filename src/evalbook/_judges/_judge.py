@@ -370,6 +370,28 @@ class _Judge(Caller):
         return Score(value, rationale=closest.justification, metadata=meta)
 
 
+def caller_options(
+    client: JudgeClient,
+    retries: int,
+    backoff: float,
+    max_backoff: float,
+    timeout: float | None,
+    cache: str | os.PathLike[str] | None,
+    max_concurrency: int | None,
+) -> dict[str, Any]:
+    """Check the options every judge kind shares; return them as `Caller` fields."""
+    check_calls(client, retries, backoff, max_backoff, timeout, max_concurrency)
+    return {
+        "client": client,
+        "retries": retries,
+        "backoff": float(backoff),
+        "max_backoff": float(max_backoff),
+        "timeout": timeout,
+        "cache": ResponseCache(cache, kind="judge_reply") if cache is not None else None,
+        "max_concurrency": max_concurrency,
+    }
+
+
 def definition_of(item: ScoreDefinition | str, grader: Grader, where: str) -> ScoreDefinition:
     """The definition a judge grades: as given, or a new one named `item` with `grader`."""
     if isinstance(item, ScoreDefinition):
@@ -448,7 +470,9 @@ def judge(
     """
     check_votes(votes)
     low, high = _check_scale(scale, reducer, quorum, votes)
-    check_calls(client, retries, backoff, max_backoff, timeout, max_concurrency)
+    options = caller_options(
+        client, retries, backoff, max_backoff, timeout, cache, max_concurrency
+    )
     model = model_of(client, model)
     grader = Grader(kind="model", id="judge", model=model, votes=votes, reducer=reducer)
     d = definition_of(definition, grader, "eb.judge()")
@@ -458,18 +482,12 @@ def judge(
     state = _Judge(
         definition=d,
         prompt=make_prompt(prompt, name),
-        client=client,
+        model=model,
         scale=(low, high),
         votes=votes,
         reducer=reducer,
         quorum=quorum,
-        model=model,
-        retries=retries,
-        backoff=float(backoff),
-        max_backoff=float(max_backoff),
-        timeout=timeout,
-        cache=ResponseCache(cache, kind="judge_reply") if cache is not None else None,
-        max_concurrency=max_concurrency,
+        **options,
     )
 
     async def run_judge(*args: Any, **kwargs: Any) -> Score | ScoreError:

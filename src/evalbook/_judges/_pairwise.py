@@ -19,7 +19,7 @@ import asyncio
 import inspect
 import math
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
@@ -29,11 +29,10 @@ from .._model._run_data import RunData
 from .._model._scorers import Scorer
 from .._model._scores import Grader, ScoreDefinition
 from .._runner._usage import source
-from ._cache import ResponseCache
 from ._clients import JudgeClient
-from ._judge import Caller, check_calls, check_votes, definition_of, model_of
+from ._judge import Caller, caller_options, check_votes, definition_of, model_of
 from ._prompt import make_prompt
-from ._replies import Vote, _decode
+from ._replies import Vote, reply_object
 
 __all__ = ["pairwise_judge", "preference_tool"]
 
@@ -96,20 +95,9 @@ def parse_preference(reply: object) -> Vote:
         >>> parse_preference({"preference": "A"}).code
         'invalid_judge_output'
     """
-    data: object = reply
-    if isinstance(reply, bytes | bytearray):
-        try:
-            data = reply.decode("utf-8")
-        except UnicodeDecodeError:
-            return _bad(f"the judge's reply is not UTF-8 text: {safe_repr(reply)}")
-    if isinstance(data, str):
-        ok, data = _decode(data)
-        if not ok:
-            return _bad(f"the judge's reply is not JSON: {safe_repr(reply)}")
-    if not isinstance(data, Mapping):
-        return _bad(
-            f"the judge's reply is not an object with a 'preference' field: {safe_repr(data)}"
-        )
+    data = reply_object(reply, "preference")
+    if isinstance(data, Vote):
+        return data
     if "preference" not in data:
         return _bad(f"the judge's reply has no 'preference' field: {safe_repr(data)}")
     choice = data["preference"]
@@ -307,7 +295,9 @@ def pairwise_judge(
     check_votes(votes)
     if orders not in ORDERS:
         raise ConfigurationError(f"orders must be 'both' or 'one', got {orders!r}")
-    check_calls(client, retries, backoff, max_backoff, timeout, max_concurrency)
+    options = caller_options(
+        client, retries, backoff, max_backoff, timeout, cache, max_concurrency
+    )
     if isinstance(baseline, RunData):
         outputs, epochs = _baseline_outputs(baseline)
         column = None
@@ -341,14 +331,8 @@ def pairwise_judge(
     state = _Pairwise(
         definition=d,
         prompt=make_prompt(prompt, name),
-        client=client,
         model=model,
-        retries=retries,
-        backoff=float(backoff),
-        max_backoff=float(max_backoff),
-        timeout=timeout,
-        cache=ResponseCache(cache, kind="judge_reply") if cache is not None else None,
-        max_concurrency=max_concurrency,
+        **options,
         orders=orders,
         votes=votes,
         column=column,

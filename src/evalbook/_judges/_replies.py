@@ -24,6 +24,7 @@ __all__ = [
     "is_transient",
     "judge_request",
     "parse_reply",
+    "reply_object",
     "storable",
 ]
 
@@ -89,15 +90,9 @@ def _decode(reply: str) -> tuple[bool, Any]:
         return False, None
 
 
-def parse_reply(reply: object, low: float, high: float) -> Vote:
-    """Validate one reply (the tool call's arguments: a mapping or JSON text).
-
-    Example:
-        >>> parse_reply('{"score": 95, "justification": "fine"}', 0, 100).raw
-        95.0
-        >>> parse_reply({"score": 950}, 0, 100).code
-        'invalid_score'
-    """
+def reply_object(reply: object, field: str) -> Mapping[str, Any] | Vote:
+    """The reply as a mapping (decoded from bytes or JSON text, a code fence allowed), or an
+    `invalid_judge_output` vote saying why it is not one; `field` is the tool's key field."""
     data: object = reply
     if isinstance(reply, bytes | bytearray):
         try:
@@ -110,8 +105,23 @@ def parse_reply(reply: object, low: float, high: float) -> Vote:
             return _bad_output(f"the judge's reply is not JSON: {safe_repr(reply)}")
     if not isinstance(data, Mapping):
         return _bad_output(
-            f"the judge's reply is not an object with a 'score' field: {safe_repr(data)}"
+            f"the judge's reply is not an object with a '{field}' field: {safe_repr(data)}"
         )
+    return data
+
+
+def parse_reply(reply: object, low: float, high: float) -> Vote:
+    """Validate one reply (the tool call's arguments: a mapping or JSON text).
+
+    Example:
+        >>> parse_reply('{"score": 95, "justification": "fine"}', 0, 100).raw
+        95.0
+        >>> parse_reply({"score": 950}, 0, 100).code
+        'invalid_score'
+    """
+    data = reply_object(reply, "score")
+    if isinstance(data, Vote):
+        return data
     if "score" not in data:
         return _bad_output(f"the judge's reply has no 'score' field: {safe_repr(data)}")
     raw = data["score"]
