@@ -470,9 +470,7 @@ def judge(
     """
     check_votes(votes)
     low, high = _check_scale(scale, reducer, quorum, votes)
-    options = caller_options(
-        client, retries, backoff, max_backoff, timeout, cache, max_concurrency
-    )
+    options = caller_options(client, retries, backoff, max_backoff, timeout, cache, max_concurrency)
     model = model_of(client, model)
     grader = Grader(kind="model", id="judge", model=model, votes=votes, reducer=reducer)
     d = definition_of(definition, grader, "eb.judge()")

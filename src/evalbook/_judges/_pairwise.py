@@ -295,9 +295,7 @@ def pairwise_judge(
     check_votes(votes)
     if orders not in ORDERS:
         raise ConfigurationError(f"orders must be 'both' or 'one', got {orders!r}")
-    options = caller_options(
-        client, retries, backoff, max_backoff, timeout, cache, max_concurrency
-    )
+    options = caller_options(client, retries, backoff, max_backoff, timeout, cache, max_concurrency)
     if isinstance(baseline, RunData):
         outputs, epochs = _baseline_outputs(baseline)
         column = None
