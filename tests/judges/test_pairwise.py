@@ -307,3 +307,21 @@ def test_end_to_end_with_the_openai_sdk_against_the_local_server(server: Server)
     assert usage["calls"].tolist() == [2, 2]
     assert usage["input_tokens"].tolist() == [60.0, 60.0]
     assert r.scores["rationale"].tolist() == ["first is better"] * 2
+
+
+def test_judge_stats_of_a_stored_then_loaded_run_are_the_same(tmp_path: Path) -> None:
+    client = Scripted(prefer("output"), prefer("tie"))
+    j = pairwise_judge("better", PROMPT, client=client, baseline="ref", backoff=0)
+    r = eb.run(DATA, task=lambda answer: answer, scorers=[j], store=tmp_path, progress=False)
+    loaded = eb.load_run(r.path)
+    pd.testing.assert_frame_equal(loaded.judge_stats(), r.judge_stats())
+    assert r.judge_stats()["calls"].tolist() == [8]
+
+
+def test_a_pairwise_judge_survives_pickling_as_for_dask() -> None:
+    import cloudpickle  # the way scorers travel to Dask workers
+
+    j = pairwise_judge("better", PROMPT, client=better_text, baseline="ref", max_concurrency=2)
+    copy = cloudpickle.loads(cloudpickle.dumps(j))
+    r = run(DATA, task=lambda answer: answer, scorers=[copy])
+    assert list(r.scores["value"]) == [1.0, 0.0, 0.5, 0.5]
