@@ -153,14 +153,18 @@ def test_max_cost_stops_new_batches_and_resume_finishes(client: Any, tmp_path: P
     message = str(caught[0].message)
     assert f"{n - ran} sample(s) did not start" in message
     print(f"max_cost=3 at $1 a sample, concurrency=1: {ran} of {n} samples ran")
-    # 13-case batches, 4 in flight: the first stops itself at $3; each other one may start
-    # at most 3 before its own count alone reaches the budget (without the check inside a
-    # batch, the first alone would run all 13)
-    assert 3 <= ran <= 12
+    # one sample at a time over the cluster, each reading the run's live total before it
+    # starts: exactly the three that reach the budget (as a local run), though the cases
+    # went out in 13-case batches, four at a time
+    assert ran == 3
     assert eb.runs(store)["status"].tolist() == ["incomplete"]
     assert shared_names(client) == []
 
     (folder,) = store.iterdir()
+    # the same budget again: the kept $3 count, so no sample starts
+    with pytest.warns(RuntimeWarning, match=rf"{n - 3} sample\(s\) did not start"):
+        run(df, task=task, executor=client, concurrency=4, resume=folder, max_cost=3, store=store)
+    assert len(calls.read_text().split()) == 3
     with warnings.catch_warnings():
         warnings.simplefilter("error")  # no budget warning now
         resumed = run(df, task=task, executor=client, concurrency=4, resume=folder, store=store)
@@ -170,24 +174,22 @@ def test_max_cost_stops_new_batches_and_resume_finishes(client: Any, tmp_path: P
     assert resumed.usage_summary()["cost"].item() == n
 
 
-def test_running_batches_hear_that_the_budget_is_reached(client: Any, tmp_path: Path) -> None:
+def test_past_the_budget_only_the_samples_in_flight_finish(client: Any, tmp_path: Path) -> None:
     calls = tmp_path / "calls"
 
     def task(n: int, ctx: Any) -> int:
         with calls.open("a") as f:
             f.write(f"{n}\n")
         ctx.record_usage(cost=1.0)
-        time.sleep(0.6)  # longer than a batch's check of the driver's count (every 0.5 s)
         return n
 
-    df = pd.DataFrame({"n": range(40)})
+    df = pd.DataFrame({"n": range(100)})
     with pytest.warns(RuntimeWarning, match=r"reached its budget"):
-        run(df, task=task, executor=client, concurrency=1, max_cost=3)
+        run(df, task=task, executor=client, concurrency=4, max_cost=3)
     ran = len(calls.read_text().split())
-    print(f"max_cost=3 at $1 a sample of 0.6 s, concurrency=1: {ran} of 40 samples ran")
-    # 3-case batches, 4 in flight: by their own counts alone they would run 12; told the
-    # driver's count, the batch that took the lease next stops after its first sample
-    assert 3 <= ran <= 6
+    print(f"max_cost=3 at $1 a sample, concurrency=4: {ran} of 100 samples ran")
+    # the last sample to start saw at most $2 recorded, with at most 3 others in flight
+    assert 3 <= ran <= 3 + 4 - 1
 
 
 def test_a_budget_reached_before_the_run_starts_submits_nothing(client: Any) -> None:
@@ -274,3 +276,32 @@ def test_without_a_cluster_the_same_calls_are_limited_locally() -> None:
     df = pd.DataFrame({"n": range(n), "rpm": 300.0, "tpm": None, "tokens": 0.0})
     r = run(df, task=limited, concurrency=4)
     assert measured_rate(r, burst=5) <= 5 * 1.1
+
+
+@pytest.mark.filterwarnings("ignore:Port .* is already in use")  # its dashboard
+def test_an_in_process_cluster_shares_budget_and_limits_in_the_process() -> None:
+    # workers on the scheduler's own event loop: a blocking scheduler call would stall it
+    def task(n: int, ctx: Any) -> int:
+        ctx.record_usage(cost=1.0)
+        return n
+
+    with (
+        distributed.LocalCluster(
+            n_workers=2, threads_per_worker=2, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as inproc,
+    ):
+        with pytest.warns(RuntimeWarning, match=r"37 sample\(s\) did not start"):
+            r = run(
+                pd.DataFrame({"n": range(40)}),
+                task=task,
+                executor=inproc,
+                concurrency=1,
+                max_cost=3,
+            )
+        assert r.cases["outcome"].notna().sum() == 3
+        df = pd.DataFrame({"n": range(30), "rpm": 600.0, "tpm": None, "tokens": 0.0})
+        limited_run = run(df, task=limited_async, executor=inproc, concurrency=8)
+        rate = measured_rate(limited_run, burst=10)
+        print(f"in-process cluster: 30 async calls at {rate:.2f}/s, limit 10/s")
+        assert rate <= 10 * 1.1

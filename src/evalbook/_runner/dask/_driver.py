@@ -8,8 +8,10 @@ once, and positions already applied are skipped. The worker side is `_worker.py`
 
 Usage comes back in each row; `apply` adds each sample's known cost to the driver engine's
 ledger once. With `max_cost=`, batches are submitted a few at a time (as many as the cluster
-runs at once) and none once the ledger is exhausted; batches in flight finish, and samples
-never started stay without an outcome, counted in `ledger.not_started` (docs/scaling.md).
+runs at once) and none once the budget is reached (the driver's ledger, or the run's live
+total the batches add to, `spend_name`); batches in flight start no sample past it, and
+samples never started stay without an outcome, counted in `ledger.not_started`
+(docs/scaling.md).
 
 dask and distributed are imported only here, and only when `executor=` is given.
 """
@@ -34,8 +36,9 @@ from ..._model._results import ERRORED, Finished
 from ..._model._usage import sample_totals
 from .._engine import _Engine, warn_invalid
 from .._plan import Plan
-from ._limits import close_shared, open_shared, shared_name
-from ._worker import PlanPlugin, Report, Row, run_batch, spent_name
+from ._limits import limits_name
+from ._shared import Guarded, close_shared, forget_local, open_shared
+from ._worker import PlanPlugin, Report, Row, run_batch, spend_name
 
 __all__ = ["DaskRunner", "batch_size", "partition"]
 
@@ -257,8 +260,11 @@ class DaskRunner:
         # mid-run get it too (scattered data would be lost with the worker that held it).
         plugin = PlanPlugin(token, self.plan_blob)
         client.register_plugin(plugin)
-        open_shared(client, token)  # the run's cluster-wide rate limits, none booked yet
         ledger = engine.ledger
+        shared: dict[str, Any] = {limits_name(token): {}}  # rate limits, none booked yet
+        if ledger.max_cost is not None:
+            shared[spend_name(token)] = ledger.spent  # the live total starts from what is kept
+        open_shared(client, shared)
         options = (
             limit,
             engine.concurrency,
@@ -277,7 +283,8 @@ class DaskRunner:
                 client.unregister_worker_plugin(plugin.name)
             except Exception:  # e.g. the cluster is shutting down
                 log.debug("could not remove worker plugin %s", plugin.name, exc_info=True)
-            close_shared(client, [shared_name(token), spent_name(token)])
+            close_shared(client, list(shared))
+            forget_local(token)
             if sem is not None:
                 try:
                     sem.close()
@@ -350,22 +357,25 @@ class _Flow:
         return future
 
     def over_budget(self) -> bool:
-        """Whether no further sample may start: the ledger (or a batch) says the budget is
-        reached. The first time, the batches still running are told (`spent_name`)."""
+        """Whether no further sample may start: the budget is reached by the ledger's count,
+        a batch's, or the run's live total (which also holds the calls of samples running)."""
         ledger = self.engine.ledger
-        if not self.stopped and ledger.exhausted():
+        if self.stopped or ledger.max_cost is None:
+            return self.stopped
+        if ledger.exhausted():
             self.stopped = True
-        return self.stopped
-
-    def tell_spent(self) -> None:
-        """Publish the recorded cost to running batches, so they stop starting samples."""
-        ledger = self.engine.ledger
-        if ledger.max_cost is None:
-            return
+            return True
         try:
-            _distributed().Variable(spent_name(self.token), client=self.client).set(ledger.spent)
-        except Exception:  # each batch still counts its own spend against the budget
-            log.debug("could not publish the run's spend", exc_info=True)
+            name = spend_name(self.token)
+            local = Guarded(self.client.scheduler.address, name, ledger.spent)
+            if local.local:  # an in-process cluster keeps it in this process
+                live = local.value()
+            else:
+                live = _distributed().Variable(name, client=self.client).get(timeout=5)
+            self.stopped = float(live) >= ledger.max_cost
+        except Exception:  # the ledger's count alone holds the budget then
+            log.debug("could not read the run's live cost", exc_info=True)
+        return self.stopped
 
     def cancel(self) -> None:
         """Cancel every batch not finished yet (safe from any thread, more than once)."""
@@ -393,7 +403,6 @@ class _Flow:
         window = len(waiting)
         if engine.ledger.max_cost is not None:
             window = max(1, sum(self.client.nthreads().values()))
-            self.tell_spent()  # what a resume kept: the batches read it from the start
         while waiting and len(self.live) < window and not self.over_budget():
             self.submit(*waiting.popleft())
         self.stream = _distributed().as_completed(list(self.live))
@@ -438,7 +447,6 @@ class _Flow:
         for model, n in unpriced.items():
             engine.ledger.unpriced[model] = engine.ledger.unpriced.get(model, 0) + n
         self.stopped = self.stopped or not_started > 0
-        self.tell_spent()
         if self.over_budget():
             return single_running  # samples left unstarted stay without an outcome
         missing = [p for p in batch if not done[p]]

@@ -8,15 +8,15 @@ case (see `Row`) and a `Report`, cloudpickled; the driver (`_driver.py`) applies
 
 Usage is metered on the worker, with the run's prices (so costs are computed where the calls
 were made) and carried in each row's `Finished.usage`. With `max_cost=`, the batch's ledger
-(`_BatchLedger`) knows the cost the driver had recorded (given with the batch, then polled from
-a `distributed.Variable` the driver updates) plus the batch's own: once that reaches the budget,
-the batch starts no further sample. Rate limits of wrapped clients are cluster-wide (`_limits`).
+(`_BatchLedger`) adds each priced call to the run's live total on the scheduler and reads it
+before each sample, so no batch starts a sample once the run's budget is reached. Rate limits
+of wrapped clients are cluster-wide (`_limits`).
 """
 
 from __future__ import annotations
 
 import asyncio
-import contextlib
+import logging
 import threading
 from collections import deque
 from collections.abc import Sequence
@@ -31,14 +31,17 @@ from .._limits import LIMITERS
 from .._options import RunOptions
 from .._plan import Plan
 from .._usage import Ledger
-from ._limits import cluster_limiters, dist, drop_limiters
+from ._limits import cluster_limiters, drop_limiters
+from ._shared import Guarded, dist
 
 try:  # imported only on Dask workers and by a driver given executor=
     from distributed.diagnostics.plugin import WorkerPlugin
 except ImportError:  # pragma: no cover - the driver reports the missing install
     WorkerPlugin = object  # type: ignore[assignment,misc]
 
-__all__ = ["PlanPlugin", "Report", "Row", "run_batch", "spent_name"]
+__all__ = ["PlanPlugin", "Report", "Row", "run_batch", "spend_name"]
+
+log = logging.getLogger("evalbook")
 
 LEASE_WAIT_S = 1.0  # a lane waiting for a lease checks this often whether its batch is done
 WATCH_S = 0.5  # a running batch checks this often whether the driver cancelled it
@@ -50,25 +53,61 @@ Row = tuple[int, Finished]
 Report = tuple[dict[str, int], int]
 
 
-def spent_name(token: str) -> str:
-    """The `distributed.Variable` holding the cost the driver of run `token` has recorded."""
-    return f"evalbook-spent-{token}"
+def spend_name(token: str) -> str:
+    """The shared value (`Guarded`) holding run `token`'s live total cost: what a resume kept
+    plus every priced call any batch has made."""
+    return f"evalbook-spend-{token}"
 
 
 class _BatchLedger(Ledger):
     """A batch's ledger: the run's prices, and its budget against the run's whole spend.
 
-    `spent` is this batch's own recorded cost; `others` the run's cost as the driver last
-    said (every batch applied so far), so the budget counts both without counting any twice.
+    `spent` is this batch's own recorded cost. With a budget, each priced call is added to the
+    run's live total (`total`, four scheduler round trips) and each sample reads it before it
+    starts (one), so the budget holds over the cluster as it does locally: past it, only the
+    samples already running finish. If the scheduler cannot be asked, the batch falls back to
+    `others` (the run's cost when the batch was submitted) plus its own.
     """
 
-    def __init__(self, prices: Any, max_cost: float | None, others: float) -> None:
+    def __init__(
+        self, prices: Any, max_cost: float | None, others: float, total: Guarded | None
+    ) -> None:
         super().__init__(prices, max_cost)
         self.others = others
+        self.total = total if max_cost is not None else None
+        self.known = others  # the run's live total, as last read or written
+
+    def _lost(self, exc: BaseException) -> None:
+        log.warning(
+            "the run's live cost total on the Dask scheduler could not be asked (%s: %s); "
+            "this batch counts its own cost against max_cost from now on",
+            type(exc).__name__,
+            exc,
+        )
+        self.total = None
+
+    def _spend(self, cost: float, model: str | None, priced: bool) -> None:
+        super()._spend(cost, model, priced)
+        total = self.total
+        if total is not None and cost == cost and cost > 0:
+            try:
+                now = float(total.update(lambda v: (float(v) + cost, float(v) + cost)))
+                self.known = max(self.known, now)
+            except Exception as exc:  # the call is recorded all the same
+                self._lost(exc)
 
     def exhausted(self) -> bool:
-        """Whether the run's budget is reached, as far as this batch knows."""
-        return self.max_cost is not None and self.others + self.spent >= self.max_cost
+        """Whether the run's budget is reached (read from the scheduler when possible)."""
+        if self.max_cost is None:
+            return False
+        total = self.total
+        if total is not None:
+            try:
+                self.known = max(self.known, float(total.value()))
+                return self.known >= self.max_cost
+            except Exception as exc:
+                self._lost(exc)
+        return max(self.known, self.others + self.spent) >= self.max_cost
 
 
 def _pack(rows: list[Row], report: Report) -> bytes:
@@ -193,27 +232,19 @@ def _plan_of(token: str) -> Plan:
         return plan
 
 
-async def _watch(key: str, work: asyncio.Future[None], token: str, ledger: _BatchLedger) -> bool:
+async def _watch(key: str, work: asyncio.Future[None]) -> bool:
     """Cancel `work` once the batch's task is no longer wanted (the driver cancelled it).
 
     Dask does not interrupt a running async task whose key was cancelled; without this its
-    cases would go on, holding the worker's thread slot and the run's leases. With a budget,
-    it also reads the cost the driver has recorded (one scheduler round trip per check, not
-    one per sample), so a batch stops starting samples soon after other batches used it up.
+    cases would go on, holding the worker's thread slot and the run's leases.
     """
-    distributed = dist()
-    worker = distributed.get_worker()
-    spent = distributed.Variable(spent_name(token)) if ledger.max_cost is not None else None
+    worker = dist().get_worker()
     while not work.done():
         await asyncio.sleep(WATCH_S)
         ts = worker.state.tasks.get(key)
         if ts is None or ts.state not in ("executing", "long-running", "resumed"):
             work.cancel()
             return True
-        if spent is not None and not ledger.exhausted():
-            # on failure (the scheduler busy) the batch's own count still holds the budget
-            with contextlib.suppress(Exception):
-                ledger.others = max(ledger.others, float(await spent.get(timeout=0)))
     return False
 
 
@@ -249,7 +280,9 @@ async def run_batch(
         prices=prices,
     )
     threads = Threads()
-    ledger = _BatchLedger(options.prices, max_cost, spent)
+    address = dist().get_worker().scheduler.address
+    total = Guarded(address, spend_name(token), spent) if max_cost is not None else None
+    ledger = _BatchLedger(options.prices, max_cost, spent, total)
     engine = _Engine(
         plan, options, threads, results=None, sink=out, epoch_at=epoch_at, ledger=ledger
     )
@@ -269,7 +302,7 @@ async def run_batch(
         work = asyncio.ensure_future(executor.execute(engine, range(len(positions))))
     finally:
         LIMITERS.reset(limiters)
-    watch = asyncio.ensure_future(_watch(key, work, token, ledger))
+    watch = asyncio.ensure_future(_watch(key, work))
     try:
         await work
     except asyncio.CancelledError:
