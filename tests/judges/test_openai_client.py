@@ -128,3 +128,17 @@ def test_openai_client_configuration_errors() -> None:
     with pytest.raises(eb.ConfigurationError, match="tool_choice"):
         eb.openai_client(sdk, model="m", tool_choice="auto")
     assert eb.openai_client(sdk, model="m").model == "m"
+
+
+def test_an_async_sdk_client_judges_run_after_run(server: Server) -> None:
+    """Each eb.run() has its own event loop; the SDK's connection pool is bound to the first
+    one, so a second run used to fail every vote with 'Event loop is closed'."""
+    server.answer(scored(80))
+    sdk = openai.AsyncOpenAI(base_url=server.url, api_key="test-key", max_retries=0, timeout=10)
+    j = eb.judge("quality", "{output}", client=eb.openai_client(sdk, model="judge-1"))
+    df = pd.DataFrame({"q": ["a", "b"]})
+    for _ in range(3):
+        r = eb.run(df, task=lambda q: q, scorers=[j], store=None, progress=False)
+        assert list(r.scores["status"]) == ["scored", "scored"], list(r.scores["message"])
+        assert r.usage()["source"].tolist() == ["quality", "quality"]
+    assert len(server.requests) == 6

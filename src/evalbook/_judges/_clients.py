@@ -19,7 +19,7 @@ from typing import Any, Protocol, TypeAlias
 from .._errors import ConfigurationError
 from .._runner._usage import current_meter
 from .._util._inspect import is_async
-from ._wrap import WrappedOpenAI
+from ._wrap import WrappedOpenAI, wrap_openai
 
 __all__ = ["JudgeClient", "JudgeReply", "OpenAIJudgeClient", "openai_client"]
 
@@ -130,6 +130,14 @@ class AsyncOpenAIJudgeClient(OpenAIJudgeClient):
         return self.reply(completion, tool)
 
 
+def _async_sdk(client: Any) -> bool:
+    """Whether `client` is the `openai` package's own `AsyncOpenAI` (or a subclass)."""
+    return any(
+        c.__name__ == "AsyncOpenAI" and c.__module__.split(".")[0] == "openai"
+        for c in type(client).__mro__
+    )
+
+
 def openai_client(client: Any, *, model: str, **params: Any) -> OpenAIJudgeClient:
     """Adapt an OpenAI-compatible SDK client for `eb.judge(..., client=...)`.
 
@@ -139,7 +147,9 @@ def openai_client(client: Any, *, model: str, **params: Any) -> OpenAIJudgeClien
     retries 429/5xx itself (`max_retries=2` by default); the judge's own retries come on top,
     so set one of them to 0 for a single layer. Each reply's usage is recorded under the
     judge's score name; a client made by `eb.wrap_openai` (rate limits, a response cache)
-    records its own calls instead, once.
+    records its own calls instead, once. An unwrapped `openai.AsyncOpenAI` is wrapped here
+    (plainly: no cache, no limits), so that it works in run after run, each on its own event
+    loop.
 
     Args:
         client: `openai.OpenAI(...)`, `openai.AsyncOpenAI(...)`, either wrapped by
@@ -158,6 +168,11 @@ def openai_client(client: Any, *, model: str, **params: Any) -> OpenAIJudgeClien
         >>> eb.openai_client(Client(), model="gpt-4o-mini", temperature=0).params
         {'temperature': 0}
     """
+    if not isinstance(client, WrappedOpenAI) and _async_sdk(client):
+        # Each eb.run() has its own event loop, and the SDK's connections stay bound to the
+        # first one ("Event loop is closed" on the next run): the wrapper gives each loop its
+        # own. It takes over the client's retries (same count, Retry-After honoured).
+        client = wrap_openai(client)
     create = getattr(getattr(getattr(client, "chat", None), "completions", None), "create", None)
     if not callable(create):
         raise ConfigurationError(
