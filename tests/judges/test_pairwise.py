@@ -163,6 +163,12 @@ def test_a_missing_value_in_the_baseline_column_is_no_baseline() -> None:
     assert len(client.calls) == 4  # no call for a case without a baseline
 
 
+def test_pandas_na_in_a_string_baseline_column_is_no_baseline() -> None:
+    data = DATA.assign(ref=pd.array(["bad r0", pd.NA, "good r2", "bad r3"], dtype="string"))
+    r = judged_run(Scripted(prefer("tie")), data=data)
+    assert list(r.scores["status"]) == ["scored", "unscored", "scored", "scored"]
+
+
 def test_a_baseline_column_that_is_not_an_identifier_is_read_from_the_row() -> None:
     data = DATA.rename(columns={"ref": "the reference"})
     client = Scripted(prefer("output"))

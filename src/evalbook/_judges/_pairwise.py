@@ -23,6 +23,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
+import pandas as pd
+
 from .._errors import ConfigurationError
 from .._model._contract import Score, ScoreError, Unscored, safe_repr
 from .._model._run_data import RunData
@@ -117,7 +119,10 @@ def parse_preference(reply: object) -> Vote:
 
 
 def _missing(value: object) -> bool:
-    return value is None or (isinstance(value, float) and math.isnan(value))
+    """None, NaN, pandas' NA or NaT: what a DataFrame holds where a value is missing."""
+    if value is None or value is pd.NA or value is pd.NaT:
+        return True
+    return isinstance(value, float) and math.isnan(value)
 
 
 def _baseline_outputs(run: RunData) -> tuple[dict[tuple[str, int], Any], int]:
