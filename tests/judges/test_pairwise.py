@@ -100,6 +100,34 @@ def test_a_tie_against_a_preference_is_not_a_flip() -> None:
     assert [v["order"] for v in rec["votes"]] == ["original", "swapped"]
 
 
+# (original reply, swapped reply) -> (value, position_flip), worked out by hand: in the swapped
+# order the baseline fills the {output} slot, so a swapped "output" is a win for the baseline.
+HAND = {
+    ("output", "output"): (0.5, True),
+    ("output", "baseline"): (1.0, False),
+    ("output", "tie"): (0.75, False),
+    ("baseline", "output"): (0.0, False),
+    ("baseline", "baseline"): (0.5, True),
+    ("baseline", "tie"): (0.25, False),
+    ("tie", "output"): (0.25, False),
+    ("tie", "baseline"): (0.75, False),
+    ("tie", "tie"): (0.5, False),
+}
+
+
+@pytest.mark.parametrize(("replies", "expected"), HAND.items())
+def test_every_pair_of_replies_against_the_hand_table(
+    replies: tuple[str, str], expected: tuple[float, bool]
+) -> None:
+    def by_order(messages: list[dict[str, Any]], tool: dict[str, Any]) -> dict[str, Any]:
+        original = slots(messages)[0] == "good 0"  # the case's output is in the {output} slot
+        return prefer(replies[0] if original else replies[1])
+
+    r = judged_run(by_order, data=DATA.iloc[:1])
+    (meta,) = metas(r)
+    assert (r.scores["value"].iloc[0], meta["position_flip"]) == expected
+
+
 def test_orders_one_asks_once_and_has_no_flip_rate() -> None:
     client = Scripted(prefer("output"))
     r = judged_run(client, orders="one")
