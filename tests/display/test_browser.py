@@ -200,6 +200,13 @@ def test_quickstart_shows_the_headline_card(browser: Any, lab: str) -> None:
     card = page.locator("[data-evalbook='run']").first
     card.scroll_into_view_if_needed()
     headline = card.locator("[data-evalbook='headline']")
+    # JupyterLab renders an output once it is scrolled into view (its notebook windowing): wait
+    # for the card's text rather than read it at once
+    page.wait_for_function(
+        "() => { const h = document.querySelector(\"[data-evalbook='run'] "
+        "[data-evalbook='headline']\"); return h !== null && h.innerText.includes('completed'); }",
+        timeout=30_000,
+    )
     assert headline.is_visible()
     text = headline.inner_text()
     assert "Headline · answer.pass" in text and "Pass" in text and "completed" in text
