@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._model._run_data import RunData
-from .._util._fmt import format_pair, format_pct, format_pp
+from .._util._fmt import format_amounts, format_pair, format_pct, format_pp
 from ._compare import compare
 
 __all__ = [
@@ -206,32 +206,6 @@ def check_gate(
         if spec.max_latency_p95 is not None:
             checks.append(_check_latency(_num(usage["latency_p95_s"]), spec.max_latency_p95))
     return checks
-
-
-def format_amounts(observed: float, threshold: float, unit: str) -> tuple[str, str]:
-    """An observed amount and its threshold (`$0.42`, `2.5 s`), with enough digits that
-    unequal values never look equal (values within 1e-9 are equal, as the gate counts them).
-
-    Example:
-        >>> format_amounts(1.0004, 1.0, "$")
-        ('$1.0004', '$1')
-        >>> format_amounts(2.345, 3.0, " s")
-        ('2.35 s', '3 s')
-    """
-
-    def shown(text: str) -> str:
-        return f"${text}" if unit == "$" else f"{text}{unit}"
-
-    # the threshold as the user wrote it: its shortest exact form
-    thr = f"{threshold:g}" if float(f"{threshold:g}") == threshold else repr(threshold)
-    digits = max(3, len(str(int(abs(observed)))))  # whole dollars or seconds in full
-    obs = f"{observed:.{digits}g}"
-    while abs(observed - threshold) > _EPS and float(obs) == float(f"{threshold:.{digits}g}"):
-        digits += 1  # shown equal but not equal: one more digit
-        obs = f"{observed:.{digits}g}"
-    if abs(observed - threshold) <= _EPS:
-        obs = thr
-    return shown(obs), shown(thr)
 
 
 def _check_cost(usage: Any, n_samples: int, max_cost: float) -> Check:

@@ -14,6 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 __all__ = [
+    "format_amounts",
     "format_ci",
     "format_count",
     "format_money",
@@ -210,6 +211,32 @@ def format_pair(observed: float, threshold: float, *, points: bool = False) -> t
     if float(thr.removesuffix(unit)) == float(plain.removesuffix(unit).replace(MINUS, "-")):
         thr = plain  # the threshold as the user wrote it, when that is the same number
     return obs, thr
+
+
+def format_amounts(observed: float, threshold: float, unit: str) -> tuple[str, str]:
+    """An observed amount and its threshold (`$0.42`, `2.5 s`), with enough digits that
+    unequal values never look equal (values within 1e-9 are equal, as the gate counts them).
+
+    Example:
+        >>> format_amounts(1.0004, 1.0, "$")
+        ('$1.0004', '$1')
+        >>> format_amounts(2.345, 3.0, " s")
+        ('2.35 s', '3 s')
+    """
+
+    def shown(text: str) -> str:
+        return f"${text}" if unit == "$" else f"{text}{unit}"
+
+    # the threshold as the user wrote it: its shortest exact form
+    thr = f"{threshold:g}" if float(f"{threshold:g}") == threshold else repr(threshold)
+    digits = max(3, len(str(int(abs(observed)))))  # whole dollars or seconds in full
+    obs = f"{observed:.{digits}g}"
+    while abs(observed - threshold) > 1e-9 and float(obs) == float(f"{threshold:.{digits}g}"):
+        digits += 1  # shown equal but not equal: one more digit
+        obs = f"{observed:.{digits}g}"
+    if abs(observed - threshold) <= 1e-9:
+        obs = thr
+    return shown(obs), shown(thr)
 
 
 def _sig(x: float, figures: int) -> str:
