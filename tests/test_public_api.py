@@ -33,6 +33,7 @@ PUBLIC = {
     "mde",
     "mean_of",
     "openai_client",
+    "pairwise_judge",
     "pass_at",
     "pass_hat",
     "run",

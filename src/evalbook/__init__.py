@@ -15,6 +15,7 @@ from ._compare._power import mde, sample_size
 from ._errors import ConfigurationError, ScorerSignatureError, SkipScore
 from ._judges._clients import openai_client
 from ._judges._judge import judge
+from ._judges._pairwise import pairwise_judge
 from ._judges._wrap import wrap_openai
 from ._model._contract import Score, Unscored
 from ._model._reducers import pass_at, pass_hat
@@ -50,6 +51,7 @@ __all__ = [
     "mde",
     "mean_of",
     "openai_client",
+    "pairwise_judge",
     "pass_at",
     "pass_hat",
     "run",
