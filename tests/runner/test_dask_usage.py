@@ -21,6 +21,7 @@ import pytest
 from pandas.testing import assert_frame_equal
 
 import evalbook as eb
+from _openai_server import Server
 from evalbook._model._results import PASSED, Finished, Results
 from evalbook._model._usage import Tally
 from evalbook._runner._engine import _Engine
@@ -269,6 +270,55 @@ def test_settled_tokens_count_against_the_cluster_wide_limit(
     print(figure)
     record_property("settled_rate", figure)
     assert 8 * 0.5 <= rate <= 8 * 1.1  # booked at 100 a call, it would be 40/s
+
+
+@pytest.fixture
+def local_server() -> Iterator[Server]:
+    """The loopback OpenAI-compatible server, in this process (the workers call it too)."""
+    s = Server()
+    s.thread.start()
+    yield s
+    s.httpd.shutdown()
+    s.httpd.server_close()
+
+
+def test_a_wrapped_openai_client_is_limited_over_the_cluster(
+    client: Any, local_server: Server, record_property: Any
+) -> None:
+    server = local_server
+    openai = pytest.importorskip("openai")
+    client.run(os.environ.update, {"NO_PROXY": "127.0.0.1,localhost"})  # as the fixture here
+    sdk = openai.OpenAI(base_url=server.url, api_key="test", max_retries=0)
+    wrapped = eb.wrap_openai(sdk, requests_per_minute=600)  # 10 a second, a burst of 10
+
+    def task(q: str) -> tuple[str, int]:
+        reply = wrapped.chat.completions.create(
+            model="m", messages=[{"role": "user", "content": q}]
+        )
+        return reply.choices[0].message.content, os.getpid()
+
+    n = 30
+    r = run(
+        pd.DataFrame({"q": [f"question {i}" for i in range(n)]}),
+        task=task,
+        executor=client,
+        concurrency=8,
+    )
+    assert (r.cases["outcome"] == "passed").all()
+    assert len({pid for _, pid in r.cases["output"]}) == 2  # both workers called the server
+    arrivals = server.arrivals()
+    rate = (n - 10) / (arrivals[-1] - arrivals[0])
+    figure = (
+        f"{server.count()} requests to the local server from 2 workers: {rate:.2f}/s, limit 10/s"
+    )
+    print(figure)
+    record_property("wrap_openai_rate", figure)
+    assert server.count() == n
+    assert rate <= 10 * 1.1
+    totals = r.usage_summary()
+    assert totals["calls"].item() == n
+    assert totals["input_tokens"].item() == server.input_tokens  # the server's own count
+    assert totals["output_tokens"].item() == server.output_tokens
 
 
 def test_without_a_cluster_the_same_calls_are_limited_locally() -> None:
