@@ -85,18 +85,34 @@ def _same(a: tuple[pd.DataFrame, pd.DataFrame], b: tuple[pd.DataFrame, pd.DataFr
 
 
 class Trials:
-    """Damaged copies of one stored log, loaded and classified."""
+    """Damaged copies of one stored log, loaded and classified.
+
+    A subclass changes what is stored (`stored`), what is compared (`tables`, `same`) and
+    where bytes are flipped (`flip_offset`): tests/faults/test_usage_faults.py does.
+    """
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.source = stored_run(root / "store")
+        self.source = self.stored(root / "store")
         self.log = (self.source / "events.jsonl").read_bytes()
         with warnings.catch_warnings():
             warnings.simplefilter("error")  # the undamaged run loads without a warning
-            self.baseline = _tables(self.source)
+            self.baseline = self.tables(self.source)
         self.counts: Counter[str] = Counter()
         self.examples: dict[str, str] = {}
         self.n = 0
+
+    def stored(self, root: Path) -> Path:
+        return stored_run(root)
+
+    def tables(self, folder: Path) -> Any:
+        return _tables(folder)
+
+    def same(self, a: Any, b: Any) -> bool:
+        return _same(a, b)
+
+    def flip_offset(self, rng: random.Random) -> int:
+        return rng.randrange(len(self.log))
 
     def _folder(self, content: bytes) -> Path:
         self.n += 1
@@ -112,13 +128,13 @@ class Trials:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
             try:
-                tables = _tables(folder)
+                tables = self.tables(folder)
             except Exception as exc:
                 text = f"{type(exc).__name__}: {exc}"
                 named = str(folder / "events.jsonl") in str(exc)
                 raw = isinstance(exc, KeyError | TypeError | AttributeError | IndexError)
                 return self._count("raised" if named and not raw else "raw", what, text)
-        if _same(tables, self.baseline):
+        if self.same(tables, self.baseline):
             return self._count("identical", what, "")
         lines = [int(m[1]) for w in caught if (m := _LINE.search(str(w.message)))]
         if not lines and content.endswith(b"\n") and len(content) < len(self.log):
@@ -133,8 +149,8 @@ class Trials:
         kept = b"".join(content.splitlines(keepends=True)[: lines[0] - 1])
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
-            prefix = _tables(self._folder(kept))
-        if _same(tables, prefix):
+            prefix = self.tables(self._folder(kept))
+        if self.same(tables, prefix):
             return self._count("detected", what, "")
         return self._count("wrong recovery", what, f"line {lines[0]}")
 
@@ -145,7 +161,7 @@ class Trials:
 
     def flips(self, n: int, rng: random.Random) -> None:
         for _ in range(n):
-            offset = rng.randrange(len(self.log))
+            offset = self.flip_offset(rng)
             damaged = bytearray(self.log)
             damaged[offset] ^= rng.randrange(1, 256)
             self.classify(bytes(damaged), f"flip at byte {offset}")

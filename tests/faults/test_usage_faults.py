@@ -33,7 +33,7 @@ import pyarrow.parquet as pq
 import pytest
 from _fault_procs import kill_trials
 from pandas.testing import assert_frame_equal
-from test_byte_flips import _LINE, BAD, line
+from test_byte_flips import BAD, Trials, line
 
 import evalbook as eb
 from evalbook._runner._usage import current_meter
@@ -102,79 +102,32 @@ def _same(a: Tables, b: Tables) -> bool:
     return True
 
 
-class UsageTrials:
+class UsageTrials(Trials):
     """Damaged copies of one stored log with usage, loaded and classified (the classes of
-    tests/faults/test_byte_flips.py; the tables compared include usage and its summary)."""
+    tests/faults/test_byte_flips.py; the tables compared include usage and its summary), each
+    flip inside a `"usage":{...}` part of the log."""
 
     def __init__(self, root: Path) -> None:
-        self.root = root
-        self.source = stored_usage_run(root / "store")
-        self.log = (self.source / "events.jsonl").read_bytes()
+        super().__init__(root)
         assert self.log.count(b'"usage":') >= N_CASES
-        with warnings.catch_warnings():
-            warnings.simplefilter("error")  # the undamaged run loads without a warning
-            self.baseline = _tables(self.source)
-        self.counts: Counter[str] = Counter()
-        self.examples: dict[str, str] = {}
-        self.n = 0
-
-    def _folder(self, content: bytes) -> Path:
-        self.n += 1
-        folder = self.root / f"t{self.n}"
-        folder.mkdir()
-        shutil.copy(self.source / "data.parquet", folder / "data.parquet")
-        (folder / "events.jsonl").write_bytes(content)
-        return folder
-
-    def classify(self, content: bytes, what: str) -> str:
-        """Load one damaged log; count and return its class."""
-        folder = self._folder(content)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            try:
-                tables = _tables(folder)
-            except Exception as exc:
-                named = str(folder / "events.jsonl") in str(exc)
-                raw = isinstance(exc, KeyError | TypeError | AttributeError | IndexError)
-                return self._count("raised" if named and not raw else "raw", what, repr(exc))
-        if _same(tables, self.baseline):
-            return self._count("identical", what, "")
-        lines = [int(m[1]) for w in caught if (m := _LINE.search(str(w.message)))]
-        if not lines and content.endswith(b"\n") and len(content) < len(self.log):
-            said = any("is incomplete" in str(w.message) for w in caught)
-            return self._count("detected" if said else "silently different", what, "line end")
-        if not lines:
-            return self._count("silently different", what, "no warning")
-        kept = b"".join(content.splitlines(keepends=True)[: lines[0] - 1])
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            prefix = _tables(self._folder(kept))
-        kind = "detected" if _same(tables, prefix) else "wrong recovery"
-        return self._count(kind, what, f"line {lines[0]}")
-
-    def _count(self, kind: str, what: str, detail: str) -> str:
-        self.counts[kind] += 1
-        self.examples.setdefault(kind, f"{what}: {detail}")
-        return kind
-
-    def flips(self, n: int, rng: random.Random) -> None:
-        """`n` flips, each of one byte inside a `"usage":{...}` part of the log."""
-        spans = [
+        self.spans = [
             (start, self.log.index(b"\n", start))
             for start in range(len(self.log))
             if self.log.startswith(b'"usage":', start)
         ]
-        for _ in range(n):
-            start, end = rng.choice(spans)
-            offset = rng.randrange(start, end)
-            damaged = bytearray(self.log)
-            damaged[offset] ^= rng.randrange(1, 256)
-            self.classify(bytes(damaged), f"flip at byte {offset}")
 
-    def cuts(self, n: int, rng: random.Random) -> None:
-        for _ in range(n):
-            offset = rng.randrange(len(self.log))
-            self.classify(self.log[:offset], f"cut at byte {offset}")
+    def stored(self, root: Path) -> Path:
+        return stored_usage_run(root)
+
+    def tables(self, folder: Path) -> Any:
+        return _tables(folder)
+
+    def same(self, a: Any, b: Any) -> bool:
+        return _same(a, b)
+
+    def flip_offset(self, rng: random.Random) -> int:
+        start, end = rng.choice(self.spans)
+        return rng.randrange(start, end)
 
 
 def usage_log_trials(flips: int, cuts: int, seed: int) -> tuple[Counter[str], Counter[str]]:
