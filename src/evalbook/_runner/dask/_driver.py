@@ -264,7 +264,6 @@ class DaskRunner:
         shared: dict[str, Any] = {limits_name(token): {}}  # rate limits, none booked yet
         if ledger.max_cost is not None:
             shared[spend_name(token)] = ledger.spent  # the live total starts from what is kept
-        open_shared(client, shared)
         options = (
             limit,
             engine.concurrency,
@@ -276,6 +275,7 @@ class DaskRunner:
         )
         flow = self.flow = _Flow(self, client, engine, token, options)
         try:
+            open_shared(client, shared)
             flow.run(batches, blobs, stop)
         finally:
             flow.cancel()
