@@ -23,7 +23,11 @@ from typing import Any
 
 __all__ = ["Guarded", "close_shared", "dist", "forget_local", "open_shared", "own_client"]
 
-WAIT_S = 60.0  # a change waits this long for the lock (or the value) before it fails
+# A caller may be the worker's event loop, which waits with it: a change waits this long for
+# the lock, and a read this long for the value (it exists while the run does), then fails
+# (its caller falls back to counting in the process).
+WAIT_S = 10.0
+READ_S = 2.0
 
 _CLIENTS: dict[str, Any] = {}  # per process: scheduler address -> its own sync Client
 _LOCAL: dict[str, Any] = {}  # the values of in-process clusters, by name
@@ -85,7 +89,7 @@ class Guarded:
         if not await lock.acquire(timeout=WAIT_S):
             raise TimeoutError(f"the lock {self.name} was not free within {WAIT_S:g}s")
         try:
-            new, answer = change(await variable.get(timeout=WAIT_S))
+            new, answer = change(await variable.get(timeout=READ_S))
             await variable.set(new)
             return answer
         finally:
@@ -118,7 +122,7 @@ class Guarded:
         client, _, variable = self.parts()
 
         async def get() -> Any:
-            return await variable.get(timeout=WAIT_S)
+            return await variable.get(timeout=READ_S)
 
         return client.sync(get)
 
