@@ -355,3 +355,15 @@ def test_an_in_process_cluster_shares_budget_and_limits_in_the_process() -> None
         rate = measured_rate(limited_run, burst=10)
         print(f"in-process cluster: 30 async calls at {rate:.2f}/s, limit 10/s")
         assert rate <= 10 * 1.1
+
+
+def test_a_limiter_that_cannot_ask_the_scheduler_limits_in_its_process(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from evalbook._runner.dask._limits import ClusterLimiter
+
+    with dask.config.set({"distributed.comm.timeouts.connect": "1s"}):
+        limiter = ClusterLimiter("tcp://127.0.0.1:9", "run", "client", 120.0, None)
+        waits = [limiter.acquire(0.0) for _ in range(4)]  # 2 a second, a burst of 2
+    assert waits == pytest.approx([0.0, 0.0, 0.5, 1.0], abs=0.1)
+    assert caplog.text.count("could not be asked") == 1  # warned once, then local
