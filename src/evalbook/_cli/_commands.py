@@ -434,7 +434,7 @@ def comparison_table(summary: pd.DataFrame, by: list[str], *, clusters: bool) ->
 
 
 def cmd_export(args: argparse.Namespace) -> int:
-    """`evalbook export RUN PATH [--table scores|cases|summary|unscored|wide|usage|usage_summary]`."""
+    """`evalbook export RUN PATH [--table T]`: one of the tables of `_api._refs.TABLES`."""
     written = export_table(resolve_run(args.run, args.store), args.path, args.table)
     Out(sys.stdout).line(f"wrote {written.table} ({written.rows} rows) to {written.path}")
     return 0

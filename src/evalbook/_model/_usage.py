@@ -62,9 +62,12 @@ def amount(name: str, value: object) -> float | None:
         return None
     try:
         # int and float are reals (the ABC check is the slow part of a call's record)
-        if type(value) is not float and type(value) is not int:
-            if isinstance(value, bool) or not isinstance(value, numbers.Real):
-                raise TypeError
+        if (
+            type(value) is not float
+            and type(value) is not int
+            and (isinstance(value, bool) or not isinstance(value, numbers.Real))
+        ):
+            raise TypeError
         number = float(value)
     except Exception:  # not a real, or one whose isinstance/float() fails (10**400, a hook)
         raise InvalidUsage(
