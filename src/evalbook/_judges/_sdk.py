@@ -7,6 +7,7 @@ Kept apart from `_wrap.py` (the wrapper's steps); `openai` is imported only insi
 
 from __future__ import annotations
 
+import importlib
 import json
 import math
 import numbers
@@ -98,8 +99,6 @@ def dump(response: Any) -> Any:
 
 def reply_type(endpoint: str) -> Any:
     # openai is optional: the SDK's reply type is imported when a cache hit is rebuilt
-    import importlib
-
     module, name = ENDPOINTS[endpoint][1].split(":")
     try:
         return getattr(importlib.import_module(module), name)
