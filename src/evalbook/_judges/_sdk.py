@@ -199,9 +199,8 @@ _UNSENDABLE = ("_api_key_provider", "admin_api_key", "workload_identity", "_prov
 def recipe(client: Any) -> tuple[type, dict[str, Any]] | None:
     """The class and options that make `client` again in another process, when the client
     is a plain `openai.OpenAI` / `AsyncOpenAI` with its own HTTP client and a key as text."""
-    # openai is optional: a client of another kind is pickled as itself
     try:
-        import openai
+        import openai  # optional: without it, a client of another kind is pickled as itself
     except ImportError:
         return None
     if type(client) not in (openai.OpenAI, openai.AsyncOpenAI):
