@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import math
 import numbers
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
@@ -95,13 +95,20 @@ def _type_name(value: object) -> str:
         return "object"
 
 
-def _field(usage: object, name: str) -> object:
+def _reader(usage: object) -> Callable[[str], object]:
+    """How to read a field of a usage dict or object (one isinstance check per usage)."""
     try:
-        if isinstance(usage, Mapping):
-            return usage.get(name)
-        return getattr(usage, name, None)
-    except Exception:  # a hostile mapping, property or __class__: the amount is unknown
-        return None
+        mapping = isinstance(usage, Mapping)
+    except Exception:  # a hostile __class__: nothing can be read
+        return lambda name: None
+
+    def read(name: str) -> object:
+        try:
+            return usage.get(name) if mapping else getattr(usage, name, None)  # type: ignore[attr-defined]
+        except Exception:  # a hostile mapping or property: the amount is unknown
+            return None
+
+    return read
 
 
 def token_counts(usage: object) -> tuple[object, object]:
@@ -116,12 +123,13 @@ def token_counts(usage: object) -> tuple[object, object]:
     """
     if usage is None:
         return None, None
-    found_in = _field(usage, "prompt_tokens")
-    found_out = _field(usage, "completion_tokens")
+    read = _reader(usage)
+    found_in = read("prompt_tokens")
+    found_out = read("completion_tokens")
     if found_in is None:
-        found_in = _field(usage, "input_tokens")
+        found_in = read("input_tokens")
     if found_out is None:
-        found_out = _field(usage, "output_tokens")
+        found_out = read("output_tokens")
     return found_in, found_out
 
 
