@@ -163,7 +163,9 @@ def distribution_figure(run: RunData, score: str | None = None) -> Any:
             go.Histogram(
                 name=labels[name],
                 x=rows["value"].to_list(),
-                xbins={"start": 0.0, "end": 1.0001, "size": 0.05},
+                # 0.05-wide bins centred on 0, 0.05, …, 1 (plotly's bins hold their start,
+                # not their end): 0.0 and 1.0 each have a whole bin inside the axis
+                xbins={"start": -0.025, "end": 1.025, "size": 0.05},
                 opacity=0.75 if len(chosen) > 1 else 0.9,
                 marker_color=_PALETTE[(i + 3) % len(_PALETTE)],
             )
@@ -172,7 +174,7 @@ def distribution_figure(run: RunData, score: str | None = None) -> Any:
     fig.update_layout(
         barmode="overlay",
         title=f"Score distribution · {_text(run.name, 200)}",
-        xaxis={"title": "recorded value", "range": [0, 1]},
+        xaxis={"title": "recorded value", "range": [-0.05, 1.05]},
         yaxis_title="records",
     )
     return fig
