@@ -176,7 +176,9 @@ def summarize(
 class Headline:
     """The one number a run is read by, with its completion rate.
 
-    `score` is the headline score's name, or None when it is the passed rate.
+    `score` is the headline score's name, or None when it is the passed rate. `no_primary`
+    is True when the run has several scores and none is primary: the passed rate then
+    stands in for a score, and the text says so (docs/scores.md).
     """
 
     score: str | None
@@ -187,6 +189,7 @@ class Headline:
     counts: dict[str, int] = field(default_factory=dict)
     n_cases: int = 0
     epochs: int = 1
+    no_primary: bool = False
 
     @property
     def n_samples(self) -> int:
@@ -196,7 +199,9 @@ class Headline:
     @property
     def text(self) -> str:
         """E.g. `Pass 52% · completed 100%`, with `(n errored, n timed out)` when relevant."""
-        text = f"{self.label} {format_pct(self.value)} · completed {format_pct(self.completion)}"
+        # several scores and none primary: the passed rate is not one of them, so it says so
+        lead = "No primary score · tasks passed" if self.no_primary else self.label
+        text = f"{lead} {format_pct(self.value)} · completed {format_pct(self.completion)}"
         missing = [
             f"{self.counts.get(k, 0)} {k.replace('_', ' ')}"
             for k in ("errored", "timed_out")
@@ -243,4 +248,5 @@ def headline_of(
         return Headline(d.name, d.display_label(), mean, ci, completion, counts, n // k, k)
     rate = counts["passed"] / n if n else None
     ci = wilson(counts["passed"], n) if n else None
-    return Headline(None, "Passed", rate, ci, completion, counts, n // k, k)
+    several = len(definitions) > 1
+    return Headline(None, "Passed", rate, ci, completion, counts, n // k, k, several)

@@ -63,8 +63,23 @@ def _reducer_badge(row: Any) -> str:
     return badge(reducer, "same", title="how a case's epochs become the case's value")
 
 
+# Several scores and none primary: the big number is the share of tasks that passed, not
+# one of the scores beside it, so the card says so and says how to choose the score it shows.
+NO_PRIMARY_NUDGE = (
+    "No primary score: this is the share of tasks that passed, not one of the scores. "
+    "Declare the score to lead with: eb.define_score(..., primary=True)."
+)
+
+
 def _headline_inner(h: Headline, row: Any = None) -> str:
     name = "passed rate (no primary score)" if h.score is None else h.score
+    label = "tasks passed" if h.no_primary else h.label
+    nudge = (
+        f'<div data-evalbook="no-primary" style="{MUTED}; font-size: 12px; margin-top: 4px">'
+        f"{esc(NO_PRIMARY_NUDGE)}</div>"
+        if h.no_primary
+        else ""
+    )
     ci = "" if h.ci is None else f"95% CI {format_ci(h.ci[0], h.ci[1])}"
     badges = "".join(
         badge(f"{label} {h.counts.get(key, 0)}", key) for key, label in _OUTCOME_LABELS
@@ -83,11 +98,11 @@ def _headline_inner(h: Headline, row: Any = None) -> str:
         f'letter-spacing: 0.04em">Headline · {esc(name)}</div>'
         f'<div style="display: flex; align-items: baseline; gap: 10px; flex-wrap: wrap">'
         f'<span style="font-size: 30px; font-weight: 650">{esc(format_pct(h.value))}</span>'
-        f'<span style="font-size: 15px; font-weight: 600">{esc(h.label)}</span>'
+        f'<span style="font-size: 15px; font-weight: 600">{esc(label)}</span>'
         f"{_reducer_badge(row)}"
         f'<span style="{MUTED}">{esc(ci)}</span></div>'
         f"<div>completed <b>{esc(format_pct(h.completion))}</b> · {size}</div>"
-        f'<div style="margin-top: 4px">{badges}</div>{counts}'
+        f'<div style="margin-top: 4px">{badges}</div>{counts}{nudge}'
     )
 
 

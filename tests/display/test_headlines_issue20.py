@@ -1,0 +1,71 @@
+"""Issue 20: a headline without a primary score says what it is; the leaderboard shows its note."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from pathlib import Path
+
+import pandas as pd
+
+import evalbook as eb
+from evalbook.display._html import headline_only_html, run_html
+
+SNAPSHOTS = Path(__file__).parent / "snapshots"
+
+
+def _text(html: str) -> str:
+    """The visible text of an HTML fragment (tags removed, whitespace squeezed)."""
+    return unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip())
+
+
+def _two_scores_run(primary: bool = False) -> eb.Run:
+    """Two cases, both passed; score `a` is 100 %, score `b` is 50 %."""
+    a = eb.define_score("a", primary=primary)
+    b = eb.define_score("b")
+
+    @eb.scorer(a, b)
+    def both(output: str) -> dict[str, float]:
+        return {"a": 1.0, "b": 1.0 if output == "x" else 0.0}
+
+    df = pd.DataFrame({"q": ["x", "y"]})
+    return eb.run(df, task=lambda q: q, scorers=[both], name="np", store=None, progress=False)
+
+
+def test_no_primary_headline_text_says_it_is_not_a_score() -> None:
+    h = _two_scores_run().headline
+    assert h.score is None and h.label == "Passed" and h.no_primary
+    assert h.text == "No primary score · tasks passed 100% · completed 100%"
+
+
+def test_one_score_or_a_primary_keeps_the_score_text() -> None:
+    assert _two_scores_run(primary=True).headline.text == "a 100% · completed 100%"
+    only = eb.define_score("only")
+    run = eb.run(
+        pd.DataFrame({"q": ["x"]}),
+        task=lambda q: q,
+        scorers=[eb.scorer(only)(lambda output: 0.5)],
+        store=None,
+        progress=False,
+    )
+    assert run.headline.text == "only 50% · completed 100%" and not run.headline.no_primary
+
+
+def test_no_primary_card_says_what_it_is_and_nudges_to_declare_one() -> None:
+    run = _two_scores_run()
+    text = _text(run_html(run))
+    assert "100% tasks passed" in text
+    assert "No primary score: this is the share of tasks that passed" in text
+    assert "eb.define_score(..., primary=True)" in text
+    assert 'data-evalbook="no-primary"' in headline_only_html(run.headline)
+
+
+def test_a_primary_card_has_no_nudge() -> None:
+    html = run_html(_two_scores_run(primary=True))
+    assert 'data-evalbook="no-primary"' not in html and "primary=True" not in _text(html)
+
+
+def test_no_primary_headline_snapshot() -> None:
+    html = headline_only_html(_two_scores_run().headline)
+    path = SNAPSHOTS / "headline-no-primary.html"
+    assert html + "\n" == path.read_text(encoding="utf-8")
