@@ -81,7 +81,9 @@ def test_show_comparison(run: eb.Run) -> None:
     view = eb.show(comp)
     titles = [view.tabs.get_title(i) for i in range(len(view.tabs.children))]
     assert titles == ["Summary", "Cases", "Warnings (1)"]
-    assert len(view.cases.options) == 2  # regressed pairs first
+    assert len(view.cases.options) == 3  # what changed first: one improved, two regressed
+    view.change.value = "regressed"
+    assert len(view.cases.options) == 2
     view.cases.value = view.cases.options[0][1]
     assert "arithmetic-demo" in view.detail.value and "candidate" in view.detail.value
     view.change.value = "all"

@@ -164,7 +164,7 @@ def _long(x: Any, budget: _Budget) -> str:
     return "" if is_missing(x) else budget.esc(safe_str(x))
 
 
-def _text_of(x: Any) -> str:
+def text_of(x: Any) -> str:
     """A value's text: a str as it is, a container as JSON, anything else by `safe_str`.
 
     Types are read by `type()`, never `isinstance`: a user's object in the data may have a
@@ -190,7 +190,7 @@ def _input_html(run: RunData, pos: int, budget: _Budget) -> str:
         f'<div style="display: flex; gap: 8px; margin: 1px 0">'
         f'<span style="flex: 0 0 120px; {MUTED}; overflow-wrap: anywhere">{esc(col)}</span>'
         f'<span style="flex: 1 1 auto; white-space: pre-wrap; overflow-wrap: anywhere">'
-        f"{budget.esc(_text_of(val))}</span></div>"
+        f"{budget.esc(text_of(val))}</span></div>"
         for col, val in row.items()
     )
     return items
@@ -254,7 +254,7 @@ def case_html(run: RunData, pos: int) -> str:
     records = run.scores.iloc[pos * s : (pos + 1) * s]
     # what the budget is spent on first: the output, the error, the scores, then the input
     budget = _Budget()
-    output = _text_of(c["output"])
+    output = text_of(c["output"])
     output_html = _pre(output, budget) if output else f'<div style="{MUTED}">(no output)</div>'
     error = ""
     if not is_missing(c["error_type"]):
@@ -315,7 +315,7 @@ def _epochs_case_html(run: RunData, pos: int, k: int) -> str:
     budget, most = _Budget(), CASE_TEXT_LIMIT // (2 * shown)
     outputs = []
     for _, c in samples.head(shown).iterrows():
-        text = _text_of(c["output"])
+        text = text_of(c["output"])
         none = f'<div style="{MUTED}">(no output)</div>'
         outputs.append(_pre(text, budget, most) if text else none)
     errors = [

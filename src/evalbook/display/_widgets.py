@@ -16,9 +16,19 @@ import pandas as pd
 from .._model._run_data import RunData
 from .._util._fmt import format_num, format_pp
 from .._util._text import visible
-from ._cases import ALL, CaseFilter, case_count, case_html, case_strips, epochs_of, filter_cases
+from ._cases import (
+    ALL,
+    CaseFilter,
+    case_count,
+    case_html,
+    case_strips,
+    epochs_of,
+    filter_cases,
+    text_of,
+)
 from ._compare_html import comparison_html, comparison_names, comparison_text, warnings_html
 from ._cost import case_usage_labels
+from ._diff import output_diff_html
 from ._html import (
     consistency_html,
     run_cards_html,
@@ -27,7 +37,7 @@ from ._html import (
     unscored_html,
 )
 from ._run_slices import scores_tab_html, slice_columns
-from ._style import MUTED, esc, root, shorten
+from ._style import MUTED, badge, esc, root, shorten
 
 __all__ = ["show"]
 
@@ -35,7 +45,9 @@ _MAX_OPTIONS = 500
 _LABEL_LIMIT = 160  # characters of a list entry (a case id can be any text)
 _OUTCOMES = [ALL, "passed", "failed", "errored", "timed_out"]
 _STATUSES = [ALL, "scored", "unscored", "error"]
-_CHANGES = [ALL, "improved", "regressed", "same", "only_a", "only_b"]
+# "changed" (every change but "same") is the comparison's default filter: what a reader looks for
+_CHANGED = "changed"
+_CHANGES = [_CHANGED, ALL, "improved", "regressed", "same", "only_a", "only_b"]
 
 
 def _html(value: str) -> Any:
@@ -214,7 +226,7 @@ class ComparisonView(_Static):
         self.name_a, self.name_b = comparison_names(comp)
         table: pd.DataFrame = comp.cases
         scores = list(dict.fromkeys(table["score"].astype(str))) if len(table) else []
-        self.change = w.Dropdown(options=_CHANGES, value="regressed", description="change")
+        self.change = w.Dropdown(options=_CHANGES, value=_CHANGED, description="change")
         self.score = w.Dropdown(options=[ALL, *scores], value=ALL, description="score")
         self.count = _html("")
         self.cases = w.Select(options=[], rows=10, layout=w.Layout(width="100%"))
@@ -236,8 +248,11 @@ class ComparisonView(_Static):
     def _refresh(self, _change: Any = None) -> None:
         table: pd.DataFrame = self.comparison.cases
         keep = np.ones(len(table), dtype=bool)
-        if self.change.value != ALL:
-            keep &= (table["change"].astype(str) == self.change.value).to_numpy()
+        change = table["change"].astype(str).to_numpy()
+        if self.change.value == _CHANGED:
+            keep &= change != "same"
+        elif self.change.value != ALL:
+            keep &= change == self.change.value
         if self.score.value != ALL:
             keep &= (table["score"].astype(str) == self.score.value).to_numpy()
         rows = np.flatnonzero(keep)
@@ -250,13 +265,21 @@ class ComparisonView(_Static):
             )
             options.append((shorten(visible(label), _LABEL_LIMIT), int(i)))
         count = f"{len(rows)} of {len(table)} pairs match"
-        _list(self, options, count, "No pair matches these filters.")
+        _list(self, options, count, _no_pair(self.change.value, self.score.value))
 
     def _show_case(self, change: Any) -> None:
         i = change["new"] if isinstance(change, dict) else change
         if i is None:
             return
         case_id = str(self.comparison.cases.iloc[int(i)]["case_id"])
+        outputs = [_first_output(getattr(self.comparison, s, None), case_id) for s in "ab"]
+        diff = output_diff_html(
+            self.name_a,
+            outputs[0],
+            self.name_b,
+            outputs[1],
+            _changes_html(self.comparison, case_id),
+        )
         sides = []
         for side, name in (("a", self.name_a), ("b", self.name_b)):
             run = getattr(self.comparison, side, None)
@@ -271,7 +294,44 @@ class ComparisonView(_Static):
                 f'<div style="flex: 1 1 420px; min-width: 0"><div style="font-weight: 600">'
                 f"{esc(name)}</div>{inner}</div>"
             )
-        self.detail.value = f'<div style="display: flex; gap: 10px">{"".join(sides)}</div>'
+        both = f'<div style="display: flex; gap: 10px">{"".join(sides)}</div>'
+        self.detail.value = root(diff, "pair-view") + both
+
+
+def _no_pair(change: str, score: str) -> str:
+    """What the empty pair list says: "nothing regressed" rather than a blank list."""
+    where = "" if score == ALL else f" on {shorten(visible(score), _LABEL_LIMIT)}"
+    if change == _CHANGED:
+        return f"Nothing changed{where}: every pair is the same in both runs (pick “all”)."
+    if change in ("improved", "regressed"):
+        return f"Nothing {change}{where}."
+    return "No pair matches these filters."
+
+
+def _first_output(run: Any, case_id: str) -> str | None:
+    """A case's output in `run` (its first epoch), None when the case is not in the run."""
+    if run is None:
+        return None
+    cases = run.cases
+    hit = np.flatnonzero((cases["case_id"].astype(str) == case_id).to_numpy())
+    if not len(hit):
+        return None
+    return text_of(cases["output"].iloc[int(hit[0])])
+
+
+def _changes_html(comp: Any, case_id: str) -> str:
+    """Each score's value in A and B and its change, for one case (escaped)."""
+    table: pd.DataFrame = comp.cases
+    rows = table[(table["case_id"].astype(str) == case_id).to_numpy()]
+    lines = []
+    for _, r in rows.iterrows():
+        change = str(r["change"])
+        lines.append(
+            f'<div style="font-size: 12px; margin: 2px 0">{esc(r["score"])}<br>'
+            f"{esc(format_num(r['a']))} → {esc(format_num(r['b']))} "
+            f"({esc(format_pp(r['delta']))}) {badge(change.replace('_', ' '), change)}</div>"
+        )
+    return "".join(lines)
 
 
 def show(obj: Any) -> Any:

@@ -1,0 +1,123 @@
+"""Two outputs side by side with the differing words highlighted (stdlib `difflib`).
+
+The comparison's case view (`eb.show(comparison)`, Cases tab) shows a case's output in run A
+and in run B: words only in A are marked on the left, words only in B on the right. Every
+piece of text is escaped and its invisible characters shown as escapes, as in every view
+(docs/notebooks.md). A long output is diffed on its first `DIFF_LIMIT` characters (the
+diff says so); the run's tables keep the whole text.
+"""
+
+from __future__ import annotations
+
+import difflib
+import html
+import re
+
+from .._util._text import visible
+from ._style import BORDER, MUTED, esc
+
+__all__ = ["DIFF_LIMIT", "output_diff_html", "word_diff"]
+
+# Characters of each output that are diffed and shown: the matcher's cost grows with the
+# product of the two token counts, and a side-by-side view of two 100 kB texts is not read.
+DIFF_LIMIT = 10_000
+# words, runs of spaces, single other characters: a diff marks whole words, keeps spacing
+_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+_MARK = {
+    "del": "background: rgba(220, 38, 38, 0.25); border-radius: 2px",
+    "ins": "background: rgba(22, 163, 74, 0.25); border-radius: 2px",
+}
+
+
+def _esc(text: str) -> str:
+    return html.escape(visible(text, keep="\n\t"), quote=True)
+
+
+def _marked(tokens: list[str], kind: str) -> str:
+    text = "".join(tokens)
+    if not text:
+        return ""
+    if kind == "same" or not text.strip():
+        return _esc(text)  # spacing that differs is not worth a mark
+    return f'<span data-diff="{kind}" style="{_MARK[kind]}">{_esc(text)}</span>'
+
+
+def word_diff(a: str, b: str) -> tuple[str, str]:
+    """Escaped HTML of `a` and of `b`, the words not in the other marked (`data-diff`).
+
+    Each side is cut to `DIFF_LIMIT` characters first; a difference at the very end of
+    both cut sides is left unmarked, as the cut (not the outputs) may have made it.
+
+    Example:
+        >>> left, right = word_diff("the cat sat", "the dog sat")
+        >>> "cat" in left and 'data-diff="del"' in left, 'data-diff="ins"' in right
+        (True, True)
+    """
+    ta = _TOKEN.findall(a[:DIFF_LIMIT])
+    tb = _TOKEN.findall(b[:DIFF_LIMIT])
+    # autojunk off: in a long output common words ("the", spaces) would be ignored as junk
+    matcher = difflib.SequenceMatcher(None, ta, tb, autojunk=False)
+    left: list[str] = []
+    right: list[str] = []
+    cut = len(a) > DIFF_LIMIT or len(b) > DIFF_LIMIT
+    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+        if op == "equal" or (cut and i2 == len(ta) and j2 == len(tb)):
+            left.append(_marked(ta[i1:i2], "same"))
+            right.append(_marked(tb[j1:j2], "same"))
+        else:
+            left.append(_marked(ta[i1:i2], "del"))
+            right.append(_marked(tb[j1:j2], "ins"))
+    return "".join(left), "".join(right)
+
+
+def _side(name: str, body: str, text: str | None) -> str:
+    if text is None:
+        inner = f'<div style="{MUTED}">not in this run</div>'
+    elif not text:
+        inner = f'<div style="{MUTED}">(no output)</div>'
+    else:
+        cut = ""
+        if len(text) > DIFF_LIMIT:
+            more = len(text) - DIFF_LIMIT
+            cut = (
+                f'<div style="{MUTED}; font-size: 11.5px">diff of the first {DIFF_LIMIT:,} '
+                f"characters ({more:,} more); the whole output is in run.cases</div>"
+            )
+        inner = (
+            f'<div style="white-space: pre-wrap; overflow-wrap: anywhere; font-family: '
+            f"ui-monospace, SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; "
+            f"padding: 6px 8px; border: {BORDER}; border-radius: 6px; max-height: 320px; "
+            f'overflow-y: auto">{body}</div>{cut}'
+        )
+    return (
+        f'<div style="flex: 1 1 380px; min-width: 0"><div style="font-weight: 600">'
+        f"{esc(name)}</div>{inner}</div>"
+    )
+
+
+def output_diff_html(
+    name_a: str, output_a: str | None, name_b: str, output_b: str | None, changes: str = ""
+) -> str:
+    """The two outputs side by side, differing words highlighted, `changes` (HTML) beside.
+
+    `None` is an output of a case that is not in that run. `changes` is already-escaped HTML
+    (the case's score changes).
+    """
+    if output_a is not None and output_b is not None and output_a == output_b:
+        left = right = _esc(output_a[:DIFF_LIMIT])
+        same = f'<div style="{MUTED}; font-size: 12px">same output in both runs</div>'
+    else:
+        left, right = word_diff(output_a or "", output_b or "")
+        same = ""
+    beside = (
+        f'<div data-evalbook="score-changes" style="flex: 0 1 220px; min-width: 160px">'
+        f'<div style="font-weight: 600">score changes</div>{changes}</div>'
+        if changes
+        else ""
+    )
+    return (
+        f'<div data-evalbook="output-diff" style="margin: 4px 0 10px 0">'
+        f'<div style="{MUTED}; font-size: 12px">output</div>{same}'
+        f'<div style="display: flex; gap: 10px; flex-wrap: wrap">'
+        f"{_side(name_a, left, output_a)}{_side(name_b, right, output_b)}{beside}</div></div>"
+    )

@@ -1,0 +1,75 @@
+"""The comparison's case view: outputs side by side with the differing words marked."""
+
+from __future__ import annotations
+
+import re
+
+import pandas as pd
+import pytest
+
+import evalbook as eb
+from display_fixtures import EVIL, EVIL_ESCAPED
+from evalbook.display._diff import DIFF_LIMIT, output_diff_html, word_diff
+
+pytest.importorskip("ipywidgets")
+
+
+def _marked(html: str, kind: str) -> list[str]:
+    return re.findall(rf'data-diff="{kind}"[^>]*>(.*?)</span>', html)
+
+
+def _run(outputs: dict[str, str], name: str) -> eb.Run:
+    df = pd.DataFrame({"id": list(outputs), "q": list(outputs)})
+    return eb.run(
+        df,
+        task=lambda q: outputs[q],
+        scorers=[lambda output: 1.0 if "cat" in output else 0.0],
+        name=name,
+        store=None,
+        progress=False,
+    )
+
+
+def test_word_diff_marks_only_the_words_that_differ() -> None:
+    left, right = word_diff("the cat sat on the mat", "the dog sat on the mat")
+    assert _marked(left, "del") == ["cat"] and _marked(right, "ins") == ["dog"]
+    assert "sat on the mat" in left and "sat on the mat" in right
+
+
+def test_word_diff_escapes_every_piece() -> None:
+    left, right = word_diff(f"a {EVIL}\x1b", f"b {EVIL}\u202e")
+    for side in (left, right):
+        assert "<script" not in side and "\x1b" not in side and "\u202e" not in side
+    assert EVIL_ESCAPED in left and "\\x1b" in left and "\\u202e" in right
+
+
+def test_a_100kb_output_is_diffed_on_its_start_and_says_so() -> None:
+    a = "word " * 20_000  # 100 kB
+    b = a[:5_000] + "CHANGED " + a[5_000:]
+    html = output_diff_html("A", a, "B", b)
+    assert _marked(html, "ins") == ["CHANGED"]
+    assert html.count(f"diff of the first {DIFF_LIMIT:,} characters") == 2
+    assert len(html) < 100_000
+
+
+def test_the_cases_tab_opens_on_what_changed() -> None:
+    a = _run({"q1": "a cat", "q2": "same text", "q3": "no"}, "before")
+    b = _run({"q1": "a dog", "q2": "same text", "q3": "a cat now"}, "after")
+    view = eb.show(eb.compare(a, b))
+    assert view.change.value == "changed"
+    listed = [label.split(" · ")[0] for label, _ in view.cases.options]
+    assert listed == ["q1", "q3"]  # q2 is the same in both runs: not listed by default
+    detail = view.detail.value  # q1, the first changed pair, is open
+    assert _marked(detail, "del") == ["cat"] and _marked(detail, "ins") == ["dog"]
+    assert 'data-evalbook="score-changes"' in detail and "regressed" in detail
+
+
+def test_nothing_changed_is_said_not_shown_as_an_empty_list() -> None:
+    a = _run({"q1": "a cat", "q2": "b"}, "before")
+    view = eb.show(eb.compare(a, _run({"q1": "a cat", "q2": "b"}, "after")))
+    assert view.cases.options == ()
+    assert "Nothing changed" in view.detail.value
+    view.change.value = "regressed"
+    assert "Nothing regressed." in view.detail.value
+    view.change.value = "all"
+    assert len(view.cases.options) == 2 and "same output in both runs" in view.detail.value
