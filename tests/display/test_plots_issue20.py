@@ -7,6 +7,7 @@ import re
 from typing import Any
 
 import pandas as pd
+import pytest
 
 import evalbook as eb
 
@@ -34,8 +35,10 @@ def _export_html(fig: Any) -> str:
     html: str = bundle["text/html"]
     # plotly.js embedded once (the export shows the chart offline), never a script from a CDN
     assert not re.search(r"<script[^>]*\ssrc=", html)
-    assert "cdn.plot.ly" not in html and "cdn.jsdelivr" not in html
-    assert html.count("Plotly.newPlot") == 1 and len(html) > 1_000_000
+    # plotly.js inlined once: its own text mentions its CDN, but nothing loads from one
+    assert html.count("* plotly.js v") == 1 and len(html) > 1_000_000
+    assert html.count("Plotly.newPlot") == 1
+    assert 'require(["plotly"]' not in html  # no require.js path to a remote plotly
     return html
 
 
@@ -53,3 +56,62 @@ def test_distribution_shows_every_value_of_one() -> None:
         assert hi <= float(trace.xbins.end) + 1e-9
     one = next(n for (lo, hi), n in bars.items() if lo <= 1.0 < hi)
     assert one == 5
+
+
+def _sliced_pair() -> tuple[eb.Run, eb.Run]:
+    n = 24
+    df = pd.DataFrame(
+        {
+            "id": [f"c{i}" for i in range(n)],
+            "topic": ["math", "code", "chat"] * (n // 3),
+            "y": [(i * 7 % 10) / 10 for i in range(n)],
+        }
+    )
+
+    def make(shift: float, name: str) -> eb.Run:
+        return eb.run(
+            df,
+            task=lambda y: y,
+            scorers=[
+                eb.scorer("hit")(
+                    lambda output, y, topic: float(output + shift * (topic != "chat") > 0.5)
+                ),
+                eb.scorer("near")(lambda output, y: float(min(1.0, abs(output + shift - y)))),
+            ],
+            name=name,
+            store=None,
+            progress=False,
+        )
+
+    return make(0.0, "old"), make(0.3, "new")
+
+
+def test_forest_has_one_row_per_slice_and_score_and_a_zero_line() -> None:
+    old, new = _sliced_pair()
+    cmp = eb.compare(old, new, by="topic")
+    s = cmp.summary
+    fig = cmp.plot.forest()
+    (trace,) = fig.data
+    assert len(trace.x) == len(s) == 6
+    assert list(trace.x) == pytest.approx((s["delta"] * 100).tolist())
+    assert list(trace.error_x.array) == pytest.approx(((s["ci_high"] - s["delta"]) * 100).tolist())
+    assert list(trace.error_x.arrayminus) == pytest.approx(
+        ((s["delta"] - s["ci_low"]) * 100).tolist()
+    )
+    ticks = list(fig.layout.yaxis.ticktext)
+    expected = [f"topic={t} · {lab}" for t, lab in zip(s["topic"], s["label"], strict=True)]
+    assert ticks == expected
+    assert [(sh.x0, sh.x1) for sh in fig.layout.shapes] == [(0, 0)]  # the zero line
+    html = _export_html(fig)
+    for tick in expected:
+        assert tick in html
+    hit = cmp.plot.forest(score="hit")
+    assert len(hit.data[0].x) == 3
+    with pytest.raises(ValueError, match="not a compared score"):
+        cmp.plot.forest(score="nope")
+
+
+def test_forest_without_slices_is_one_row_per_score() -> None:
+    old, new = _sliced_pair()
+    fig = eb.compare(old, new).plot.forest()
+    assert list(fig.layout.yaxis.ticktext) == ["hit", "near"]

@@ -301,7 +301,7 @@ class RunPlots:
 
 
 class ComparisonPlots:
-    """`comparison.plot`: figures of a comparison (`deltas()`)."""
+    """`comparison.plot`: figures of a comparison (`deltas()`, `forest()`)."""
 
     def __init__(self, comp: Any) -> None:
         self._comp = comp
@@ -310,5 +310,11 @@ class ComparisonPlots:
         """Per-score delta with CI error bars."""
         return deltas_figure(self._comp)
 
+    def forest(self, score: str | None = None) -> Any:
+        """Forest plot: each (slice, score) row's delta with its CI (`compare(..., by=)`)."""
+        from ._plots_compare import forest_figure  # it imports this module: loaded on use
+
+        return forest_figure(self._comp, score)
+
     def __repr__(self) -> str:
-        return "<plots of a comparison: .deltas()>"
+        return "<plots of a comparison: .deltas(), .forest(score=None)>"

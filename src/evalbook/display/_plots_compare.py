@@ -1,0 +1,108 @@
+"""The forest plot of a comparison: each (slice, score) row's delta with its 95 % CI.
+
+Read off `comparison.summary` (docs/comparing.md): with `eb.compare(a, b, by=...)` it holds one
+row per (slice, score), the slice columns first; without `by=` one row per score. The figure
+is `_plots.py`'s export-safe `Figure` (plotly.js embedded, never a CDN).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import pandas as pd
+
+from .._util._text import visible
+from ._compare_html import comparison_names
+from ._plots import _figure, _go, _text
+from ._style import STATUS_COLORS
+
+__all__ = ["forest_figure"]
+
+
+def _row_label(row: Mapping[Any, Any], by: list[Any], label: str) -> str:
+    where = " · ".join(f"{_text(c, 40)}={_text(row[c], 60)}" for c in by)
+    return f"{where} · {_text(label)}" if where else _text(label)
+
+
+def forest_figure(comp: Any, score: str | None = None) -> Any:
+    """One row per (slice, score): the delta B − A in pp with its 95 % CI, a line at zero.
+
+    Rows whose delta is unknown (no paired case) are counted in a note, not drawn; rows with
+    fewer than 10 paired values (`small`) are drawn as open markers.
+
+    Args:
+        comp: A comparison (`eb.compare(a, b, by=...)`).
+        score: Only this score's rows (default: every compared score).
+
+    Example:
+        >>> fig = eb.compare(a, b, by="topic").plot.forest()  # doctest: +SKIP
+    """
+    name_a, name_b = comparison_names(comp)
+    s: pd.DataFrame = comp.summary
+    by = list(getattr(comp, "by", []))
+    if score is not None:
+        names = list(dict.fromkeys(s["score"].astype(str)))
+        if score not in names:
+            raise ValueError(f"forest(score={score!r}): not a compared score; scores are {names}")
+        s = s[s["score"].astype(str).to_numpy() == score]
+    known = s["delta"].notna().to_numpy()
+    unknown = int((~known).sum())
+    s = s[known]
+    rows = s.to_dict("records")
+    labels = [_row_label(r, by, str(r["label"])) for r in rows]
+    delta = (s["delta"] * 100).to_list()
+    plus = ((s["ci_high"] - s["delta"]) * 100).fillna(0).to_list()
+    minus = ((s["delta"] - s["ci_low"]) * 100).fillna(0).to_list()
+    colors = [
+        STATUS_COLORS["improved"] if lo > 0 else STATUS_COLORS["regressed"] if hi < 0 else "#6b7280"
+        for lo, hi in zip(s["ci_low"].fillna(0), s["ci_high"].fillna(0), strict=True)
+    ]
+    small = s["small"].to_list() if "small" in s.columns else [False] * len(s)
+    go = _go()
+    trace = go.Scatter(
+        x=delta,
+        # numeric rows, named by ticks: two rows with the same shown text stay two rows
+        y=list(range(len(rows))),
+        mode="markers",
+        marker={
+            "size": 11,
+            "color": colors,
+            "symbol": ["circle-open" if v else "circle" for v in small],
+        },
+        error_x={"type": "data", "symmetric": False, "array": plus, "arrayminus": minus},
+        customdata=[[t, int(r["n_paired"])] for t, r in zip(labels, rows, strict=True)],
+        hovertemplate="%{customdata[0]}: %{x:+.1f} pp (n=%{customdata[1]})<extra></extra>",
+        name="delta",
+    )
+    fig = _figure(data=[trace])
+    fig.add_vline(x=0, line_dash="dot", line_color="rgba(127,127,127,0.8)")
+    notes = []
+    if unknown:
+        notes.append(f"{unknown} row{'' if unknown == 1 else 's'} without a paired case not drawn")
+    if any(small):
+        notes.append("open marker: fewer than 10 paired values")
+    if notes:
+        fig.add_annotation(
+            text=visible(" · ".join(notes)),
+            xref="paper",
+            yref="paper",
+            x=1,
+            y=1.06,
+            showarrow=False,
+            xanchor="right",
+        )
+    sliced = f" by {', '.join(_text(c, 40) for c in by)}" if by else ""
+    fig.update_layout(
+        title=f"{_text(name_b, 200)} − {_text(name_a, 200)}{sliced} (pp, 95% CI)",
+        xaxis_title="delta (pp)",
+        yaxis={
+            "tickvals": list(range(len(rows))),
+            "ticktext": labels,
+            "autorange": "reversed",  # the summary's first row on top
+            "zeroline": False,
+        },
+        showlegend=False,
+        height=max(220, 90 + 28 * len(rows)),
+    )
+    return fig
