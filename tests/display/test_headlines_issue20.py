@@ -69,3 +69,53 @@ def test_no_primary_headline_snapshot() -> None:
     html = headline_only_html(_two_scores_run().headline)
     path = SNAPSHOTS / "headline-no-primary.html"
     assert html + "\n" == path.read_text(encoding="utf-8")
+
+
+# -- the leaderboard's note -------------------------------------------------------------------
+
+
+def _one_score_run(name: str, score: str, primary: bool, value: float) -> eb.Run:
+    d = eb.define_score(score, primary=primary)
+    return eb.run(
+        pd.DataFrame({"q": ["x", "y"]}),
+        task=lambda q: q,
+        scorers=[eb.scorer(d)(lambda output: value)],
+        name=name,
+        store=None,
+        progress=False,
+    )
+
+
+def test_the_note_calls_primary_only_what_a_run_declared() -> None:
+    board = eb.leaderboard(
+        [_one_score_run("a", "acc", True, 1.0), _one_score_run("b", "f1", False, 0.5)]
+    )
+    assert board.attrs["note"] == (
+        "Headline scores differ (acc, f1 (its only score, not declared primary)), "
+        "so the rows rank by passed cases."
+    )
+    board = eb.leaderboard([_one_score_run("a", "acc", True, 1.0), _two_scores_run()])
+    assert board.attrs["note"] == (
+        "Headline scores differ (acc, passed rate (no primary score)), "
+        "so the rows rank by passed cases."
+    )
+
+
+def test_declared_primaries_that_differ_keep_the_documented_note() -> None:
+    board = eb.leaderboard(
+        [_one_score_run("a", "acc", True, 1.0), _one_score_run("b", "f1", True, 0.5)]
+    )
+    assert (
+        board.attrs["note"] == "Primary scores differ (acc, f1), so the rows rank by passed cases."
+    )
+
+
+def test_the_board_display_shows_its_note_under_the_table() -> None:
+    board = eb.leaderboard(
+        [_one_score_run("a", "acc", True, 1.0), _one_score_run("b", "f1", True, 0.5)]
+    )
+    html = board._repr_html_()
+    assert html.index("</table>") < html.index('data-evalbook="leaderboard-note"')
+    assert "Primary scores differ (acc, f1), so the rows rank by passed cases." in html
+    same = eb.leaderboard([_one_score_run("a", "acc", True, 1.0)])
+    assert "leaderboard-note" not in same._repr_html_()

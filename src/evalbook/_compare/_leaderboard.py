@@ -11,6 +11,7 @@ from __future__ import annotations
 import math
 import types
 from collections.abc import Iterable, Mapping
+from html import escape
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -42,10 +43,11 @@ def leaderboard(runs: Iterable[RunData] | Mapping[str, RunData]) -> pd.DataFrame
 
     Each row shows the run's headline score (`score, label, mean, ci_low, ci_high`), its
     `completion` and `passed_rate`. When the runs' primary scores differ, the rows rank by
-    passed rate instead and `board.attrs["note"]` says so. Ties share a rank; runs without a
-    value rank last. In a notebook the board shows its text escaped (controls and bidi
-    characters as backslash escapes, markup as text); its values are the names as given
-    (a frame derived from it, e.g. `board.head()`, is displayed by pandas as it is).
+    passed rate instead and `board.attrs["note"]` says so (its notebook display shows the
+    note under the table; "primary" names only scores a run declared). Ties share a rank;
+    runs without a value rank last. In a notebook the board shows its text escaped (controls
+    and bidi characters as backslash escapes, markup as text); its values are the names as
+    given (a frame derived from it, e.g. `board.head()`, is displayed by pandas as it is).
 
     Args:
         runs: Runs, or a `{name: run}` mapping whose keys name the rows.
@@ -90,8 +92,7 @@ def leaderboard(runs: Iterable[RunData] | Mapping[str, RunData]) -> pd.DataFrame
     key = "mean"
     if len(headlines) > 1:
         key = "passed_rate"
-        shown = ", ".join("none" if s is None else str(s) for s in headlines)
-        board.attrs["note"] = f"Primary scores differ ({shown}), so the rows rank by passed cases."
+        board.attrs["note"] = _differ_note([r for _, r in items])
     ranks = board[key].rank(method="min", ascending=False, na_option="bottom")
     board.insert(0, "rank", ranks.astype(np.int64))
     order = np.lexsort((np.arange(len(board)), board["rank"].to_numpy()))
@@ -100,6 +101,32 @@ def leaderboard(runs: Iterable[RunData] | Mapping[str, RunData]) -> pd.DataFrame
     # an instance attribute, never a column: what IPython's display calls for this frame
     object.__setattr__(out, "_repr_html_", types.MethodType(_escaped_html, out))
     return out
+
+
+def _declared_primary(run: Any) -> str | None:
+    """The score a run declared primary, or None (its headline is then its only score or the
+    passed rate: not a primary)."""
+    return next((d.name for d in getattr(run, "definitions", ()) if d.primary), None)
+
+
+def _differ_note(runs: list[Any]) -> str:
+    """Why the rows rank by passed cases: the runs' headline scores differ.
+
+    "Primary" names only scores a run declared primary; a run's only score or its passed rate
+    is said to be what it is (docs/comparing.md, Leaderboards).
+    """
+    kinds: dict[str, None] = {}
+    for run in runs:
+        primary, h = _declared_primary(run), run.headline
+        if primary is not None:
+            kinds[str(primary)] = None
+        elif h.score is not None:
+            kinds[f"{h.score} (its only score, not declared primary)"] = None
+        else:
+            kinds["passed rate (no primary score)"] = None
+    if all(_declared_primary(run) is not None for run in runs):
+        return f"Primary scores differ ({', '.join(kinds)}), so the rows rank by passed cases."
+    return f"Headline scores differ ({', '.join(kinds)}), so the rows rank by passed cases."
 
 
 def _shown(value: Any) -> Any:
@@ -114,4 +141,9 @@ def _escaped_html(board: pd.DataFrame) -> str | None:
             shown[column] = shown[column].map(_shown)
     # the class's method (the stubs do not declare it), not the board's own attribute
     html: str | None = pd.DataFrame._repr_html_(shown)  # type: ignore[attr-defined]
-    return html
+    note = board.attrs.get("note")
+    if html is None or not note:
+        return html
+    # the note says why rows tie or rank by passed cases: shown under the table, escaped
+    text = escape(visible(str(note)))
+    return f'{html}<p data-evalbook="leaderboard-note" style="opacity: 0.8">{text}</p>'
