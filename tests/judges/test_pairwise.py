@@ -288,7 +288,7 @@ def test_judge_stats_against_a_hand_count(tmp_path: Path) -> None:
     r = run(DATA, task=lambda answer: answer, scorers=[exact, quality, better], concurrency=1)
     stats = r.judge_stats()
     assert stats.columns.tolist() == [
-        "score", "calls", "invalid", "retried", "retries", "position_flip_rate"
+        "score", "calls", "invalid", "retried", "position_flip_rate", "retries"
     ]  # fmt: skip
     assert stats.to_dict("records") == [
         {"score": "quality", "calls": 5, "invalid": 1, "retried": 1, "retries": 1,

@@ -27,7 +27,8 @@ from ._scores import ScoreDefinition
 
 __all__ = ["JUDGE_STATS_COLUMNS", "judge_stats"]
 
-JUDGE_STATS_COLUMNS = ["score", "calls", "invalid", "retried", "retries", "position_flip_rate"]
+# the documented columns first, then `retries` (the extra tries, in all)
+JUDGE_STATS_COLUMNS = ["score", "calls", "invalid", "retried", "position_flip_rate", "retries"]
 _INVALID = ("invalid_judge_output", "invalid_score")
 
 

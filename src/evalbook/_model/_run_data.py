@@ -197,8 +197,8 @@ class RunData:
         return self._usage_summary.copy()
 
     def judge_stats(self) -> pd.DataFrame:
-        """One row per judge score: `score, calls, invalid, retried, retries,
-        position_flip_rate` (NaN unless pairwise in both orders), from the records' metadata;
+        """One row per judge score: `score, calls, invalid, retried, position_flip_rate`
+        (NaN unless pairwise in both orders), `retries`, from the records' metadata;
         a judge score is one whose records carry a judge's `votes` (docs/judges.md)."""
         return judge_stats(self._results, self.definitions)
 
