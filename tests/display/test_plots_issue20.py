@@ -115,3 +115,49 @@ def test_forest_without_slices_is_one_row_per_score() -> None:
     old, new = _sliced_pair()
     fig = eb.compare(old, new).plot.forest()
     assert list(fig.layout.yaxis.ticktext) == ["hit", "near"]
+
+
+PASSES: dict[str, list[float | None]] = {
+    "all": [1, 1, 1, 1],
+    "half": [1, 0, 1, 0],
+    "none": [0, 0, 0, 0],
+    "most": [1, 1, 1, 0],
+    "skip": [None, None, None, None],  # unscored at every epoch: not counted
+}
+
+
+def _epoch_run(epochs: int) -> eb.Run:
+    @eb.scorer("pass")
+    def passes(output: str, case_id: str, epoch: int) -> Any:
+        value = PASSES[case_id][epoch - 1]
+        return eb.Unscored("no_answer") if value is None else value
+
+    df = pd.DataFrame({"id": list(PASSES), "q": list(PASSES)})
+    return eb.run(
+        df, task=lambda q: q, scorers=[passes], epochs=epochs, name="ep", store=None, progress=False
+    )
+
+
+def test_consistency_histogram_holds_each_case_once() -> None:
+    fig = _epoch_run(4).plot.consistency()
+    (trace,) = fig.data
+    values = list(trace.x)
+    assert sorted(values) == [0.0, 50.0, 75.0, 100.0]  # one per counted case, in %
+    lo_axis, hi_axis = fig.layout.xaxis.range
+    bars = _bars(trace, values)
+    assert sorted(bars.values()) == [1, 1, 1, 1]  # 0 %, 50 %, 75 % and 100 % apart
+    for lo, hi in bars:
+        assert lo_axis <= lo and hi <= hi_axis and hi <= float(trace.xbins.end)
+    (note,) = fig.layout.annotations
+    assert "4 cases × 4 epochs" in note.text and "not counted: 1 case" in note.text
+    html = _export_html(fig)
+    assert "Consistency over epochs" in html
+    # what a viewer without JavaScript shows: the bars as text, before the chart
+    assert "cases by mean — 0 %: 1 · 50 %: 1 · 75 %: 1 · 100 %: 1 · not counted: 1" in html
+
+
+def test_consistency_needs_epochs() -> None:
+    with pytest.raises(ValueError, match=r"needs epochs ≥ 2: run 'ep' has 1 epoch per case"):
+        _epoch_run(1).plot.consistency()
+    with pytest.raises(ValueError, match="unknown score"):
+        _epoch_run(2).plot.consistency("nope")

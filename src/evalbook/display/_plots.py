@@ -12,13 +12,14 @@ from __future__ import annotations
 import functools
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from .._model._run_data import RunData
 from .._util._text import safe_str, visible
 from ._compare_html import comparison_names
 from ._flaky import CLASSES, flakiness, flakiness_html
-from ._style import SHORT_LIMIT, STATUS_COLORS, shorten
+from ._style import MUTED, SHORT_LIMIT, STATUS_COLORS, esc, root, shorten
 
 __all__ = ["ComparisonPlots", "RunPlots"]
 
@@ -242,6 +243,67 @@ def flakiness_figure(run: RunData, score: str | None = None) -> Any:
     return fig
 
 
+def consistency_figure(run: RunData, score: str | None = None) -> Any:
+    """Histogram of each case's mean over its counted epochs (pass/fail: the share passed).
+
+    The means are `display/_flaky.py`'s pass rates (the counted values, as the reducers see
+    them); cases with no counted epoch are counted in a note, not plotted. A run with one
+    epoch per case has no consistency to show: that is an error saying how to get one.
+    """
+    f = flakiness(run, score)
+    if f.epochs < 2:
+        raise ValueError(
+            f"run.plot.consistency() needs epochs ≥ 2: run {run.name!r} has 1 epoch per case. "
+            "Run it with eb.run(..., epochs=5) to see how consistent each case is."
+        )
+    go = _go()
+    rate = f.rate[~np.isnan(f.rate)] * 100
+    trace = go.Histogram(
+        name=_text(f.label),
+        x=rate.tolist(),
+        # 5-point bins centred on 0, 5, …, 100: 0 % and 100 % (consistent cases) have their own
+        xbins={"start": -2.5, "end": 102.5, "size": 5},
+        marker_color=_PALETTE[3],
+        hovertemplate="%{x}%: %{y} cases<extra></extra>",
+    )
+    fig = _figure(data=[trace])
+    apart = f.count("not_counted")
+    fig.add_annotation(
+        text=f"{rate.size} cases × {f.epochs} epochs · not counted: {apart} case"
+        f"{'' if apart == 1 else 's'}",
+        xref="paper",
+        yref="paper",
+        x=1,
+        y=1.08,
+        showarrow=False,
+        xanchor="right",
+    )
+    fig.update_layout(
+        title=f"Consistency over epochs · {_text(f.label, 200)} · {_text(run.name, 200)}",
+        xaxis={
+            "title": "mean over the case's counted epochs (%; pass/fail: share passed)",
+            "range": [-5, 105],
+        },
+        yaxis_title="cases",
+        showlegend=False,
+    )
+    fig._fallback = _consistency_fallback(f.label, f.epochs, rate, apart)
+    return fig
+
+
+def _consistency_fallback(label: str, epochs: int, rate: np.ndarray, apart: int) -> tuple[str, str]:
+    """(HTML, text) of the histogram's bars, for viewers that run no JavaScript."""
+    centres, counts = np.unique(np.round(rate / 5) * 5, return_counts=True)  # the bars' centres
+    bars = " · ".join(f"{c:g} %: {n}" for c, n in zip(centres, counts, strict=True))
+    text = visible(
+        f"Consistency over {epochs} epochs · {_text(label)}: cases by mean — {bars or 'none'} · "
+        f"not counted: {apart}"
+    )
+    return root(
+        f'<div style="{MUTED}; margin: 4px 0 8px 0">{esc(text, 4000)}</div>', "consistency"
+    ), text
+
+
 def deltas_figure(comp: Any) -> Any:
     """Per score: the paired delta (B − A) with its 95 % CI as error bars."""
     name_a, name_b = comparison_names(comp)
@@ -276,7 +338,8 @@ def deltas_figure(comp: Any) -> Any:
 
 
 class RunPlots:
-    """`run.plot`: figures of one run (`unscored()`, `distribution()`, `flakiness()`)."""
+    """`run.plot`: figures of one run (`unscored()`, `distribution()`, `flakiness()`,
+    `consistency()`)."""
 
     def __init__(self, run: RunData) -> None:
         self._run = run
@@ -293,10 +356,14 @@ class RunPlots:
         """How many cases are always / sometimes / never right over their epochs."""
         return flakiness_figure(self._run, score)
 
+    def consistency(self, score: str | None = None) -> Any:
+        """Histogram of each case's mean over its epochs (runs with epochs ≥ 2)."""
+        return consistency_figure(self._run, score)
+
     def __repr__(self) -> str:
         return (
             f"<plots of run {self._run.name!r}: .unscored(), .distribution(score=None), "
-            ".flakiness(score=None)>"
+            ".flakiness(score=None), .consistency(score=None)>"
         )
 
 
