@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+from html import unescape
 from typing import Any
 
 import pandas as pd
@@ -161,3 +162,66 @@ def test_consistency_needs_epochs() -> None:
         _epoch_run(1).plot.consistency()
     with pytest.raises(ValueError, match="unknown score"):
         _epoch_run(2).plot.consistency("nope")
+
+
+def _costed(name: str, passed: int, cost: float | None, *, unpriced: int = 0) -> eb.Run:
+    """4 cases, `passed` of them right, each priced `cost` (the first `unpriced` not priced)."""
+
+    def task(q: str, ctx: Any) -> str:
+        priced = cost is not None and int(q[1:]) >= unpriced
+        ctx.record_usage(input_tokens=100, output_tokens=10, cost=cost if priced else None)
+        return q
+
+    primary = eb.define_score("hit", primary=True)
+    hit = eb.scorer(primary)(lambda output: float(int(output[1:]) < passed))
+    data = pd.DataFrame({"q": [f"q{i}" for i in range(4)]})
+    return eb.run(data, task=task, scorers=[hit], name=name, store=None, progress=False)
+
+
+def test_pareto_places_priced_runs_and_names_the_rest() -> None:
+    from evalbook.display._plots_pareto import pareto_figure as plot_pareto
+
+    runs = [
+        _costed("cheap", 2, 0.01),
+        _costed("dear", 3, 0.03),
+        _costed("worse", 2, 0.05),  # costs more than cheap, scores no better: off the front
+        _costed("unpriced", 4, None),
+        _costed("partly", 4, 0.02, unpriced=1),
+    ]
+    fig = plot_pareto(runs)
+    front, points = fig.data
+    assert list(points.text) == ["cheap", "dear", "worse"]
+    assert list(points.x) == pytest.approx([0.01, 0.03, 0.05])  # never an unknown cost at $0
+    assert list(points.y) == pytest.approx([50.0, 75.0, 50.0])
+    assert list(front.x) == pytest.approx([0.01, 0.03]) and list(front.y) == pytest.approx([50, 75])
+    board = eb.leaderboard(runs).set_index("name")
+    for name, hi in zip(points.text, points.error_y.array, strict=True):
+        assert hi == pytest.approx((board.loc[name, "ci_high"] - board.loc[name, "mean"]) * 100)
+    (note,) = fig.layout.annotations
+    assert note.text == (
+        "not placed: 'unpriced' (cost known for 0 of 4 samples), "
+        "'partly' (cost known for 3 of 4 samples)"
+    )
+    html = _export_html(fig)
+    shown = unescape(html)  # the no-JavaScript text before the chart, HTML-escaped
+    assert "Pareto front (cost per sample against hit): 'cheap', 'dear' · not placed" in shown
+    assert '"cheap"' in html and "cost known for 0 of 4 samples" in html
+
+
+def test_pareto_refuses_runs_whose_headline_scores_differ() -> None:
+    from evalbook.display._plots_pareto import pareto_figure as plot_pareto
+
+    other = _binary_run(1, 1, name="other")  # its headline is the "hit" score too, not primary
+    plain = eb.run(
+        pd.DataFrame({"q": ["a"]}),
+        task=lambda q: q,
+        scorers=[eb.scorer("ok")(lambda output: 1.0)],
+        name="plain",
+        store=None,
+        progress=False,
+    )
+    with pytest.raises(ValueError, match=r"one headline score.*cheap: hit; plain: ok"):
+        plot_pareto([_costed("cheap", 2, 0.01), plain])
+    assert len(plot_pareto({"x": other}).data[1].x) == 0  # no cost recorded: nothing placed
+    with pytest.raises(ValueError, match="takes runs"):
+        plot_pareto([pd.DataFrame()])
