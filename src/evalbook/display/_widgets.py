@@ -47,6 +47,8 @@ _OUTCOMES = [ALL, "passed", "failed", "errored", "timed_out"]
 _STATUSES = [ALL, "scored", "unscored", "error"]
 # "changed" (every change but "same") is the comparison's default filter: what a reader looks for
 _CHANGED = "changed"
+_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+_LIVE_NOTE = "(interactive view: run the notebook with widgets to use it; static view above)"
 _CHANGES = [_CHANGED, ALL, "improved", "regressed", "same", "only_a", "only_b"]
 
 
@@ -65,6 +67,27 @@ class _Static(w.VBox):  # type: ignore[misc]
         data["text/html"] = self._static_html
         data["text/plain"] = self._static_text
         return data
+
+    def _ipython_display_(self) -> None:
+        """Publish the static view and the live widget as two outputs (docs/notebooks.md).
+
+        A notebook executed by nbconvert saves the widgets' state, and nbconvert then exports a
+        widget output as the widget alone (drawn by a script from a CDN, so blank offline) and
+        never falls back to the bundle's text/html. The static view therefore goes first in an
+        output of its own whose widget view names no model: JupyterLab and Notebook hide such a
+        view, nbconvert and GitHub skip it and show the HTML. The live output keeps only a line
+        of text for viewers without widgets, so the static view is not shown twice.
+        """
+        # display hook: IPython is only needed (and present) when a frontend displays the view
+        from IPython import display as ipython_display
+
+        display: Any = ipython_display.display  # untyped in IPython
+        view = dict(super()._repr_mimebundle_() or {})
+        live = view.get(_WIDGET_VIEW, {})
+        placeholder = {**live, "model_id": ""}
+        static = {_WIDGET_VIEW: placeholder, "text/html": self._static_html}
+        display({**static, "text/plain": self._static_text}, raw=True)
+        display({_WIDGET_VIEW: live, "text/plain": _LIVE_NOTE}, raw=True)
 
 
 class CaseExplorer(w.VBox):  # type: ignore[misc]
@@ -89,11 +112,13 @@ class CaseExplorer(w.VBox):  # type: ignore[misc]
         self.count = _html("")
         self.cases = w.Select(options=[], rows=10, layout=w.Layout(width="100%"))
         self.detail = _html("")
+        self.whole = _whole_toggle()
         for control in (self.outcome, self.score, self.status, self.range):
             control.observe(self._refresh, names="value")
         self.cases.observe(self._show_case, names="value")
+        self.whole.observe(lambda _: self._show_case(self.cases.value), names="value")
         filters = w.HBox(
-            [self.outcome, self.score, self.status, self.range],
+            [self.outcome, self.score, self.status, self.range, self.whole],
             layout=w.Layout(flex_flow="row wrap"),
         )
         super().__init__([filters, self.count, self.cases, self.detail])
@@ -145,7 +170,17 @@ class CaseExplorer(w.VBox):  # type: ignore[misc]
     def _show_case(self, change: Any) -> None:
         pos = change["new"] if isinstance(change, dict) else change
         if pos is not None:
-            self.detail.value = case_html(self.run, int(pos))
+            self.detail.value = case_html(self.run, int(pos), whole=self.whole.value)
+
+
+def _whole_toggle() -> Any:
+    """The expand control of a case view: long texts shown whole (up to `WHOLE_LIMIT`)."""
+    return w.ToggleButton(
+        value=False,
+        description="whole texts",
+        tooltip="show long outputs, inputs and rationales whole, not their start",
+        layout=w.Layout(width="120px"),
+    )
 
 
 def _list(view: Any, options: list[tuple[str, int]], count: str, empty: str) -> None:
@@ -231,10 +266,13 @@ class ComparisonView(_Static):
         self.count = _html("")
         self.cases = w.Select(options=[], rows=10, layout=w.Layout(width="100%"))
         self.detail = _html("")
+        self.whole = _whole_toggle()
         for control in (self.change, self.score):
             control.observe(self._refresh, names="value")
         self.cases.observe(self._show_case, names="value")
-        explorer = w.VBox([w.HBox([self.change, self.score]), self.count, self.cases, self.detail])
+        self.whole.observe(lambda _: self._show_case(self.cases.value), names="value")
+        controls = w.HBox([self.change, self.score, self.whole])
+        explorer = w.VBox([controls, self.count, self.cases, self.detail])
         warnings = warnings_html(list(comp.warnings)) or f'<div style="{MUTED}">No warnings.</div>'
         self.tabs = w.Tab(
             children=[_html(comparison_html(comp)), explorer, _html(root(warnings, "warnings"))],
@@ -286,7 +324,7 @@ class ComparisonView(_Static):
             # one id per case, in input order (run.cases has a row per epoch)
             ids = [] if run is None else list(dict.fromkeys(str(x) for x in run.cases["case_id"]))
             inner = (
-                case_html(run, ids.index(case_id))
+                case_html(run, ids.index(case_id), whole=self.whole.value)
                 if run is not None and case_id in ids
                 else f'<div style="{MUTED}">not in this run</div>'
             )

@@ -1,0 +1,248 @@
+"""Every notebook in notebooks/, executed and exported with nbconvert, shows every output.
+
+docs/notebooks.md promises that the views still show in `jupyter nbconvert --to html`. This runs
+what a user runs (`jupyter nbconvert --to html --execute`, here through nbclient and the
+HTMLExporter in one process per notebook) on a copy of each notebook, then reads the exported
+page with no JavaScript and no network, as an offline reader sees it: every output must show
+text or an image; a widget placeholder (which needs the widget manager from a CDN) must come with
+the view's static HTML in the same cell; a plot must carry plotly.js inside the page, not a CDN
+link. The number of outputs checked is printed and recorded.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+from dataclasses import dataclass, field
+from html.parser import HTMLParser
+from pathlib import Path
+
+import pytest
+
+nbformat = pytest.importorskip("nbformat")
+nbclient = pytest.importorskip("nbclient")
+nbconvert = pytest.importorskip("nbconvert")
+pytest.importorskip("ipykernel")
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
+CELL_TIMEOUT_S = 120
+# Tags that show something without JavaScript.
+_MEDIA = {"img", "svg", "video", "canvas", "iframe"}
+_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source"}
+
+
+@dataclass
+class Output:
+    """One exported output area: its visible text, media, and what it needs to show."""
+
+    cell: int
+    text: str = ""
+    media: int = 0
+    widget: bool = False  # a widget placeholder: blank without the widget manager
+    plot: bool = False  # a plotly figure: drawn by plotly.js
+    classes: str = ""
+
+
+@dataclass
+class _Page(HTMLParser):
+    """The exported page's output areas, read as a browser without JavaScript shows them."""
+
+    outputs: list[Output] = field(default_factory=list)
+    remote_scripts: list[str] = field(default_factory=list)
+    inline_plotly: bool = False
+    _stack: list[tuple[str, bool, bool]] = field(default_factory=list)
+    _cell: int = -1
+    _current: Output | None = None
+    _depth: int = 0
+
+    def __post_init__(self) -> None:
+        super().__init__(convert_charrefs=True)
+
+    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
+        a = {k: v or "" for k, v in attrs}
+        classes = a.get("class", "")
+        if tag == "script" and a.get("src", "").startswith(("http:", "https:", "//")):
+            self.remote_scripts.append(a["src"])
+        if tag in _VOID:
+            if tag in _MEDIA and self._current is not None:
+                self._current.media += 1
+            return
+        opens_cell = "jp-CodeCell" in classes.split()
+        if opens_cell:
+            self._cell += 1
+        opens_output = self._current is None and "jp-OutputArea-output" in classes.split()
+        if opens_output:
+            self._current = Output(cell=self._cell, classes=classes)
+            self._depth = len(self._stack)
+        hidden = tag in {"script", "style"} or "display:none" in a.get("style", "").replace(" ", "")
+        self._stack.append((tag, opens_output, hidden))
+        if self._current is not None:
+            if tag in _MEDIA:
+                self._current.media += 1
+            if "jupyter-widgets" in classes.split():
+                self._current.widget = True
+            if "plotly-graph-div" in classes.split():
+                self._current.plot = True
+
+    def handle_endtag(self, tag: str) -> None:
+        if tag in _VOID:
+            return
+        while self._stack:
+            name, opened_output, _hidden = self._stack.pop()
+            if opened_output and self._current is not None:
+                self.outputs.append(self._current)
+                self._current = None
+            if name == tag:
+                break
+
+    def handle_data(self, data: str) -> None:
+        in_script = bool(self._stack) and self._stack[-1][0] == "script"
+        if in_script and "plotly.js v" in data[:2000] and len(data) > 100_000:
+            self.inline_plotly = True  # the bundle itself, not a loader
+        if self._current is None or any(hidden for _, _, hidden in self._stack):
+            return
+        self._current.text += data
+
+
+def _export(notebook: Path, work: Path) -> str:
+    """Execute a copy of `notebook` in `work` and export it to HTML, as `--execute` does."""
+    from nbconvert import HTMLExporter
+
+    copy = work / notebook.name
+    shutil.copy(notebook, copy)
+    nb = nbformat.read(copy, as_version=4)
+    client = nbclient.NotebookClient(
+        nb, timeout=CELL_TIMEOUT_S, kernel_name="python3", resources={"metadata": {"path": work}}
+    )
+    client.execute()
+    body, _resources = HTMLExporter().from_notebook_node(nb)
+    return str(body)
+
+
+def _problems(page: _Page) -> list[str]:
+    problems: list[str] = []
+    shown_cells = {o.cell for o in page.outputs if o.text.strip() or o.media}
+    for o in page.outputs:
+        where = f"cell {o.cell + 1}"
+        if o.plot:
+            if not page.inline_plotly:
+                problems.append(f"{where}: a plot whose plotly.js is not in the page (CDN only)")
+        elif o.widget:
+            if o.cell not in shown_cells:
+                problems.append(f"{where}: a widget placeholder with no static view beside it")
+        elif not (o.text.strip() or o.media):
+            problems.append(f"{where}: an empty output area ({o.classes})")
+    cdn = [s for s in page.remote_scripts if "plot" in s.lower()]
+    if cdn:
+        problems.append(f"plotly.js loaded from a CDN: {cdn}")
+    return problems
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """Each notebook's exported HTML (executed once for the module)."""
+    os.environ.setdefault("EVALBOOK_PROGRESS", "0")
+    pages: dict[str, str] = {}
+    for notebook in NOTEBOOKS:
+        pages[notebook.name] = _export(notebook, tmp_path_factory.mktemp(notebook.stem))
+    return pages
+
+
+def test_the_reader_sees_the_bundled_views_in_the_page() -> None:
+    """The checker itself: a blank output, a lone widget and a CDN plot are each caught."""
+    blank = (
+        '<div class="jp-CodeCell"><div class="jp-OutputArea-output"><script>x</script></div></div>'
+    )
+    widget = (
+        '<div class="jp-CodeCell"><div class="jupyter-widgets jp-OutputArea-output">'
+        '<script type="application/vnd.jupyter.widget-view+json">{}</script></div></div>'
+    )
+    plot = (
+        '<script src="https://cdn.plot.ly/plotly-3.0.1.min.js"></script><div class="jp-CodeCell">'
+        '<div class="jp-OutputArea-output"><div class="plotly-graph-div"></div></div></div>'
+    )
+    fine = (
+        '<div class="jp-CodeCell"><div class="jp-OutputArea-output"><b>0.75</b></div>'
+        '<div class="jupyter-widgets jp-OutputArea-output"></div></div>'
+        '<div class="jp-CodeCell"><div class="jp-OutputArea-output"><img src="x.png"></div></div>'
+    )
+    found = {}
+    for name, html in {"blank": blank, "widget": widget, "plot": plot, "fine": fine}.items():
+        page = _Page()
+        page.feed(html)
+        found[name] = _problems(page)
+    assert "empty output area" in found["blank"][0]
+    assert "widget placeholder" in found["widget"][0]
+    assert any("CDN" in p for p in found["plot"])
+    assert found["fine"] == []
+
+
+def test_every_exported_output_shows_something(
+    exported: dict[str, str], record_property: pytest.RecordProperty
+) -> None:
+    assert NOTEBOOKS, "no notebooks found"
+    problems: list[str] = []
+    counts: dict[str, int] = {}
+    for name, html in exported.items():
+        page = _Page()
+        page.feed(html)
+        counts[name] = len(page.outputs)
+        problems += [f"{name}: {p}" for p in _problems(page)]
+        assert page.outputs, f"{name}: the exported page has no outputs"
+    total = sum(counts.values())
+    figure = f"nbconvert export: {len(counts)} notebooks, {total} outputs checked, "
+    figure += f"{len(problems)} blank ({counts})"
+    print(figure)
+    record_property("nbconvert_outputs", figure)
+    assert not problems, "\n".join(problems)
+
+
+def test_eb_show_and_eval_show_export_their_static_view(exported: dict[str, str]) -> None:
+    """The views of `eb.show(...)` and `%eval show` are in the page as HTML (issue 20)."""
+    for name, marker in [
+        ("quickstart.ipynb", 'data-evalbook="run"'),
+        ("comparing-runs.ipynb", 'data-evalbook="comparison"'),
+        ("magics.ipynb", 'data-evalbook="run"'),
+    ]:
+        page = _Page()
+        page.feed(exported[name])
+        widget_cells = {o.cell for o in page.outputs if o.widget}
+        assert widget_cells, f"{name}: no widget output (eb.show / %eval show)"
+        html = exported[name]
+        assert re.search(re.escape(marker), html), f"{name}: no {marker} in the page"
+        for cell in widget_cells:
+            assert any(o.cell == cell and o.text.strip() for o in page.outputs), (
+                f"{name}: cell {cell + 1} shows only the widget placeholder"
+            )
+
+
+def test_a_view_publishes_its_static_html_apart_from_the_widget(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """What makes the export work: the HTML is in an output whose widget view has no model."""
+    pytest.importorskip("ipywidgets")
+    import IPython.display
+
+    import evalbook as eb
+    from evalbook.display import _widgets
+
+    published: list[dict[str, object]] = []
+    monkeypatch.setattr(IPython.display, "display", lambda b, raw=False: published.append(b))
+    df = __import__("pandas").DataFrame({"id": ["a", "b"], "x": ["1", "2"]})
+    same = eb.define_score("same", primary=True)
+
+    @eb.scorer(same)
+    def check(output: str, x: str) -> float:
+        return float(output == x)
+
+    view = eb.show(eb.run(df, task=lambda x: x, scorers=[check], store=None, progress=False))
+    view._ipython_display_()
+    static, live = published
+    mime = _widgets._WIDGET_VIEW
+    assert static[mime]["model_id"] == ""  # type: ignore[index]
+    assert static["text/html"] == view._repr_mimebundle_()["text/html"]
+    assert 'data-evalbook="run"' in str(static["text/html"])
+    assert live[mime]["model_id"] == view.model_id  # type: ignore[index]
+    assert "text/html" not in live  # shown once where widgets do not render
