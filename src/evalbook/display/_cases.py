@@ -30,7 +30,15 @@ from ._style import BORDER, MUTED, badge, box, esc, is_missing, root
 if TYPE_CHECKING:
     from .._model._run_data import RunData
 
-__all__ = ["CASE_TEXT_LIMIT", "TEXT_LIMIT", "CaseFilter", "case_html", "filter_cases"]
+__all__ = [
+    "CASE_TEXT_LIMIT",
+    "TEXT_LIMIT",
+    "WHOLE_LIMIT",
+    "CaseFilter",
+    "case_html",
+    "expandable",
+    "filter_cases",
+]
 
 ALL = "all"
 # Longest text a case view shows of one value (an output, an input cell, a rationale), and of
@@ -48,17 +56,67 @@ STRIP_LIMIT = 50
 MARKS = {"one": "■", "zero": "□", "part": "▣", "error": "✕", "not_run": "·", "other": "○"}
 
 
-class _Budget:
-    """The characters of user text one case view may still show (`CASE_TEXT_LIMIT` in all)."""
+# A value longer than this (or than `PREVIEW_LINES` lines) shows its start and a control
+# that shows it whole (`<details>`, up to `TEXT_LIMIT`): a case view of ten long inputs is
+# read by its first lines, and opened where needed.
+PREVIEW_LIMIT = 400
+PREVIEW_LINES = 6
+# What a case view shows of one value, and of all, when asked for the whole texts (the
+# widgets' "whole texts" control): the text is then sent on demand, for one case, and the
+# tables still hold more than any view.
+WHOLE_LIMIT = 1_000_000
 
-    def __init__(self, total: int = CASE_TEXT_LIMIT) -> None:
-        self.left = total
 
-    def esc(self, text: str, most: int = TEXT_LIMIT) -> str:
-        """`text` escaped and cut to what is left of the budget (at most `most` characters)."""
-        limit = min(most, self.left)
-        self.left -= min(len(text), limit)
+def preview(text: str) -> str | None:
+    """The start of a long `text` (None when `text` is short enough to show whole).
+
+    Example:
+        >>> preview("short") is None, len(preview("x" * 1000) or "")
+        (True, 400)
+    """
+    lines = text.split("\n", PREVIEW_LINES)
+    start = "\n".join(lines[:PREVIEW_LINES]) if len(lines) > PREVIEW_LINES else text
+    start = start[:PREVIEW_LIMIT]
+    return None if start == text else start
+
+
+def expandable(text: str, limit: int = TEXT_LIMIT) -> str:
+    """`text` escaped: whole when short, else its start then a `<details>` with the text
+    (cut to `limit` characters, saying how much was left out; the tables keep all of it)."""
+    start = preview(text)
+    if start is None:
         return esc(text, limit)
+    here = "" if len(text) <= limit else f" (the first {limit:,} here, all in the tables)"
+    return (
+        f'{esc(start)}<span style="{MUTED}">…</span>'
+        f'<details data-evalbook="whole" style="margin-top: 2px"><summary style="cursor: '
+        f'pointer; {MUTED}; font-size: 11.5px">show all {len(text):,} characters{here}'
+        f"</summary>{esc(text, limit)}</details>"
+    )
+
+
+class _Budget:
+    """The characters of user text one case view may still show (`CASE_TEXT_LIMIT` in all,
+    `TEXT_LIMIT` of one value; the `WHOLE_LIMIT`s when the whole texts are asked for)."""
+
+    def __init__(self, whole: bool = False) -> None:
+        self.total = WHOLE_LIMIT * 2 if whole else CASE_TEXT_LIMIT
+        self.most = WHOLE_LIMIT if whole else TEXT_LIMIT
+        self.left = self.total
+
+    def esc(self, text: str, most: int | None = None) -> str:
+        """`text` escaped and cut to what is left of the budget (at most `most` characters),
+        long text shortened with a control that shows it (`expandable`)."""
+        most = self.most if most is None else most
+        start = preview(text)
+        if start is None or self.left - len(start) <= 2 * len(start):  # no room for both
+            limit = min(most, self.left)
+            self.left -= min(len(text), limit)
+            return esc(text, limit)
+        # the start is shown twice (before the <details> and in it): the budget pays for both
+        inner = min(most, self.left - len(start))
+        self.left -= len(start) + min(len(text), inner)
+        return expandable(text, inner)
 
 
 @dataclass(frozen=True)
@@ -150,11 +208,11 @@ def case_strips(run: RunData, score: str, positions: Sequence[int] | np.ndarray)
     ]
 
 
-def _pre(text: str, budget: _Budget, most: int = TEXT_LIMIT) -> str:
+def _pre(text: str, budget: _Budget, most: int | None = None) -> str:
     return (
         f'<div style="white-space: pre-wrap; overflow-wrap: anywhere; font-family: ui-monospace, '
         f"SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; padding: 6px 8px; "
-        f'border: {BORDER}; border-radius: 6px; max-height: 240px; overflow-y: auto">'
+        f'border: {BORDER}; border-radius: 6px; max-height: 480px; overflow-y: auto">'
         f"{budget.esc(text, most)}</div>"
     )
 
@@ -237,15 +295,17 @@ def _record_html(r: Any, label: str, budget: _Budget) -> str:
     )
 
 
-def case_html(run: RunData, pos: int) -> str:
+def case_html(run: RunData, pos: int, *, whole: bool = False) -> str:
     """One case in full: outcome, input columns, output, error, every score with rationale.
 
     `pos` is the case's position in input order. With epochs > 1: per score the reduced
-    record and the epoch strip, then each epoch's outcome, output and records.
+    record and the epoch strip, then each epoch's outcome, output and records. Long texts
+    show their start and a `<details>` with up to `TEXT_LIMIT` characters (`whole`: up to
+    `WHOLE_LIMIT`).
     """
     k = epochs_of(run)
     if k > 1:
-        return _epochs_case_html(run, pos, k)
+        return _epochs_case_html(run, pos, k, whole)
     cases = run.cases
     c = cases.iloc[pos]
     outcome = "pending" if is_missing(c["outcome"]) else str(c["outcome"])
@@ -253,7 +313,7 @@ def case_html(run: RunData, pos: int) -> str:
     s = len(run.definitions)
     records = run.scores.iloc[pos * s : (pos + 1) * s]
     # what the budget is spent on first: the output, the error, the scores, then the input
-    budget = _Budget()
+    budget = _Budget(whole)
     output = text_of(c["output"])
     output_html = _pre(output, budget) if output else f'<div style="{MUTED}">(no output)</div>'
     error = ""
@@ -302,7 +362,7 @@ def _reduced_html(r: Any, label: str, reducer: str, strip: str) -> str:
     )
 
 
-def _epochs_case_html(run: RunData, pos: int, k: int) -> str:
+def _epochs_case_html(run: RunData, pos: int, k: int, whole: bool) -> str:
     """One case of a run with `k` epochs (`case_html`)."""
     definitions = run.definitions
     s = len(definitions)
@@ -312,7 +372,8 @@ def _epochs_case_html(run: RunData, pos: int, k: int) -> str:
     shown = min(k, MAX_EPOCHS)
     # the budget is spent as in a one-epoch view (outputs, errors, scores, input), each shown
     # epoch's output getting an equal part of half of it, so every epoch shows some output
-    budget, most = _Budget(), CASE_TEXT_LIMIT // (2 * shown)
+    budget = _Budget(whole)
+    most = budget.total // (2 * shown)
     outputs = []
     for _, c in samples.head(shown).iterrows():
         text = text_of(c["output"])

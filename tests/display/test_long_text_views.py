@@ -1,0 +1,52 @@
+"""Long text: its start in every case view, a control that shows it whole, all of it in the
+tables (a 100 kB output)."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import evalbook as eb
+from display_fixtures import EVIL, EVIL_ESCAPED
+from evalbook.display._cases import PREVIEW_LIMIT, TEXT_LIMIT, case_html, expandable
+
+BIG = "start " + "z" * 100_000  # a 100 kB output
+
+
+def _run() -> eb.Run:
+    df = pd.DataFrame({"id": ["big", "small"], "q": ["big", "small"]})
+    outputs = {"big": BIG, "small": "tiny"}
+    return eb.run(df, task=lambda q: outputs[q], scorers=[lambda output: 1.0],
+                  store=None, progress=False)  # fmt: skip
+
+
+def test_a_long_text_shows_its_start_and_a_details_with_more() -> None:
+    html = case_html(_run(), 0)
+    start, rest = html.split("<details", 1)
+    assert "z" * (PREVIEW_LIMIT - 6) in start and "z" * PREVIEW_LIMIT not in start
+    assert "show all 100,006 characters (the first 10,000 here, all in the tables)" in rest
+    assert "z" * (TEXT_LIMIT - 6) in rest and "z" * TEXT_LIMIT not in rest
+
+
+def test_a_short_text_has_no_expand_control() -> None:
+    assert "<details" not in case_html(_run(), 1)
+
+
+def test_the_expanded_text_is_escaped() -> None:
+    html = expandable(EVIL * 100)
+    assert "<script" not in html and html.count(EVIL_ESCAPED) > 100
+
+
+def test_the_widgets_show_the_whole_text_on_demand_and_the_table_keeps_it() -> None:
+    pytest.importorskip("ipywidgets")
+    run = _run()
+    explorer = eb.show(run).explorer
+    explorer.cases.value = 0
+    assert "z" * TEXT_LIMIT not in explorer.detail.value
+    explorer.whole.value = True
+    assert "z" * 100_000 in explorer.detail.value
+    assert run.cases["output"][0] == BIG
+    view = eb.show(eb.compare(run, run))
+    view.change.value = "all"
+    view.whole.value = True
+    assert view.detail.value.count("z" * 100_000) == 2  # both runs' case, whole
