@@ -341,8 +341,9 @@ def test_evalbook_compare_prints_the_cost_deltas(tmp_path: Path) -> None:
         assert main(["compare", a, b]) == 0
     lines = out.getvalue().splitlines()
     # paired deltas 0.01, 0.02, 0.03: mean 0.02, s/√3 = 0.005774, t(2) = 4.303
-    assert "cost per case $0.02 → $0.04  Δ +$0.02 [−$0.00484, +$0.0448] · 3 paired" in lines
-    assert any(line.startswith("latency ") and "· 3 paired" in line for line in lines)
+    # the comparison's one text form (its repr): each line indented under the head line
+    assert "  cost per case $0.02 → $0.04  Δ +$0.02 [−$0.00484, +$0.0448] · 3 paired" in lines
+    assert any(line.startswith("  latency ") and "· 3 paired" in line for line in lines)
 
 
 # -- bounds and self-containment --------------------------------------------------------------

@@ -136,7 +136,9 @@ def test_comparison_shows_warnings_deltas_p_and_counts(run) -> None:  # type: ig
     assert "arithmetic-demo → candidate" in text
     assert "Regressions" in text and "q02" in text
     plain = comparison_text(comp)
-    assert "⚠" in plain and "improved 2 · regressed 0" in plain
+    assert (
+        "  ! Score answer.correct: grader differs" in plain and "2 improved, 0 regressed" in plain
+    )
 
 
 def test_comparison_without_warnings_has_no_warning_box(run) -> None:  # type: ignore[no-untyped-def]

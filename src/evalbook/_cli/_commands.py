@@ -21,8 +21,8 @@ from .._compare._compare import compare
 from .._errors import ConfigurationError
 from .._runner._resume import RetryErrors
 from .._store._listing import runs
-from .._util._fmt import format_count, format_p, format_pct, format_pp, format_pp_ci
-from ..display._cost import usage_deltas_lines
+from .._util._fmt import format_count, format_pct, format_pp
+from ..display._compare_html import comparison_text
 from ._args import CliError
 from ._demo import demo_eval
 from ._terminal import (
@@ -30,7 +30,6 @@ from ._terminal import (
     clean,
     is_small,
     render_table,
-    slice_value,
     small_note,
     summary_table,
     unscored_table_text,
@@ -366,12 +365,10 @@ def cmd_compare(args: argparse.Namespace) -> int:
     out.line(f"A: {clean(a.name)} ({clean(a.id)}) · {clean(a.headline.text)}", "dim")
     out.line(f"B: {clean(b.name)} ({clean(b.id)}) · {clean(b.headline.text)}", "dim")
     out.line()
-    out.lines(comparison_table(comparison.summary, by, clusters=args.cluster is not None))
+    # the one text form of a comparison: the same lines as repr() and the widget's text
+    out.lines(comparison_text(comparison).splitlines())
     if by or args.cluster is not None:
         _slice_footer(out, comparison.summary, by, args.cluster, "paired cases")
-    out.lines([clean(line) for line in usage_deltas_lines(comparison)])  # none without costs
-    for warning in comparison.warnings:
-        out.line(f"warning: {clean(warning)}", "yellow")
     if not args.top:
         return 0
     regressed = comparison.regressions()
@@ -396,41 +393,6 @@ def cmd_compare(args: argparse.Namespace) -> int:
     headers = ["case_id", "score", "A", "B", "B − A", "output A", "output B"]
     out.lines(render_table(headers, rows, [False, False, True, True, True, False, False]))
     return 0
-
-
-def comparison_table(summary: pd.DataFrame, by: list[str], *, clusters: bool) -> list[str]:
-    """`Comparison.summary` as aligned lines: slice columns first (with `by`), the mde when
-    the comparison has it, the clusters with `clusters`, and `small` slices flagged."""
-    mde = "mde" in summary.columns
-    rows = []
-    for _, r in summary.iterrows():
-        row = [
-            *(slice_value(r[c]) for c in by),
-            clean(r["score"]),
-            format_pct(r["mean_a"]),
-            format_pct(r["mean_b"]),
-            format_pp(r["delta"]),
-            format_pp_ci(r["ci_low"], r["ci_high"]),
-            *([format_pp(r["mde"], signed=False)] if mde else []),
-            format_p(r["p_value"]),
-            format_p(r["p_adjusted"]),
-            format_count(r["n_paired"]),
-            *([format_count(r["n_clusters"])] if clusters else []),
-            format_count(r["improved"]),
-            format_count(r["regressed"]),
-        ]
-        if by:
-            small = bool(r["small"]) if "small" in r else is_small(r["n_paired"])
-            row.append("small" if small else "")
-        rows.append(row)
-    headers = [*(clean(c) for c in by), "score", "A", "B", "B − A", "95% CI"]
-    headers += ["mde"] if mde else []
-    headers += ["p", "p (Holm)", "paired", *(["clusters"] if clusters else [])]
-    headers += ["improved", "regressed", *([""] if by else [])]
-    right = [False] * (len(by) + 1) + [True] * (len(headers) - len(by) - 1)
-    if by:
-        right[-1] = False
-    return render_table(headers, rows, right)
 
 
 def cmd_export(args: argparse.Namespace) -> int:

@@ -18,8 +18,6 @@ from .._model._paired import PairedResult, holm, paired
 from .._model._run_data import RunData
 from .._model._scores import ScoreDefinition
 from .._model._slices import SMALL, cluster_codes, slices_of
-from .._util._fmt import format_p, format_p_phrase, format_pct, format_pp, format_pp_ci
-from .._util._text import visible
 from ._pairing import (
     case_frame,
     case_ids,
@@ -164,22 +162,10 @@ class Comparison(UsageDeltas):
         return table.iloc[order].reset_index(drop=True)
 
     def __repr__(self) -> str:
-        head = (
-            f"<Comparison {self.a.name!r} → {self.b.name!r} · {self.shared_cases} shared cases"
-            f" · {len(self._selected)} score{'s' if len(self._selected) != 1 else ''}"
-        )
-        if self.by:
-            n = len(self.summary) // max(1, len(self._selected))
-            head += f" × {n} slice{'s' if n != 1 else ''} of {', '.join(map(str, self.by))}"
-        head += ">"
-        lines = [head]
-        for row in self.summary.to_dict("records"):
-            where = "".join(f"{c!s}={row[c]!s} · " for c in self.by)
-            lines.append(f"  {where}{row['score']}: {_row_text(row)}")
-        from ..display._compare_html import usage_deltas_lines as costs  # a display hook
+        # a display hook: the one text form of a comparison (repr, widget, CLI) lives there
+        from ..display._compare_html import comparison_text
 
-        lines += [*(f"  {t}" for t in costs(self)), *(f"  ! {w}" for w in self.warnings)]
-        return "\n".join(visible(line) for line in lines)  # labels, names: any text
+        return comparison_text(self)
 
     def _repr_html_(self) -> str:
         # a display hook: the display layer sits above this one and loads only when shown
@@ -194,21 +180,6 @@ class Comparison(UsageDeltas):
         from ..display._plots import ComparisonPlots
 
         return ComparisonPlots(self)
-
-
-def _row_text(row: Mapping[Any, Any]) -> str:
-    if row["n_paired"] == 0:
-        return "no case counted in both runs"
-    text = (
-        f"{format_pct(row['mean_a'])} → {format_pct(row['mean_b'])} ({format_pp(row['delta'])},"
-        f" 95% CI {format_pp_ci(row['ci_low'], row['ci_high'])})"
-        f" · {format_p_phrase(row['p_value'])}"
-        f" (Holm {format_p(row['p_adjusted'])}, {row['test']}) · {row['n_paired']} paired:"
-        f" {row['improved']} improved, {row['regressed']} regressed, {row['same']} same"
-    )
-    if row["mde"] > 0:  # NaN: fewer than 2 pairs; 0: every delta equal, nothing to plan from
-        text += f" · could detect ±{format_pp(row['mde'], signed=False)}"
-    return text
 
 
 # -- choosing the scores ----------------------------------------------------------------------

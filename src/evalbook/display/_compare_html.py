@@ -201,23 +201,57 @@ def comparison_html(comp: Any) -> str:
 
 
 def comparison_text(comp: Any) -> str:
-    """A plain-text summary of a comparison (for `text/plain`)."""
+    """The one text form of a comparison: `repr(comparison)`, the widget's `text/plain` and
+    `evalbook compare` all print this.
+
+    A head line (the runs, shared cases, scores, slices), one line per summary row (means,
+    delta with its CI, p-value with the Holm-adjusted one and the test, the paired counts,
+    the clusters when fewer than the cases, the mde as "could detect ±X pp", and
+    `underpowered` / `small slice` flags), the cost and
+    latency deltas when known in both runs, then each warning after `!`.
+    """
     name_a, name_b = comparison_names(comp)
-    lines = [f"<Comparison {name_a} → {name_b}>"]
-    lines += [f"  ⚠ {w}" for w in comp.warnings]
-    by = slice_columns(comp.summary)
-    for _, r in comp.summary.iterrows():
+    summary = comp.summary
+    by = slice_columns(summary)
+    n_scores = summary["score"].astype(str).nunique() if len(summary) else 0
+    head = f"<Comparison {name_a!r} → {name_b!r}"
+    shared = getattr(comp, "shared_cases", None)
+    if shared is not None:
+        head += f" · {int(shared)} shared cases"
+    head += f" · {n_scores} score{'s' if n_scores != 1 else ''}"
+    if by:
+        n = len(summary) // max(1, n_scores)
+        head += f" × {n} slice{'s' if n != 1 else ''} of {', '.join(map(str, by))}"
+    lines = [head + ">"]
+    for _, r in summary.iterrows():
         where = "".join(f"{c}={'—' if is_missing(r[c]) else r[c]} · " for c in by)
-        power = power_text(r)
-        flags = ("  underpowered" if underpowered(r) else "") + (
-            "  small slice" if "small" in r and not is_missing(r["small"]) and r["small"] else ""
-        )
-        lines.append(
-            f"  {where}{r['score']}: {format_pct(r['mean_a'])} → {format_pct(r['mean_b'])}  "
-            f"Δ {format_pp(r['delta'])} {format_pp_ci(r['ci_low'], r['ci_high'])}"
-            f"{'  ' + power if power else ''}"
-            f"  {format_p_phrase(r['p_value'])}  improved {int(r['improved'])} · regressed "
-            f"{int(r['regressed'])} · same {int(r['same'])}{flags}"
-        )
+        lines.append(f"  {where}{r['score']}: {_row_text(r, sliced=bool(by))}")
     lines += [f"  {line}" for line in usage_deltas_lines(comp)]
+    lines += [f"  ! {w}" for w in comp.warnings]
     return "\n".join(visible(line) for line in lines)  # names, labels, warnings: any text
+
+
+def _row_text(row: Any, *, sliced: bool) -> str:
+    """One summary row as text (see `comparison_text`); `small slice` only when `sliced`."""
+    if row["n_paired"] == 0:
+        return "no case counted in both runs"
+    test = f", {row['test']}" if "test" in row and not is_missing(row["test"]) else ""
+    text = (
+        f"{format_pct(row['mean_a'])} → {format_pct(row['mean_b'])} ({format_pp(row['delta'])},"
+        f" 95% CI {format_pp_ci(row['ci_low'], row['ci_high'])})"
+        f" · {format_p_phrase(row['p_value'])}"
+        f" (Holm {format_p(row['p_adjusted'])}{test}) · {int(row['n_paired'])} paired:"
+        f" {int(row['improved'])} improved, {int(row['regressed'])} regressed,"
+        f" {int(row['same'])} same"
+    )
+    clusters = row.get("n_clusters")
+    if not is_missing(clusters) and int(clusters) != int(row["n_paired"]):
+        text += f" · {int(clusters)} clusters"  # only `cluster=` groups cases into fewer
+    power = power_text(row)
+    if power and float(row["mde"]) > 0:  # 0: every delta equal, nothing to plan from
+        text += f" · {power}"
+    if underpowered(row):
+        text += " · underpowered"
+    if sliced and "small" in row and not is_missing(row["small"]) and bool(row["small"]):
+        text += " · small slice"
+    return text

@@ -1,0 +1,50 @@
+"""Issue 20: the CLI and the magics agree, and a comparison has one text form everywhere.
+
+`repr(comparison)`, the widget's `text/plain` and `evalbook compare` print the same lines
+(docs/cli.md, `evalbook compare A B`).
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+from tests._cli_helpers import in_process
+
+import evalbook as eb
+from evalbook.display._compare_html import comparison_text
+
+HOSTILE = "x\x1b[31m\u202e"
+
+
+def _pair(store: Path) -> tuple[eb.Run, eb.Run]:
+    df = pd.DataFrame({"q": [f"q{i}" for i in range(12)], "kind": ["a", HOSTILE] * 6})
+    ok = eb.define_score("ok", label="Right", primary=True)
+    base = eb.scorer(ok)(lambda q: float(int(q[1:]) % 3 > 0))
+    a = eb.run(df, task=lambda q: q, scorers=[base], name="a", store=store, progress=False)
+    b = eb.run(df, task=lambda q: q, scorers=[eb.scorer(ok)(lambda q: 1.0)], name="b",
+               store=store, progress=False)  # fmt: skip
+    return a, b
+
+
+@pytest.mark.parametrize("by", [None, "kind"])
+def test_repr_widget_text_and_cli_print_the_same_comparison(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], by: str | None
+) -> None:
+    a, b = _pair(tmp_path)
+    comparison = eb.compare(a, b, by=by)
+    text = comparison_text(comparison)
+    assert repr(comparison) == text
+    assert len(text.splitlines()) == 1 + len(comparison.summary)
+    widgets = pytest.importorskip("ipywidgets")
+    assert widgets is not None
+    bundle = eb.show(comparison)._repr_mimebundle_()
+    assert bundle["text/plain"] == text
+    args = ["compare", "a", "b", "--store", str(tmp_path), "--top", "0"]
+    code, out, err = in_process(capsys, *args, *(["--by", by] if by else []))
+    assert code == 0, err
+    lines = out.splitlines()
+    start = lines.index(text.splitlines()[0])
+    assert "\n".join(lines[start : start + len(text.splitlines())]) == text
+    assert "\x1b" not in out and "\u202e" not in out
