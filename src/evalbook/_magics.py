@@ -58,6 +58,9 @@ _CELL_ONLY = (
     "as_",
 )
 _RESERVED = {"row", "ctx", "case_id", "epoch", "output", "kwargs"}
+# argparse %-formats each help string, so "%%eval" would print as "%eval" in `%eval?`: the
+# label of the cell magic's options doubles each % once more
+_CELL = "%%%%eval: "
 
 _F = TypeVar("_F", bound=Callable[..., Any])
 # IPython's argument decorators are untyped: give them a typed face for mypy --strict.
@@ -178,15 +181,15 @@ class EvalMagics(Magics):
         nargs="*",
         help="runs [STORE] | show RUN | compare A B | export RUN PATH  (line);  DATA  (cell)",
     )
-    @argument("--scorers", metavar="A,B", help="%%eval: scorer variables, comma-separated")
-    @argument("--scores", metavar="X,Y", help="%%eval: further score definitions (or names)")
-    @argument("--name", metavar="N", help="%%eval: the run's name (default: the DATA name)")
-    @argument("--concurrency", type=int, metavar="K", help="%%eval: cases in flight (8)")
-    @argument("--attempts", type=int, metavar="N", help="%%eval: tries per sample (1)")
-    @argument("--epochs", type=int, metavar="K", help="%%eval: times each case runs (1)")
-    @argument("--timeout", type=float, metavar="S", help="%%eval: seconds per task attempt")
-    @argument("--max-cost", type=float, metavar="USD", help="%%eval: the run's budget, US dollars")
-    @argument("--as", dest="as_", metavar="VAR", help="%%eval: also bind the Run to VAR")
+    @argument("--scorers", metavar="A,B", help=_CELL + "scorer variables, comma-separated")
+    @argument("--scores", metavar="X,Y", help=_CELL + "further score definitions (or names)")
+    @argument("--name", metavar="N", help=_CELL + "the run's name (default: the DATA name)")
+    @argument("--concurrency", type=int, metavar="K", help=_CELL + "cases in flight (8)")
+    @argument("--attempts", type=int, metavar="N", help=_CELL + "tries per sample (1)")
+    @argument("--epochs", type=int, metavar="K", help=_CELL + "times each case runs (1)")
+    @argument("--timeout", type=float, metavar="S", help=_CELL + "seconds per task attempt")
+    @argument("--max-cost", type=float, metavar="USD", help=_CELL + "the run's budget, US dollars")
+    @argument("--as", dest="as_", metavar="VAR", help=_CELL + "also bind the Run to VAR")
     @argument("--score", metavar="NAME", help="compare: the score to compare")
     @argument("--by", metavar="COL", help="show, compare: one row per (slice, score) of COL(s)")
     @argument("--cluster", metavar="COL", help="show, compare: cluster-robust intervals on COL")

@@ -7,6 +7,7 @@
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -48,3 +49,22 @@ def test_repr_widget_text_and_cli_print_the_same_comparison(
     start = lines.index(text.splitlines()[0])
     assert "\n".join(lines[start : start + len(text.splitlines())]) == text
     assert "\x1b" not in out and "\u202e" not in out
+
+
+# -- the magics ---------------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def ip() -> Any:
+    globalipapp = pytest.importorskip("IPython.testing.globalipapp")
+    shell = globalipapp.start_ipython() or globalipapp.get_ipython()
+    shell.run_line_magic("load_ext", "evalbook")
+    return shell
+
+
+def test_the_help_labels_cell_magic_options_with_two_percent_signs(ip: Any) -> None:
+    doc = ip.find_line_magic("eval").__doc__
+    options = doc[doc.index("options:") :]
+    labelled = [line for line in options.splitlines() if "eval:" in line]
+    assert len(labelled) == 9  # --scorers ... --as: the cell magic's own options
+    assert all("%%eval: " in line for line in labelled), labelled
