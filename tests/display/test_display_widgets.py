@@ -21,7 +21,7 @@ def run() -> eb.Run:
 def test_show_run_has_the_four_tabs(run: eb.Run) -> None:
     view = eb.show(run)
     titles = [view.tabs.get_title(i) for i in range(len(view.tabs.children))]
-    assert titles == ["Headline", "Scores", "Unscored reasons", "Cases"]
+    assert titles == ["Headline", "Scores", "Unscored reasons", "Cases", "Case table"]
     assert "Pass" in view.tabs.children[0].value
     assert "empty_output" in view.tabs.children[2].value
 

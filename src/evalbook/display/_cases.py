@@ -67,28 +67,32 @@ PREVIEW_LINES = 6
 WHOLE_LIMIT = 1_000_000
 
 
-def preview(text: str) -> str | None:
-    """The start of a long `text` (None when `text` is short enough to show whole).
+def preview(text: str, limit: int = PREVIEW_LIMIT, lines: int = PREVIEW_LINES) -> str | None:
+    """The start of a long `text`: at most `limit` characters and `lines` lines (None when
+    `text` is short enough to show whole).
 
     Example:
         >>> preview("short") is None, len(preview("x" * 1000) or "")
         (True, 400)
     """
-    lines = text.split("\n", PREVIEW_LINES)
-    start = "\n".join(lines[:PREVIEW_LINES]) if len(lines) > PREVIEW_LINES else text
-    start = start[:PREVIEW_LIMIT]
+    parts = text.split("\n", lines)
+    start = "\n".join(parts[:lines]) if len(parts) > lines else text
+    start = start[:limit]
     return None if start == text else start
 
 
-def expandable(text: str, limit: int = TEXT_LIMIT) -> str:
-    """`text` escaped: whole when short, else its start then a `<details>` with the text
-    (cut to `limit` characters, saying how much was left out; the tables keep all of it)."""
-    start = preview(text)
-    if start is None:
+def expandable(
+    text: str, limit: int = TEXT_LIMIT, *, start: int = PREVIEW_LIMIT, lines: int = PREVIEW_LINES
+) -> str:
+    """`text` escaped: whole when short, else its start (`preview(text, start, lines)`) then a
+    `<details>` with the text cut to `limit` characters, saying how much was left out (the
+    tables keep all of it)."""
+    head = preview(text, start, lines)
+    if head is None:
         return esc(text, limit)
     here = "" if len(text) <= limit else f" (the first {limit:,} here, all in the tables)"
     return (
-        f'{esc(start)}<span style="{MUTED}">…</span>'
+        f'{esc(head)}<span style="{MUTED}">…</span>'
         f'<details data-evalbook="whole" style="margin-top: 2px"><summary style="cursor: '
         f'pointer; {MUTED}; font-size: 11.5px">show all {len(text):,} characters{here}'
         f"</summary>{esc(text, limit)}</details>"

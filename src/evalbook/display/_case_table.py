@@ -1,0 +1,243 @@
+"""The case table: one row per sample, sortable and filterable, computed on the run's tables.
+
+Columns: the case id (and the epoch, with epochs > 1), the input fields (`run.data`), the
+output (its start, the rest behind a `<details>`), the outcome, and per score its value and
+status. `table_rows` filters (outcome, one score's status, reason and value range, one slice
+of an input column) and sorts; `case_table_html` draws rows as `<div>`s with inline styles,
+every cell escaped. The widget (`eb.show(run)`, Case table tab) pages through these rows;
+where widgets don't run, the static table shows the first `STATIC_ROWS` rows and says so.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import pandas as pd
+
+from .._util._fmt import format_num
+from ._cases import ALL, epochs_of, expandable, text_of
+from ._style import BORDER, MUTED, badge, esc, is_missing, root, shorten
+
+if TYPE_CHECKING:
+    from .._model._run_data import RunData
+
+__all__ = [
+    "STATIC_ROWS",
+    "CaseTableFilter",
+    "case_table_html",
+    "column_labels",
+    "slice_values",
+    "table_frame",
+    "table_rows",
+]
+
+# Rows of the static table (nbconvert, GitHub, no kernel) and of a widget page: a screenful
+# that keeps a view of a 100 000-sample run a few hundred kB; the tables hold every row.
+STATIC_ROWS = 50
+# Characters of a cell shown before its "show all" control, and shown in all (a row's detail
+# view shows more, its "whole texts" toggle all of it).
+CELL_START = 80
+CELL_LIMIT = 2_000
+_WIDTHS = {"case": 110, "epoch": 50, "input": 160, "output": 240, "outcome": 90, "score": 120}
+_FIXED = ("case_id", "epoch", "output", "outcome")
+
+
+@dataclass(frozen=True)
+class CaseTableFilter:
+    """What the case table shows, and in which order.
+
+    `score` is the score that `status`, `reason`, `low`/`high` look at; records without a
+    value pass the range only when it is the full [0, 1]. `slice_by`/`slice_value` keep the
+    samples whose input column `slice_by` reads `slice_value` (as text). `sort` is a column
+    label (`column_labels`), None for input order.
+    """
+
+    outcome: str = ALL
+    score: str | None = None
+    status: str = ALL
+    reason: str = ALL
+    low: float = 0.0
+    high: float = 1.0
+    slice_by: Any = None
+    slice_value: str = ALL
+    sort: str | None = None
+    descending: bool = False
+
+
+def _input_label(col: Any, taken: set[str]) -> str:
+    label = str(col)
+    return f"input.{label}" if label in taken else label
+
+
+def column_labels(run: RunData) -> list[str]:
+    """The table's column labels, in order: case_id, epoch (epochs > 1), the input fields,
+    output, outcome, then per score `name` (its value) and `name status`."""
+    names = [d.name for d in run.definitions]
+    taken = set(_FIXED) | set(names) | {f"{n} status" for n in names}
+    data = run.data if isinstance(run.data, pd.DataFrame) else pd.DataFrame()
+    inputs = [_input_label(c, taken) for c in data.columns]
+    epoch = ["epoch"] if epochs_of(run) > 1 else []
+    scores = [label for n in names for label in (n, f"{n} status")]
+    return ["case_id", *epoch, *inputs, "output", "outcome", *scores]
+
+
+def table_frame(run: RunData) -> pd.DataFrame:
+    """One row per sample (input order, then epoch), the columns of `column_labels`, plus
+    `_case` (the case's position) and, per score, `name reason`. Built from whole columns."""
+    cases = run.cases
+    k = epochs_of(run)
+    n = len(cases)
+    out: dict[str, Any] = {"case_id": cases["case_id"].astype(str).to_numpy()}
+    if k > 1:
+        out["epoch"] = cases["epoch"].to_numpy()
+    labels = column_labels(run)
+    data = run.data if isinstance(run.data, pd.DataFrame) else pd.DataFrame()
+    first_input = 2 if k > 1 else 1
+    for j in range(data.shape[1]):
+        values = data.iloc[:, j].to_numpy(dtype=object)
+        # each case's input repeated for its epochs (rows: case, then epoch)
+        fits = len(values) * k == n  # data of another length (a user's object): no values
+        out[labels[first_input + j]] = np.repeat(values, k) if fits else np.full(n, None)
+    out["output"] = cases["output"].to_numpy(dtype=object)
+    out["outcome"] = cases["outcome"].astype(object).where(cases["outcome"].notna(), "pending")
+    names = [d.name for d in run.definitions]
+    s = len(names)
+    for j, name in enumerate(names):
+        rows = run.scores.iloc[j::s]  # one record per sample, in the cases' order
+        out[name] = rows["value"].to_numpy(dtype=float)
+        out[f"{name} status"] = rows["status"].astype(object).to_numpy()
+        out[f"{name} reason"] = rows["reason"].astype(object).to_numpy()
+    frame = pd.DataFrame(out)
+    frame["_case"] = np.arange(n) // k
+    return frame
+
+
+def reasons(frame: pd.DataFrame, score: str) -> list[str]:
+    """The distinct reasons of `score`'s records (unscored and error), as text, sorted."""
+    column = frame.get(f"{score} reason")
+    if column is None:
+        return []
+    return sorted({str(x) for x in column if not is_missing(x)})
+
+
+def slice_values(frame: pd.DataFrame, by: str) -> list[str]:
+    """Input column `by` of each row as the slice filter reads it (its text; `—` missing)."""
+    return [("—" if is_missing(x) else text_of(x)) for x in frame[by]]
+
+
+def _sort_key(column: pd.Series) -> pd.Series:
+    """A column sortable whatever it holds: numbers as numbers, anything else as its text."""
+    if pd.api.types.is_numeric_dtype(column):
+        return column
+    return column.map(lambda x: None if is_missing(x) else text_of(x))
+
+
+def table_rows(frame: pd.DataFrame, f: CaseTableFilter) -> np.ndarray:
+    """Positions (rows of `frame`) matching `f`, in `f.sort` order (stable; missing last)."""
+    keep = np.ones(len(frame), dtype=bool)
+    if f.outcome != ALL:
+        keep &= (frame["outcome"].astype(str) == f.outcome).to_numpy()
+    if f.score is not None:
+        if f.score not in frame.columns:
+            raise ValueError(f"unknown score {f.score!r}")
+        if f.status != ALL:
+            keep &= (frame[f"{f.score} status"].astype(str) == f.status).to_numpy()
+        if f.reason != ALL:
+            keep &= (frame[f"{f.score} reason"].astype(str) == f.reason).to_numpy()
+        if f.low > 0.0 or f.high < 1.0:
+            value = frame[f.score].to_numpy(dtype=float)
+            with np.errstate(invalid="ignore"):
+                keep &= (value >= f.low) & (value <= f.high)
+    if f.slice_by is not None and f.slice_value != ALL:
+        keep &= np.array(slice_values(frame, f.slice_by), dtype=object) == f.slice_value
+    rows = np.flatnonzero(keep)
+    if f.sort is None or not len(rows):
+        return rows
+    if f.sort not in frame.columns:
+        raise ValueError(f"unknown column {f.sort!r}; columns are {list(frame.columns)}")
+    picked = _sort_key(frame[f.sort].iloc[rows]).reset_index(drop=True)
+    try:
+        order = picked.sort_values(ascending=not f.descending, kind="stable", na_position="last")
+    except TypeError:  # text and numbers mixed in one object column: compare as text
+        order = picked.map(lambda x: x if x is None else str(x)).sort_values(
+            ascending=not f.descending, kind="stable", na_position="last"
+        )
+    ordered: np.ndarray = rows[order.index.to_numpy()]
+    return ordered
+
+
+def _width(label: str, names: Sequence[str]) -> int:
+    if label in ("case_id", "epoch", "output", "outcome"):
+        return _WIDTHS["case" if label == "case_id" else label]
+    if label in names or (label.endswith(" status") and label[: -len(" status")] in names):
+        return _WIDTHS["score"]
+    return _WIDTHS["input"]
+
+
+def _cell(label: str, value: Any, names: Sequence[str]) -> str:
+    """One cell's escaped HTML: a score's value, a status or outcome as a badge, text cut."""
+    if is_missing(value):
+        return ""
+    if label in names:
+        return esc(format_num(value))
+    if label == "outcome" or label.endswith(" status"):
+        return badge(str(value).replace("_", " "), str(value))
+    return expandable(text_of(value), CELL_LIMIT, start=CELL_START, lines=1)
+
+
+def row_html(frame: pd.DataFrame, i: int, labels: Sequence[str], names: Sequence[str]) -> str:
+    """Row `i` of `frame` as a flex line of fixed-width cells."""
+    r = frame.iloc[int(i)]
+    cells = "".join(
+        f'<div style="flex: 0 0 {_width(c, names)}px; padding: 2px 6px; min-width: 0; '
+        f'overflow-wrap: anywhere; white-space: pre-wrap">{_cell(c, r[c], names)}</div>'
+        for c in labels
+    )
+    return (
+        f'<div data-evalbook="case-row" style="display: flex; border-top: {BORDER}">{cells}</div>'
+    )
+
+
+def header_html(labels: Sequence[str], names: Sequence[str], f: CaseTableFilter) -> str:
+    """The header line; the sorted column carries ▲ (ascending) or ▼ (descending)."""
+    cells = []
+    for c in labels:
+        mark = "" if c != f.sort else (" ▼" if f.descending else " ▲")
+        cells.append(
+            f'<div style="flex: 0 0 {_width(c, names)}px; padding: 2px 6px; '
+            f'min-width: 0; overflow-wrap: anywhere; font-weight: 600">'
+            f"{esc(shorten(c, 80))}{mark}</div>"
+        )
+    return f'<div style="display: flex">{"".join(cells)}</div>'
+
+
+def case_table_html(
+    run: RunData,
+    f: CaseTableFilter | None = None,
+    limit: int = STATIC_ROWS,
+    frame: pd.DataFrame | None = None,
+) -> str:
+    """The static case table: the first `limit` matching rows, and a note saying how many
+    there are and where to see them all."""
+    f = f or CaseTableFilter()
+    frame = table_frame(run) if frame is None else frame
+    rows = table_rows(frame, f)
+    labels = column_labels(run)
+    names = [d.name for d in run.definitions]
+    shown = rows[:limit]
+    body = "".join(row_html(frame, int(i), labels, names) for i in shown)
+    more = (
+        f"the first {len(shown):,} of {len(rows):,} rows; eb.show(run) (the Case table tab) "
+        "sorts, filters and pages them all, and run.cases and run.scores hold them"
+        if len(rows) > len(shown)
+        else f"{len(rows):,} rows"
+    )
+    note = f'<div style="{MUTED}; font-size: 12px; margin: 4px 0">{more}</div>'
+    table = (
+        f'<div style="overflow-x: auto"><div style="display: inline-block; min-width: 100%">'
+        f"{header_html(labels, names, f)}{body}</div></div>"
+    )
+    return root(note + table, "case-table")

@@ -1,0 +1,114 @@
+"""The case table: one row per sample, sorted and filtered on the tables, a row opens its
+case; the static table (first rows and a note) where widgets don't run."""
+
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+import evalbook as eb
+from display_fixtures import EVIL, EVIL_ESCAPED, demo_run, evil_run
+from evalbook.display._case_table import (
+    STATIC_ROWS,
+    CaseTableFilter,
+    case_table_html,
+    column_labels,
+    table_frame,
+    table_rows,
+)
+
+
+@pytest.fixture(scope="module")
+def run() -> eb.Run:
+    return demo_run()
+
+
+def _ids(run: eb.Run, f: CaseTableFilter) -> list[str]:
+    frame = table_frame(run)
+    return [str(frame["case_id"].iloc[int(i)]) for i in table_rows(frame, f)]
+
+
+def test_the_columns_are_the_inputs_output_outcome_and_each_score(run: eb.Run) -> None:
+    assert column_labels(run) == [
+        "case_id", "id", "question", "expected", "output", "outcome",
+        "answer.correct", "answer.correct status", "answer.concise", "answer.concise status",
+        "answer.pass", "answer.pass status",
+    ]  # fmt: skip
+    frame = table_frame(run)
+    assert len(frame) == len(run.cases)
+    assert frame["answer.correct"].tolist() == pytest.approx(
+        run.wide()["answer.correct"].tolist(), nan_ok=True
+    )
+
+
+def test_sorting_by_a_score_puts_missing_values_last(run: eb.Run) -> None:
+    ids = _ids(run, CaseTableFilter(sort="answer.correct"))
+    values = run.wide().set_index("case_id")["answer.correct"]
+    got = [values[i] for i in ids]
+    assert got[:2] == [0.0, 0.0] and pd.isna(got[-1]) and got[-2] == 1.0
+    down = _ids(run, CaseTableFilter(sort="answer.correct", descending=True))
+    assert values[down[0]] == 1.0 and down[-1] == ids[-1]
+
+
+def test_filters_by_outcome_status_reason_range_and_slice(run: eb.Run) -> None:
+    assert _ids(run, CaseTableFilter(outcome="errored")) == ["q09"]
+    unscored = CaseTableFilter(score="answer.concise", status="unscored")
+    assert _ids(run, unscored) == ["q12"]
+    reason = CaseTableFilter(score="answer.concise", reason="empty_output")
+    assert _ids(run, reason) == ["q12"]
+    wrong = _ids(run, CaseTableFilter(score="answer.correct", high=0.5))
+    assert wrong == ["q05", "q10"]
+    assert _ids(run, CaseTableFilter(slice_by="expected", slice_value="42")) == ["q02", "q07"]
+
+
+def test_the_static_table_shows_the_first_rows_and_says_how_many() -> None:
+    df = pd.DataFrame({"q": [f"x{i}" for i in range(STATIC_ROWS + 30)]})
+    big = eb.run(df, task=lambda q: q, scorers=[lambda output: 1.0], store=None, progress=False)
+    html = case_table_html(big)
+    assert html.count('data-evalbook="case-row"') == STATIC_ROWS
+    assert f"the first {STATIC_ROWS:,} of {STATIC_ROWS + 30:,} rows" in html
+
+
+def test_every_cell_is_escaped_and_long_output_is_shortened() -> None:
+    html = case_table_html(evil_run())
+    assert "<script" not in html and EVIL_ESCAPED in html
+    df = pd.DataFrame({"q": ["a"]})
+    long = eb.run(df, task=lambda q: "w" * 100_000, scorers=[lambda output: 1.0],
+                  store=None, progress=False)  # fmt: skip
+    cell = case_table_html(long)
+    assert "show all 100,000 characters" in cell and "w" * 2_001 not in cell
+    assert long.cases["output"][0] == "w" * 100_000
+
+
+def test_the_widget_sorts_filters_pages_and_opens_a_row(run: eb.Run) -> None:
+    pytest.importorskip("ipywidgets")
+    view = eb.show(run)
+    assert view.tabs.get_title(4) == "Case table"
+    table = view.table
+    assert len(table.rows.children) == 12 and "12 of 12 rows" in table.count.value
+    table.outcome.value = "errored"
+    assert len(table.rows.children) == 1
+    table.rows.children[0].children[0].click()  # the row's "open" button
+    assert "ZeroDivisionError" in table.detail.value and "q09" in table.detail.value
+    table.outcome.value = "all"
+    table.sort.value = "answer.correct"
+    table.descending.value = True
+    assert "answer.correct ▼" in table.header.value
+    table.slice_by.value = "expected"
+    table.slice_value.value = "42"
+    assert len(table.rows.children) == 2
+    bundle = table._repr_mimebundle_()
+    assert bundle["text/html"] == case_table_html(run)
+
+
+def test_the_widget_pages_a_long_run() -> None:
+    pytest.importorskip("ipywidgets")
+    df = pd.DataFrame({"q": [f"x{i}" for i in range(60)], EVIL: [EVIL] * 60})
+    big = eb.run(df, task=lambda q: q, scorers=[lambda output: 1.0], store=None, progress=False)
+    table = eb.show(big).table
+    assert len(table.rows.children) == 25 and "page 1 of 3" in table.page_label.value
+    table.next.click()
+    table.next.click()
+    table.next.click()  # past the last page: stays on it
+    assert len(table.rows.children) == 10 and "page 3 of 3" in table.page_label.value
+    assert all("<script" not in row.children[1].value for row in table.rows.children)
