@@ -339,6 +339,7 @@ class EvalMagics(Magics):
         readers: dict[str, Callable[[Path], pd.DataFrame]] = {
             ".csv": pd.read_csv,
             ".parquet": pd.read_parquet,
+            ".pq": pd.read_parquet,  # the extension `%eval export` and the CLI also write
             ".jsonl": lambda path: pd.read_json(path, lines=True),
         }
         if path.suffix.lower() in readers and path.is_file():
@@ -350,7 +351,8 @@ class EvalMagics(Magics):
                     f"{path.suffix.lower().lstrip('.')}: {user_error_line(exc)}"
                 ) from None
         raise UsageError(
-            f"%%eval {ref}: DATA must name a DataFrame variable or a .csv/.parquet/.jsonl file"
+            f"%%eval {ref}: DATA must name a DataFrame variable or a .csv, .parquet, .pq or "
+            ".jsonl file"
         )
 
 

@@ -68,3 +68,39 @@ def test_the_help_labels_cell_magic_options_with_two_percent_signs(ip: Any) -> N
     labelled = [line for line in options.splitlines() if "eval:" in line]
     assert len(labelled) == 9  # --scorers ... --as: the cell magic's own options
     assert all("%%eval: " in line for line in labelled), labelled
+
+
+def test_every_table_exports_alike_from_the_cli_and_the_magic(
+    ip: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from evalbook._api._refs import TABLES
+    from evalbook._cli._main import build_parser
+
+    a, _ = _pair(tmp_path / "runs")
+    export = build_parser()._subparsers._group_actions[0].choices["export"]  # type: ignore[union-attr]
+    cli_tables = next(x.choices for x in export._actions if x.dest == "table")
+    magic = ip.find_line_magic("eval").__self__.eval
+    magic_tables = next(
+        x.choices
+        for x in magic.parser._actions
+        if x.dest == "table"  # type: ignore[attr-defined]
+    )
+    assert list(cli_tables) == list(magic_tables) == list(TABLES)
+    ip.user_ns["a"] = a
+    for table in TABLES:
+        for suffix in (".csv", ".pq"):
+            by_cli, by_magic = tmp_path / f"cli-{table}{suffix}", tmp_path / f"ip-{table}{suffix}"
+            args = ["export", str(a.path), str(by_cli), "--table", table]
+            code, _, err = in_process(capsys, *args)
+            assert code == 0, err
+            assert ip.run_line_magic("eval", f"export a {by_magic} --table {table}") == by_magic
+            assert by_cli.read_bytes() == by_magic.read_bytes() or suffix == ".pq"
+            read = pd.read_csv if suffix == ".csv" else pd.read_parquet
+            pd.testing.assert_frame_equal(read(by_cli), read(by_magic))
+
+
+def test_the_cell_magic_reads_a_pq_file_as_parquet(ip: Any, tmp_path: Path) -> None:
+    data = tmp_path / "cases.pq"
+    pd.DataFrame({"q": ["a", "b"]}).to_parquet(data)
+    run = ip.run_cell_magic("eval", f"{data} --store {tmp_path / 'runs'}", "q.upper()")
+    assert run.cases["output"].tolist() == ["A", "B"]
