@@ -23,9 +23,11 @@ from ._api._entry import run as run_eval
 from ._api._refs import (
     TABLES,
     USER_ERRORS,
+    column_names,
     export_table,
     missing_store,
     resolve_run,
+    score_names,
     user_error_line,
 )
 from ._api._run import Run
@@ -267,7 +269,7 @@ class EvalMagics(Magics):
                     raise UsageError(missing_store(store))
                 return runs(store)
             sliced = args.by is not None or args.cluster is not None
-            by = _split(args.by) or None
+            by = column_names(args.by) or None  # the CLI's reading and its message
             if command == "show":
                 value = self._ns.get(rest[0]) if rest[0].isidentifier() else None
                 if isinstance(value, Comparison) and not sliced:  # a Comparison variable too
@@ -278,9 +280,10 @@ class EvalMagics(Magics):
                 return show(run)
             if command == "compare":
                 a, b = (resolve_run(r, args.store, self._ns) for r in rest)
+                score = score_names(a, b, args.score)  # as `evalbook compare --score` reads it
                 if sliced:
-                    return compare(a, b, score=args.score, by=by, cluster=args.cluster)
-                return compare(a, b, score=args.score)
+                    return compare(a, b, score=score, by=by, cluster=args.cluster)
+                return compare(a, b, score=score)
             run = resolve_run(rest[0], args.store, self._ns)
             return export_table(run, rest[1], args.table).path
         except USER_ERRORS as exc:  # one line, as the CLI prints it (no traceback)

@@ -11,6 +11,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from IPython.core.error import UsageError
 from tests._cli_helpers import in_process
 
 import evalbook as eb
@@ -104,3 +105,30 @@ def test_the_cell_magic_reads_a_pq_file_as_parquet(ip: Any, tmp_path: Path) -> N
     pd.DataFrame({"q": ["a", "b"]}).to_parquet(data)
     run = ip.run_cell_magic("eval", f"{data} --store {tmp_path / 'runs'}", "q.upper()")
     assert run.cases["output"].tolist() == ["A", "B"]
+
+
+@pytest.mark.parametrize(
+    ("cli", "magic"),
+    [
+        ("compare a b --score nope", "compare a b --score nope"),
+        ("compare a b --score ,", "compare a b --score ,"),
+        ("compare a b --by ,", "compare a b --by ,"),
+        ("show a --by ,", "show a --by ,"),
+        ("compare a b --by nope", "compare a b --by nope"),
+        ("show zzz", "show zzz"),
+        ("export a out.xlsx", "export a out.xlsx"),
+    ],
+)
+def test_the_same_mistake_reads_the_same_in_the_cli_and_the_magic(
+    ip: Any, tmp_path: Path, capsys: pytest.CaptureFixture[str], cli: str, magic: str
+) -> None:
+    store = tmp_path / "runs"
+    _pair(store)
+    code, out, err = in_process(capsys, *cli.split(), "--store", str(store))
+    assert code == 2 and out == "" and len(err.splitlines()) == 1, err
+    said = err.strip().split(": error: ", 1)[1]
+    for name in ("a", "b"):
+        ip.user_ns.pop(name, None)  # RUN names the stored runs, as in the CLI
+    with pytest.raises(UsageError) as caught:
+        ip.run_line_magic("eval", f"{magic} --store {store}")
+    assert str(caught.value) == said

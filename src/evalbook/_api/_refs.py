@@ -28,9 +28,11 @@ __all__ = [
     "TABLES",
     "USER_ERRORS",
     "RefError",
+    "column_names",
     "export_table",
     "missing_store",
     "resolve_run",
+    "score_names",
     "user_error_line",
 ]
 
@@ -89,6 +91,54 @@ def missing_store(store: str | os.PathLike[str]) -> str:
         'no run store at typo/ (runs are stored in ./runs unless store= says)'
     """
     return f"no run store at {store}/ (runs are stored in ./runs unless store= says)"
+
+
+# -- options both shells take: --score NAME[,NAME], --by COL[,COL] --------------------------
+
+
+def score_names(a: Run, b: Run, text: str | None) -> str | list[str] | None:
+    """`--score a,b` as `eb.compare`'s `score=`: None without it, one name, or a list.
+
+    Raises:
+        RefError: a name that is not a score of both runs (the message lists those).
+
+    Example:
+        >>> import pandas as pd, evalbook as eb
+        >>> run = eb.run(pd.DataFrame({"x": [1]}), task=lambda x: x, store=None,
+        ...              scorers=[eb.scorer("ok")(lambda output: 1.0)], progress=False)
+        >>> score_names(run, run, "ok"), score_names(run, run, None)
+        ('ok', None)
+    """
+    if text is None:
+        return None
+    wanted = [s.strip() for s in text.split(",") if s.strip()]
+    common = [d.name for d in a.definitions if d.name in {e.name for e in b.definitions}]
+    if not wanted:
+        known = ", ".join(common) or "none"
+        raise RefError(f"--score {text!r}: name a score; the scores both runs have: {known}")
+    for name in wanted:
+        if name not in common:
+            known = ", ".join(common) or "none"
+            raise RefError(f"unknown score {name!r}; the scores both runs have: {known}")
+    return wanted[0] if len(wanted) == 1 else wanted
+
+
+def column_names(text: str | None) -> list[str]:
+    """`--by a,b` as its column names ([] without `--by`).
+
+    Raises:
+        RefError: `--by` names no column (an empty or only-commas value).
+
+    Example:
+        >>> column_names("kind, level"), column_names(None)
+        (['kind', 'level'], [])
+    """
+    if text is None:
+        return []
+    names = [c.strip() for c in text.split(",") if c.strip()]
+    if not names:
+        raise RefError(f"--by {text!r}: name a column of the run's input data")
+    return names
 
 
 # -- resolving RUN ---------------------------------------------------------------------------

@@ -15,7 +15,7 @@ import pandas as pd
 
 from .._api._entry import run as run_eval
 from .._api._eval import Eval
-from .._api._refs import export_table, missing_store, resolve_run
+from .._api._refs import column_names, export_table, missing_store, resolve_run, score_names
 from .._api._run import Run
 from .._compare._compare import compare
 from .._errors import ConfigurationError
@@ -219,13 +219,9 @@ def _say_interrupted(var: str, store: Any, before: set[Path], file: str) -> None
 
 
 def slice_columns(text: str | None) -> list[str]:
-    """`--by a,b` as its column names ([] without `--by`)."""
-    if text is None:
-        return []
-    names = [c.strip() for c in text.split(",") if c.strip()]
-    if not names:
-        raise CliError(f"--by {text!r}: name a column of the run's input data")
-    return names
+    """`--by a,b` as its column names ([] without `--by`): `_api._refs.column_names`, the
+    magics' parser too, so that both say the same of the same mistake."""
+    return column_names(text)
 
 
 def print_run(
@@ -347,15 +343,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
     """`evalbook compare A B [--score NAME]`: summary, warnings, top regressions."""
     a = resolve_run(args.a, args.store)
     b = resolve_run(args.b, args.store)
-    score: str | list[str] | None = None
-    if args.score is not None:
-        wanted = [s.strip() for s in args.score.split(",") if s.strip()]
-        common = [d.name for d in a.definitions if d.name in {e.name for e in b.definitions}]
-        for name in wanted:
-            if name not in common:
-                known = ", ".join(common) or "none"
-                raise CliError(f"unknown score {name!r}; the scores both runs have: {known}")
-        score = wanted[0] if len(wanted) == 1 else wanted
+    score = score_names(a, b, args.score)  # as `%eval compare --score` reads it
     by = slice_columns(args.by)
     if by or args.cluster is not None:
         comparison = compare(a, b, score=score, by=by or None, cluster=args.cluster)
