@@ -6,6 +6,7 @@ import pytest
 
 import evalbook as eb
 from display_fixtures import EVIL, FakeComparison, demo_run, evil_run
+from evalbook.display._case_table import case_table_html
 from evalbook.display._cases import CaseFilter, filter_cases
 from evalbook.display._compare_html import comparison_html
 from evalbook.display._html import run_html
@@ -29,7 +30,7 @@ def test_show_run_has_the_four_tabs(run: eb.Run) -> None:
 def test_run_view_bundle_carries_static_html_and_text(run: eb.Run) -> None:
     bundle = eb.show(run)._repr_mimebundle_()
     assert WIDGET_MIME in bundle
-    assert bundle["text/html"] == run_html(run)
+    assert bundle["text/html"] == run_html(run) + case_table_html(run)  # card, then the table
     assert bundle["text/plain"] == repr(run)
 
 

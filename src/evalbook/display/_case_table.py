@@ -19,7 +19,7 @@ import pandas as pd
 
 from .._util._fmt import format_num
 from ._cases import ALL, epochs_of, expandable, text_of
-from ._style import BORDER, MUTED, badge, esc, is_missing, root, shorten
+from ._style import BORDER, MUTED, STATUS_COLORS, esc, is_missing, root, shorten
 
 if TYPE_CHECKING:
     from .._model._run_data import RunData
@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 __all__ = [
     "STATIC_ROWS",
     "CaseTableFilter",
+    "CellBudget",
     "case_table_html",
     "column_labels",
     "slice_values",
@@ -34,13 +35,17 @@ __all__ = [
     "table_rows",
 ]
 
-# Rows of the static table (nbconvert, GitHub, no kernel) and of a widget page: a screenful
-# that keeps a view of a 100 000-sample run a few hundred kB; the tables hold every row.
-STATIC_ROWS = 50
+# Rows of the static table (nbconvert, GitHub, no kernel) and of a widget page: a screenful,
+# which keeps the static view of a run with megabyte texts under 100 kB; the tables hold
+# every row.
+STATIC_ROWS = 25
 # Characters of a cell shown before its "show all" control, and shown in all (a row's detail
 # view shows more, its "whole texts" toggle all of it).
 CELL_START = 80
 CELL_LIMIT = 2_000
+# Cell text a whole table shows (the static table, a widget page): 25 rows of 1 MB outputs
+# and inputs stay a table of starts, not megabytes of HTML.
+TABLE_TEXT_LIMIT = 20_000
 _WIDTHS = {"case": 110, "epoch": 50, "input": 160, "output": 240, "outcome": 90, "score": 120}
 _FIXED = ("case_id", "epoch", "output", "outcome")
 
@@ -177,28 +182,62 @@ def _width(label: str, names: Sequence[str]) -> int:
     return _WIDTHS["input"]
 
 
-def _cell(label: str, value: Any, names: Sequence[str]) -> str:
+class CellBudget:
+    """The characters of cell text a table may still show behind its "show all" controls
+    (`TABLE_TEXT_LIMIT` in all); once spent, a long cell shows only its start."""
+
+    def __init__(self, total: int = TABLE_TEXT_LIMIT) -> None:
+        self.left = total
+
+    def text(self, text: str) -> str:
+        """`text` escaped: its start, and as much of the rest as the budget allows."""
+        limit = min(CELL_LIMIT, self.left)
+        if len(text) > CELL_START and limit <= 2 * CELL_START:
+            self.left -= CELL_START
+            return esc(text, CELL_START)  # "… (N more characters)": the tables keep it
+        # a long text's start is shown twice (before the control and in it): both are paid
+        self.left -= min(len(text), limit) + (CELL_START if len(text) > CELL_START else 0)
+        return expandable(text, limit, start=CELL_START, lines=1)
+
+
+def _cell(label: str, value: Any, names: Sequence[str], budget: CellBudget) -> str:
     """One cell's escaped HTML: a score's value, a status or outcome as a badge, text cut."""
     if is_missing(value):
         return ""
     if label in names:
         return esc(format_num(value))
     if label == "outcome" or label.endswith(" status"):
-        return badge(str(value).replace("_", " "), str(value))
-    return expandable(text_of(value), CELL_LIMIT, start=CELL_START, lines=1)
+        # coloured text, not a badge: a status in every row of every score column
+        color = STATUS_COLORS.get(str(value), "inherit")
+        return f'<span style="color: {color}">{esc(str(value).replace("_", " "))}</span>'
+    return budget.text(text_of(value))
 
 
-def row_html(frame: pd.DataFrame, i: int, labels: Sequence[str], names: Sequence[str]) -> str:
-    """Row `i` of `frame` as a flex line of fixed-width cells."""
+def row_html(
+    frame: pd.DataFrame,
+    i: int,
+    labels: Sequence[str],
+    names: Sequence[str],
+    budget: CellBudget | None = None,
+) -> str:
+    """Row `i` of `frame` as a flex line of fixed-width cells (`budget`: shared by a table's
+    rows; a row on its own has a budget of its own)."""
+    budget = CellBudget() if budget is None else budget
     r = frame.iloc[int(i)]
+    # the row lays its cells out (a grid of fixed tracks; wrapping inherited): a cell is a
+    # bare <div>, which keeps a 50-row table of markup small
     cells = "".join(
-        f'<div style="flex: 0 0 {_width(c, names)}px; padding: 2px 6px; min-width: 0; '
-        f'overflow-wrap: anywhere; white-space: pre-wrap">{_cell(c, r[c], names)}</div>'
-        for c in labels
+        f'<div style="padding: 2px 6px">{_cell(c, r[c], names, budget)}</div>' for c in labels
     )
     return (
-        f'<div data-evalbook="case-row" style="display: flex; border-top: {BORDER}">{cells}</div>'
+        f'<div data-evalbook="case-row" style="{_grid(labels, names)}; border-top: {BORDER}; '
+        f'white-space: pre-wrap; overflow-wrap: anywhere">{cells}</div>'
     )
+
+
+def _grid(labels: Sequence[str], names: Sequence[str]) -> str:
+    tracks = " ".join(f"{_width(c, names)}px" for c in labels)
+    return f"display: grid; grid-template-columns: {tracks}"
 
 
 def header_html(labels: Sequence[str], names: Sequence[str], f: CaseTableFilter) -> str:
@@ -206,12 +245,9 @@ def header_html(labels: Sequence[str], names: Sequence[str], f: CaseTableFilter)
     cells = []
     for c in labels:
         mark = "" if c != f.sort else (" ▼" if f.descending else " ▲")
-        cells.append(
-            f'<div style="flex: 0 0 {_width(c, names)}px; padding: 2px 6px; '
-            f'min-width: 0; overflow-wrap: anywhere; font-weight: 600">'
-            f"{esc(shorten(c, 80))}{mark}</div>"
-        )
-    return f'<div style="display: flex">{"".join(cells)}</div>'
+        cells.append(f'<div style="padding: 2px 6px">{esc(shorten(c, 80))}{mark}</div>')
+    grid = _grid(labels, names)
+    return f'<div style="{grid}; font-weight: 600; overflow-wrap: anywhere">{"".join(cells)}</div>'
 
 
 def case_table_html(
@@ -228,7 +264,8 @@ def case_table_html(
     labels = column_labels(run)
     names = [d.name for d in run.definitions]
     shown = rows[:limit]
-    body = "".join(row_html(frame, int(i), labels, names) for i in shown)
+    budget = CellBudget()
+    body = "".join(row_html(frame, int(i), labels, names, budget) for i in shown)
     more = (
         f"the first {len(shown):,} of {len(rows):,} rows; eb.show(run) (the Case table tab) "
         "sorts, filters and pages them all, and run.cases and run.scores hold them"

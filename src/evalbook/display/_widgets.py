@@ -17,7 +17,9 @@ from .._model._run_data import RunData
 from .._util._fmt import format_num, format_pp
 from .._util._text import visible
 from ._case_table import (
+    STATIC_ROWS,
     CaseTableFilter,
+    CellBudget,
     case_table_html,
     column_labels,
     header_html,
@@ -56,10 +58,10 @@ _MAX_OPTIONS = 500
 _LABEL_LIMIT = 160  # characters of a list entry (a case id can be any text)
 _OUTCOMES = [ALL, "passed", "failed", "errored", "timed_out"]
 _STATUSES = [ALL, "scored", "unscored", "error"]
-# "changed" (every change but "same") is the comparison's default filter: what a reader looks for
-_CHANGED = "changed"
 _WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 _LIVE_NOTE = "(interactive view: run the notebook with widgets to use it; static view above)"
+# "changed" (every change but "same") is the comparison's default filter: what a reader looks for
+_CHANGED = "changed"
 _CHANGES = [_CHANGED, ALL, "improved", "regressed", "same", "only_a", "only_b"]
 
 
@@ -242,7 +244,7 @@ class ScoresTab(w.VBox):  # type: ignore[misc]
         self.table.value = root(html, "run-summary")
 
 
-_PAGE = 25  # rows of a case table page (each row is two widgets)
+_PAGE = STATIC_ROWS  # rows of a case table page (each row is two widgets)
 
 
 class CaseTable(_Static):
@@ -341,7 +343,8 @@ class CaseTable(_Static):
     def _draw(self) -> None:
         rows = self.positions[self.page * _PAGE : (self.page + 1) * _PAGE]
         self.header.value = root(header_html(self.labels, self.names, self.filter), "table-head")
-        self.rows.children = [self._row(int(i)) for i in rows]
+        budget = CellBudget()  # the page's cells share one (long texts show their start)
+        self.rows.children = [self._row(int(i), budget) for i in rows]
         pages = max(len(self.positions) - 1, 0) // _PAGE + 1
         self.page_label.value = f'<span style="{MUTED}">page {self.page + 1} of {pages}</span>'
         total = len(self.frame)
@@ -349,10 +352,10 @@ class CaseTable(_Static):
         if not len(rows):
             self.detail.value = f'<div style="{MUTED}">No row matches these filters.</div>'
 
-    def _row(self, i: int) -> Any:
+    def _row(self, i: int, budget: CellBudget) -> Any:
         button = w.Button(description="open", layout=w.Layout(width="56px", flex="0 0 56px"))
         button.on_click(lambda _: self.open_row(i))
-        cells = _html(root(row_html(self.frame, i, self.labels, self.names), "case-row"))
+        cells = _html(root(row_html(self.frame, i, self.labels, self.names, budget), "case-row"))
         return w.HBox([button, cells])
 
     def open_row(self, row: int | None) -> None:
@@ -383,7 +386,8 @@ class RunView(_Static):
             titles=("Headline", "Scores", "Unscored reasons", "Cases", "Case table"),
         )
         super().__init__([_html(root(run_header_html(run), "run-header")), self.tabs])
-        self._static_html = run_html(run)
+        # where widgets don't run, the Case table tab's static table follows the run's card
+        self._static_html = run_html(run) + self.table._static_html
         self._static_text = repr(run)
 
 
