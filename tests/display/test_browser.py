@@ -5,6 +5,11 @@ Chromium is Debian's (`/usr/bin/chromium`, installed by `.ci/run`); nothing is d
 never writes outputs into the committed ones. Screenshots go to a temporary folder, or to
 `docs/img/` (which the README shows) with EVALBOOK_UPDATE_SCREENSHOTS=1. Skipped when chromium,
 JupyterLab or Playwright is missing, except under CI=true.
+
+Every notebook is run once and read in the light theme and then the dark one: no visible output
+area may be empty (or stuck on "Loading widget..."), and each output kind (headline card, widget
+tabs, case table, comparison, its output diff, plots, agreement card, `%eval show`) is shot as
+`<kind>.png` and `<kind>-dark.png`.
 """
 
 from __future__ import annotations
@@ -83,10 +88,20 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
         "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
     }
+    # Every cell rendered at once (no notebook windowing), so that every output can be checked.
+    tracker = home / "settings" / "@jupyterlab" / "notebook-extension"
+    tracker.mkdir(parents=True)
+    (tracker / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
     # No "get notified about Jupyter news?" toast over the screenshots.
     (home / "config" / "labconfig").mkdir(parents=True)
     (home / "config" / "labconfig" / "page_config.json").write_text(
-        json.dumps({"disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True}})
+        json.dumps(
+            {
+                "disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True},
+                # window.jupyterapp, to switch the theme by its command (not by menu clicks)
+                "exposeAppInBrowser": True,
+            }
+        )
     )
     log = (home / "lab.log").open("w")
     server = subprocess.Popen(
@@ -243,3 +258,116 @@ def test_comparing_runs_shows_the_comparison(browser: Any, lab: str) -> None:
     IMG.mkdir(parents=True, exist_ok=True)
     view.screenshot(path=str(IMG / "comparison.png"))
     page.close()
+
+
+# Each visible output area of the open notebook: its cell, text and media (plots draw SVG).
+_OUTPUTS_JS = """() => {
+    const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
+    const cells = [...panel.querySelectorAll('.jp-CodeCell')];
+    return [...panel.querySelectorAll('.jp-OutputArea-output')]
+        .filter(e => e.getClientRects().length > 0)
+        .map(e => ({cell: cells.indexOf(e.closest('.jp-CodeCell')) + 1,
+                    text: e.innerText.trim().slice(0, 200),
+                    media: e.querySelectorAll('img, svg, canvas').length,
+                    mime: e.dataset.mimeType || ''}));
+}"""
+_PENDING = ("Loading widget...",)
+_WIDGET = ".jp-OutputArea-output:has(.lm-TabBar-tab)"
+_PLOT = ".jp-OutputArea-output.js-plotly-plot, .jp-OutputArea-output:has(.js-plotly-plot)"
+# One screenshot per output kind: (file stem, notebook, element to shoot, tab to open first).
+_KINDS = [
+    ("headline-card", "quickstart.ipynb", "[data-evalbook='run']", None),
+    ("widget-tabs", "quickstart.ipynb", _WIDGET, "Headline"),
+    ("case-table", "quickstart.ipynb", _WIDGET, "Case table"),
+    ("plot-unscored", "quickstart.ipynb", _PLOT, None),
+    ("comparison", "comparing-runs.ipynb", "[data-evalbook='comparison']", None),
+    ("comparison-tabs", "comparing-runs.ipynb", _WIDGET, "Summary"),
+    ("output-diff", "comparing-runs.ipynb", _WIDGET, "Cases"),
+    ("plot-deltas", "comparing-runs.ipynb", _PLOT, None),
+    ("plot-flakiness", "repeats-and-slices.ipynb", _PLOT, None),
+    ("judges-agreement", "judges.ipynb", "[data-evalbook='agreement']", None),
+    ("magics-show", "magics.ipynb", _WIDGET, "Headline"),
+]
+
+
+def _open_tab(page: Any, target: Any, tab: str) -> None:
+    """Open `tab` of the widget `target`; in a comparison's Cases, show the first case's diff."""
+    target.locator(".lm-TabBar-tab", has_text=tab).first.click()
+    if tab == "Cases" and target.locator("[data-evalbook='comparison']").count():
+        cases = target.locator(".widget-select select:visible").first
+        # a pair in both runs whose value changed (its label ends "(±N pp)"), so that the diff
+        # has two outputs; the first pair may be in one run only
+        labels = cases.locator("option").all_inner_texts()
+        changed = [i for i, label in enumerate(labels) if label.endswith("pp)")]
+        cases.select_option(index=changed[0] if changed else 0)
+        target.locator("[data-evalbook='output-diff']").first.wait_for(timeout=30_000)
+    page.wait_for_timeout(300)  # the tab's content lays out after the click
+
+
+def _set_theme(page: Any, dark: bool) -> None:
+    """Switch JupyterLab's theme by its command (Settings > Theme); wait until the page has it."""
+    name = "JupyterLab Dark" if dark else "JupyterLab Light"
+    page.evaluate(
+        "name => window.jupyterapp.commands.execute('apputils:change-theme', {theme: name})", name
+    )
+    page.wait_for_function(
+        f"() => document.body.dataset.jpThemeLight === '{str(not dark).lower()}'",
+        timeout=30_000,
+    )
+    page.wait_for_timeout(500)  # the theme's stylesheet applies after the flag flips
+
+
+def _blank_outputs(page: Any, notebook: str) -> tuple[int, list[str]]:
+    """Wait for widgets to render; return (outputs seen, the ones that show nothing)."""
+    deadline = time.monotonic() + 60
+    while True:
+        outputs = page.evaluate(_OUTPUTS_JS)
+        pending = [o for o in outputs if o["text"] in _PENDING]
+        if not pending or time.monotonic() > deadline:
+            break
+        time.sleep(0.5)
+    blank = [
+        f"{notebook} cell {o['cell']} ({o['mime'] or 'widget'}): {o['text'] or 'empty'}"
+        for o in outputs
+        if (not o["text"] and not o["media"])
+        or o["text"] in _PENDING
+        or o["text"].startswith("Error displaying widget")
+    ]
+    return len(outputs), blank
+
+
+@pytest.mark.parametrize("notebook", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
+def test_every_output_shows_in_light_and_dark(
+    browser: Any, lab: str, notebook: str, record_property: pytest.RecordProperty
+) -> None:
+    page = _run_all(browser, lab, notebook)
+    IMG.mkdir(parents=True, exist_ok=True)
+    seen: dict[str, int] = {}
+    blank: list[str] = []
+    shots: list[str] = []
+    try:
+        for dark in (False, True):
+            _set_theme(page, dark)
+            theme = "dark" if dark else "light"
+            seen[theme], missing = _blank_outputs(page, notebook)
+            blank += [f"{theme}: {m}" for m in missing]
+            for stem, where, selector, tab in _KINDS:
+                if where != notebook:
+                    continue
+                target = page.locator(selector).first
+                assert target.count(), f"{notebook}: no {selector} to screenshot ({stem})"
+                target.scroll_into_view_if_needed()
+                if tab:
+                    _open_tab(page, target, tab)
+                name = f"{stem}-dark.png" if dark else f"{stem}.png"
+                target.screenshot(path=str(IMG / name))
+                shots.append(name)
+    finally:
+        _set_theme(page, False)  # the theme is a lab-wide setting: later tests expect light
+        page.close()
+    figure = f"{notebook}: outputs seen light {seen.get('light')}, dark {seen.get('dark')}; "
+    figure += f"{len(blank)} blank; screenshots {shots}"
+    print(figure)
+    record_property("browser_outputs", figure)
+    assert seen["light"] > 0 and seen["light"] == seen["dark"], seen
+    assert not blank, "\n".join(blank)
