@@ -20,10 +20,14 @@ from pathlib import Path
 
 import pytest
 
-nbformat = pytest.importorskip("nbformat")
-nbclient = pytest.importorskip("nbclient")
-nbconvert = pytest.importorskip("nbconvert")
-pytest.importorskip("ipykernel")
+try:  # nbconvert and nbclient come with jupyterlab (the dev extra)
+    import nbclient
+    import nbconvert  # noqa: F401
+    import nbformat
+except ImportError as exc:  # pragma: no cover - the dev extra installs them
+    if os.environ.get("CI"):
+        raise  # CI must run this test, not skip it
+    pytest.skip(f"{exc.name} is not installed (pip install -e '.[dev]')", allow_module_level=True)
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
