@@ -12,6 +12,8 @@ from __future__ import annotations
 import difflib
 import html
 import re
+from collections import Counter
+from collections.abc import Sequence
 
 from .._util._text import visible
 from ._style import BORDER, MUTED, esc
@@ -21,8 +23,13 @@ __all__ = ["DIFF_LIMIT", "output_diff_html", "word_diff"]
 # Characters of each output that are diffed and shown: the matcher's cost grows with the
 # product of the two token counts, and a side-by-side view of two 100 kB texts is not read.
 DIFF_LIMIT = 10_000
-# words, runs of spaces, single other characters: a diff marks whole words, keeps spacing
-_TOKEN = re.compile(r"\w+|\s+|[^\w\s]")
+# Pairs of equal tokens (one in each text) above which the word matcher is not run on the
+# whole text: its time grows with them (module docstring of `_opcodes`)
+PAIR_LIMIT = 200_000
+# a word or one other character, with the spacing after it (spacing at the start alone): a
+# diff marks whole words, and no token (a lone space) repeats on every other position, which
+# would make the matcher slow on long texts
+_TOKEN = re.compile(r"\s+|(?:\w+|[^\w\s])\s*")
 _MARK = {
     "del": "background: rgba(220, 38, 38, 0.25); border-radius: 2px",
     "ins": "background: rgba(22, 163, 74, 0.25); border-radius: 2px",
@@ -39,34 +46,96 @@ def _marked(tokens: list[str], kind: str) -> str:
         return ""
     if kind == "same" or not text.strip():
         return _esc(text)  # spacing that differs is not worth a mark
-    return f'<span data-diff="{kind}" style="{_MARK[kind]}">{_esc(text)}</span>'
+    core = text.rstrip()  # the spacing after the last word stays unmarked
+    mark = f'<span data-diff="{kind}" style="{_MARK[kind]}">{_esc(core)}</span>'
+    return mark + _esc(text[len(core) :])
 
 
-def word_diff(a: str, b: str) -> tuple[str, str]:
-    """Escaped HTML of `a` and of `b`, the words not in the other marked (`data-diff`).
+Opcode = tuple[str, int, int, int, int]
 
-    Each side is cut to `DIFF_LIMIT` characters first; a difference at the very end of
-    both cut sides is left unmarked, as the cut (not the outputs) may have made it.
 
-    Example:
-        >>> left, right = word_diff("the cat sat", "the dog sat")
-        >>> "cat" in left and 'data-diff="del"' in left, 'data-diff="ins"' in right
-        (True, True)
+def _opcodes(ta: Sequence[str], tb: Sequence[str]) -> list[Opcode] | None:
+    """`difflib` opcodes of two token lists, None when matching them would be too slow.
+
+    The common start and end are matched as they are; the matcher sees only the middle, and
+    only when its pairs of equal tokens are at most `PAIR_LIMIT` (a text that repeats one line
+    700 times, each a word apart, once took 21 s).
     """
-    ta = _TOKEN.findall(a[:DIFF_LIMIT])
-    tb = _TOKEN.findall(b[:DIFF_LIMIT])
-    # autojunk off: in a long output common words ("the", spaces) would be ignored as junk
-    matcher = difflib.SequenceMatcher(None, ta, tb, autojunk=False)
+    n = min(len(ta), len(tb))
+    head = 0
+    while head < n and ta[head] == tb[head]:
+        head += 1
+    tail = 0
+    while tail < n - head and ta[-1 - tail] == tb[-1 - tail]:
+        tail += 1
+    mid_a, mid_b = ta[head : len(ta) - tail], tb[head : len(tb) - tail]
+    counts = Counter(mid_b)
+    if sum(counts[t] for t in mid_a) > PAIR_LIMIT:
+        return None
+    # autojunk off: in a long output common words ("the") would be ignored as junk
+    middle = difflib.SequenceMatcher(None, mid_a, mid_b, autojunk=False)
+    ops: list[Opcode] = [("equal", 0, head, 0, head)] if head else []
+    ops += [(op, i1 + head, i2 + head, j1 + head, j2 + head) for op, i1, i2, j1, j2 in
+            middle.get_opcodes()]  # fmt: skip
+    if tail:
+        ops.append(("equal", len(ta) - tail, len(ta), len(tb) - tail, len(tb)))
+    return ops
+
+
+def _tokens_diff(ta: list[str], tb: list[str], cut: bool) -> tuple[list[str], list[str]]:
+    """Marked HTML pieces of two token lists (all of the middle marked when it is too slow)."""
+    ops = _opcodes(ta, tb)
+    if ops is None:
+        return [_marked(ta, "del")], [_marked(tb, "ins")]
     left: list[str] = []
     right: list[str] = []
-    cut = len(a) > DIFF_LIMIT or len(b) > DIFF_LIMIT
-    for op, i1, i2, j1, j2 in matcher.get_opcodes():
+    for op, i1, i2, j1, j2 in ops:
         if op == "equal" or (cut and i2 == len(ta) and j2 == len(tb)):
             left.append(_marked(ta[i1:i2], "same"))
             right.append(_marked(tb[j1:j2], "same"))
         else:
             left.append(_marked(ta[i1:i2], "del"))
             right.append(_marked(tb[j1:j2], "ins"))
+    return left, right
+
+
+def word_diff(a: str, b: str) -> tuple[str, str]:
+    """Escaped HTML of `a` and of `b`, the words not in the other marked (`data-diff`).
+
+    Each side is cut to `DIFF_LIMIT` characters first; a difference at the very end of
+    both cut sides is left unmarked, as the cut (not the outputs) may have made it. When
+    the words are too many alike to match quickly, the lines are matched first and the
+    words of each changed line against the line it replaces; a line still too alike is
+    marked whole.
+
+    Example:
+        >>> left, right = word_diff("the cat sat", "the dog sat")
+        >>> "cat" in left and 'data-diff="del"' in left, 'data-diff="ins"' in right
+        (True, True)
+    """
+    a, b = a[:DIFF_LIMIT], b[:DIFF_LIMIT]
+    cut = len(a) == DIFF_LIMIT or len(b) == DIFF_LIMIT
+    ta, tb = _TOKEN.findall(a), _TOKEN.findall(b)
+    if _opcodes(ta, tb) is not None:
+        left, right = _tokens_diff(ta, tb, cut)
+        return "".join(left), "".join(right)
+    la, lb = a.splitlines(keepends=True), b.splitlines(keepends=True)
+    ops = _opcodes(la, lb)
+    if ops is None:  # the lines too: everything that differs after the common start and end
+        ops = [("replace", 0, len(la), 0, len(lb))]
+    left, right = [], []
+    for op, i1, i2, j1, j2 in ops:
+        if op == "equal":
+            left.append(_marked(la[i1:i2], "same"))
+            right.append(_marked(lb[j1:j2], "same"))
+            continue
+        pairs = min(i2 - i1, j2 - j1) if op == "replace" else 0
+        for k in range(pairs):  # a changed line against the line it replaces
+            pa, pb = _tokens_diff(_TOKEN.findall(la[i1 + k]), _TOKEN.findall(lb[j1 + k]), False)
+            left += pa
+            right += pb
+        left.append(_marked(la[i1 + pairs : i2], "del"))
+        right.append(_marked(lb[j1 + pairs : j2], "ins"))
     return "".join(left), "".join(right)
 
 
