@@ -112,3 +112,27 @@ def test_the_widget_pages_a_long_run() -> None:
     table.next.click()  # past the last page: stays on it
     assert len(table.rows.children) == 10 and "page 3 of 3" in table.page_label.value
     assert all("<script" not in row.children[1].value for row in table.rows.children)
+
+
+def test_a_run_with_epochs_has_a_row_per_sample_and_a_row_opens_its_case() -> None:
+    pytest.importorskip("ipywidgets")
+    df = pd.DataFrame({"q": ["a", "b"]})
+    second = [lambda output: float(output.endswith("2"))]
+    flaky = eb.run(df, task=lambda q, epoch: f"{q}{epoch}", epochs=3, store=None,
+                   scorers=second, progress=False)  # fmt: skip
+    assert column_labels(flaky)[:2] == ["case_id", "epoch"]
+    frame = table_frame(flaky)
+    assert frame["output"].tolist() == ["a1", "a2", "a3", "b1", "b2", "b3"]
+    assert frame["q"].tolist() == ["a", "a", "a", "b", "b", "b"]
+    table = eb.show(flaky).table
+    table.rows.children[4].children[0].click()  # b's second epoch
+    assert "3 epochs" in table.detail.value and "b2" in table.detail.value
+
+
+def test_control_characters_in_cells_are_shown_escaped() -> None:
+    df = pd.DataFrame({"q": ["\x1b[31mred\u202e"]})
+    run = eb.run(df, task=lambda q: q + "\x00", scorers=[lambda output: 1.0],
+                 store=None, progress=False)  # fmt: skip
+    html = case_table_html(run)
+    assert "\\x1b[31mred\\u202e" in html and "\\x00" in html
+    assert "\x1b" not in html and "\u202e" not in html and "\x00" not in html
