@@ -84,3 +84,14 @@ def test_text_of_many_alike_words_is_matched_line_by_line() -> None:
     b = "\n".join(["same line there"] * 600)
     left, right = word_diff(a, b)
     assert _marked(left, "del") == ["here"] * 600 and _marked(right, "ins") == ["there"] * 600
+
+
+def test_with_epochs_the_diff_says_it_is_of_the_first_epoch() -> None:
+    df = pd.DataFrame({"q": ["a"]})
+    a = eb.run(df, task=lambda q, epoch: f"{q} cat {epoch}", epochs=2, store=None,
+               scorers=[lambda output: 1.0], progress=False)  # fmt: skip
+    b = eb.run(df, task=lambda q, epoch: f"{q} dog {epoch}", epochs=2, store=None,
+               scorers=[lambda output: 0.0], progress=False)  # fmt: skip
+    view = eb.show(eb.compare(a, b))
+    assert "output of epoch 1 (each epoch&#x27;s is below)" in view.detail.value
+    assert _marked(view.detail.value, "del") == ["cat"]

@@ -165,12 +165,17 @@ def _side(name: str, body: str, text: str | None) -> str:
 
 
 def output_diff_html(
-    name_a: str, output_a: str | None, name_b: str, output_b: str | None, changes: str = ""
+    name_a: str,
+    output_a: str | None,
+    name_b: str,
+    output_b: str | None,
+    changes: str = "",
+    title: str = "output",
 ) -> str:
     """The two outputs side by side, differing words highlighted, `changes` (HTML) beside.
 
     `None` is an output of a case that is not in that run. `changes` is already-escaped HTML
-    (the case's score changes).
+    (the case's score changes); `title` heads the pair (its text is escaped).
     """
     if output_a is not None and output_b is not None and output_a == output_b:
         left = right = _esc(output_a[:DIFF_LIMIT])
@@ -186,7 +191,7 @@ def output_diff_html(
     )
     return (
         f'<div data-evalbook="output-diff" style="margin: 4px 0 10px 0">'
-        f'<div style="{MUTED}; font-size: 12px">output</div>{same}'
+        f'<div style="{MUTED}; font-size: 12px">{esc(title)}</div>{same}'
         f'<div style="display: flex; gap: 10px; flex-wrap: wrap">'
         f"{_side(name_a, left, output_a)}{_side(name_b, right, output_b)}{beside}</div></div>"
     )

@@ -449,12 +449,15 @@ class ComparisonView(_Static):
             return
         case_id = str(self.comparison.cases.iloc[int(i)]["case_id"])
         outputs = [_first_output(getattr(self.comparison, s, None), case_id) for s in "ab"]
+        runs = [r for r in (getattr(self.comparison, s, None) for s in "ab") if r is not None]
+        epochs = max((epochs_of(r) for r in runs if isinstance(r, RunData)), default=1)
         diff = output_diff_html(
             self.name_a,
             outputs[0],
             self.name_b,
             outputs[1],
             _changes_html(self.comparison, case_id),
+            title="output" if epochs == 1 else "output of epoch 1 (each epoch's is below)",
         )
         sides = []
         for side, name in (("a", self.name_a), ("b", self.name_b)):
