@@ -14,11 +14,17 @@ import html
 import re
 from collections import Counter
 from collections.abc import Sequence
+from typing import Any
 
+import numpy as np
+import pandas as pd
+
+from .._util._fmt import format_num, format_pp
 from .._util._text import visible
-from ._style import BORDER, MUTED, esc
+from ._cases import text_of
+from ._style import BORDER, MUTED, badge, esc
 
-__all__ = ["DIFF_LIMIT", "output_diff_html", "word_diff"]
+__all__ = ["DIFF_LIMIT", "case_output", "output_diff_html", "score_changes_html", "word_diff"]
 
 # Characters of each output that are diffed and shown: the matcher's cost grows with the
 # product of the two token counts, and a side-by-side view of two 100 kB texts is not read.
@@ -195,3 +201,29 @@ def output_diff_html(
         f'<div style="display: flex; gap: 10px; flex-wrap: wrap">'
         f"{_side(name_a, left, output_a)}{_side(name_b, right, output_b)}{beside}</div></div>"
     )
+
+
+def case_output(run: Any, case_id: str) -> str | None:
+    """A case's output in `run` (its first epoch), None when the case is not in the run."""
+    if run is None:
+        return None
+    cases = run.cases
+    hit = np.flatnonzero((cases["case_id"].astype(str) == case_id).to_numpy())
+    if not len(hit):
+        return None
+    return text_of(cases["output"].iloc[int(hit[0])])
+
+
+def score_changes_html(comp: Any, case_id: str) -> str:
+    """Each score's value in A and B and its change, for one case (escaped)."""
+    table: pd.DataFrame = comp.cases
+    rows = table[(table["case_id"].astype(str) == case_id).to_numpy()]
+    lines = []
+    for _, r in rows.iterrows():
+        change = str(r["change"])
+        lines.append(
+            f'<div style="font-size: 12px; margin: 2px 0">{esc(r["score"])}<br>'
+            f"{esc(format_num(r['a']))} → {esc(format_num(r['b']))} "
+            f"({esc(format_pp(r['delta']))}) {badge(change.replace('_', ' '), change)}</div>"
+        )
+    return "".join(lines)

@@ -37,11 +37,10 @@ from ._cases import (
     case_strips,
     epochs_of,
     filter_cases,
-    text_of,
 )
 from ._compare_html import comparison_html, comparison_names, comparison_text, warnings_html
 from ._cost import case_usage_labels
-from ._diff import output_diff_html
+from ._diff import case_output, output_diff_html, score_changes_html
 from ._html import (
     consistency_html,
     run_cards_html,
@@ -50,7 +49,7 @@ from ._html import (
     unscored_html,
 )
 from ._run_slices import scores_tab_html, slice_columns
-from ._style import MUTED, badge, esc, root, shorten
+from ._style import MUTED, esc, root, shorten
 
 __all__ = ["show"]
 
@@ -448,7 +447,7 @@ class ComparisonView(_Static):
         if i is None:
             return
         case_id = str(self.comparison.cases.iloc[int(i)]["case_id"])
-        outputs = [_first_output(getattr(self.comparison, s, None), case_id) for s in "ab"]
+        outputs = [case_output(getattr(self.comparison, s, None), case_id) for s in "ab"]
         runs = [r for r in (getattr(self.comparison, s, None) for s in "ab") if r is not None]
         epochs = max((epochs_of(r) for r in runs if isinstance(r, RunData)), default=1)
         diff = output_diff_html(
@@ -456,7 +455,7 @@ class ComparisonView(_Static):
             outputs[0],
             self.name_b,
             outputs[1],
-            _changes_html(self.comparison, case_id),
+            score_changes_html(self.comparison, case_id),
             title="output" if epochs == 1 else "output of epoch 1 (each epoch's is below)",
         )
         sides = []
@@ -485,32 +484,6 @@ def _no_pair(change: str, score: str) -> str:
     if change in ("improved", "regressed"):
         return f"Nothing {change}{where}."
     return "No pair matches these filters."
-
-
-def _first_output(run: Any, case_id: str) -> str | None:
-    """A case's output in `run` (its first epoch), None when the case is not in the run."""
-    if run is None:
-        return None
-    cases = run.cases
-    hit = np.flatnonzero((cases["case_id"].astype(str) == case_id).to_numpy())
-    if not len(hit):
-        return None
-    return text_of(cases["output"].iloc[int(hit[0])])
-
-
-def _changes_html(comp: Any, case_id: str) -> str:
-    """Each score's value in A and B and its change, for one case (escaped)."""
-    table: pd.DataFrame = comp.cases
-    rows = table[(table["case_id"].astype(str) == case_id).to_numpy()]
-    lines = []
-    for _, r in rows.iterrows():
-        change = str(r["change"])
-        lines.append(
-            f'<div style="font-size: 12px; margin: 2px 0">{esc(r["score"])}<br>'
-            f"{esc(format_num(r['a']))} → {esc(format_num(r['b']))} "
-            f"({esc(format_pp(r['delta']))}) {badge(change.replace('_', ' '), change)}</div>"
-        )
-    return "".join(lines)
 
 
 def show(obj: Any) -> Any:
