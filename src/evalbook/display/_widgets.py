@@ -246,6 +246,9 @@ class ScoresTab(w.VBox):  # type: ignore[misc]
 _PAGE = STATIC_ROWS  # rows of a case table page (each row is two widgets)
 
 
+_OPEN = {"width": "56px", "flex": "0 0 56px"}  # the "open" button of a case-table row
+
+
 class CaseTable(_Static):
     """The case table: a page of samples, sorted and filtered on the tables; "open" shows a
     row's case in full (the case explorer's view). Its bundle's HTML is the static table."""
@@ -296,7 +299,10 @@ class CaseTable(_Static):
             layout=w.Layout(flex_flow="row wrap"),
         )  # fmt: skip
         pager = w.HBox([self.previous, self.page_label, self.next])
-        table = w.VBox([self.header, self.rows], layout=w.Layout(overflow="auto"))
+        # the header line as a row is laid out: the "open" button's width first, so that
+        # each header sits over its column; wide rows scroll instead of being cut
+        head = w.HBox([w.Box(layout=w.Layout(**_OPEN)), self.header])
+        table = w.VBox([head, self.rows], layout=w.Layout(overflow="auto"))
         super().__init__([filters, self.count, table, pager, self.detail])
         self._static_html = case_table_html(run, frame=self.frame)
         self._static_text = repr(run)
@@ -352,7 +358,7 @@ class CaseTable(_Static):
             self.detail.value = f'<div style="{MUTED}">No row matches these filters.</div>'
 
     def _row(self, i: int, budget: CellBudget) -> Any:
-        button = w.Button(description="open", layout=w.Layout(width="56px", flex="0 0 56px"))
+        button = w.Button(description="open", layout=w.Layout(**_OPEN))
         button.on_click(lambda _: self.open_row(i))
         cells = _html(root(row_html(self.frame, i, self.labels, self.names, budget), "case-row"))
         return w.HBox([button, cells])
