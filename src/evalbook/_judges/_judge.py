@@ -8,6 +8,7 @@ reduced into one `Score` (normalised to [0, 1], raw values in metadata) or one `
 
 from __future__ import annotations
 
+import abc
 import asyncio
 import copy
 import dataclasses
@@ -182,7 +183,7 @@ def _check_scale(scale: object, reducer: object, quorum: object, votes: int) -> 
 
 
 @dataclass(eq=False, repr=False)
-class Caller:
+class Caller(abc.ABC):
     """What every judge kind shares: one client call per vote, with retries, backoff, a
     timeout, the response cache and a concurrency limit. Subclasses set `tool` and `_parse`."""
 
@@ -221,8 +222,9 @@ class Caller:
         self.__dict__.update(state)
         self._unshared()
 
+    @abc.abstractmethod
     def _parse(self, reply: object) -> Vote:
-        raise NotImplementedError  # each judge kind validates its own tool's replies
+        """One reply validated against this judge kind's tool (a `Vote`, never raising)."""
 
     async def _vote(self, messages: list[dict[str, Any]], index: int) -> Vote:
         key = None
