@@ -22,6 +22,7 @@ from .._version import __version__
 from . import _cache as cache
 from . import _commands as cmd
 from . import _gate as gate
+from . import _import as imports
 from ._args import (
     EXIT_OK,
     EXIT_UNEXPECTED,
@@ -172,6 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     gate.add_gate_parser(sub, _RUN_HELP, _store_option)
     cache.add_cache_parser(sub)
+    imports.add_import_parser(sub)
 
     p = sub.add_parser(
         "demo",

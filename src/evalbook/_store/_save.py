@@ -28,7 +28,8 @@ __all__ = ["save_run"]
 
 
 def full_log(run: RunData, started_at: str, data_file: str | None) -> str:
-    """The whole event log of a run, rebuilt from memory (one attempt line per case)."""
+    """The whole event log of a run, rebuilt from memory (one attempt line per case that
+    says when it started)."""
     results = run._results
     encoder = LineEncoder(run.definitions, results.case_ids, results.epochs)
     parts = [
@@ -38,11 +39,9 @@ def full_log(run: RunData, started_at: str, data_file: str | None) -> str:
     ]
     for pos in np.flatnonzero(results.outcome != PENDING):
         p = int(pos)
-        parts.append(
-            encoder.case_started(
-                p, int(results.attempts[p]), round(float(results.started_at[p]) * 1e6)
-            )
-        )
+        started = float(results.started_at[p])
+        if started == started:  # an imported sample may not say when it started: no such line
+            parts.append(encoder.case_started(p, int(results.attempts[p]), round(started * 1e6)))
         parts.append(encoder.case_ended(p, results))
     parts.append(ended_event(results, now_iso(), finish_status(results)))
     return "".join(parts)

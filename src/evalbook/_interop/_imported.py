@@ -1,0 +1,277 @@
+"""What an importer reads from another harness's results, and the run made of it.
+
+Every importer (`_interop/_inspect.py`, `_lm_eval.py`, ...) turns a file or folder into an
+`Imported` value: samples with their outcome, output and raw score values, exactly as the
+harness wrote them. `to_run_data` makes a run of it, and only here do values become records:
+each goes through the score contract (`record_of`), so a harness's `1.5`, `True` or `"high"` is an
+`invalid_score` record, never a number (docs/interop.md).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+import uuid
+import warnings
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+from .._errors import ConfigurationError
+from .._model._contract import UNSCORED, Rec, error_rec, record_of
+from .._model._results import ERRORED, FAILED, OUTCOMES, PASSED, TIMED_OUT, Finished, Results
+from .._model._run_data import RunData
+from .._model._scores import ScoreDefinition, define_score
+from .._model._usage import Tally
+from .._store._layout import check_run_name
+from .._util._text import TextGate, safe_str
+
+__all__ = [
+    "Format",
+    "FormatError",
+    "Imported",
+    "ImportedSample",
+    "ImportedScore",
+    "run_name_of",
+    "score_name_of",
+    "to_run_data",
+]
+
+_OUTCOME_CODES = dict(zip(OUTCOMES, (PASSED, FAILED, ERRORED, TIMED_OUT), strict=True))
+_NOT_NAME = re.compile(r"[^A-Za-z0-9_.-]+")
+_NOT_RUN_NAME = re.compile(r"[^\w.+-]+")
+# the run store's limit on a run name (its folder name holds it)
+_MAX_RUN_NAME = 100
+# how many skipped parts a warning quotes; the rest are counted
+_QUOTED = 3
+
+
+class FormatError(ConfigurationError):
+    """The file is not of the named format: the message names the format and what was expected."""
+
+
+@dataclass(frozen=True)
+class ImportedScore:
+    """A score the harness reported, under the harness's own name."""
+
+    name: str
+    primary: bool = False
+    description: str | None = None
+
+
+@dataclass
+class ImportedSample:
+    """One sample (case, epoch) as the harness wrote it; `scores` holds raw values by name."""
+
+    case_id: str
+    epoch: int = 1
+    input: Mapping[str, Any] = field(default_factory=dict)
+    output: Any = None
+    outcome: str = "passed"
+    error_type: str | None = None
+    error_message: str | None = None
+    scores: Mapping[str, object] = field(default_factory=dict)
+    started_at: float = math.nan
+    duration_s: float = math.nan
+    attempts: int = 1
+    usage: Mapping[str, Tally] | None = None
+
+
+@dataclass
+class Imported:
+    """What one importer read: samples, the scores they carry, what it had to skip."""
+
+    format: str
+    path: Path
+    name: str
+    scores: list[ImportedScore]
+    samples: list[ImportedSample]
+    skipped: list[str] = field(default_factory=list)
+    source: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Format:
+    """A format evalbook imports: its name, what a file of it looks like, how to read it."""
+
+    name: str
+    expected: str
+    sniff: Callable[[Path], bool]
+    read: Callable[[Path], Imported]
+
+
+def score_name_of(raw: str, taken: set[str]) -> str:
+    """A valid score name for a harness's `raw` name, unique among `taken` (which it joins).
+
+    Example:
+        >>> taken: set[str] = set()
+        >>> score_name_of("exact_match,strict-match", taken), score_name_of("exact match", taken)
+        ('exact_match_strict-match', 'exact_match')
+        >>> score_name_of("exact_match", taken)
+        'exact_match_2'
+    """
+    base = _NOT_NAME.sub("_", str(raw)).strip("_") or "score"
+    name, n = base, 1
+    while name in taken:
+        n += 1
+        name = f"{base}_{n}"
+    taken.add(name)
+    return name
+
+
+def run_name_of(raw: str) -> str:
+    """A run name the store accepts, made of a harness's task or eval name.
+
+    Example:
+        >>> run_name_of("mmlu: abstract algebra / 5-shot")
+        'mmlu-abstract-algebra-5-shot'
+    """
+    name = _NOT_RUN_NAME.sub("-", str(raw)).replace("..", ".").strip(".-+")[:_MAX_RUN_NAME]
+    return name.rstrip(".") or "imported"
+
+
+def _definitions(imported: Imported) -> tuple[list[ScoreDefinition], dict[str, int]]:
+    """The run's score definitions and each raw name's position; one primary at most."""
+    primaries = [s.name for s in imported.scores if s.primary]
+    if len(primaries) > 1:
+        raise ConfigurationError(
+            f"the {imported.format} importer marked several primary scores ({', '.join(primaries)})"
+        )
+    taken: set[str] = set()
+    definitions: list[ScoreDefinition] = []
+    where: dict[str, int] = {}
+    for score in imported.scores:
+        if score.name in where:
+            raise ConfigurationError(
+                f"the {imported.format} importer listed score {score.name!r} twice"
+            )
+        name = score_name_of(score.name, taken)
+        definitions.append(
+            define_score(
+                name,
+                label=None if name == score.name else score.name,
+                description=score.description,
+                primary=score.primary,
+            )
+        )
+        where[score.name] = len(definitions) - 1
+    return definitions, where
+
+
+def _records(sample: ImportedSample, code: int, where: Mapping[str, int], fmt: str) -> list[Rec]:
+    """One record per score: the contract on a passed sample's values, else the outcome's."""
+    n = len(where)
+    if code == PASSED:
+        recs: list[Rec] = []
+        for raw in where:
+            if raw in sample.scores:
+                recs.append(record_of(sample.scores[raw]))
+            else:
+                recs.append(
+                    error_rec("missing_score", f"the {fmt} result has no value for {raw!r}")
+                )
+        return recs
+    if code == FAILED:
+        return [Rec(UNSCORED, reason="case_failed", message=sample.error_message)] * n
+    why = f"{sample.error_type}: {sample.error_message}"
+    return [error_rec("case_errored" if code == ERRORED else "case_timed_out", why)] * n
+
+
+def _seconds(value: object) -> float:
+    """A time as a float, NaN when the harness gave none (or none that is a finite number)."""
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return math.nan
+    return float(value) if math.isfinite(value) else math.nan
+
+
+def _warn_skipped(imported: Imported, skipped: list[str], kept: int) -> None:
+    if not skipped:
+        return
+    quoted = "; ".join(skipped[:_QUOTED])
+    more = f"; and {len(skipped) - _QUOTED} more" if len(skipped) > _QUOTED else ""
+    warnings.warn(
+        f"{imported.path}: imported {kept} samples as {imported.format}, skipped "
+        f"{len(skipped)} part(s) that could not be read: {quoted}{more}",
+        RuntimeWarning,
+        stacklevel=3,
+    )
+
+
+def to_run_data(imported: Imported, name: str | None = None) -> RunData:
+    """The run made of what an importer read; warns once when parts were skipped.
+
+    Cases keep the order in which their first sample appears; a case's epochs are 1..K,
+    where K is the highest epoch read (a sample that is missing leaves its slot without a
+    final outcome: the run reads as incomplete, never filled in). A second sample of the same
+    (case, epoch) is skipped and counted.
+
+    Raises:
+        FormatError: nothing could be read (no sample at all).
+        ConfigurationError: `name` cannot name a run folder.
+    """
+    definitions, where = _definitions(imported)
+    skipped = list(imported.skipped)
+    samples: dict[tuple[str, int], ImportedSample] = {}
+    for sample in imported.samples:
+        key = (safe_str(sample.case_id), sample.epoch)
+        if isinstance(sample.epoch, bool) or not isinstance(sample.epoch, int) or sample.epoch < 1:
+            skipped.append(f"sample {key[0]!r}: epoch {sample.epoch!r} is not a whole number >= 1")
+        elif sample.outcome not in _OUTCOME_CODES:
+            skipped.append(f"sample {key[0]!r}: unknown outcome {sample.outcome!r}")
+        elif key in samples:
+            skipped.append(f"sample {key[0]!r} epoch {key[1]}: a second result (the first is kept)")
+        else:
+            samples[key] = sample
+    if not samples:
+        why = f" ({'; '.join(skipped[:_QUOTED])})" if skipped else ""
+        raise FormatError(
+            f"{imported.path}: no {imported.format} sample could be read{why}; pass a file "
+            f"that holds results"
+        )
+    case_ids = list(dict.fromkeys(cid for cid, _ in samples))
+    epochs = max(epoch for _, epoch in samples)
+    text = TextGate()
+    results = Results(case_ids, len(definitions), text, epochs=epochs)
+    index = {cid: i for i, cid in enumerate(case_ids)}
+    inputs: dict[str, Mapping[str, Any]] = {}
+    for (cid, epoch), sample in samples.items():
+        code = _OUTCOME_CODES[sample.outcome]
+        inputs.setdefault(cid, sample.input)
+        results.set_case(
+            index[cid] * epochs + epoch - 1,
+            Finished(
+                code,
+                sample.attempts,
+                sample.output,
+                None if sample.error_type is None else safe_str(sample.error_type),
+                None if sample.error_message is None else safe_str(sample.error_message),
+                _seconds(sample.started_at),
+                _seconds(sample.duration_s),
+                _records(sample, code, where, imported.format),
+                dict(sample.usage) if sample.usage else None,
+            ),
+        )
+    data = pd.DataFrame([dict(inputs[cid]) for cid in case_ids])
+    data = data.map(lambda v: text(v, "input")) if not data.empty else data
+    _warn_skipped(imported, skipped, len(samples))
+    options: dict[str, Any] = {
+        "imported": {
+            "format": imported.format,
+            "path": str(imported.path),
+            "skipped": len(skipped),
+            **imported.source,
+        }
+    }
+    if epochs > 1:
+        options["epochs"] = epochs
+    return RunData(
+        name=run_name_of(imported.name) if name is None else check_run_name(name),
+        id=uuid.uuid4().hex[:12],
+        definitions=definitions,
+        data=data,
+        results=results,
+        options=options,
+    )
