@@ -26,6 +26,7 @@ PUBLIC = {
     "at_least",
     "compare",
     "define_score",
+    "import_results",
     "judge",
     "leaderboard",
     "load_run",

@@ -7,6 +7,7 @@ Example:
 
 from ._api._entry import arun, load_run, run
 from ._api._eval import Eval
+from ._api._import import import_results
 from ._api._run import Run
 from ._compare._agreement import Agreement, agreement
 from ._compare._compare import Comparison, compare
@@ -44,6 +45,7 @@ __all__ = [
     "at_least",
     "compare",
     "define_score",
+    "import_results",
     "judge",
     "leaderboard",
     "load_ipython_extension",
