@@ -1,0 +1,316 @@
+"""Import promptfoo results: the JSON file `promptfoo eval -o results.json` writes.
+
+promptfoo's `writeOutput` writes `JSON.stringify(createOutputData(evalRecord), null, 2)`:
+`{evalId, results, config, shareableUrl, metadata, ...}`, where `results` is the eval's
+`toEvaluateSummary()`, version 3: `{version, timestamp, prompts, results, stats}`. Each of
+`results.results[]` is one (test, prompt x provider) pair: `testIdx`, `promptIdx` (an index into
+`prompts`, which holds one entry per prompt and provider), `vars`, `prompt.{raw, label}`,
+`provider.{id, label}`, `response.{output, tokenUsage}`, `success`, `score`, `namedScores`,
+`gradingResult.componentResults`, `latencyMs`, `cost`, `error` and `failureReason`
+(`ResultFailureReason`: 0 none, 1 an assertion failed, 2 an error). The mapping is in
+docs/interop.md ("promptfoo").
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+from .._model._contract import Score, Unscored
+from .._model._usage import InvalidUsage, Tally, amount
+from ._imported import Format, FormatError, Imported, ImportedSample, ImportedScore
+
+__all__ = ["FORMAT", "read_promptfoo"]
+
+_NAME = "promptfoo"
+_EXPECTED = (
+    "the JSON file `promptfoo eval -o results.json` writes: an object with `evalId` and "
+    '`results: {"version": 3, "results": [...]}`'
+)
+# promptfoo's ResultFailureReason.ERROR: the provider or an assertion raised
+_FAILURE_ERROR = 2
+# the score promptfoo's own headline counts (testPassCount): `success`, 1 when true, 0 when false
+PASS = "pass"
+# promptfoo's weighted mean of a result's assertion scores (it may exceed 1)
+SCORE = "score"
+# how far into a file sniff looks for the keys promptfoo writes first
+_SNIFF_BYTES = 4096
+# a results file larger than this is refused rather than read into memory
+_MAX_BYTES = 1 << 30
+
+
+def _sniff(path: Path) -> bool:
+    """A `.json` file whose first bytes hold promptfoo's `evalId` and `results` keys."""
+    try:
+        if not path.is_file() or path.suffix.lower() != ".json":
+            return False
+        with path.open("rb") as f:
+            head = f.read(_SNIFF_BYTES)
+    except OSError:
+        return False
+    return b'"evalId"' in head and b'"results"' in head
+
+
+def _not_promptfoo(path: Path, why: str) -> FormatError:
+    return FormatError(f"{path}: not a promptfoo results file ({why}); expected {_EXPECTED}")
+
+
+def _load(path: Path) -> dict[str, Any]:
+    """The file's top-level object; a FormatError (with the line) when it is not promptfoo's."""
+    if not path.is_file():
+        raise _not_promptfoo(path, "not a file")
+    if path.stat().st_size > _MAX_BYTES:
+        raise _not_promptfoo(path, f"larger than {_MAX_BYTES} bytes")
+    try:
+        doc = json.loads(path.read_bytes())
+    except UnicodeDecodeError as e:
+        raise _not_promptfoo(path, f"not UTF-8 text at byte {e.start}") from None
+    except json.JSONDecodeError as e:
+        raise _not_promptfoo(
+            path, f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}"
+        ) from None
+    except RecursionError:
+        raise _not_promptfoo(path, "JSON nested too deeply") from None
+    if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
+        raise _not_promptfoo(path, "no `results` object at the top level")
+    summary = doc["results"]
+    if summary.get("version") != 3 or not isinstance(summary.get("results"), list):
+        raise _not_promptfoo(
+            path,
+            f"results version {summary.get('version')!r}; evalbook reads version 3 "
+            "(promptfoo 0.60 and later)",
+        )
+    return doc
+
+
+def _label(provider: object) -> str | None:
+    """A provider's label, else its id (promptfoo shows the label where one is set)."""
+    if isinstance(provider, str):
+        return provider
+    if isinstance(provider, Mapping):
+        for key in ("label", "id"):
+            if isinstance(provider.get(key), str) and provider[key]:
+                return str(provider[key])
+    return None
+
+
+def _usage(result: Mapping[str, Any]) -> dict[str, Tally] | None:
+    """The provider call's tokens and cost as the task's usage (unknown stays NaN)."""
+    response = result.get("response")
+    tokens = response.get("tokenUsage") if isinstance(response, Mapping) else None
+    if not isinstance(tokens, Mapping) and result.get("cost") is None:
+        return None
+    tally = Tally()
+    tokens = tokens if isinstance(tokens, Mapping) else {}
+    try:
+        given = [amount(k, tokens.get(k)) for k in ("prompt", "completion", "numRequests")]
+        cost = amount("cost", result.get("cost"))
+    except InvalidUsage as e:
+        tally.calls, tally.invalid = 1, str(e)
+        return {"task": tally}
+    tin, tout, requests = (math.nan if v is None else v for v in given)
+    calls = int(requests) if requests == requests and requests == int(requests) else 1
+    tally.add(tin, tout, math.nan if cost is None else cost, calls=calls)
+    return {"task": tally}
+
+
+def _reasons(result: Mapping[str, Any]) -> dict[str, str]:
+    """Each named metric's assertion reason (the first assertion naming it)."""
+    grading = result.get("gradingResult")
+    parts = grading.get("componentResults") if isinstance(grading, Mapping) else None
+    reasons: dict[str, str] = {}
+    for part in parts if isinstance(parts, list) else []:
+        assertion = part.get("assertion") if isinstance(part, Mapping) else None
+        metric = assertion.get("metric") if isinstance(assertion, Mapping) else None
+        if isinstance(metric, str) and isinstance(part.get("reason"), str):
+            reasons.setdefault(metric, part["reason"])
+    return reasons
+
+
+# the keys promptfoo's EvalResult.toEvaluateResult always writes (`description`, `error` and
+# trace ids only when set); a result without one of them is damaged, or not promptfoo's
+_REQUIRED = (
+    "cost", "gradingResult", "id", "latencyMs", "namedScores", "prompt", "promptId",
+    "promptIdx", "provider", "response", "score", "success", "testCase", "testIdx",
+    "tokenUsage", "vars", "metadata", "failureReason",
+)  # fmt: skip
+# toEvaluateResult copies the grading result's verdict, score and named scores to the result:
+# the two copies must agree (a damaged value in one of them is caught, never read)
+_COPIES = (("success", "pass"), ("score", "score"), ("namedScores", "namedScores"))
+
+
+def _parsed(result: object) -> tuple[int, int, dict[str, Any]]:
+    """(testIdx, promptIdx, result) of a well-formed result; ValueError saying what is wrong."""
+    if not isinstance(result, dict):
+        raise ValueError(f"not an object but {type(result).__name__}")
+    missing = [key for key in _REQUIRED if key not in result]
+    if missing:
+        raise ValueError(f"no `{'`, `'.join(missing)}` (promptfoo writes every result with them)")
+    for key in ("testIdx", "promptIdx"):
+        value = result[key]
+        if isinstance(value, bool) or not isinstance(value, int) or value < 0:
+            raise ValueError(f"`{key}` is {value!r}, not an index")
+    if not isinstance(result["namedScores"], dict):
+        raise ValueError(f"`namedScores` is {type(result['namedScores']).__name__}, not an object")
+    grading = result["gradingResult"]
+    if isinstance(grading, dict):
+        for mine, theirs in _COPIES:
+            if theirs in grading and not _same(result[mine], grading[theirs]):
+                raise ValueError(
+                    f"`{mine}` is {result[mine]!r} but `gradingResult.{theirs}` is "
+                    f"{grading[theirs]!r}: the file is damaged"
+                )
+    return result["testIdx"], result["promptIdx"], result
+
+
+def _same(a: object, b: object) -> bool:
+    """Equal JSON values, telling true from 1 (Python's == does not)."""
+    if isinstance(a, dict) and isinstance(b, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    return type(a) is type(b) and a == b
+
+
+def read_promptfoo(path: Path) -> Imported:
+    """Read a promptfoo `results.json` into samples: one per (test, prompt, provider).
+
+    Example:
+        >>> import json, pathlib, tempfile
+        >>> row = {"testIdx": 0, "promptIdx": 0, "vars": {"q": "hi"}, "success": True,
+        ...        "score": 1, "namedScores": {"polite": 1}, "response": {"output": "hi"},
+        ...        "provider": {"id": "echo"}, "prompt": {"label": "{{q}}"}, "cost": 0,
+        ...        "gradingResult": None, "failureReason": 0, "latencyMs": 5, "id": "r1",
+        ...        "promptId": "p1", "testCase": {}, "tokenUsage": {}, "metadata": {}}
+        >>> doc = {"evalId": "e1", "results": {"version": 3, "results": [row]}}
+        >>> p = pathlib.Path(tempfile.mkdtemp()) / "results.json"
+        >>> _ = p.write_text(json.dumps(doc))
+        >>> imported = read_promptfoo(p)
+        >>> [s.name for s in imported.scores], imported.samples[0].case_id
+        (['pass', 'score', 'polite'], '0')
+    """
+    doc = _load(path)
+    skipped: list[str] = []
+    rows: list[tuple[int, int, dict[str, Any]]] = []
+    for i, result in enumerate(doc["results"]["results"]):
+        try:
+            rows.append(_parsed(result))
+        except ValueError as e:
+            skipped.append(f"{path.name}: results[{i}]: {e}")
+    # promptfoo writes results in the order they finished; test order, then prompt, is stable
+    rows.sort(key=lambda r: (r[0], r[1]))
+    providers = {_label(r[2].get("provider")) for r in rows}
+    # prompts are numbered in the config's order (promptIdx follows it, prompt by prompt)
+    prompts = dict.fromkeys(_prompt_label(r[2]) for r in sorted(rows, key=lambda r: r[1]))
+    prompt_no = {p: n for n, p in enumerate(prompts, start=1)}
+    metrics: dict[str, None] = {}
+    for _, _, result in rows:
+        metrics.update(dict.fromkeys(str(k) for k in result.get("namedScores", {})))
+    samples = [_sample(t, result, providers, prompt_no, list(metrics)) for t, _, result in rows]
+    scores = [
+        ImportedScore(
+            PASS, primary=True, description="promptfoo's verdict: every assertion passed"
+        ),
+        ImportedScore(SCORE, description="promptfoo's weighted mean of the assertion scores"),
+    ]
+    scores += [ImportedScore(_key(m)) for m in metrics]
+    config = _object(doc.get("config"))
+    meta = _object(doc.get("metadata"))
+    description = config.get("description")
+    source = {
+        "eval_id": _text(doc.get("evalId")),
+        "promptfoo_version": _text(meta.get("promptfooVersion")),
+        "created": _text(doc["results"].get("timestamp")),
+        "description": _text(description),
+        "providers": sorted(p for p in providers if p is not None),
+    }
+    name = description if isinstance(description, str) and description else doc.get("evalId")
+    return Imported(
+        format=_NAME,
+        path=path,
+        name=str(name or "promptfoo"),
+        scores=scores,
+        samples=samples,
+        skipped=skipped,
+        source=source,
+    )
+
+
+def _object(value: object) -> Mapping[str, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _text(value: object) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _prompt_label(result: Mapping[str, Any]) -> str | None:
+    prompt = result.get("prompt")
+    if isinstance(prompt, Mapping):
+        for key in ("label", "raw"):
+            if isinstance(prompt.get(key), str):
+                return str(prompt[key])
+    return None
+
+
+def _sample(
+    test: int,
+    result: dict[str, Any],
+    providers: set[str | None],
+    prompt_no: Mapping[str | None, int],
+    metrics: list[str],
+) -> ImportedSample:
+    """One result as a sample; its case id keeps prompts and providers apart when several."""
+    provider = _label(result.get("provider"))
+    prompt = _prompt_label(result)
+    case_id = str(test)
+    if len(prompt_no) > 1:
+        case_id += f"/p{prompt_no[prompt]}"
+    if len(providers) > 1:
+        case_id += f"@{provider}"
+    variables = result.get("vars")
+    inputs: dict[str, Any] = dict(variables) if isinstance(variables, dict) else {}
+    inputs.update(provider=provider, prompt=prompt)
+    response = result.get("response")
+    output = response.get("output") if isinstance(response, Mapping) else None
+    latency = result.get("latencyMs")
+    duration = (
+        latency / 1000
+        if isinstance(latency, int | float) and not isinstance(latency, bool)
+        else math.nan
+    )
+    sample = ImportedSample(
+        case_id, input=inputs, output=output, duration_s=duration, usage=_usage(result)
+    )
+    error = result.get("error")
+    if result.get("failureReason") == _FAILURE_ERROR:
+        sample.outcome = "errored"
+        sample.error_type = "ResultFailureReason.ERROR"
+        sample.error_message = error if isinstance(error, str) else repr(error)
+        return sample
+    success = result.get("success")
+    # promptfoo's boolean verdict as the 0/1 it counts; anything else goes to the contract as is
+    verdict: object = (1 if success else 0) if isinstance(success, bool) else success
+    values: dict[str, object] = {
+        PASS: Score(verdict, rationale=error if isinstance(error, str) else None),
+        SCORE: result.get("score"),
+    }
+    named = result.get("namedScores", {})
+    reasons = _reasons(result)
+    for metric in metrics:
+        if metric in named:
+            values[_key(metric)] = Score(named[metric], rationale=reasons.get(metric))
+        else:
+            # this test has no assertion with that metric: nothing was measured
+            values[_key(metric)] = Unscored("not_asserted")
+    sample.scores = values
+    return sample
+
+
+def _key(metric: str) -> str:
+    """A named metric's score name: as named, unless it is one of the two promptfoo gives."""
+    return f"namedScores.{metric}" if metric in (PASS, SCORE) else metric
+
+
+FORMAT = Format(name=_NAME, expected=_EXPECTED, sniff=_sniff, read=read_promptfoo)
