@@ -9,7 +9,8 @@ JupyterLab or Playwright is missing, except under CI=true.
 Every notebook is run once and read in the light theme and then the dark one: no visible output
 area may be empty (or stuck on "Loading widget..."), and each output kind (headline card, widget
 tabs, case table, comparison, its output diff, plots, agreement card, `%eval show`) is shot as
-`<kind>.png` and `<kind>-dark.png`.
+`<kind>.png` and `<kind>-dark.png`. The leaderboard view (`eb.show([...])`) must draw its
+scatter below its card.
 """
 
 from __future__ import annotations
@@ -275,6 +276,8 @@ _OUTPUTS_JS = """() => {
 _PENDING = ("Loading widget...",)
 _WIDGET = ".jp-OutputArea-output:has(.lm-TabBar-tab)"
 _PLOT = ".jp-OutputArea-output.js-plotly-plot, .jp-OutputArea-output:has(.js-plotly-plot)"
+# eb.show([a, b, c])'s outputs: the board card, then the cost-vs-score scatter below it
+_BOARD = ".jp-CodeCell:has([data-evalbook='board']) .jp-Cell-outputArea"
 # One screenshot per output kind: (file stem, notebook, element to shoot, tab to open first).
 _KINDS = [
     ("headline-card", "quickstart.ipynb", "[data-evalbook='run']", None),
@@ -285,6 +288,7 @@ _KINDS = [
     ("comparison-tabs", "comparing-runs.ipynb", _WIDGET, "Summary"),
     ("output-diff", "comparing-runs.ipynb", _WIDGET, "Cases"),
     ("plot-deltas", "comparing-runs.ipynb", _PLOT, None),
+    ("leaderboard", "comparing-runs.ipynb", _BOARD, None),
     ("plot-flakiness", "repeats-and-slices.ipynb", _PLOT, None),
     ("judges-agreement", "judges.ipynb", "[data-evalbook='agreement']", None),
     ("magics-show", "magics.ipynb", _WIDGET, "Headline"),
@@ -364,6 +368,9 @@ def test_every_output_shows_in_light_and_dark(
                 target.scroll_into_view_if_needed()
                 if tab:
                     _open_tab(page, target, tab)
+                if stem == "leaderboard":  # the scatter is drawn under the card, not only its text
+                    target.locator(".js-plotly-plot .main-svg").first.wait_for(timeout=30_000)
+                    assert "cost / sample" in target.inner_text()
                 name = f"{stem}-dark.png" if dark else f"{stem}.png"
                 target.screenshot(path=str(IMG / name))
                 shots.append(name)

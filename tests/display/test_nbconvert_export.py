@@ -250,3 +250,22 @@ def test_a_view_publishes_its_static_html_apart_from_the_widget(
     assert 'data-evalbook="run"' in str(static["text/html"])
     assert live[mime]["model_id"] == view.model_id  # type: ignore[index]
     assert "text/html" not in live  # shown once where widgets do not render
+
+
+def test_the_leaderboard_view_exports_its_card_and_scatter(exported: dict[str, str]) -> None:
+    """`eb.show([a, b, c])` in comparing-runs: the board card, then the cost-vs-score scatter
+    with its data and plotly.js in the page (issue 20)."""
+    html = exported["comparing-runs.ipynb"]
+    page = _Page()
+    page.feed(html)
+    (card,) = [
+        o for o in page.outputs if "Leaderboard · 3 runs" in o.text or "cost / sample" in o.text
+    ]
+    plots = [o for o in page.outputs if o.plot and o.cell == card.cell]
+    assert plots, "the leaderboard view's scatter is not in its cell's outputs"
+    assert "$0.009" in card.text and "small" in card.text  # each run's cost per sample
+    assert page.inline_plotly and not [s for s in page.remote_scripts if "plot" in s.lower()]
+    assert "Cost against Correct answer · Pareto front" in html  # the figure's own data
+    # the scatter's no-JavaScript text, before the chart
+    front = "Pareto front (cost per sample against Correct answer): 'small', 'large'"
+    assert any(front in o.text for o in plots), [o.text[:200] for o in plots]

@@ -45,20 +45,33 @@ def __getattr__(name: str) -> Any:
 
 
 def show(obj: Any) -> Any:
-    """Render an interactive view of a `Run` or `Comparison` and return the widget.
+    """Render an interactive view of a `Run`, a `Comparison` or a list of runs; return it.
 
-    The widget has tabs (a run: Headline, Scores, Unscored reasons, Cases; a comparison:
-    Summary, Cases, Warnings). Its display bundle also carries static HTML and a text summary,
-    so the result still shows where widgets don't (nbconvert, GitHub, no kernel).
+    A run or a comparison is shown as a widget with tabs (a run: Headline, Scores, Unscored
+    reasons, Cases, Case table; a comparison: Summary, Cases, Warnings). Its display bundle
+    also carries static HTML and a text summary, so the result still shows where widgets
+    don't (nbconvert, GitHub, no kernel).
+
+    A list (or tuple) of runs is shown as the leaderboard view: `eb.leaderboard(runs)` as a
+    card with each run's cost per sample, then the cost-vs-score scatter with its Pareto front
+    (runs whose cost is not known for every sample are named in a note, never placed at $0).
+    It is static HTML and a plotly figure, no widget (docs/notebooks.md).
 
     Example:
         >>> import pandas as pd, evalbook as eb
         >>> run = eb.run(pd.DataFrame({"x": ["a"]}), task=lambda x: x,
         ...              scorers=[lambda output: 1.0], store=None, progress=False)
         >>> view = eb.show(run)
-        >>> [view.tabs.get_title(i) for i in range(4)]
-        ['Headline', 'Scores', 'Unscored reasons', 'Cases']
+        >>> [view.tabs.get_title(i) for i in range(5)]
+        ['Headline', 'Scores', 'Unscored reasons', 'Cases', 'Case table']
+        >>> print(eb.show([run]).text().splitlines()[0])
+        Leaderboard · 1 run, best first
     """
+    if isinstance(obj, (list, tuple)):
+        # plotly is optional (the notebook extra): imported only when a board is shown
+        from ._board import board_view
+
+        return board_view(obj)
     try:
         # ipywidgets is optional (the notebook extra): imported only when a widget is asked for
         from ._widgets import show as _show

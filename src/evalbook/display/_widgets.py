@@ -493,8 +493,11 @@ def _no_pair(change: str, score: str) -> str:
 
 
 def show(obj: Any) -> Any:
-    """The interactive view of a `Run` or a `Comparison`."""
+    """The interactive view of a `Run` or a `Comparison`; a list of runs: the leaderboard view."""
+    if isinstance(obj, (list, tuple)):
+        from ._board import board_view  # the board needs plotly, not the widgets: loaded on use
 
+        return board_view(obj)
     if isinstance(obj, RunData):
         return RunView(obj)
     if all(hasattr(obj, a) for a in ("summary", "cases", "warnings")) and isinstance(
@@ -502,6 +505,6 @@ def show(obj: Any) -> Any:
     ):
         return ComparisonView(obj)
     raise TypeError(
-        f"eb.show() takes a Run or a Comparison, not {type(obj).__name__}; "
+        f"eb.show() takes a Run or a Comparison (or a list of runs), not {type(obj).__name__}; "
         "load a stored run first with eb.load_run(path)"
     )

@@ -1,0 +1,132 @@
+"""`eb.show([run_a, run_b, ...])`: the leaderboard card and the cost-vs-score scatter (issue 20)."""
+
+from __future__ import annotations
+
+import re
+from html import unescape
+from typing import Any
+
+import pandas as pd
+import pytest
+
+import evalbook as eb
+
+pytest.importorskip("plotly")
+
+EVIL = "<script>alert('x')</script>"
+
+
+def _costed(name: str, passed: int, cost: float | None, *, unpriced: int = 0) -> eb.Run:
+    """4 cases, `passed` of them right, each priced `cost` (the first `unpriced` not priced)."""
+
+    def task(q: str, ctx: Any) -> str:
+        priced = cost is not None and int(q[1:]) >= unpriced
+        ctx.record_usage(input_tokens=100, output_tokens=10, cost=cost if priced else None)
+        return q
+
+    primary = eb.define_score("hit", primary=True)
+    hit = eb.scorer(primary)(lambda output: float(int(output[1:]) < passed))
+    data = pd.DataFrame({"q": [f"q{i}" for i in range(4)]})
+    return eb.run(data, task=task, scorers=[hit], name=name, store=None, progress=False)
+
+
+def _runs() -> list[eb.Run]:
+    return [
+        _costed(EVIL, 2, 0.01),
+        _costed("dear", 3, 0.03),
+        _costed("unpriced", 4, None),
+        _costed("partly", 4, 0.02, unpriced=1),
+    ]
+
+
+def test_the_card_escapes_run_names_everywhere_in_the_bundle() -> None:
+    view = eb.show(_runs())
+    bundle = view._repr_mimebundle_()
+    html = bundle["text/html"]
+    # nowhere raw: not in the card, not in the figure's JSON inside its <script>
+    assert EVIL not in html and "<script>alert" not in html and "</script>\\u" not in html
+    assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in view.card_html()
+    assert html.count("<script") == html.count("</script>")  # no tag closed early by a name
+    assert EVIL in bundle["text/plain"]  # text stays the name itself
+
+
+def test_the_board_rows_carry_each_runs_cost_and_unknown_is_never_zero() -> None:
+    view = eb.show(_runs())
+    card = unescape(re.sub(r"<[^>]+>", "|", view.card_html()))
+    cells = [c for c in card.split("|") if c]
+    assert view.board["name"].tolist() == ["unpriced", "partly", "dear", EVIL]
+    assert view.costs == ["unknown", "unknown (3 of 4 priced)", "$0.03", "$0.01"]
+    for name, cost in zip(view.board["name"], view.costs, strict=True):
+        assert cells[cells.index(name) + 6] == cost  # the row's last cell
+    assert "$0.00" not in card and "$0 " not in card
+    points = view.figure.data[1]
+    assert sorted(points.x) == pytest.approx([0.01, 0.03])  # placed: only the fully priced
+    text = view.text()
+    assert "cost known for 0 of 4 samples" in text and "cost known for 3 of 4 samples" in text
+
+
+def test_costs_follow_their_run_when_names_repeat() -> None:
+    runs = [_costed("same", 1, 0.05), _costed("same", 4, 0.01)]
+    view = eb.show(runs)
+    assert view.board["mean"].tolist() == [1.0, 0.25]
+    assert view.costs == ["$0.01", "$0.05"]
+
+
+def test_the_leaderboard_note_is_shown_and_no_scatter_mixes_two_scores() -> None:
+    other = eb.run(
+        pd.DataFrame({"q": ["a", "b"]}),
+        task=lambda q: q,
+        scorers=[eb.scorer(eb.define_score("ok", primary=True))(lambda output: 1.0)],
+        name="other",
+        store=None,
+        progress=False,
+    )
+    view = eb.show((_costed("a", 2, 0.01), other))  # a tuple works as a list
+    assert view.figure is None
+    card = unescape(view.card_html())
+    assert "Primary scores differ (hit, ok), so the rows rank by passed cases." in card
+    assert "No cost-vs-score scatter: the runs' headline scores differ" in card
+    assert card.count('data-evalbook="leaderboard-note"') == 2
+    assert "Primary scores differ" in view.text()
+
+
+def test_without_any_known_cost_the_card_says_so_and_draws_nothing() -> None:
+    view = eb.show([_costed("x", 1, None), _costed("y", 2, None)])
+    assert view.figure is None
+    bundle = view._repr_mimebundle_()
+    assert "plotly" not in bundle["text/html"]  # no 3.5 MB of plotly.js for an empty chart
+    assert "no run has a known cost for every sample" in unescape(bundle["text/html"])
+    assert "'x' (cost known for 0 of 4 samples)" in unescape(bundle["text/html"])
+
+
+def test_the_exported_html_has_the_data_and_no_cdn() -> None:
+    html = eb.show(_runs())._repr_mimebundle_()["text/html"]
+    assert not re.search(r"<script[^>]*\ssrc=", html)  # nothing loaded from a CDN
+    assert html.count("* plotly.js v") == 1 and html.count("Plotly.newPlot") == 1
+    assert 'require(["plotly"]' not in html
+    # the points' data (JSON in the page) and the no-JavaScript text before the chart
+    assert '"dear"' in html and "0.03" in html and '"Pareto front"' in html
+    assert html.index('data-evalbook="board"') < html.index('data-evalbook="pareto"')
+    assert "Pareto front (cost per sample against hit):" in unescape(html)
+
+
+def test_in_a_notebook_the_card_and_the_figure_are_two_outputs(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import IPython.display
+
+    published: list[dict[str, Any]] = []
+    monkeypatch.setattr(IPython.display, "display", lambda b, raw=False: published.append(b))
+    view = eb.show(_runs())
+    view._ipython_display_()
+    card, figure = published
+    assert set(card) == {"text/html", "text/plain"} and 'data-evalbook="board"' in card["text/html"]
+    assert "application/vnd.plotly.v1+json" in figure  # JupyterLab draws it with plotly's renderer
+    assert "* plotly.js v" in figure["text/html"]  # nbconvert: plotly.js in the page
+
+
+def test_show_refuses_an_empty_list_and_items_that_are_not_runs() -> None:
+    with pytest.raises(ValueError, match=r"eb.show\(\[\]\) got no runs"):
+        eb.show([])
+    with pytest.raises(TypeError, match="item 1 is a DataFrame"):
+        eb.show([_costed("a", 1, 0.01), pd.DataFrame()])
