@@ -1,0 +1,310 @@
+"""Importing promptfoo's `results.json` (`_interop/_promptfoo.py`, docs/interop.md "promptfoo").
+
+The committed fixture was written by promptfoo itself (fixtures/promptfoo/README.md); when a
+`promptfoo` binary is found the same config is run again offline and that output imported.
+"""
+
+from __future__ import annotations
+
+import copy
+import json
+import math
+import os
+import random
+import shutil
+import subprocess
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import evalbook as eb
+from evalbook._api._import import import_results
+from evalbook._interop._imported import FormatError, to_run_data
+from evalbook._interop._promptfoo import FORMAT
+from evalbook._model._contract import STATUSES, record_of
+
+FIXTURES = Path(__file__).parent / "fixtures" / "promptfoo"
+RESULTS = FIXTURES / "results.json"
+
+
+def _import(path: Path, **kw: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return import_results(path, format="promptfoo", **kw)
+
+
+def _doc() -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads(RESULTS.read_text())
+    return doc
+
+
+def _write(tmp: Path, doc: dict[str, Any], name: str = "results.json") -> Path:
+    path = tmp / name
+    path.write_text(json.dumps(doc, indent=2))
+    return path
+
+
+def _check_fixture_run(run: Any) -> None:
+    """What the fixture's 12 results must become (shared by the committed and the live run)."""
+    cases = run.cases
+    assert len(cases) == 12
+    assert cases.case_id.tolist()[:4] == ["0/p1@echo", "0/p2@echo", "0/p1@flaky", "0/p2@flaky"]
+    assert (cases.outcome == "errored").sum() == 2
+    errored = cases[cases.outcome == "errored"]
+    assert set(errored.case_id) == {"2/p1@flaky", "2/p2@flaky"}
+    assert errored.error_message.str.contains("connection refused").all()
+    assert set(run.data.provider) == {"echo", "flaky"}
+    assert set(run.data.country) == {"France", "Japan", "Peru"}
+    summary = run.summary().set_index("score")
+    assert summary.index.tolist() == ["pass", "score", "mentions_city", "coverage", "length_tenths"]
+    assert summary.loc["pass", "primary"]
+    # 3 of the 10 results that ran passed every assertion (promptfoo: "3 passed")
+    assert summary.loc["pass", "mean"] == pytest.approx(0.3)
+    assert summary.loc["pass", "counted"] == 10 and summary.loc["pass", "errors"] == 2
+    scores = run.scores
+    tenths = scores[scores.score == "length_tenths"]
+    # promptfoo's length/10 is 1.7 or 4 here: invalid, never clamped to 1
+    assert set(tenths[tenths.status == "error"].reason) <= {"invalid_score", "case_errored"}
+    assert (tenths[tenths.case_id.str.startswith("1/")].reason == "invalid_score").all()
+    assert set(tenths[tenths.case_id.str.startswith("0/")].reason) == {"not_asserted"}
+    # the overall score of 2 (mean of 1, 1 and 4) is invalid too, 0.5 is kept
+    overall = scores[(scores.score == "score") & (scores.case_id == "1/p1@echo")]
+    assert overall.reason.tolist() == ["invalid_score"]
+    assert scores[(scores.score == "score") & (scores.case_id == "0/p2@echo")].value.tolist() == [
+        0.5
+    ]
+    flaky = cases[(cases.case_id == "0/p1@flaky")].iloc[0]
+    assert (flaky.input_tokens, flaky.output_tokens, flaky.cost) == (8, 4, 0.0005)
+
+
+def test_the_committed_fixture_imports_as_promptfoo_reported_it() -> None:
+    run = _import(RESULTS)
+    _check_fixture_run(run)
+    assert run.name == "evalbook-import-fixture"
+    imported = run.options["imported"]
+    assert imported["promptfoo_version"] == "0.121.20" and imported["skipped"] == 0
+    failed = run.scores[(run.scores.score == "pass") & (run.scores.case_id == "0/p2@echo")]
+    assert failed.value.tolist() == [0.0]
+    assert failed.rationale.tolist() == ['Expected output to contain "Paris"']
+
+
+def _promptfoo() -> str | None:
+    return os.environ.get("EVALBOOK_PROMPTFOO") or shutil.which("promptfoo")
+
+
+def test_a_live_promptfoo_run_imports_the_same(tmp_path: Path) -> None:
+    binary = _promptfoo()
+    if binary is None:
+        pytest.skip("no promptfoo binary: set EVALBOOK_PROMPTFOO or put promptfoo on PATH")
+    for name in ("promptfooconfig.yaml", "flaky_provider.js"):
+        shutil.copy(FIXTURES / name, tmp_path / name)
+    env = {
+        **os.environ,
+        "PROMPTFOO_DISABLE_TELEMETRY": "1",
+        "PROMPTFOO_DISABLE_UPDATE": "1",
+        "PROMPTFOO_DISABLE_SHARING": "1",
+        "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"),
+    }
+    done = subprocess.run(
+        [binary, "eval", "-c", "promptfooconfig.yaml", "-o", "results.json"]
+        + ["--no-cache", "--no-progress-bar"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    # promptfoo exits 100 when some test failed, which this config makes happen
+    assert done.returncode in (0, 100), done.stderr[-2000:]
+    run = _import(tmp_path / "results.json")
+    _check_fixture_run(run)
+    committed = _import(RESULTS)
+    cols = ["case_id", "score", "status", "value", "reason"]
+    pd.testing.assert_frame_equal(run.scores[cols], committed.scores[cols])
+
+
+def test_two_providers_compare_when_imported_from_one_file_each(tmp_path: Path) -> None:
+    # what `promptfoo eval --filter-providers echo` (then flaky) writes: one provider a file
+    runs = []
+    for provider in ("echo", "flaky"):
+        doc = _doc()
+        rows = doc["results"]["results"]
+        doc["results"]["results"] = [r for r in rows if r["provider"]["label"] == provider]
+        runs.append(_import(_write(tmp_path, doc, f"{provider}.json"), name=provider))
+    assert runs[0].cases.case_id.tolist() == runs[1].cases.case_id.tolist()
+    assert runs[0].cases.case_id.tolist()[:2] == ["0/p1", "0/p2"]
+    comparison = eb.compare(runs[0], runs[1], score="mentions_city")
+    row = comparison.summary.iloc[0]
+    # Peru errored under flaky: 4 paired cases of 6
+    assert row.n_paired == 4 and row.mean_a == pytest.approx(0.5)
+
+
+def test_one_malformed_result_is_skipped_and_counted(tmp_path: Path) -> None:
+    doc = _doc()
+    del doc["results"]["results"][3]["success"]
+    doc["results"]["results"][5] = "garbage"
+    path = _write(tmp_path, doc)
+    with pytest.warns(RuntimeWarning, match="skipped 2 part") as caught:
+        run = import_results(path, format="promptfoo")
+    text = str(caught[0].message)
+    assert "results[3]: no `success`" in text and "results[5]: not an object" in text
+    assert len(run.cases) == 10 and run.options["imported"]["skipped"] == 2
+
+
+def test_a_damaged_copy_of_a_score_is_caught_not_read(tmp_path: Path) -> None:
+    doc = _doc()
+    doc["results"]["results"][0]["namedScores"]["coverage"] = 0.25
+    imported = FORMAT.read(_write(tmp_path, doc))
+    assert len(imported.samples) == 11
+    assert "`namedScores` is" in imported.skipped[0] and "damaged" in imported.skipped[0]
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        ('{"evalId": "x", "results": {"version": 2, "results": []}}', "results version 2"),
+        ('{"evalId": "x", "results": [1, 2]}', "no `results` object"),
+        ("[1, 2, 3]", "no `results` object"),
+        ('{"evalId": "x",\n "results": {', "invalid JSON at line 2"),
+        ("\xff\xfe not text", "not UTF-8"),
+    ],
+)
+def test_a_file_that_is_not_promptfoo_gets_one_clear_error(
+    tmp_path: Path, content: str, why: str
+) -> None:
+    path = tmp_path / "results.json"
+    path.write_bytes(content.encode("latin-1"))
+    with pytest.raises(FormatError, match="not a promptfoo results file") as info:
+        FORMAT.read(path)
+    assert why in str(info.value) and "promptfoo eval -o results.json" in str(info.value)
+    assert str(path) in str(info.value)
+
+
+def test_sniff_is_cheap_and_never_raises(tmp_path: Path) -> None:
+    assert FORMAT.sniff(RESULTS)
+    (tmp_path / "dir.json").mkdir()
+    (tmp_path / "other.json").write_text('{"results": {"acc": 0.5}}')
+    (tmp_path / "results.txt").write_text(RESULTS.read_text())
+    for path in ("dir.json", "other.json", "results.txt", "missing.json"):
+        assert not FORMAT.sniff(tmp_path / path), path
+    assert not FORMAT.sniff(Path("\0bad"))
+
+
+def _flip(data: bytes, at: int, rng: random.Random) -> bytes:
+    return data[:at] + bytes([data[at] ^ (1 << rng.randrange(8))]) + data[at + 1 :]
+
+
+def _literal_bytes(text: bytes) -> set[int]:
+    """Positions inside a JSON string or number literal (keys included)."""
+    inside: set[int] = set()
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i : i + 1]
+        if c == b'"':
+            j = i + 1
+            while j < n and text[j : j + 1] != b'"':
+                j += 2 if text[j : j + 1] == b"\\" else 1
+            inside.update(range(i, j + 1))
+            i = j + 1
+        elif c in b"-0123456789":
+            j = i
+            while j < n and text[j : j + 1] in b"-+.eE0123456789":
+                j += 1
+            inside.update(range(i, j))
+            i = j
+        else:
+            i += 1
+    return inside
+
+
+def _outcome(path: Path, base: pd.DataFrame) -> tuple[str, pd.DataFrame | None]:
+    try:
+        imported = FORMAT.read(path)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scores = to_run_data(imported).scores
+    except FormatError:
+        return "refused", None
+    if imported.skipped:
+        return "skipped", scores
+    same = scores[base.columns].equals(base)
+    return ("same" if same else "different"), scores
+
+
+def _values(scores: pd.DataFrame) -> list[tuple[Any, ...]]:
+    rows = scores[["score", "status", "value", "reason"]].astype(str).itertuples(index=False)
+    return sorted(tuple(r) for r in rows)
+
+
+def test_truncated_and_flipped_files_never_read_as_a_different_result(
+    tmp_path: Path, record_property: Any
+) -> None:
+    data = RESULTS.read_bytes()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        base = to_run_data(FORMAT.read(RESULTS)).scores[
+            ["case_id", "score", "status", "value", "reason"]
+        ]
+    rng = random.Random(21)
+    path = tmp_path / "results.json"
+    cuts = sorted(rng.sample(range(len(data)), 60))
+    truncated: dict[str, int] = {}
+    for cut in cuts:
+        path.write_bytes(data[:cut])
+        kind, _ = _outcome(path, base)
+        truncated[kind] = truncated.get(kind, 0) + 1
+    literal = _literal_bytes(data)
+    flipped: dict[str, int] = {}
+    for at in rng.sample(range(len(data)), 200):
+        path.write_bytes(_flip(data, at, rng))
+        kind, scores = _outcome(path, base)
+        flipped[kind] = flipped.get(kind, 0) + 1
+        if kind == "different":
+            # only a flip inside a value's own bytes (a text, a latency, a test index) can be
+            # a different valid file; a score's value has a second copy, so it is never one
+            assert at in literal, (at, data[max(0, at - 40) : at + 40])
+            assert scores is not None and _values(scores) == _values(base), at
+    figure = (
+        f"truncations: {len(cuts)} tried, {truncated.get('different', 0)} read as a different "
+        f"result ({truncated}); byte flips: 200 tried, 0 read as different scores, "
+        f"{flipped.get('different', 0)} changed a text or an index inside a value ({flipped})"
+    )
+    print(figure)
+    record_property("promptfoo_faults", figure)
+    assert truncated.get("different", 0) == 0 and truncated.get("same", 0) == 0
+
+
+finite = st.floats(allow_nan=True, allow_infinity=False)
+named_values = finite | st.integers(-2, 3) | st.booleans() | st.none() | st.text(max_size=3)
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(named_values, min_size=1, max_size=4))
+def test_named_scores_go_through_the_score_contract(values: list[object]) -> None:
+    doc = _doc()
+    template = next(r for r in doc["results"]["results"] if r["failureReason"] == 0)
+    rows = []
+    for i, value in enumerate(values):
+        row = copy.deepcopy(template)
+        row["testIdx"], row["promptIdx"] = i, 0
+        row["namedScores"] = {"m": value}
+        row["gradingResult"]["namedScores"] = {"m": value}
+        rows.append(row)
+    doc["results"]["results"] = rows
+    doc["results"]["prompts"] = doc["results"]["prompts"][:1]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with tempfile.TemporaryDirectory() as tmp:
+            scores = to_run_data(FORMAT.read(_write(Path(tmp), doc))).scores
+    m = scores[scores.score == "m"].reset_index(drop=True)
+    for i, value in enumerate(values):
+        rec = record_of(value)
+        assert m.status[i] == STATUSES[rec.status], value
+        got = m.value[i]
+        assert (math.isnan(got) and math.isnan(rec.value)) or got == rec.value, value
