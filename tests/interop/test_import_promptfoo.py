@@ -31,6 +31,8 @@ from evalbook._model._contract import STATUSES, record_of
 
 FIXTURES = Path(__file__).parent / "fixtures" / "promptfoo"
 RESULTS = FIXTURES / "results.json"
+QUIET = ("--no-cache", "--no-progress-bar")
+COLUMNS = ["case_id", "score", "status", "value", "reason"]
 
 
 def _import(path: Path, **kw: Any) -> Any:
@@ -112,8 +114,7 @@ def test_a_live_promptfoo_run_imports_the_same(tmp_path: Path) -> None:
         "PROMPTFOO_CONFIG_DIR": str(tmp_path / ".promptfoo"),
     }
     done = subprocess.run(
-        [binary, "eval", "-c", "promptfooconfig.yaml", "-o", "results.json"]
-        + ["--no-cache", "--no-progress-bar"],
+        [binary, "eval", "-c", "promptfooconfig.yaml", "-o", "results.json", *QUIET],
         cwd=tmp_path,
         env=env,
         capture_output=True,
