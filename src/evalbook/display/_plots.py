@@ -23,6 +23,9 @@ from ._style import MUTED, SHORT_LIMIT, STATUS_COLORS, esc, root, shorten
 
 __all__ = ["ComparisonPlots", "RunPlots"]
 
+# Lines the theme does not colour (error bars, zero lines): plotly.js draws an error bar #444
+# by default, invisible on a dark theme; a mid grey reads on light and dark backgrounds
+LINE_COLOR = "#8c8c8c"
 _PALETTE = ["#d97706", "#dc2626", "#7c3aed", "#0891b2", "#db2777", "#65a30d", "#ea580c", "#4f46e5"]
 
 
@@ -85,8 +88,14 @@ def _figure(**kwargs: Any) -> Any:
         height=360,
         font={"color": "#808080"},
     )
-    fig.update_xaxes(gridcolor="rgba(127,127,127,0.25)", zerolinecolor="rgba(127,127,127,0.5)")
-    fig.update_yaxes(gridcolor="rgba(127,127,127,0.25)", zerolinecolor="rgba(127,127,127,0.5)")
+    # the zero line under the traces: a bar at 0 (flakiness, distribution) is not struck through
+    axes = {
+        "gridcolor": "rgba(127,127,127,0.25)",
+        "zerolinecolor": "rgba(127,127,127,0.5)",
+        "zerolinelayer": "below traces",
+    }
+    fig.update_xaxes(**axes)
+    fig.update_yaxes(**axes)
     return fig
 
 
@@ -322,12 +331,18 @@ def deltas_figure(comp: Any) -> Any:
         y=[_text(v) for v in s["label"]],
         mode="markers",
         marker={"size": 11, "color": colors},
-        error_x={"type": "data", "symmetric": False, "array": plus, "arrayminus": minus},
+        error_x={
+            "type": "data",
+            "symmetric": False,
+            "array": plus,
+            "arrayminus": minus,
+            "color": LINE_COLOR,
+        },
         hovertemplate="%{y}: %{x:+.1f} pp<extra></extra>",
         name="delta",
     )
     fig = _figure(data=[trace])
-    fig.add_vline(x=0, line_dash="dot", line_color="rgba(127,127,127,0.8)")
+    fig.add_vline(x=0, line_dash="dot", line_color="rgba(127,127,127,0.8)", layer="below")
     fig.update_layout(
         title=f"{_text(name_b, 200)} − {_text(name_a, 200)} (pp, 95% CI)",
         xaxis_title="delta (pp)",

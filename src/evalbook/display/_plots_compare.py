@@ -14,7 +14,7 @@ import pandas as pd
 
 from .._util._text import visible
 from ._compare_html import comparison_names
-from ._plots import _figure, _go, _text
+from ._plots import LINE_COLOR, _figure, _go, _text
 from ._style import STATUS_COLORS
 
 __all__ = ["forest_figure"]
@@ -70,13 +70,19 @@ def forest_figure(comp: Any, score: str | None = None) -> Any:
             "color": colors,
             "symbol": ["circle-open" if v else "circle" for v in small],
         },
-        error_x={"type": "data", "symmetric": False, "array": plus, "arrayminus": minus},
+        error_x={
+            "type": "data",
+            "symmetric": False,
+            "array": plus,
+            "arrayminus": minus,
+            "color": LINE_COLOR,
+        },
         customdata=[[t, int(r["n_paired"])] for t, r in zip(labels, rows, strict=True)],
         hovertemplate="%{customdata[0]}: %{x:+.1f} pp (n=%{customdata[1]})<extra></extra>",
         name="delta",
     )
     fig = _figure(data=[trace])
-    fig.add_vline(x=0, line_dash="dot", line_color="rgba(127,127,127,0.8)")
+    fig.add_vline(x=0, line_dash="dot", line_color="rgba(127,127,127,0.8)", layer="below")
     notes = []
     if unknown:
         notes.append(f"{unknown} row{'' if unknown == 1 else 's'} without a paired case not drawn")

@@ -17,7 +17,7 @@ from typing import Any
 from .._model._run_data import RunData
 from .._util._fmt import format_pct
 from .._util._text import visible
-from ._plots import _figure, _go, _text
+from ._plots import LINE_COLOR, _figure, _go, _text
 from ._style import MUTED, STATUS_COLORS, esc, root
 
 __all__ = ["pareto_figure"]
@@ -120,6 +120,7 @@ def pareto_figure(runs: Iterable[RunData] | Mapping[str, RunData]) -> Any:
             "symmetric": False,
             "array": [_gap(p.high, p.mean) for p in points],
             "arrayminus": [_gap(p.mean, p.low) for p in points],
+            "color": LINE_COLOR,
         },
         hovertext=hover,
         hoverinfo="text",
