@@ -23,6 +23,7 @@ from . import _cache as cache
 from . import _commands as cmd
 from . import _gate as gate
 from . import _import as imports
+from . import _pool as pool
 from ._args import (
     EXIT_OK,
     EXIT_UNEXPECTED,
@@ -126,9 +127,10 @@ def build_parser() -> argparse.ArgumentParser:
         "of unscored and error records.",
     )
     p.add_argument("run", metavar="RUN", help=_RUN_HELP)
+    pool.add_pool_arguments(p)  # show A B C --pool
     _slice_options(p)
     _store_option(p)
-    p.set_defaults(func=cmd.cmd_show)
+    p.set_defaults(func=pool.show_command(cmd.cmd_show))
 
     p = sub.add_parser(
         "runs", help="list the runs in a store", description="List the runs in a run store."
