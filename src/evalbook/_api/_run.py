@@ -7,6 +7,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
+from .._model._attempts import attempts_table
 from .._model._run_data import RunData
 from .._model._scorers import Scorer
 from .._model._scores import ScoreDefinition
@@ -109,6 +112,30 @@ class Run(RunData):
                 progress=progress,
             )
         )
+
+    def attempts(self) -> pd.DataFrame:
+        """One row per attempt of every sample: `case_id, epoch, attempt, outcome,
+        error_type, error_message, started_at, duration_s` (docs/concepts.md, "Attempts").
+
+        Samples are in the run's order (as `run.cases`), each one's attempts in order; the
+        last is the sample's final attempt. A stored run reads them from its log.
+
+        Example:
+            >>> import pandas as pd, evalbook as eb
+            >>> calls = []
+            >>> def task(x):
+            ...     calls.append(x)
+            ...     if len(calls) == 1:
+            ...         raise ConnectionError("reset")
+            ...     return x
+            >>> run = eb.run(pd.DataFrame({"x": ["a"]}), task=task, attempts=2,
+            ...              scorers=[lambda output: 1.0], store=None, progress=False)
+            >>> run.attempts()[["attempt", "outcome", "error_type"]]
+               attempt  outcome       error_type
+            0        1  errored  ConnectionError
+            1        2   passed              NaN
+        """
+        return attempts_table(self._results)
 
     def _repr_html_(self) -> str:
         return run_html(self)

@@ -22,7 +22,7 @@ from ._contract import Rec
 from ._scores import Grader
 from ._usage import Tally
 
-__all__ = ["OUTCOMES", "Finished", "Results"]
+__all__ = ["OUTCOMES", "Attempt", "Finished", "Results"]
 
 # Final outcomes, by code. PENDING marks a case without a final outcome (not run yet).
 PASSED, FAILED, ERRORED, TIMED_OUT = 0, 1, 2, 3
@@ -32,12 +32,29 @@ OUTCOMES = ("passed", "failed", "errored", "timed_out")
 SPARSE = ("reason", "message", "rationale", "metadata", "grader")
 
 
+class Attempt(NamedTuple):
+    """One attempt of a sample: one call of its task (see `Finished.tries`).
+
+    `outcome` is a code of `OUTCOMES`, or `PENDING` where the source does not say (a log
+    written before attempts were logged); times are Unix seconds and seconds, in whole
+    microseconds (NaN: not known). `duration_s` is the task call's own time.
+    """
+
+    outcome: int
+    error_type: str | None
+    error_message: str | None
+    started_at: float
+    duration_s: float
+
+
 class Finished(NamedTuple):
     """A finished case: what the engine hands to `Results`, the run store and Dask.
 
     Times are Unix seconds and seconds, taken in whole microseconds; `records` holds one
     record per score, in definition order; `usage` what its model calls used, by source
-    (None: nothing recorded).
+    (None: nothing recorded). `tries` holds every attempt of a sample that had more than
+    one, in order, the last one the final (its outcome and error are the sample's); None
+    for a sample with one attempt (that attempt is the sample) or where no source kept them.
     """
 
     outcome: int
@@ -49,6 +66,7 @@ class Finished(NamedTuple):
     duration_s: float
     records: Sequence[Rec]
     usage: Mapping[str, Tally] | None = None
+    tries: tuple[Attempt, ...] | None = None
 
 
 class Results:
@@ -94,6 +112,7 @@ class Results:
         self.started_at = np.full(n, math.nan)
         self.duration_s = np.full(n, math.nan)
         self.usage: list[Mapping[str, Tally] | None] = [None] * n
+        self.tries: list[tuple[Attempt, ...] | None] = [None] * n  # see `Finished.tries`
         self.status = np.zeros(size, dtype=np.int8)
         self.value = np.full(size, math.nan)
         self.reason: list[str | None] = [None] * size
@@ -141,6 +160,7 @@ class Results:
             case[:8]
         )
         self.usage[pos] = case.usage
+        self.tries[pos] = case.tries
         self.outcome[pos] = outcome
         self.attempts[pos] = attempts
         self.output[pos] = output
@@ -210,13 +230,35 @@ class Results:
                 changed[j] = rec._replace(
                     reason=reason, message=message, rationale=rationale, metadata=metadata
                 )
-        if output is case[2] and etype is case[3] and emsg is case[4] and changed is None:
+        tries = case.tries
+        if tries is not None and not all(
+            _plain(t.error_type) and _plain(t.error_message) for t in tries
+        ):
+            tries = tuple(
+                t._replace(
+                    error_type=None
+                    if t.error_type is None
+                    else text(t.error_type, "error type", cid),
+                    error_message=None
+                    if t.error_message is None
+                    else text(t.error_message, "error message", cid),
+                )
+                for t in tries
+            )
+        if (
+            output is case[2]
+            and etype is case[3]
+            and emsg is case[4]
+            and changed is None
+            and tries is case.tries
+        ):
             return case
         return case._replace(
             output=output,
             error_type=etype,
             error_message=emsg,
             records=records if changed is None else changed,
+            tries=tries,
         )
 
     def finished(self, pos: int) -> Finished:
@@ -231,6 +273,7 @@ class Results:
             float(self.duration_s[pos]),
             self.records_of(pos),
             self.usage[pos],
+            self.tries[pos],
         )
 
     def records_of(self, pos: int) -> list[Rec]:
@@ -248,3 +291,8 @@ class Results:
             )
             for i in range(base, base + self.n_scores)
         ]
+
+
+def _plain(value: str | None) -> bool:
+    """None or ASCII text: nothing for the text gate to clean."""
+    return value is None or (type(value) is str and value.isascii())

@@ -9,9 +9,8 @@ import logging
 import time
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol, cast
+from typing import Any, Protocol
 
-from .._errors import SkipScore
 from .._model._contract import (
     ERROR,
     SCORED,
@@ -19,19 +18,25 @@ from .._model._contract import (
     Rec,
     error_rec,
     handed_back_awaitable,
-    interpret,
-    raised_rec,
-    safe_repr,
-    skip_rec,
 )
-from .._model._results import ERRORED, FAILED, PASSED, PENDING, TIMED_OUT, Finished, Results
+from .._model._results import (
+    ERRORED,
+    FAILED,
+    PASSED,
+    PENDING,
+    TIMED_OUT,
+    Attempt,
+    Finished,
+    Results,
+)
 from .._util._text import safe_str
 from ._binding import call_args
 from ._calls import AttemptTimeout, Threads, call, within
 from ._context import CaseContext
 from ._options import RunOptions
 from ._plan import BoundScorer, Plan
-from ._usage import Ledger, Meter, metering, source
+from ._scorer_calls import INVALID, awaitable_again, is_sample_error, scored_async, scored_sync
+from ._usage import Ledger, Meter, metering
 
 __all__ = [
     "Executor",
@@ -45,7 +50,6 @@ __all__ = [
 log = logging.getLogger("evalbook")
 
 _NOT_RECORDED = Rec(UNSCORED, reason="not_recorded")
-INVALID = "invalid_score"  # the reason of a record whose scorer returned no valid score
 
 
 class RunSink(Protocol):
@@ -167,17 +171,20 @@ class _Engine:
         output: Any = None
         attempt = 0
         outcome = PASSED
+        tries: list[Attempt] = []  # every attempt, kept when there was more than one
         if plan.task is None:
             output = plan.columns[plan.output_column][self._sample(pos)[0]]
         else:
             while True:
                 attempt += 1
+                at = at_us if attempt == 1 else time.time_ns() // 1000
+                t = t0 if attempt == 1 else time.perf_counter_ns()
                 if self.sink is not None:
-                    self.sink.case_started(
-                        (pos, attempt, at_us if attempt == 1 else time.time_ns() // 1000)
-                    )
+                    self.sink.case_started((pos, attempt, at))
                 ctx = CaseContext(values["case_id"], attempt, plan.index, values["epoch"], meter)
                 outcome, output, etype, emsg = await self._attempt(values, ctx)
+                took = (time.perf_counter_ns() - t) // 1000 / 1e6
+                tries.append(Attempt(outcome, etype, emsg, at / 1e6, took))
                 if outcome in (ERRORED, TIMED_OUT) and attempt < self.attempts:
                     continue
                 break
@@ -196,6 +203,7 @@ class _Engine:
             at_us / 1e6,
             (time.perf_counter_ns() - t0) // 1000 / 1e6,
             meter,
+            tuple(tries) if attempt > 1 else None,
         )
 
     async def _rescore(self, pos: int, kept: Kept, values: dict[str, Any], meter: Meter) -> None:
@@ -221,6 +229,7 @@ class _Engine:
             float(src.started_at[pos]),
             float(src.duration_s[pos]),
             meter,
+            src.tries[pos],
         )
 
     async def finish(
@@ -236,11 +245,13 @@ class _Engine:
         started: float,
         duration: float,
         meter: Meter,
+        tries: tuple[Attempt, ...] | None = None,
     ) -> None:
         """Score a case by its final outcome, fill every record, store it, tell the sink.
 
         `recs` holds what is already recorded (by `ctx`, or kept by a rescore); `meter`
-        what the sample's calls used (closed here, once its scorers are done).
+        what the sample's calls used (closed here, once its scorers are done); `tries` its
+        attempts (`Finished.tries`).
         """
         if outcome == PASSED:
             values["output"] = output
@@ -255,7 +266,9 @@ class _Engine:
         if outcome in (PASSED, FAILED):
             self._derive(filled, outcome)
         usage = meter.close()
-        case = Finished(outcome, attempts, output, etype, emsg, started, duration, filled, usage)
+        case = Finished(
+            outcome, attempts, output, etype, emsg, started, duration, filled, usage, tries
+        )
         if self.results is not None:
             case = self.results.set_case(pos, case)  # as stored: its text cleaned
         if self.sink is not None:
@@ -288,7 +301,7 @@ class _Engine:
         finally:
             del values["ctx"]
         if handed_back_awaitable(output):  # awaited once (a sync wrapper's): never a chain
-            return ERRORED, None, "TypeError", _awaitable_again("task", output)
+            return ERRORED, None, "TypeError", awaitable_again("task", output)
         return PASSED, output, None, None
 
     async def _score(self, values: dict[str, Any], recs: list[Rec | None]) -> None:
@@ -302,13 +315,13 @@ class _Engine:
             return
         hop = self.threads.submit(self._score_sync, values, recs) if self.sync_scorers else None
         if self.async_scorers:
-            outs = await asyncio.gather(*(_scored_async(b, values) for b in self.async_scorers))
+            outs = await asyncio.gather(*(scored_async(b, values) for b in self.async_scorers))
             for b, out in zip(self.async_scorers, outs, strict=True):
                 self._place(b, out, recs, values)
         if hop is not None:
             for b, later in await hop:
                 if not isinstance(later, list):  # a sync scorer that handed back a coroutine
-                    later = await _scored_async(b, values, later)
+                    later = await scored_async(b, values, later)
                 self._place(b, later, recs, values)
 
     async def _score_bounded(
@@ -316,10 +329,10 @@ class _Engine:
     ) -> None:
         async def scored(b: BoundScorer) -> list[Rec]:
             if b.is_async:
-                return await _scored_async(b, values)
-            out: list[Rec] | Awaitable[Any] = await self.threads.submit(_scored_sync, b, values)
+                return await scored_async(b, values)
+            out: list[Rec] | Awaitable[Any] = await self.threads.submit(scored_sync, b, values)
             if not isinstance(out, list):  # a sync scorer that handed back a coroutine
-                out = await _scored_async(b, values, out)
+                out = await scored_async(b, values, out)
             return out
 
         async def one(b: BoundScorer) -> list[Rec]:
@@ -344,7 +357,7 @@ class _Engine:
         """
         later: list[tuple[BoundScorer, list[Rec] | Awaitable[Any]]] = []
         for b in self.sync_scorers:
-            out = _scored_sync(b, values)
+            out = scored_sync(b, values)
             if not isinstance(out, list):
                 later.append((b, out))
                 continue
@@ -387,82 +400,6 @@ class _Engine:
                 value = d.combine.evaluate({name: recs[j].value for name, j in d.components})
                 rec = Rec(SCORED, value)
             recs[d.position] = rec
-
-
-def _source_of(bound: BoundScorer) -> str:
-    """The usage source of a scorer's calls: its score's name (for several, the names
-    joined by commas: their calls cannot be told apart)."""
-    return ",".join(d.name for d in bound.scorer.definitions)
-
-
-def _scored_sync(bound: BoundScorer, values: dict[str, Any]) -> list[Rec] | Awaitable[Any]:
-    """One sync scorer's records for a case, or the awaitable it handed back."""
-    defs = bound.scorer.definitions
-    try:
-        args, kwargs = call_args(bound.binding, values)
-        with source(_source_of(bound)):
-            result = bound.scorer.fn(*args, **kwargs)
-    except SkipScore as exc:
-        return [skip_rec(exc)] * len(defs)
-    except BaseException as exc:
-        if not is_sample_error(exc):
-            raise
-        return [raised_rec(exc)] * len(defs)
-    if handed_back_awaitable(result):  # never raises, even for a hostile __class__
-        return cast(Awaitable[Any], result)
-    return interpret(result, defs)
-
-
-async def _scored_async(
-    bound: BoundScorer, values: dict[str, Any], pending: Awaitable[Any] | None = None
-) -> list[Rec]:
-    """One async scorer's records for a case (or those of a coroutine a sync one returned).
-
-    The result is awaited once: a sync wrapper of async code (`lambda output: judge(...)`)
-    is scored, an awaitable that gives another awaitable is `invalid_score`.
-    """
-    defs = bound.scorer.definitions
-    try:
-        with source(_source_of(bound)):  # its calls are recorded under its score's name
-            if pending is None:
-                args, kwargs = call_args(bound.binding, values)
-                pending = bound.scorer.fn(*args, **kwargs)
-            result = await pending
-    except SkipScore as exc:
-        return [skip_rec(exc)] * len(defs)
-    except BaseException as exc:
-        if not is_sample_error(exc):
-            raise
-        return [raised_rec(exc)] * len(defs)
-    if handed_back_awaitable(result):
-        return [error_rec(INVALID, _awaitable_again("scorer", result))] * len(defs)
-    return interpret(result, defs)
-
-
-def _awaitable_again(who: str, value: object) -> str:
-    """Why an awaited result that is itself awaitable is refused (evalbook awaits once)."""
-    return (
-        f"invalid result {safe_repr(value)}: the {who}'s result was awaited and gave another "
-        f"awaitable; evalbook awaits a {who}'s result once: await the inner one in the {who}"
-    )
-
-
-def is_sample_error(exc: BaseException) -> bool:
-    """Whether an exception from user code is that sample's error rather than the run's stop.
-
-    KeyboardInterrupt and SystemExit stop the run; so does a CancelledError when this task is
-    being cancelled (Ctrl-C, a deadline). Any other BaseException (a custom one, GeneratorExit,
-    a CancelledError that user code raised itself) is the sample's error, not the run's.
-    """
-    if isinstance(exc, KeyboardInterrupt | SystemExit):
-        return False
-    if isinstance(exc, asyncio.CancelledError):
-        try:
-            task = asyncio.current_task()
-        except RuntimeError:  # in a worker thread: no task here is being cancelled
-            return True
-        return task is None or task.cancelling() == 0
-    return True
 
 
 def warn_invalid(warned: set[str], case_id: str, records: Iterable[tuple[str, Rec]]) -> None:

@@ -1,0 +1,225 @@
+"""`run.attempts()`: one row per attempt, in memory, on Dask, rescored, imported
+(docs/concepts.md, "Attempts")."""
+
+from __future__ import annotations
+
+import asyncio
+import math
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import evalbook as eb
+from evalbook._interop._imported import Imported, ImportedSample, ImportedScore, to_run_data
+from evalbook._model._attempts import ATTEMPT_COLUMNS, attempts_table
+
+DATA = pd.DataFrame({"q": ["flaky", "slow", "steady"]}, index=["f", "s", "t"])
+
+
+def flaky_task() -> Any:
+    """Case f fails twice then passes (each epoch); s's epoch 2 times out once."""
+    calls: Counter[tuple[str, int]] = Counter()
+
+    async def task(q: str, epoch: int) -> str:
+        calls[q, epoch] += 1
+        n = calls[q, epoch]
+        if q == "flaky" and n <= 2:
+            raise ConnectionError(f"reset #{n}")
+        if q == "slow" and epoch == 2 and n == 1:
+            await asyncio.sleep(5)  # cut at timeout=
+        return q.upper()
+
+    return task
+
+
+def run_flaky(**kw: Any) -> eb.Run:
+    return eb.run(
+        DATA,
+        task=flaky_task(),
+        scorers=[lambda output: float(output != "")],
+        attempts=3,
+        epochs=2,
+        timeout=0.2,
+        progress=False,
+        **{"store": None, **kw},
+    )
+
+
+def check_flaky(table: pd.DataFrame, run: eb.Run) -> None:
+    """The flaky run's attempts table, cell by cell."""
+    assert list(table.columns) == ATTEMPT_COLUMNS
+    rows = [
+        ("f", 1, 1, "errored", "ConnectionError", "reset #1"),
+        ("f", 1, 2, "errored", "ConnectionError", "reset #2"),
+        ("f", 1, 3, "passed", None, None),
+        ("f", 2, 1, "errored", "ConnectionError", "reset #1"),
+        ("f", 2, 2, "errored", "ConnectionError", "reset #2"),
+        ("f", 2, 3, "passed", None, None),
+        ("s", 1, 1, "passed", None, None),
+        ("s", 2, 1, "timed_out", "TimeoutError", "the task took longer than 0.2s"),
+        ("s", 2, 2, "passed", None, None),
+        ("t", 1, 1, "passed", None, None),
+        ("t", 2, 1, "passed", None, None),
+    ]
+    got = [
+        (r.case_id, r.epoch, r.attempt, r.outcome, _none(r.error_type), _none(r.error_message))
+        for r in table.itertuples()
+    ]
+    assert got == rows
+    assert table["outcome"].dtype == run.cases["outcome"].dtype  # the same categories
+    assert table["epoch"].dtype == np.int32 and table["attempt"].dtype == np.int32
+    assert str(table["started_at"].dtype) == "datetime64[ns, UTC]"
+    assert table["duration_s"].dtype == np.float64
+    assert table["error_type"].dtype == "category"
+    cases = run.cases
+    for (cid, epoch), rows_of in table.groupby(["case_id", "epoch"], sort=False):
+        case = cases[(cases.case_id == cid) & (cases.epoch == epoch)].iloc[0]
+        assert rows_of["started_at"].iloc[0] == case.started_at  # the sample's first attempt
+        assert rows_of["started_at"].is_monotonic_increasing
+        assert (rows_of["duration_s"] >= 0).all()
+        assert rows_of["duration_s"].sum() <= case.duration_s + 1e-6
+        assert rows_of["outcome"].iloc[-1] == case.outcome
+    timed_out = table[table.outcome == "timed_out"].iloc[0]
+    assert timed_out.duration_s >= 0.2
+    # the retry starts once the cut attempt has ended
+    later = table[(table.case_id == "s") & (table.epoch == 2)].iloc[1]
+    gap = (later.started_at - timed_out.started_at).total_seconds()
+    assert gap >= timed_out.duration_s - 1e-6
+
+
+def _none(value: Any) -> Any:
+    return None if value is None or (isinstance(value, float) and math.isnan(value)) else value
+
+
+def test_a_flaky_task_shows_every_attempt_cell_by_cell() -> None:
+    run = run_flaky()
+    check_flaky(run.attempts(), run)
+    assert len(run.attempts()) == run.cases["attempts"].sum() == 11
+
+
+def test_rescore_keeps_every_attempt() -> None:
+    run = run_flaky()
+    again = run.rescore(scorers=[lambda output: 0.5], progress=False)
+    pd.testing.assert_frame_equal(again.attempts(), run.attempts())
+
+
+def test_a_sample_with_one_attempt_is_that_attempt() -> None:
+    run = eb.run(DATA, task=lambda q: q, scorers=[lambda output: 1.0], store=None, progress=False)
+    table = run.attempts()
+    assert table["attempt"].tolist() == [1, 1, 1]
+    assert table["started_at"].tolist() == run.cases["started_at"].tolist()
+    assert table["duration_s"].tolist() == run.cases["duration_s"].tolist()
+    assert table["outcome"].tolist() == run.cases["outcome"].tolist()
+
+
+def test_outputs_from_a_column_have_no_attempts() -> None:
+    data = pd.DataFrame({"answer": ["a", "b"]})
+    run = eb.run(data, output_column="answer", scorers=[lambda output: 1.0], store=None)
+    assert run.cases["attempts"].tolist() == [0, 0]
+    table = run.attempts()
+    assert len(table) == 0 and list(table.columns) == ATTEMPT_COLUMNS
+    assert table["outcome"].dtype == run.cases["outcome"].dtype
+
+
+# -- any pattern of failing attempts ------------------------------------------------------
+
+# per attempt: "e" raises (errored, retried), "f" fails (final), "p" passes
+patterns = st.lists(st.lists(st.sampled_from("efp"), min_size=1, max_size=4), max_size=6)
+
+
+@settings(max_examples=40, deadline=None)
+@given(plan=patterns, attempts=st.integers(1, 4), epochs=st.integers(1, 2))
+def test_one_row_per_attempt_and_the_last_is_the_outcome(
+    plan: list[list[str]], attempts: int, epochs: int
+) -> None:
+    data = pd.DataFrame({"k": range(len(plan))})
+    calls: Counter[tuple[int, int]] = Counter()
+
+    def task(k: int, epoch: int) -> str:
+        calls[k, epoch] += 1
+        steps = plan[k]
+        step = steps[min(calls[k, epoch], len(steps)) - 1]
+        if step == "e":
+            raise RuntimeError(f"attempt {calls[k, epoch]}")
+        assert step != "f", "wrong"
+        return "ok"
+
+    run = eb.run(
+        data,
+        task=task,
+        scorers=[lambda output: 1.0],
+        attempts=attempts,
+        epochs=epochs,
+        store=None,
+        progress=False,
+    )
+    table = run.attempts()
+    cases = run.cases
+    assert len(table) == int(cases["attempts"].sum())
+    if not len(cases):
+        return
+    last = table.groupby(["case_id", "epoch"], sort=False).tail(1)
+    assert last["outcome"].tolist() == cases["outcome"].tolist()
+    assert list(zip(last.case_id, last.epoch, strict=True)) == list(
+        zip(cases.case_id, cases.epoch, strict=True)
+    )
+    # attempts of a sample in order, 1..n; every earlier one errored (only those are retried)
+    n = cases["attempts"].to_numpy()
+    assert table["attempt"].tolist() == [a for k in n for a in range(1, k + 1)]
+    earlier = table[table.attempt < np.repeat(n, n)]
+    assert (earlier["outcome"] == "errored").all()
+    assert earlier["error_message"].tolist() == [
+        f"attempt {a}" for a in earlier["attempt"].tolist()
+    ]
+
+
+# -- Dask ---------------------------------------------------------------------------------
+
+
+def test_attempts_travel_back_from_dask() -> None:
+    distributed = pytest.importorskip("distributed")
+    with (
+        distributed.LocalCluster(
+            n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
+        ) as cluster,
+        distributed.Client(cluster) as client,
+    ):
+        run = run_flaky(executor=client)
+    check_flaky(run.attempts(), run)
+
+
+# -- imported runs ------------------------------------------------------------------------
+
+
+def _imported(attempts: int) -> Imported:
+    samples = [
+        ImportedSample("a", 1, {"q": "x"}, "out", "passed", scores={"acc": 1.0}),
+        ImportedSample(
+            "b", 1, {"q": "y"}, None, "errored", "RuntimeError", "down", {}, attempts=attempts
+        ),
+    ]
+    return Imported("test", Path("x.json"), "t", [ImportedScore("acc")], samples, [], {})
+
+
+def test_an_imported_run_has_one_row_per_sample() -> None:
+    run = eb.Run._of(to_run_data(_imported(1)))
+    table = run.attempts()
+    assert table["case_id"].tolist() == ["a", "b"]
+    assert table["outcome"].astype(str).tolist() == ["passed", "errored"]
+    assert table["error_message"].tolist() == [None, "down"]
+
+
+def test_retries_a_source_did_not_keep_are_rows_not_known() -> None:
+    run = eb.Run._of(to_run_data(_imported(3)))
+    table = attempts_table(run._results)
+    b = table[table.case_id == "b"]
+    assert b["attempt"].tolist() == [1, 2, 3]
+    assert b["outcome"].isna().tolist() == [True, True, False]
+    assert b["error_message"].tolist() == [None, None, "down"]
+    assert b["duration_s"].isna().all()  # the sample's time is not one attempt's
