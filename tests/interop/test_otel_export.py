@@ -28,6 +28,7 @@ from opentelemetry.sdk.trace.export import SimpleSpanProcessor
 from opentelemetry.sdk.trace.export.in_memory_span_exporter import InMemorySpanExporter
 
 import evalbook as eb
+from _cli_helpers import assert_user_error, cli, in_process
 from _otlp_receiver import OtlpReceiver, Span
 from _strategies import runs
 from evalbook._errors import ConfigurationError
@@ -383,3 +384,57 @@ def test_span_scores_are_exactly_the_counted_values(run: Any) -> None:
             value = counted[(*key, d.name)]
             sent_value = attrs.get(f"evalbook.case.score.{d.name}")
             assert sent_value == value if not math.isnan(value) else sent_value is None
+
+
+# -- the CLI -------------------------------------------------------------------------------------
+
+
+def test_cli_export_otlp_sends_and_prints_one_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _run(store=tmp_path / "runs", epochs=1)
+    with OtlpReceiver() as rx:
+        code, out, err = in_process(
+            capsys, "export", str(run.path), "--otlp", rx.url, "--store", str(tmp_path / "runs")
+        )
+    assert code == 0, err
+    assert out.count("\n") == 1 and out.startswith("sent 2 gauges and 7 spans")
+    assert rx.url in out and "qa.never" in out
+    _check_spans(run, rx.spans())
+
+
+def test_cli_export_otlp_refused_is_exit_2_and_one_line(tmp_path: Path) -> None:
+    run = _run(store=tmp_path / "runs", epochs=1)
+    with OtlpReceiver() as rx:
+        rx.refuse(500, "collector is down")
+        proc = cli("export", str(run.path), "--otlp", rx.url, cwd=tmp_path)
+    assert_user_error(proc, "evalbook export: error:", "HTTP 500", "collector is down", rx.url)
+    dead = cli(
+        "export",
+        str(run.path),
+        "--otlp",
+        f"http://127.0.0.1:{_free_port()}",
+        "--otlp-timeout",
+        "1",
+        cwd=tmp_path,
+    )
+    assert_user_error(dead, "nothing answered", "Connection refused")
+
+
+def test_cli_export_needs_a_path_or_otlp_not_both(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _run(store=tmp_path / "runs", epochs=1)
+    code, _, err = in_process(capsys, "export", str(run.path))
+    assert code == 2
+    assert err.strip() == (
+        "evalbook export: error: the following arguments are required: PATH "
+        "(see 'evalbook export --help')"
+    )
+    code, _, err = in_process(
+        capsys, "export", str(run.path), "out.csv", "--otlp", "http://127.0.0.1:4318"
+    )
+    assert code == 2 and "not both" in err and len(err.strip().splitlines()) == 1
+    assert not (tmp_path / "out.csv").exists()
+    code, _, _ = in_process(capsys, "export", str(run.path), "out.csv")
+    assert code == 0 and (tmp_path / "out.csv").is_file()  # the table export is unchanged

@@ -23,6 +23,7 @@ from . import _cache as cache
 from . import _commands as cmd
 from . import _gate as gate
 from . import _import as imports
+from . import _otlp as otlp
 from . import _pool as pool
 from ._args import (
     EXIT_OK,
@@ -161,17 +162,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     p = sub.add_parser(
         "export",
-        help="write a run's table to CSV or Parquet",
+        help="write a run's table to CSV or Parquet, or send the run to OpenTelemetry",
         description="Write one table of a run to PATH, as CSV or Parquet by its extension "
-        "(.csv, .parquet or .pq). Default: the long scores table.",
+        "(.csv, .parquet or .pq). Default: the long scores table. With --otlp URL, send the "
+        "run to an OTLP/HTTP receiver instead (no PATH).",
     )
     p.add_argument("run", metavar="RUN", help=_RUN_HELP)
-    p.add_argument("path", metavar="PATH", help="output file ending in .csv, .parquet or .pq")
+    p.add_argument(
+        "path", metavar="PATH", nargs="?", help="output file ending in .csv, .parquet or .pq"
+    )
     p.add_argument(
         "--table", choices=TABLES, default="scores", help="which table (default: scores)"
     )
+    otlp.add_otlp_options(p)
     _store_option(p)
-    p.set_defaults(func=cmd.cmd_export)
+    p.set_defaults(func=otlp.export_command(cmd.cmd_export))
 
     gate.add_gate_parser(sub, _RUN_HELP, _store_option)
     cache.add_cache_parser(sub)
