@@ -1,0 +1,354 @@
+"""Importing lm-evaluation-harness results (`_interop/_lm_eval.py`, format "lm-eval").
+
+The fixture (fixtures/lm-eval/out/) is written by fixtures/lm-eval/make.py, which follows
+lm-eval 0.4.13's writer code (`evaluate`, `save_results_samples`, `save_results_aggregated`);
+a test checks that make.py still writes exactly the committed files. Every cell of the run is
+checked against the raw lines, the names and metadata against the results file, and damaged
+files (truncations, byte flips, garbage lines) are imported to count what is read differently.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import random
+import shutil
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from evalbook._interop._imported import FormatError, to_run_data
+from evalbook._interop._lm_eval import FORMAT, score_key
+from evalbook._model._contract import STATUSES, record_of
+
+HERE = Path(__file__).parent / "fixtures" / "lm-eval"
+OUT = HERE / "out"
+MODEL = OUT / "EleutherAI__pythia-70m"
+DATE = "2026-12-01T16-30-05.123456"
+ARC = MODEL / f"samples_arc_mini_{DATE}.jsonl"
+GSM = MODEL / f"samples_gsm_mini_{DATE}.jsonl"
+RESULTS = MODEL / f"results_{DATE}.json"
+
+
+def _run(path: Path) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return to_run_data(FORMAT.read(path))
+
+
+def _lines(path: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+
+
+def test_the_fixture_is_what_make_py_writes(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("lm_eval_make", HERE / "make.py")
+    assert spec is not None and spec.loader is not None
+    make = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make)
+    make.main(tmp_path)
+    written = sorted(p.name for p in (tmp_path / MODEL.name).iterdir())
+    assert written == sorted(p.name for p in MODEL.iterdir())
+    for name in written:
+        assert (tmp_path / MODEL.name / name).read_bytes() == (MODEL / name).read_bytes(), name
+
+
+def test_every_cell_is_the_raw_line_through_the_score_contract() -> None:
+    run = _run(OUT)
+    scores = run.scores.set_index(["case_id", "score"])
+    labels = {d.label or d.name: d.name for d in run.definitions}
+    seen = 0
+    for path, task in ((ARC, "arc_mini"), (GSM, "gsm_mini")):
+        for line in _lines(path):
+            case = f"{task}/{line['doc_id']}"
+            for metric in line["metrics"]:
+                key = score_key(metric, line["filter"])
+                if metric == "f1":  # a corpus-level argument, not imported
+                    assert key not in labels
+                    continue
+                row = scores.loc[(case, labels[key])]
+                rec = record_of(line[metric])
+                assert row["status"] == STATUSES[rec.status], (case, key)
+                assert (row["reason"] if isinstance(row["reason"], str) else None) == rec.reason
+                value = row["value"]
+                assert value == rec.value or (math.isnan(value) and math.isnan(rec.value))
+                seen += 1
+    assert seen == 4 * 2 + 3 * 2 * 3
+    # the metrics of the other task: explicitly unscored, not errors
+    other = scores.loc[("arc_mini/0", "exact_match_strict-match")]
+    assert (other["status"], other["reason"]) == ("unscored", "not_a_metric_of_arc_mini")
+    other = scores.loc[("gsm_mini/2", "acc")]
+    assert (other["status"], other["reason"]) == ("unscored", "not_a_metric_of_gsm_mini")
+    # out of range (a 1-10 rating) and text (a verdict) are invalid_score, never coerced
+    rating = scores.loc[("gsm_mini/0", "rating_strict-match")]
+    assert (rating["status"], rating["reason"]) == ("error", "invalid_score")
+    assert "9.0" in rating["message"]
+    verdict = scores.loc[("gsm_mini/0", "verdict_flexible-extract")]
+    assert (verdict["status"], verdict["reason"]) == ("error", "invalid_score")
+    assert "'correct'" in verdict["message"]
+
+
+def test_cases_inputs_and_outputs() -> None:
+    run = _run(OUT)
+    cases = run.cases.set_index("case_id")
+    assert list(cases.index) == [f"arc_mini/{i}" for i in range(4)] + [
+        f"gsm_mini/{i}" for i in range(3)
+    ]
+    assert set(cases.epoch) == {1} and set(cases.outcome) == {"passed"}
+    # repeats: 2 -> the two answers of the one request, before any filter
+    assert cases.loc["gsm_mini/1", "output"] == ["5 boxes of 6 is 35.", "#### 30"]
+    # multiple choice: one (loglikelihood, is_greedy) per choice, as lm-eval's strings
+    assert cases.loc["arc_mini/0", "output"][0] == [["-1.0", "True"]]
+    data = run.data.set_index(pd.Index(list(cases.index)))
+    first = _lines(ARC)[2]
+    assert data.loc["arc_mini/2", "task"] == "arc_mini"
+    assert json.loads(data.loc["arc_mini/2", "doc"]) == first["doc"]
+    assert "Café au lait" in data.loc["arc_mini/2", "prompt"]  # ensure_ascii=False, kept
+    assert data.loc["arc_mini/2", "target"] == "2"
+    assert data.loc["gsm_mini/0", "target"] == "3 + 4 = 7\n#### 7"
+    # each score's record keeps the response its filter extracted
+    recs = run.scores.set_index(["case_id", "score"])
+    meta = recs.loc[("gsm_mini/2", "exact_match_strict-match"), "metadata"]
+    assert json.loads(meta) == {"filter": "strict-match", "filtered_resps": ["70"]}
+
+
+def test_names_descriptions_and_what_the_results_file_adds() -> None:
+    run = _run(OUT)
+    names = [(d.name, d.label) for d in run.definitions]
+    assert names == [
+        ("acc", None),
+        ("acc_norm", None),
+        ("exact_match_strict-match", "exact_match,strict-match"),
+        ("rating_strict-match", "rating,strict-match"),
+        ("verdict_strict-match", "verdict,strict-match"),
+        ("exact_match_flexible-extract", "exact_match,flexible-extract"),
+        ("rating_flexible-extract", "rating,flexible-extract"),
+        ("verdict_flexible-extract", "verdict,flexible-extract"),
+    ]
+    assert not any(d.primary for d in run.definitions)
+    assert run.definitions[0].description == "lm-eval metric acc, filter none; higher is better"
+    assert run.name == "arc_mini+gsm_mini"
+    source = run.options["imported"]
+    assert source["format"] == "lm-eval" and source["lm_eval_version"] == "0.4.13"
+    assert source["model_name"] == "EleutherAI/pythia-70m" and source["date_id"] == DATE
+    arc = source["tasks"]["arc_mini"]
+    assert arc["results"]["acc,none"] == 0.75 and arc["n-shot"] == 0
+    assert list(arc["not_imported"]) == ["f1"] and arc["results"]["f1,none"] == 1.0
+    summary = run.summary().set_index("score")
+    results = json.loads(RESULTS.read_text(encoding="utf-8"))["results"]
+    for name, key, task in [
+        ("acc", "acc,none", "arc_mini"),
+        ("acc_norm", "acc_norm,none", "arc_mini"),
+        ("exact_match_strict-match", "exact_match,strict-match", "gsm_mini"),
+        ("exact_match_flexible-extract", "exact_match,flexible-extract", "gsm_mini"),
+    ]:  # a mean over the samples is lm-eval's own mean
+        assert summary.loc[name, "mean"] == pytest.approx(results[task][key])
+
+
+def test_one_samples_file_a_results_file_and_a_folder_agree() -> None:
+    folder = _run(OUT)
+    assert _run(MODEL).scores.equals(folder.scores)
+    assert _run(RESULTS).scores.equals(folder.scores)
+    gsm = _run(GSM)
+    assert gsm.definitions[0].label == "exact_match,strict-match"
+    assert list(gsm.cases.case_id) == [f"gsm_mini/{i}" for i in range(3)]
+    assert gsm.options["imported"]["tasks"]["gsm_mini"]["version"] == 1.0  # results beside it
+    full = folder.scores.set_index(["case_id", "score"])
+    for _, row in gsm.scores.iterrows():
+        assert full.loc[(row.case_id, row.score), "status"] == row.status
+
+
+def test_a_folder_of_several_runs_reads_the_latest_and_names_the_others(tmp_path: Path) -> None:
+    shutil.copytree(MODEL, tmp_path / "m")
+    older = "2026-11-30T09-00-00.000001"
+    shutil.copy(ARC, tmp_path / "m" / f"samples_arc_mini_{older}.jsonl")
+    run = _run(tmp_path / "m")
+    assert run.options["imported"]["other_runs"] == [older]
+    assert len(run.cases) == 7
+    older_run = _run(tmp_path / "m" / f"samples_arc_mini_{older}.jsonl")
+    assert len(older_run.cases) == 4 and older_run.options["imported"]["results_file"] is None
+
+
+def test_several_models_and_not_lm_eval_are_format_errors(tmp_path: Path) -> None:
+    for model in ("a", "b"):
+        shutil.copytree(MODEL, tmp_path / "out" / model)
+    with pytest.raises(FormatError, match=r"several models \(a, b\)"):
+        FORMAT.read(tmp_path / "out")
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(FormatError, match="not an lm-eval output folder"):
+        FORMAT.read(tmp_path / "empty")
+    other = tmp_path / "results.json"
+    other.write_text('{"evalId": "x", "results": {}}', encoding="utf-8")
+    with pytest.raises(FormatError, match="not an lm-eval results file: expected"):
+        FORMAT.read(other)
+    lines = tmp_path / "other.jsonl"
+    lines.write_text('{"id": 1}\n{"id": 2}\n', encoding="utf-8")
+    with pytest.raises(FormatError, match=r"no line is an lm-eval sample .*no doc_id"):
+        FORMAT.read(lines)
+    no_samples = tmp_path / "nosamples"
+    no_samples.mkdir()
+    shutil.copy(RESULTS, no_samples / RESULTS.name)
+    with pytest.raises(FormatError, match="--log_samples"):
+        FORMAT.read(no_samples / RESULTS.name)
+
+
+def test_sniff_is_cheap_and_never_raises(tmp_path: Path) -> None:
+    assert FORMAT.sniff(OUT) and FORMAT.sniff(MODEL) and FORMAT.sniff(ARC)
+    assert FORMAT.sniff(RESULTS)
+    (tmp_path / "x.jsonl").write_text('{"id": 1}\n', encoding="utf-8")
+    (tmp_path / "results_2026-12-01T16-30-05.json").write_text("[]", encoding="utf-8")
+    for path in [
+        tmp_path / "x.jsonl",
+        tmp_path / "results_2026-12-01T16-30-05.json",
+        tmp_path / "missing.jsonl",
+        tmp_path,
+        HERE / "make.py",
+        Path("\0bad"),
+    ]:
+        assert FORMAT.sniff(path) is False, path
+
+
+def test_lines_that_disagree_repeat_or_fail_their_hash_are_skipped(tmp_path: Path) -> None:
+    folder = tmp_path / "m"
+    shutil.copytree(MODEL, folder)
+    arc = folder / ARC.name
+    lines = arc.read_text(encoding="utf-8").splitlines()
+    changed = json.loads(lines[1])
+    changed["target"] = "3"  # the target_hash is of "1"
+    repeated = json.loads(lines[3])
+    lines[1] = json.dumps(changed, ensure_ascii=False)
+    arc.write_text("\n".join([*lines, json.dumps(repeated), "not json"]) + "\n", encoding="utf-8")
+    imported = FORMAT.read(folder)
+    assert f"{ARC.name}:2: target does not match its target_hash" in imported.skipped
+    assert f"{ARC.name}:4: doc_id 3 appears 2 times for filter 'none'" in imported.skipped
+    assert f"{ARC.name}:5: doc_id 3 appears 2 times for filter 'none'" in imported.skipped
+    assert any(s.startswith(f"{ARC.name}:6: not JSON") for s in imported.skipped)
+    assert f"{ARC.name}: 2 of the 4 docs its results file counts have no readable line" in (
+        imported.skipped
+    )
+    with pytest.warns(RuntimeWarning, match=r"skipped 5 part\(s\)"):
+        run = to_run_data(imported)
+    assert sorted(set(run.cases.case_id) & {f"arc_mini/{i}" for i in range(4)}) == [
+        "arc_mini/0",
+        "arc_mini/2",
+    ]
+
+
+def test_a_value_that_disagrees_with_the_results_file_warns(tmp_path: Path) -> None:
+    folder = tmp_path / "m"
+    shutil.copytree(MODEL, folder)
+    arc = folder / ARC.name
+    arc.write_text(
+        arc.read_text(encoding="utf-8").replace('"acc": 0.0', '"acc": 1.0'), encoding="utf-8"
+    )
+    with pytest.warns(RuntimeWarning, match=r"the mean of acc,none over its 4 lines is 1\.0"):
+        FORMAT.read(folder)
+
+
+# --- fault injection ----------------------------------------------------------------------
+
+
+def _cells(run: Any) -> dict[tuple[str, str], tuple[Any, ...]]:
+    cells: dict[tuple[str, str], tuple[Any, ...]] = {}
+    for row in run.scores.itertuples():
+        cells[row.case_id, row.score] = (row.status, repr(row.value), row.reason, row.message)
+    data = run.data.to_dict("records")
+    for i, row in enumerate(run.cases.itertuples()):
+        cells[row.case_id, "<case>"] = (repr(row.output), row.outcome, repr(data[i]))
+    return cells
+
+
+def _classify(folder: Path, clean: dict[tuple[str, str], tuple[Any, ...]]) -> str:
+    """same | counted (what was lost is skipped and counted) | refused (FormatError) | warned
+    (a value differs, and the mean check warned) | response text differs | different."""
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        try:
+            imported = FORMAT.read(folder)
+            run = to_run_data(imported)
+        except FormatError:
+            return "refused"
+    mean_warned = any("the mean of" in str(w.message) for w in caught)
+    got = _cells(run)
+    # a cell lost with its line is a missing_score error: counted, not a different value
+    differs = [k for k, cell in got.items() if cell != clean.get(k) and cell[2] != "missing_score"]
+    if differs:
+        if mean_warned:
+            return "warned"
+        # lm-eval hashes the doc, prompt and target, not the responses: a flip inside a
+        # response's text reads as that text (counted apart; every score must stay the same)
+        only_output = all(
+            key[1] == "<case>" and key in clean and got[key][1:] == clean[key][1:]
+            for key in differs
+        )
+        return "response text differs" if only_output else "different"
+    if got.keys() == clean.keys() and not imported.skipped and not mean_warned:
+        return "same"
+    return "counted" if imported.skipped or len(got) < len(clean) else "different"
+
+
+def _mutants(rng: random.Random) -> list[tuple[str, str, bytes]]:
+    out: list[tuple[str, str, bytes]] = []
+    for path in (ARC, GSM, RESULTS):
+        data = path.read_bytes()
+        for cut in range(1, len(data), 61):
+            out.append(("truncation", path.name, data[:cut]))
+        for _ in range(120 if path is not RESULTS else 40):
+            at = rng.randrange(len(data))
+            flipped = bytes([data[at] ^ (1 << rng.randrange(8))])
+            out.append(("byte flip", path.name, data[:at] + flipped + data[at + 1 :]))
+    garbage = [b"garbage", b"{}", b'{"doc_id": 1}', b"\x00\xff\xfe", b"[1, 2]", b"null"]
+    for path in (ARC, GSM):
+        lines = path.read_bytes().splitlines(keepends=True)
+        for junk in garbage:
+            at = rng.randrange(len(lines) + 1)
+            out.append(
+                ("garbage line", path.name, b"".join([*lines[:at], junk + b"\n", *lines[at:]]))
+            )
+        at = rng.randrange(len(lines))  # a line written twice
+        out.append(("garbage line", path.name, b"".join([*lines, lines[at]])))
+    return out
+
+
+def test_damaged_files_are_never_read_as_a_different_result(
+    tmp_path: Path, record_property: Any
+) -> None:
+    clean = _cells(_run(MODEL))
+    tally: dict[str, dict[str, int]] = {}
+    different: list[str] = []
+    for i, (kind, name, data) in enumerate(_mutants(random.Random(21))):
+        folder = tmp_path / str(i)
+        shutil.copytree(MODEL, folder)
+        (folder / name).write_bytes(data)
+        verdict = _classify(folder, clean)
+        tally.setdefault(kind, {}).setdefault(verdict, 0)
+        tally[kind][verdict] += 1
+        if verdict == "different":
+            different.append(f"{kind} in {name}")
+        shutil.rmtree(folder)
+    tried = sum(sum(v.values()) for v in tally.values())
+    kinds = "; ".join(
+        f"{kind}: " + ", ".join(f"{n} {verdict}" for verdict, n in sorted(v.items()))
+        for kind, v in tally.items()
+    )
+    figure = f"damaged lm-eval files: {tried} tried, {len(different)} silently different ({kinds})"
+    print(figure)
+    record_property("faults", figure)
+    assert not different, different
+
+
+def test_a_file_whose_doc_hashes_all_differ_is_read_with_them_unchecked(tmp_path: Path) -> None:
+    # lm-eval hashes a multimodal doc before it replaces its images by their hashes
+    folder = tmp_path / "m"
+    shutil.copytree(MODEL, folder)
+    arc = folder / ARC.name
+    lines = [json.loads(line) for line in arc.read_text(encoding="utf-8").splitlines()]
+    for line in lines:
+        line["doc"]["image"] = "sha256:0f1e2d"
+    arc.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), "utf-8")
+    imported = FORMAT.read(folder)
+    assert imported.skipped == [] and imported.source["doc_hash_unchecked"] == [ARC.name]
+    assert len([s for s in imported.samples if s.case_id.startswith("arc_mini/")]) == 4
