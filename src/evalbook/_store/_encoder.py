@@ -13,7 +13,7 @@ from json.encoder import encode_basestring_ascii as _enc
 from typing import Any
 
 from .._model._contract import SCORED, UNSCORED, Rec
-from .._model._results import OUTCOMES, Finished, Results
+from .._model._results import OUTCOMES, Attempt, Finished, Results
 from .._model._scores import ScoreDefinition
 from .._model._usage import Tally, usage_json
 from ._codec import encode_output
@@ -110,7 +110,8 @@ class LineEncoder:
                 f'{self._ended}{cid},"attempt":{attempts}{self._outcomes[outcome]}{out},'
                 f'"started_us":{round(started_at * 1e6) if started_at == started_at else "null"},'
                 f'"duration_us":{round(duration_s * 1e6) if duration_s == duration_s else "null"}'
-                f"{'' if case.usage is None else _usage_field(case.usage)}}}"
+                f"{'' if case.usage is None else _usage_field(case.usage)}"
+                f"{'' if case.tries is None else _tries_field(case.tries)}}}"
             )
         )
         return "".join(lines)
@@ -145,6 +146,30 @@ def _output_json(output: Any) -> str:
 def _usage_field(usage: Mapping[str, Tally]) -> str:
     """The `,"usage":{...}` part of a `case.ended` line (only samples that recorded usage)."""
     return f',"usage":{dumps(usage_json(usage))}'
+
+
+def _us(seconds: float) -> int | None:
+    """Seconds (taken in whole µs) as the log's integer microseconds; None if not known."""
+    return round(seconds * 1e6) if seconds == seconds else None
+
+
+def _tries_field(tries: Sequence[Attempt]) -> str:
+    """The `,"tries":[...]` part of a `case.ended` line: every attempt of a retried sample.
+
+    Only samples with more than one attempt have it; an outcome the source did not know
+    (a log from before attempts were logged) is written as null, as are unknown times.
+    """
+    items = []
+    for t in tries:
+        item: dict[str, Any] = {"outcome": OUTCOMES[t.outcome] if t.outcome >= 0 else None}
+        if t.error_type is not None:
+            item["error_type"] = t.error_type
+        if t.error_message is not None:
+            item["error_message"] = t.error_message
+        item["started_us"] = _us(t.started_at)
+        item["duration_us"] = _us(t.duration_s)
+        items.append(item)
+    return f',"tries":{dumps(items)}'
 
 
 def _record_body(rec: Rec) -> str:

@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from .._model._contract import ERROR, SCORED, UNSCORED, InvalidScore, Rec, validate_value
-from .._model._results import OUTCOMES, PENDING, Finished, Results
+from .._model._results import OUTCOMES, PENDING, Attempt, Finished, Results
 from .._model._scores import Grader, ScoreDefinition
 from .._model._usage import usage_from_json
 from .._util._text import TextGate
@@ -168,6 +168,9 @@ class _Replay:
         # (case id, epoch) -> line, offset, case
         self.finished: dict[tuple[str, int], tuple[int, int, Finished]] = {}
         self.pending: dict[tuple[str, int], dict[str, Rec]] = {}
+        # (case id, epoch) -> {attempt: its start}, of attempts 2.. (the first starts with
+        # its sample): a log without `tries` shows a retried sample's attempts by these
+        self.starts: dict[tuple[str, int], dict[int, float]] = {}
         self.ended: dict[str, Any] | None = None
         self.invalid: list[str] = []
 
@@ -197,9 +200,18 @@ class _Replay:
             self.finished[cid] = (number, offset, self._ended_case(event, cid))
         elif kind == "case.started":
             cid = self._case(event)
-            field_int(event, "attempt", low=1)
-            field_number(event, "at_us" if self.version >= 2 else "at")  # informative only
+            attempt = field_int(event, "attempt", low=1)
+            # a number, as it was always read (informative: the sample's lines decide)
+            at = (
+                field_number(event, "at_us") / 1e6
+                if self.version >= 2
+                else field_number(event, "at")
+            )
             self.pending.pop(cid, None)
+            if attempt == 1:  # the sample starts (again, in a resume): no retry of it yet
+                self.starts.pop(cid, None)
+            else:
+                self.starts.setdefault(cid, {})[attempt] = at
         elif kind == "score.defined":
             definition = ScoreDefinition.model_validate(event["definition"])
             if definition.name in self.derived:
@@ -235,17 +247,78 @@ class _Replay:
         else:  # version 1: seconds as numbers
             started, duration = field_number(event, "started_at"), field_number(event, "duration_s")
         by_name = self.pending.pop(cid, {})
+        attempts = field_int(event, "attempt")
+        etype = field_text(event, "error_type", optional=True)
+        emsg = field_text(event, "error_message", optional=True)
+        starts = self.starts.pop(cid, None)
+        tries: tuple[Attempt, ...] | None
+        if "tries" in event:
+            tries = _tries(event["tries"], attempts, outcome)
+        elif attempts > 1 and starts is not None and len(starts) == attempts - 1:
+            tries = _tries_of_starts(starts, started, duration, outcome, etype, emsg)
+        else:
+            tries = None  # what the log has: the sample alone (run.attempts() says unknown)
         return Finished(
             outcome,
-            field_int(event, "attempt"),
+            attempts,
             decode_output(event.get("output"), kind),
-            field_text(event, "error_type", optional=True),
-            field_text(event, "error_message", optional=True),
+            etype,
+            emsg,
             started,
             duration,
             [by_name.get(d.name) or _MISSING for d in self.definitions],
             usage_from_json(event["usage"]) if "usage" in event else None,
+            tries,
         )
+
+
+def _tries(items: Any, attempts: int, outcome: int) -> tuple[Attempt, ...]:
+    """A `case.ended` line's `tries`: one per attempt, the last one its final outcome."""
+    if type(items) is not list or len(items) != attempts or attempts < 2:
+        raise ValueError(f"'tries' is not a list of the sample's {attempts} attempts")
+    tries = []
+    for item in items:
+        if not isinstance(item, dict):
+            raise TypeError(f"an item of 'tries' is {type(item).__name__}, not an object")
+        name = field_text(item, "outcome", optional=True)
+        code = PENDING if name is None else _OUTCOME_CODES.get(name)
+        if code is None:
+            raise ValueError(f"unknown outcome {name!r} in 'tries'")
+        tries.append(
+            Attempt(
+                code,
+                field_text(item, "error_type", optional=True),
+                field_text(item, "error_message", optional=True),
+                _seconds(field_int(item, "started_us", optional=True)),
+                _seconds(field_int(item, "duration_us", optional=True)),
+            )
+        )
+    if tries[-1].outcome != outcome:
+        raise ValueError("the last of 'tries' is not the sample's outcome")
+    return tuple(tries)
+
+
+def _tries_of_starts(
+    starts: dict[int, float],
+    started: float,
+    duration: float,
+    outcome: int,
+    etype: str | None,
+    emsg: str | None,
+) -> tuple[Attempt, ...] | None:
+    """A retried sample's attempts in a log without `tries`: the `case.started` times.
+
+    The outcome and error of an earlier attempt are not known (PENDING, None), nor its
+    duration; the last one runs from its start to the end of the sample's last attempt.
+    """
+    if any(a not in starts for a in range(2, len(starts) + 2)):
+        return None
+    at = [started] + [starts[a] for a in range(2, len(starts) + 2)]
+    last = math.nan
+    if not math.isnan(started + duration + at[-1]):  # in whole µs: exact
+        last = (round(started * 1e6) + round(duration * 1e6) - round(at[-1] * 1e6)) / 1e6
+    earlier = [Attempt(PENDING, None, None, t, math.nan) for t in at[:-1]]
+    return (*earlier, Attempt(outcome, etype, emsg, at[-1], last))
 
 
 _DAMAGE = (KeyError, TypeError, ValueError, AttributeError, SyntaxError, RecursionError)

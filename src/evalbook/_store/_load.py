@@ -341,7 +341,46 @@ def _from_files(folder: Path) -> RunData:
     except ValueError as exc:
         raise _Disagree(str(exc), run, summary) from None
     run.data = _data(folder, summary.get("data_file"), results.case_ids)
+    if np.any(results.attempts > 1):  # the retried samples' attempts are in the log only
+        _tries_from_log(folder, results)
     return run
+
+
+def _tries_from_log(folder: Path, results: Results) -> None:
+    """Fill `results.tries` from the log (`case.ended` lines' `tries`, docs/file-formats.md).
+
+    The final files do not hold a retried sample's attempts; a sample of the log whose
+    attempts differ from the final files' (a log damaged before it) is left without them,
+    as is every sample when the log cannot be read (one warning: run.attempts() then shows
+    their earlier attempts as not known).
+    """
+    try:
+        log = replay(folder / EVENTS, warn=False)
+    except (OSError, ValueError) as exc:  # no log (an import), or one that cannot be read
+        if (folder / EVENTS).exists():
+            warnings.warn(
+                f"{folder / EVENTS} cannot be read ({exc}); run.attempts() shows the "
+                "earlier attempts of retried samples as not known",
+                RuntimeWarning,
+                stacklevel=5,
+            )
+        return
+    found = log.results
+    where = {cid: i for i, cid in enumerate(found.case_ids)}
+    k = results.epochs
+    if found.epochs != k:
+        return
+    for pos in np.flatnonzero(results.attempts > 1).tolist():
+        i = where.get(results.case_id_of(pos))
+        if i is None:
+            continue
+        tries = found.tries[i * k + pos % k]
+        if (
+            tries is not None
+            and len(tries) == results.attempts[pos]
+            and tries[-1].outcome == results.outcome[pos]
+        ):
+            results.tries[pos] = tries
 
 
 class _Disagree(ValueError):
