@@ -20,6 +20,7 @@ from hypothesis import strategies as st
 import evalbook as eb
 from evalbook._compare._pool import POOL_COLUMNS, _Part, _pooled, pool
 from evalbook._errors import ConfigurationError
+from evalbook._model._stats import mean_ci
 
 # a case's value per epoch: a number in [0, 1], or None (unscored: not counted)
 Cell = float | None
@@ -152,21 +153,27 @@ def test_the_interval_is_stratified_by_run() -> None:
     assert pooled["ci_low"] < pooled["mean"] < pooled["ci_high"]
 
 
-def _coverage(draw: Any, sizes: Sequence[int], truth: Sequence[float], reps: int) -> int:
-    """How many of `reps` pooled intervals of seeded samples hold the true pooled mean."""
+def _coverage(
+    draw: Any, sizes: Sequence[int], truth: Sequence[float], reps: int
+) -> tuple[int, int]:
+    """How many of `reps` pooled intervals of seeded samples hold the true pooled mean:
+    stratified (pool's), and the cases taken as one sample (for the record)."""
     target = float(np.dot(sizes, truth) / sum(sizes))
     rng = np.random.default_rng(21)
-    held = 0
+    held = one_sample = 0
     for _ in range(reps):
-        parts = []
+        parts, xs = [], []
         for r, (n, p) in enumerate(zip(sizes, truth, strict=True)):
             x = draw(rng, n, p)
+            xs.append(x)
             parts.append(
                 _Part(f"r{r}", None, np.array([0]), x[:, None], np.ones((n, 1), np.int64), None)
             )
         row = _pooled(parts, [np.zeros(n, np.int64) for n in sizes], 1, 1).iloc[0]
         held += int(row["ci_low"] <= target <= row["ci_high"])
-    return held
+        _, low, high = mean_ci(np.concatenate(xs))
+        one_sample += int(low <= target <= high)
+    return held, one_sample
 
 
 @pytest.mark.parametrize(
@@ -186,8 +193,11 @@ def test_the_stratified_interval_holds_the_pooled_mean_about_95_percent_of_the_t
         return rng.beta(4 * p, 4 * (1 - p), n)
 
     reps = 2000
-    held = _coverage(draw, sizes, truth, reps)
-    figure = f"coverage {kind} {sizes}: {held} of {reps} intervals ({held / reps:.1%})"
+    held, one_sample = _coverage(draw, sizes, truth, reps)
+    figure = (
+        f"coverage {kind} {sizes} at {truth}: stratified {held} of {reps} intervals "
+        f"({held / reps:.1%}); the cases as one sample {one_sample / reps:.1%}"
+    )
     print(figure)
     record_property("coverage", figure)
     assert 0.93 * reps <= held <= 0.975 * reps
@@ -310,3 +320,51 @@ def test_the_notebook_display_escapes_labels_notes_and_headlines() -> None:
     assert "<script>" not in html and "\x1b" not in html and "\u202e" not in html
     assert "Primary scores differ (x, y)" in html
     assert table["label"].tolist()[0] == H  # the frame keeps the text as given
+
+
+@settings(max_examples=30, deadline=None)
+@given(two_runs())
+def test_the_pooled_interval_brackets_the_mean_within_0_and_1(
+    pair: tuple[list[list[Cell]], list[list[Cell]]],
+) -> None:
+    row = pool([_run(pair[0], name="a"), _run(pair[1], name="b")]).iloc[0]
+    if math.isnan(row["mean"]):
+        assert math.isnan(row["ci_low"]) and math.isnan(row["ci_high"])
+    else:
+        assert 0.0 <= row["ci_low"] <= row["mean"] <= row["ci_high"] <= 1.0
+
+
+def _clustered(values: Sequence[float], passages: Sequence[str], name: str) -> eb.Run:
+    frame = pd.DataFrame({"v": list(values), "passage": list(passages)})
+    return eb.run(
+        frame,
+        scorers=[eb.scorer("ok")(lambda v: v)],
+        output_column="v",
+        cluster="passage",
+        name=name,
+        store=None,
+        progress=False,
+    )
+
+
+def test_a_clustered_run_pools_with_its_own_clusters() -> None:
+    values = [1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0, 0.0]
+    passages = ["p", "p", "p", "q", "q", "q", "r", "r"]
+    run = _clustered(values, passages, "a")
+    got, want = pool([run]).iloc[0], run.summary().iloc[0]
+    assert (got["ci_low"], got["ci_high"]) == pytest.approx((want["ci_low"], want["ci_high"]))
+    plain = run.summary(cluster=False).iloc[0]
+    assert want["ci_high"] - want["ci_low"] > plain["ci_high"] - plain["ci_low"]
+    # a second run's passages of the same names are other passages: strata never share one
+    other = _clustered([0.5, 1.0, 0.0, 0.5], ["p", "p", "q", "q"], "b")
+    both = pool([run, other]).iloc[0]
+    assert both["counted"] == 12 and both["n_runs"] == 2
+    assert both["ci_low"] < both["mean"] < both["ci_high"]
+
+
+def test_epochs_are_reduced_per_case_before_pooling() -> None:
+    a = _run([[1.0, 0.0], [1.0, 1.0]], name="a")  # case means 0.5 and 1.0
+    b = _run([[0.0, 0.0]], name="b")
+    row = pool([a, b]).iloc[0]
+    assert row["mean"] == pytest.approx(0.5)  # (0.5 + 1.0 + 0.0) / 3 cases
+    assert row["counted"] == 6  # samples, as run.summary() counts them

@@ -95,7 +95,7 @@ def pooled_table(table: pd.DataFrame, by: list[str] | None = None) -> list[str]:
         ...     "ci_low": [0.8], "ci_high": [0.95], "counted": [100], "n_runs": [2]})
         >>> for line in pooled_table(frame):
         ...     print(line)
-        score  label  mean  95% CI      counted  runs
+        score  label  mean      95% CI  counted  runs
         -----  -----  ----  ----------  -------  ----
         ok     Ok      90%  [80%, 95%]      100     2
     """
