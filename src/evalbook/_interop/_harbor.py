@@ -160,6 +160,9 @@ def _trial(doc: object, folder: Path | None) -> dict[str, Any]:
             raise ValueError(f"an `exception_info` is {info!r}, without an exception_type")
     if folder is not None:
         _check_reward_file(doc, folder)
+        # Trial._record_exception writes exception.txt beside the exception_info it records
+        if (folder / "exception.txt").is_file() and not _exceptions(doc):
+            raise ValueError("exception.txt is there but no exception_info: the trial is damaged")
     return doc
 
 
@@ -185,8 +188,11 @@ def _check_reward_file(doc: Mapping[str, Any], folder: Path) -> None:
     as_json, as_text = verifier / "reward.json", verifier / "reward.txt"
     # Verifier.verify reads reward.json when there is one, else reward.txt
     if as_json.is_file():
-        file_rewards = _json(as_json)
         name = "verifier/reward.json"
+        try:
+            file_rewards = _json(as_json)
+        except ValueError as e:
+            raise ValueError(f"{name}: {e}") from None
     elif as_text.is_file():
         try:
             file_rewards = {REWARD: float(as_text.read_text(encoding="utf-8"))}
@@ -196,7 +202,7 @@ def _check_reward_file(doc: Mapping[str, Any], folder: Path) -> None:
     else:
         return
     rewards = _rewards(doc)
-    if not rewards:
+    if not rewards and _exceptions(doc):
         return  # an exception ended the trial before its rewards were recorded
     if not isinstance(file_rewards, dict) or not _same_rewards(rewards, file_rewards):
         raise ValueError(

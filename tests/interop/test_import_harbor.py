@@ -1,0 +1,295 @@
+"""Importing Harbor jobs and trials (`_interop/_harbor.py`, docs/interop.md "Harbor").
+
+The fixture job (fixtures/harbor/job) is written by fixtures/harbor/make.py, which follows
+Harbor 0.26.0's writers (fixtures/harbor/README.md); a test checks make.py still writes it.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import math
+import random
+import shutil
+import tempfile
+import warnings
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from evalbook._api._import import import_results
+from evalbook._interop._harbor import FORMAT
+from evalbook._interop._imported import FormatError, to_run_data
+from evalbook._model._contract import STATUSES, record_of
+
+FIXTURES = Path(__file__).parent / "fixtures" / "harbor"
+JOB = FIXTURES / "job"
+TRIAL = JOB / "fix-bug__h7J8k9L"
+
+
+def _import(path: Path, **kw: Any) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return import_results(path, format="harbor", **kw)
+
+
+def _copy_job(tmp: Path) -> Path:
+    return Path(shutil.copytree(JOB, tmp / "job"))
+
+
+def test_make_py_writes_the_committed_fixture(tmp_path: Path) -> None:
+    spec = importlib.util.spec_from_file_location("harbor_make", FIXTURES / "make.py")
+    assert spec is not None and spec.loader is not None
+    make = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(make)
+    make.main(tmp_path / "job")
+    written = sorted(p.relative_to(tmp_path / "job") for p in (tmp_path / "job").rglob("*"))
+    committed = sorted(p.relative_to(JOB) for p in JOB.rglob("*"))
+    assert written == committed
+    for rel in committed:
+        if (JOB / rel).is_file():
+            assert (tmp_path / "job" / rel).read_bytes() == (JOB / rel).read_bytes(), rel
+
+
+def test_a_job_folder_imports_one_sample_per_trial() -> None:
+    run = _import(JOB)
+    assert run.name == "job"
+    cases = run.cases
+    assert cases.case_id.tolist() == ["fix-bug"] * 2 + ["flaky-env"] * 2 + ["hello-world"] * 2
+    assert cases.epoch.tolist() == [1, 2] * 3
+    assert cases.outcome.tolist() == [
+        "passed", "timed_out", "errored", "passed", "passed", "passed"
+    ]  # fmt: skip
+    timed_out = cases.iloc[1]
+    assert timed_out.error_type == "AgentTimeoutError"
+    assert "timed out after 600.0 seconds" in timed_out.error_message
+    assert cases.iloc[2].error_type == "ApiRateLimitError"
+    # hello-world__e4F5g6H started first: epoch 1 (reward 0), though its name sorts second
+    scores = run.scores
+    hello = scores[(scores.case_id == "hello-world") & (scores.score == "reward")]
+    assert hello.value.tolist() == [0.0, 1.0]
+    assert cases.iloc[4].duration_s == 120.0
+    assert (cases.iloc[0].input_tokens, cases.iloc[0].output_tokens) == (15000, 1800)
+    assert cases.iloc[0].cost == 0.061 and math.isnan(cases.iloc[1].cost)
+    assert math.isnan(cases.iloc[3].input_tokens)  # no agent_result: unknown, never 0
+
+
+def test_named_rewards_become_scores_and_out_of_range_rewards_are_invalid() -> None:
+    run = _import(JOB)
+    summary = run.summary().set_index("score")
+    assert summary.index.tolist() == ["correctness", "style", "speed_bonus", "reward"]
+    assert summary.primary.tolist() == [False, False, False, True]
+    scores = run.scores
+    first = scores[(scores.case_id == "fix-bug") & (scores.epoch == 1)].set_index("score")
+    assert first.loc["correctness", "value"] == 1.0 and first.loc["style", "value"] == 0.5
+    # Harbor allows any finite reward; evalbook's contract does not clamp 1.25 to 1
+    assert first.loc["speed_bonus", "reason"] == "invalid_score"
+    assert "1.25" in first.loc["speed_bonus", "message"]
+    assert first.loc["reward", "reason"] == "not_rewarded"
+    assert summary.loc["reward", "mean"] == pytest.approx(0.75)  # hello 0.5, flaky-env 1
+    assert summary.loc["reward", "errors"] == 2  # the two trials that raised
+
+
+def test_a_trial_folder_and_a_result_json_are_one_trial() -> None:
+    for path in (TRIAL, TRIAL / "result.json"):
+        run = _import(path)
+        assert run.name == "fix-bug" and run.cases.case_id.tolist() == ["fix-bug"]
+        assert run.scores.score.tolist() == ["correctness", "style", "speed_bonus"]
+    source = _import(JOB).options["imported"]
+    assert source["job_id"] == "6f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b"
+    assert (source["agent"], source["model"], source["n_total_trials"]) == ("oracle", "gpt-x", 6)
+
+
+def test_garbage_and_unfinished_trials_are_skipped_and_counted(tmp_path: Path) -> None:
+    job = _copy_job(tmp_path)
+    (job / "hello-world__a1B2c3D" / "result.json").write_text('{"task_name": "hello-world",\n  ')
+    (job / "unfinished__a0a0a0a").mkdir()
+    with pytest.warns(RuntimeWarning, match="skipped 2 part") as caught:
+        run = import_results(job, format="harbor")
+    text = str(caught[0].message)
+    assert "hello-world__a1B2c3D/result.json: line 2, column 3: invalid JSON" in text
+    assert "unfinished__a0a0a0a: no result.json" in text
+    assert run.options["imported"]["skipped"] == 2
+    # the skipped trial's slot stays without an outcome: the run reads as incomplete
+    assert run.cases.outcome.isna().sum() == 1 and len(run.cases) == 6
+
+
+def test_rewards_that_disagree_with_the_reward_file_are_caught(tmp_path: Path) -> None:
+    job = _copy_job(tmp_path)
+    (job / "fix-bug__h7J8k9L" / "verifier" / "reward.json").write_text('{"correctness": 0}')
+    imported = FORMAT.read(job)
+    assert len(imported.samples) == 5
+    assert "differ from verifier/reward.json" in imported.skipped[0]
+    # an exception_info removed while exception.txt stays is caught the same way
+    result = job / "fix-bug__m1N2p3Q" / "result.json"
+    doc = json.loads(result.read_text())
+    doc["exception_info"] = None
+    result.write_text(json.dumps(doc, indent=4))
+    assert "exception.txt is there" in FORMAT.read(job).skipped[1]
+
+
+def test_step_exceptions_and_step_usage_count_for_multi_step_trials(tmp_path: Path) -> None:
+    doc = json.loads((JOB / "hello-world__a1B2c3D" / "result.json").read_text())
+    step = {"step_name": "build", "agent_result": doc["agent_result"], "exception_info": None}
+    failing = {**step, "step_name": "test", "exception_info": {"exception_type": "OSError"}}
+    doc.update(agent_result=None, step_results=[step, failing])
+    path = tmp_path / "result.json"
+    path.write_text(json.dumps(doc, indent=4))
+    run = _import(path)
+    row = run.cases.iloc[0]
+    assert (row.outcome, row.error_type, row.input_tokens) == ("errored", "OSError", 2400)
+
+
+@pytest.mark.parametrize(
+    ("content", "why"),
+    [
+        ('{"evalId": "x", "results": {}}', "neither a job's nor a trial's result.json"),
+        (None, "no result.json in it or in its folders"),
+    ],
+)
+def test_what_is_not_harbor_gets_one_clear_error(
+    tmp_path: Path, content: str | None, why: str
+) -> None:
+    folder = tmp_path / "out"
+    folder.mkdir()
+    if content is not None:
+        (folder / "result.json").write_text(content)
+    with pytest.raises(FormatError, match="not Harbor results") as info:
+        FORMAT.read(folder)
+    assert why in str(info.value) and "a Harbor job folder" in str(info.value)
+
+
+def test_a_damaged_result_json_named_directly_says_where(tmp_path: Path) -> None:
+    path = tmp_path / "result.json"
+    path.write_text('{\n    "task_name": "x",\n    oops\n}')
+    with pytest.raises(FormatError, match=r"line 3, column 5: invalid JSON"):
+        FORMAT.read(path)
+    path.write_text('{"task_name": "x"}')
+    with pytest.raises(FormatError, match="`trial_name` is None"):
+        FORMAT.read(path)
+
+
+def test_sniff_is_cheap_and_never_raises(tmp_path: Path) -> None:
+    assert FORMAT.sniff(JOB) and FORMAT.sniff(TRIAL) and FORMAT.sniff(TRIAL / "result.json")
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "other.json").write_text('{"results": {"version": 3}}')
+    (tmp_path / "result.json").mkdir()
+    for name in ("empty", "other.json", "missing", "result.json"):
+        assert not FORMAT.sniff(tmp_path / name), name
+    assert not FORMAT.sniff(Path("\0bad"))
+    assert not FORMAT.sniff(JOB / "fix-bug__h7J8k9L" / "verifier" / "reward.json")
+
+
+def _literal_bytes(text: bytes) -> set[int]:
+    """Positions inside a JSON string or number literal (keys included)."""
+    inside: set[int] = set()
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i : i + 1]
+        if c == b'"':
+            j = i + 1
+            while j < n and text[j : j + 1] != b'"':
+                j += 2 if text[j : j + 1] == b"\\" else 1
+            inside.update(range(i, j + 1))
+            i = j + 1
+        elif c in b"-0123456789":
+            j = i
+            while j < n and text[j : j + 1] in b"-+.eE0123456789":
+                j += 1
+            inside.update(range(i, j))
+            i = j
+        else:
+            i += 1
+    return inside
+
+
+def _read(job: Path) -> tuple[str, pd.DataFrame | None]:
+    try:
+        imported = FORMAT.read(job)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scores = to_run_data(imported).scores
+    except FormatError:
+        return "refused", None
+    return ("skipped" if imported.skipped else "read"), scores
+
+
+def _scored(scores: pd.DataFrame) -> list[tuple[str, float]]:
+    kept = scores[scores.status == "scored"]
+    return sorted(zip(kept.score.astype(str), kept.value, strict=True))
+
+
+def test_truncated_and_flipped_trials_never_read_as_a_different_result(
+    tmp_path: Path, record_property: Any
+) -> None:
+    job = _copy_job(tmp_path)
+    _, base = _read(job)
+    assert base is not None
+    columns = ["case_id", "epoch", "score", "status", "value", "reason"]
+    files = sorted(p for p in job.rglob("*") if p.is_file() and p.suffix in (".json", ".txt"))
+    rng = random.Random(21)
+    counts = {"truncated": {"tried": 0, "different": 0}, "flipped": {"tried": 0}}
+    flipped: dict[str, int] = {}
+    for n in range(240):
+        path = rng.choice(files)
+        original = path.read_bytes()
+        if n % 2 == 0:
+            counts["truncated"]["tried"] += 1
+            path.write_bytes(original[: rng.randrange(len(original))])
+        else:
+            at = rng.randrange(len(original))
+            flip = bytes([original[at] ^ (1 << rng.randrange(8))])
+            path.write_bytes(original[:at] + flip + original[at + 1 :])
+        kind, scores = _read(job)
+        path.write_bytes(original)
+        same = scores is not None and scores[columns].equals(base[columns])
+        if n % 2 == 0:
+            if kind == "read" and not same:
+                counts["truncated"]["different"] += 1
+            continue
+        counts["flipped"]["tried"] += 1
+        label = "same" if kind == "read" and same else kind
+        if label == "read":
+            label = "different"
+            # only a flip inside a value's own bytes (a task name, a time, an exception's
+            # name) can be a different valid trial; no reward value changes unseen
+            assert at in _literal_bytes(original), (path.name, original[at - 30 : at + 30])
+            assert scores is not None and _scored(scores) == _scored(base), path
+        flipped[label] = flipped.get(label, 0) + 1
+    figure = (
+        f"truncations: {counts['truncated']['tried']} tried, "
+        f"{counts['truncated']['different']} read as a different result; byte flips: "
+        f"{counts['flipped']['tried']} tried, 0 changed a reward, "
+        f"{flipped.get('different', 0)} changed a text inside a value ({flipped})"
+    )
+    print(figure)
+    record_property("harbor_faults", figure)
+    assert counts["truncated"]["different"] == 0
+
+
+rewards = st.floats(allow_nan=False, allow_infinity=False) | st.integers(-2, 3) | st.booleans()
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(rewards, min_size=1, max_size=4))
+def test_rewards_go_through_the_score_contract(values: list[object]) -> None:
+    doc = json.loads((TRIAL / "result.json").read_text())
+    with tempfile.TemporaryDirectory() as tmp:
+        for i, value in enumerate(values):
+            trial = dict(doc, trial_name=f"t__{i}", task_name=f"task{i}")
+            trial["verifier_result"] = {"rewards": {"r": value}}
+            folder = Path(tmp) / f"t__{i}"
+            folder.mkdir()
+            (folder / "result.json").write_text(json.dumps(trial, indent=4))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            scores = to_run_data(FORMAT.read(Path(tmp))).scores
+    for i, value in enumerate(values):
+        got = scores[scores.case_id == f"task{i}"].iloc[0]
+        rec = record_of(value)
+        assert got.status == STATUSES[rec.status], value
+        assert (math.isnan(got.value) and math.isnan(rec.value)) or got.value == rec.value
