@@ -87,6 +87,7 @@ class OtlpReceiver:
         self.traces: list[ExportTraceServiceRequest] = []
         self.requests: list[tuple[str, int]] = []  # (path, status answered)
         self._refusal: tuple[int, str, tuple[str, ...]] | None = None
+        self._partial: tuple[int, str] | None = None
         self._lock = threading.Lock()
         self._server = ThreadingHTTPServer(("127.0.0.1", 0), self._handler())
         self._server.daemon_threads = True
@@ -106,6 +107,10 @@ class OtlpReceiver:
     ) -> None:
         """From now on, answer requests to `paths` with HTTP `status` and `text` as the body."""
         self._refusal = (status, text, paths)
+
+    def reject_some(self, rejected: int, message: str) -> None:
+        """From now on, answer 200 with an OTLP partial success: `rejected` points or spans."""
+        self._partial = (rejected, message)
 
     def __enter__(self) -> OtlpReceiver:
         self._thread.start()
@@ -221,6 +226,13 @@ class OtlpReceiver:
                 request.ParseFromString(body)
                 with receiver._lock:
                     store.append(request)
+                if receiver._partial is not None:
+                    rejected, message = receiver._partial
+                    what = (
+                        "rejected_data_points" if self.path == "/v1/metrics" else "rejected_spans"
+                    )
+                    setattr(response.partial_success, what, rejected)
+                    response.partial_success.error_message = message
                 self._answer(200, response.SerializeToString(), "application/x-protobuf")
 
         return Handler

@@ -240,6 +240,9 @@ def test_only_the_given_signal_is_sent() -> None:
     reader = InMemoryMetricReader()
     sent = export_otel(run, meter_provider=MeterProvider(metric_readers=[reader]))
     assert sent.spans == 0 and sent.trace_id == "" and len(sent.gauges) == 2
+    assert sent.text == (
+        "sent 2 gauges to the given providers · no gauge for qa.never (no counted value)"
+    )
 
 
 def test_the_global_providers_are_never_touched() -> None:
@@ -290,6 +293,17 @@ def test_a_refusal_of_the_spans_says_the_gauges_were_sent() -> None:
     n = 1 + len(HOSTILE)
     assert f"The 2 gauges and 0 of {n} spans were sent" in message
     assert len(rx.metrics) == 1 and rx.traces == []
+
+
+def test_a_receiver_that_rejects_part_of_it_is_an_error() -> None:
+    run = _run(epochs=1)
+    with OtlpReceiver() as rx:
+        rx.reject_some(2, "data points too old")
+        with pytest.raises(OtelExportError) as caught:
+            export_otel(run, endpoint=rx.url)
+    message = str(caught.value)
+    assert "/v1/metrics" in message and "Nothing was sent" in message
+    assert "the receiver rejected 2 data points: data points too old" in message
 
 
 def _free_port() -> int:

@@ -70,16 +70,20 @@ class OtelExport:
     @property
     def text(self) -> str:
         """One line: what was sent, and where."""
-        n = len(self.gauges)
-        parts = [
-            f"sent {n} gauge{'' if n == 1 else 's'} and {self.spans} "
-            f"span{'' if self.spans == 1 else 's'} (the run and {self.samples} "
-            f"sample{'' if self.samples == 1 else 's'})"
-        ]
-        parts.append(f"to {self.endpoint}" if self.endpoint else "to the given providers")
-        line = " ".join(parts) + f" · trace {self.trace_id}"
+        n, k = len(self.gauges), self.samples
+        what = [f"{n} gauge{'' if n == 1 else 's'}"] if n or not self.spans else []
+        if self.spans:
+            what.append(
+                f"{self.spans} span{'' if self.spans == 1 else 's'} "
+                f"(the run and {k} sample{'' if k == 1 else 's'})"
+            )
+        where = f"to {self.endpoint}" if self.endpoint else "to the given providers"
+        line = f"sent {' and '.join(what)} {where}"
+        if self.trace_id:
+            line += f" · trace {self.trace_id}"
         if self.not_sent:
-            line += f" · no gauge for {', '.join(sorted(self.not_sent))} (no counted value)"
+            why = ", ".join(f"{name} ({reason})" for name, reason in sorted(self.not_sent.items()))
+            line += f" · no gauge for {why}"
         if self.samples_not_run:
             line += f" · {self.samples_not_run} sample(s) never ran: no span"
         return line
@@ -131,6 +135,7 @@ class _Wire:
     def __init__(self, session: Any) -> None:
         self.session = session
         self.answers: list[str] = []
+        self.accepted: list[bytes] = []  # bodies of the answers that accepted a request
         send: Callable[..., Any] = session.request
 
         def request(*args: Any, **kwargs: Any) -> Any:
@@ -146,13 +151,36 @@ class _Wire:
                 body = body[:_QUOTE] + ("…" if len(body) > _QUOTE else "")
                 said = f"HTTP {response.status_code} {response.reason or ''}".rstrip()
                 self.answers.append(said + (f": {body}" if body else ""))
+            else:
+                self.accepted.append(bytes(response.content or b""))
             return response
 
         session.request = request
 
 
-def _refused(url: str, wire: _Wire, timeout: float, sent: str) -> OtelExportError:
-    said = wire.answers[-1] if wire.answers else "the exporter refused the batch"
+def _rejected(wire: _Wire, response: Any, what: str) -> str | None:
+    """What a receiver that answered 2xx still rejected (OTLP partial success), else None."""
+    bodies, wire.accepted = wire.accepted, []
+    for body in bodies:
+        answer = response()
+        try:
+            answer.ParseFromString(body)
+        except Exception:  # not an OTLP answer (an empty body is a valid one): nothing to read
+            continue
+        partial = answer.partial_success
+        rejected = int(getattr(partial, f"rejected_{what}"))
+        if rejected:  # a message alone is a warning (OTLP), the data was accepted
+            said = visible(" ".join(partial.error_message.split()))[:_QUOTE]
+            return f"the receiver rejected {rejected} {what.replace('_', ' ')}" + (
+                f": {said}" if said else ""
+            )
+    return None
+
+
+def _refused(
+    url: str, wire: _Wire, timeout: float, sent: str, rejected: str | None = None
+) -> OtelExportError:
+    said = rejected or (wire.answers[-1] if wire.answers else "the exporter refused the batch")
     tries = len(wire.answers)
     within = f" (tried {tries} times within the {timeout:g} s timeout)" if tries > 1 else ""
     hint = ""
@@ -226,6 +254,12 @@ def _send(plan: Plan, base: str, timeout: float) -> str:
     import requests  # the exporter's own HTTP client (otel extra)
     from opentelemetry.exporter.otlp.proto.http.metric_exporter import OTLPMetricExporter
     from opentelemetry.exporter.otlp.proto.http.trace_exporter import OTLPSpanExporter
+    from opentelemetry.proto.collector.metrics.v1.metrics_service_pb2 import (
+        ExportMetricsServiceResponse,
+    )
+    from opentelemetry.proto.collector.trace.v1.trace_service_pb2 import (
+        ExportTraceServiceResponse,
+    )
     from opentelemetry.sdk.metrics import MeterProvider as SdkMeterProvider
     from opentelemetry.sdk.metrics.export import InMemoryMetricReader, MetricExportResult
     from opentelemetry.sdk.resources import OTELResourceDetector, Resource
@@ -260,17 +294,17 @@ def _send(plan: Plan, base: str, timeout: float) -> str:
             data = reader.get_metrics_data()
             if plan.gauges and data is not None:
                 ok = metric_exporter.export(data, timeout_millis=timeout * 1000)
-                if ok is not MetricExportResult.SUCCESS:
-                    raise _refused(metric_url, wires[0], timeout, "Nothing was sent")
+                said = _rejected(wires[0], ExportMetricsServiceResponse, "data_points")
+                if ok is not MetricExportResult.SUCCESS or said is not None:
+                    raise _refused(metric_url, wires[0], timeout, "Nothing was sent", said)
             finished = spans.get_finished_spans()
             for i in range(0, len(finished), _SPAN_BATCH):
-                if (
-                    span_exporter.export(finished[i : i + _SPAN_BATCH])
-                    is not SpanExportResult.SUCCESS
-                ):
+                done = span_exporter.export(finished[i : i + _SPAN_BATCH])
+                said = _rejected(wires[1], ExportTraceServiceResponse, "spans")
+                if done is not SpanExportResult.SUCCESS or said is not None:
                     gauges = f"The {len(plan.gauges)} gauges and " if plan.gauges else ""
                     sent = f"{gauges}{i} of {len(finished)} spans were sent"
-                    raise _refused(trace_url, wires[1], timeout, sent)
+                    raise _refused(trace_url, wires[1], timeout, sent, said)
         finally:
             meters.shutdown()
             tracers.shutdown()
