@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import numpy as np
@@ -20,6 +21,7 @@ from hypothesis import strategies as st
 import evalbook as eb
 from evalbook._compare._pool import POOL_COLUMNS, _Part, _pooled, pool
 from evalbook._errors import ConfigurationError
+from evalbook._interop._imported import Imported, ImportedSample, ImportedScore, to_run_data
 from evalbook._model._stats import mean_ci
 
 # a case's value per epoch: a number in [0, 1], or None (unscored: not counted)
@@ -274,7 +276,7 @@ def test_a_mapping_names_the_runs() -> None:
     assert [n for n, _ in table.attrs["headlines"]] == ["first", "second"]
 
 
-def test_stored_runs_pool_like_the_runs_in_memory(tmp_path: Any) -> None:
+def test_stored_runs_pool_like_the_runs_in_memory(tmp_path: Path) -> None:
     a = _run([[1.0], [0.5]], name="a", store=tmp_path)
     b = _run([[0.0]], name="b", store=tmp_path)
     assert a.path is not None and b.path is not None
@@ -368,3 +370,21 @@ def test_epochs_are_reduced_per_case_before_pooling() -> None:
     row = pool([a, b]).iloc[0]
     assert row["mean"] == pytest.approx(0.5)  # (0.5 + 1.0 + 0.0) / 3 cases
     assert row["counted"] == 6  # samples, as run.summary() counts them
+
+
+def test_an_imported_run_pools_with_a_run_of_evalbook_by_score_name() -> None:
+    samples = [
+        ImportedSample(case_id=f"s{i}", scores={"ok": v}) for i, v in enumerate([1, 0, 1, 1.5])
+    ]
+    samples.append(ImportedSample(case_id="s4", outcome="errored", error_type="Boom"))
+    imported = to_run_data(
+        Imported("lm-eval", Path("samples.jsonl"), "task", [ImportedScore("ok")], samples)
+    )
+    own = _run([[0.0]] * 5, name="own")
+    row = pool([imported, own]).iloc[0]
+    # the imported 1.5 is an invalid_score record and the errored sample is not counted:
+    # 3 counted there (2 of them 1) and 5 zeros here
+    assert (row["counted"], row["n_runs"]) == (8, 2)
+    assert row["mean"] == pytest.approx(2 / 8)
+    with pytest.raises(ConfigurationError, match=r"run 'task' has no such data column"):
+        pool([imported, own], by="i")
