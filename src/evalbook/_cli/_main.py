@@ -19,6 +19,7 @@ from .._api._refs import TABLES, RefError
 from .._compare._gate import GateError
 from .._errors import ConfigurationError
 from .._version import __version__
+from . import _attempts as attempts
 from . import _cache as cache
 from . import _commands as cmd
 from . import _gate as gate
@@ -129,9 +130,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("run", metavar="RUN", help=_RUN_HELP)
     pool.add_pool_arguments(p)  # show A B C --pool
+    attempts.add_attempts_argument(p)  # show RUN --attempts
     _slice_options(p)
     _store_option(p)
-    p.set_defaults(func=pool.show_command(cmd.cmd_show))
+    p.set_defaults(func=attempts.show_command(pool.show_command(cmd.cmd_show)))
 
     p = sub.add_parser(
         "runs", help="list the runs in a store", description="List the runs in a run store."
