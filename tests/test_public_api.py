@@ -37,6 +37,7 @@ PUBLIC = {
     "pairwise_judge",
     "pass_at",
     "pass_hat",
+    "pool",
     "run",
     "runs",
     "sample_size",

@@ -12,6 +12,7 @@ from ._api._run import Run
 from ._compare._agreement import Agreement, agreement
 from ._compare._compare import Comparison, compare
 from ._compare._leaderboard import leaderboard
+from ._compare._pool import pool
 from ._compare._power import mde, sample_size
 from ._errors import ConfigurationError, ScorerSignatureError, SkipScore
 from ._judges._clients import openai_client
@@ -56,6 +57,7 @@ __all__ = [
     "pairwise_judge",
     "pass_at",
     "pass_hat",
+    "pool",
     "run",
     "runs",
     "sample_size",
