@@ -101,29 +101,30 @@ class BoardView:
 
     def card_html(self) -> str:
         """The board as a card: escaped text, inline styles, its note and the scatter's."""
-        cell = "padding: 2px 8px; text-align: left; vertical-align: top"
-        num = "padding: 2px 8px; text-align: right; white-space: nowrap"
-        head = "".join(
-            f'<th style="{cell if i < 3 else num}; {MUTED}; font-weight: 500; '
-            f'border-bottom: {BORDER}">{esc(c)}</th>'
-            for i, c in enumerate(_COLUMNS)
-        )
-        rows = []
+        # a grid of <div>s, not a <table>: a notebook's table styles (stripes, a row lit on
+        # hover) would restyle it, and inline styles are all a card has (docs/notebooks.md)
+        cell = f"padding: 2px 8px; border-top: {BORDER}"
+        num = f"{cell}; text-align: right; white-space: nowrap"
+        out = [
+            f'<div style="padding: 2px 8px; {MUTED}; font-size: 11.5px; '
+            f'text-align: {"left" if c in ("run", "score") else "right"}">{esc(c)}</div>'
+            for c in _COLUMNS
+        ]
         shown = self.board.head(MAX_BOARD_ROWS)
         for (_, r), cost in zip(shown.iterrows(), self.costs, strict=False):
             score = r["label"] if r["score"] is not None else "passed rate"
-            cells = [
-                f'<td style="{num}">{int(r["rank"])}</td>',
-                f'<td style="{cell}; overflow-wrap: anywhere">'
-                f"{amounts(esc(r['name'], _NAME_LIMIT))}</td>",
-                f'<td style="{cell}">{amounts(esc(score, _NAME_LIMIT))}</td>',
-                f'<td style="{num}; font-weight: 600">{esc(format_pct(r["mean"]))}</td>',
-                f'<td style="{num}; {MUTED}">{esc(format_ci(r["ci_low"], r["ci_high"]))}</td>',
-                f'<td style="{num}">{esc(format_pct(r["completion"]))}</td>',
-                f'<td style="{num}">{esc(format_pct(r["passed_rate"]))}</td>',
-                f'<td style="{num}">{amounts(esc(cost))}</td>',
+            out += [
+                f'<div style="{num}">{int(r["rank"])}</div>',
+                f'<div style="{cell}; overflow-wrap: anywhere">'
+                f"{amounts(esc(r['name'], _NAME_LIMIT))}</div>",
+                f'<div style="{cell}; overflow-wrap: anywhere">'
+                f"{amounts(esc(score, _NAME_LIMIT))}</div>",
+                f'<div style="{num}; font-weight: 600">{esc(format_pct(r["mean"]))}</div>',
+                f'<div style="{num}; {MUTED}">{esc(format_ci(r["ci_low"], r["ci_high"]))}</div>',
+                f'<div style="{num}">{esc(format_pct(r["completion"]))}</div>',
+                f'<div style="{num}">{esc(format_pct(r["passed_rate"]))}</div>',
+                f'<div style="{num}">{amounts(esc(cost))}</div>',
             ]
-            rows.append(f"<tr>{''.join(cells)}</tr>")
         more = len(self.board) - len(shown)
         notes = [str(self.board.attrs.get("note") or ""), self.note]
         if more:
@@ -139,10 +140,10 @@ class BoardView:
             f'<span style="{MUTED}; font-weight: 400; font-size: 12px">{_runs(len(self.board))}, '
             "best first</span></div>"
         )
+        tracks = "auto minmax(80px, max-content) minmax(80px, max-content) repeat(5, auto)"
         table = (
-            '<div style="overflow-x: auto"><table style="border-collapse: collapse; '
-            f'font-size: 12.5px"><thead><tr>{head}</tr></thead>'
-            f"<tbody>{''.join(rows)}</tbody></table></div>"
+            f'<div style="overflow-x: auto"><div style="display: inline-grid; '
+            f'grid-template-columns: {tracks}; font-size: 12.5px">{"".join(out)}</div></div>'
         )
         return root(box(title + table + note_html, kind="leaderboard"), "board")
 

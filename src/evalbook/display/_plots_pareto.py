@@ -114,6 +114,7 @@ def pareto_figure(runs: Iterable[RunData] | Mapping[str, RunData]) -> Any:
         mode="markers+text",
         text=[_text(p.name, 40) for p in points],
         textposition="top center",
+        cliponaxis=False,  # a name over a point at the top of the axis is drawn whole
         marker={"size": 11, "color": colors},
         error_y={
             "type": "data",
