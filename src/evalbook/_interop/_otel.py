@@ -1,7 +1,7 @@
 """Export a run to OpenTelemetry: a gauge per score, a span per sample (docs/interop.md).
 
-What is sent is planned from the run's tables first (`_plan`, no OpenTelemetry needed), then
-made into SDK gauges and spans. Sent to an endpoint, it goes through providers made here for
+What is sent is planned from the run's tables first (`_otel_plan.plan_of`, no OpenTelemetry),
+then made into SDK gauges and spans. Sent to an endpoint, it goes through providers made here for
 this one export (never the global ones), and each batch goes to the SDK's OTLP/HTTP exporter
 directly, so that its result is seen: the exporter logs and retries a refused export rather
 than raising, and a refusal must be one clear error here. The run is only read.
@@ -355,18 +355,17 @@ def export_otel(
             "export_otel needs endpoint= (an OTLP/HTTP receiver's base URL, e.g. "
             "http://127.0.0.1:4318) or meter_provider= / tracer_provider="
         )
+    providers = meter_provider is not None or tracer_provider is not None
+    if providers and endpoint is not None:
+        raise ConfigurationError(
+            "give endpoint= or providers, not both: with providers, their own exporters "
+            "decide where the data goes"
+        )
+    base = _check_endpoint(endpoint) if endpoint is not None else None
     plan = plan_of(run)
-    if meter_provider is None and tracer_provider is None:
-        assert endpoint is not None
-        base = _check_endpoint(endpoint)
+    if base is not None:
         trace_id = _send(plan, base, float(timeout))
     else:
-        if endpoint is not None:
-            raise ConfigurationError(
-                "give endpoint= or providers, not both: with providers, their own exporters "
-                "decide where the data goes"
-            )
-        base = None
         trace_id = _emit(plan, meter_provider, tracer_provider)
         for provider in (meter_provider, tracer_provider):
             flush = getattr(provider, "force_flush", None)
