@@ -32,6 +32,7 @@ import io
 import json
 import math
 import re
+import struct
 import zipfile
 from collections.abc import Iterator, Mapping
 from datetime import datetime
@@ -61,6 +62,10 @@ _START = "_journal/start.json"
 _SAMPLES = "samples/"
 _JSON_HEAD = re.compile(rb'\A\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
 _WS = re.compile(r"[ \t\n\r]*")
+# zip records (APPNOTE 4.3.7, 4.3.12, 4.3.16): a local file header, a directory entry, its end
+_LOCAL = struct.Struct("<IHHHHHIIIHH")
+_CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")
+_END = struct.Struct("<IHHHHIIH")
 _TYPE_LINE = re.compile(r"^([A-Za-z_][\w.]*): ")
 _REPR_TYPE = re.compile(r"^([A-Za-z_][\w.]*)\(")
 # how much of a .json file sniff reads
@@ -146,12 +151,20 @@ def _read_eval(path: Path) -> tuple[bytes, list[tuple[str, bytes]], list[str]]:
         zipped = f.read(4) == b"PK\x03\x04"
     if not zipped:
         raise _not_inspect(path, "not a zip archive")
+    skipped: list[str] = []
     try:
         zf = zipfile.ZipFile(path)
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        why = f"its zip directory is unreadable, so it may be cut short: {exc}"
-        raise _damaged(path, why) from None
-    skipped: list[str] = []
+        # the zip directory is at the archive's end: a log cut short has lost it
+        salvaged, whole = _salvage(path.read_bytes())
+        if not whole:
+            why = f"its zip directory is unreadable and no member before it is whole: {exc}"
+            raise _damaged(path, why) from None
+        zf = zipfile.ZipFile(io.BytesIO(salvaged))
+        skipped.append(
+            f"{path.name}: the archive is cut short (no zip directory); read the {whole} whole "
+            "members before the cut"
+        )
     samples: list[tuple[str, bytes]] = []
     with zf:
         # name-based access resolves to a name's last member, as Inspect's reader does
@@ -170,6 +183,34 @@ def _read_eval(path: Path) -> tuple[bytes, list[tuple[str, bytes]], list[str]]:
                 else:
                     samples.append((f"{path.name}:{name}", data))
     return header, samples, skipped
+
+
+def _salvage(body: bytes) -> tuple[bytes, int]:
+    """The archive's whole members before a cut, with a zip directory made for them.
+
+    Walks the local headers from the start (Inspect's zipfile writes each member's sizes and
+    CRC there, no data descriptor); stops at the first member that is not whole, or whose
+    sizes are not in its header (a data descriptor, zip64). The CRCs copied into the new
+    directory are the writer's, so every member read from it is still checked.
+    """
+    pos, directory, n = 0, bytearray(), 0
+    while body.startswith(b"PK\x03\x04", pos) and pos + _LOCAL.size <= len(body):
+        _, need, flags, method, time, date, crc, size, full, n_name, n_extra = _LOCAL.unpack_from(
+            body, pos
+        )
+        end = pos + _LOCAL.size + n_name + n_extra + size
+        if flags & 0x08 or size == 0xFFFFFFFF or end > len(body):
+            break
+        name = body[pos + _LOCAL.size : pos + _LOCAL.size + n_name]
+        directory += _CENTRAL.pack(
+            0x02014B50, need, need, flags, method, time, date, crc, size, full, n_name,
+            0, 0, 0, 0, 0, pos,
+        )  # fmt: skip
+        directory += name
+        n += 1
+        pos = end
+    end_record = _END.pack(0x06054B50, 0, 0, n, n, len(directory), pos, 0)
+    return body[:pos] + bytes(directory) + end_record, n
 
 
 def _member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[bytes | None, str]:
@@ -336,9 +377,11 @@ def _first_line(exc: BaseException) -> str:
 
 
 def _score_keys(header: EvalLog, samples: list[EvalSample]) -> list[tuple[str, str | None]]:
-    """(scorer, key) of every score, in the order of the log's results, then as first seen.
+    """(scorer, key) of every score: the log's results, then its scorers, then as first seen.
 
-    key is None for a scorer's own value, else the key of a dict-valued score.
+    key is None for a scorer's own value, else a key of a dict-valued score. The eval's
+    scorers give the same names and order when the log has no results (cut short, still
+    running); a key pattern (`"*"`) is left to the samples to name.
     """
     keyed = {s.name for s in (header.eval.scorers or []) if isinstance(s.metrics, dict)}
     found: dict[tuple[str, str | None], None] = {}
@@ -346,6 +389,18 @@ def _score_keys(header: EvalLog, samples: list[EvalSample]) -> list[tuple[str, s
         key = None if ev.name == ev.scorer and ev.scorer not in keyed else ev.name
         found.setdefault((ev.scorer, key), None)
     listed = {scorer for scorer, _ in found}
+    for spec in header.eval.scorers or []:
+        if spec.name in listed:
+            continue
+        if not isinstance(spec.metrics, dict):
+            found.setdefault((spec.name, None), None)
+            listed.add(spec.name)
+            continue
+        for key in spec.metrics:
+            if not any(c in key for c in "*?["):
+                found.setdefault((spec.name, key), None)
+        if all(not any(c in key for c in "*?[") for key in spec.metrics):
+            listed.add(spec.name)
     for sample in samples:
         for scorer, score in (sample.scores or {}).items():
             if scorer in listed:
@@ -375,14 +430,17 @@ def _raw_names(keys: list[tuple[str, str | None]]) -> dict[tuple[str, str | None
     return names
 
 
-def _headline(header: EvalLog, log_api: Any) -> tuple[str, str | None] | None:
-    """The (scorer, key) of Inspect's headline score, or None when the log has no results."""
+def _headline(
+    header: EvalLog, keys: list[tuple[str, str | None]], log_api: Any
+) -> tuple[str, str | None] | None:
+    """The (scorer, key) of Inspect's headline score: the one its results resolve to, else
+    Inspect's convention, the first score of the first scorer; None when there is no score."""
     try:
         resolved = log_api.headline_metric(header)
-    except Exception:  # a stale declaration in an old log: no headline rather than a guess
-        return None
+    except Exception:  # a declaration Inspect cannot resolve: its convention, as it falls back
+        resolved = None
     if resolved is None:
-        return None
+        return keys[0] if keys else None
     ev = resolved.score
     keyed = {s.name for s in (header.eval.scorers or []) if isinstance(s.metrics, dict)}
     return (ev.scorer, None if ev.name == ev.scorer and ev.scorer not in keyed else ev.name)
@@ -393,7 +451,7 @@ def _imported(
 ) -> Imported:
     keys = _score_keys(header, samples)
     names = _raw_names(keys)
-    headline = _headline(header, log_api)
+    headline = _headline(header, keys, log_api)
     scores = [
         ImportedScore(
             names[k],
