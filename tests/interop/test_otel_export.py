@@ -306,6 +306,25 @@ def test_a_receiver_that_rejects_part_of_it_is_an_error() -> None:
     assert "the receiver rejected 2 data points: data points too old" in message
 
 
+def test_a_score_too_long_for_a_gauge_name_is_said_not_sent() -> None:
+    long = eb.define_score("s" * 250)
+    data = pd.DataFrame({"q": ["a", "b"]})
+    run = eb.run(data, lambda q: q, scorers=[eb.scorer(long)(lambda: 1.0)], store=None)
+    reader = InMemoryMetricReader()
+    exporter = InMemorySpanExporter()
+    tracers = TracerProvider()
+    tracers.add_span_processor(SimpleSpanProcessor(exporter))
+    sent = export_otel(
+        run, meter_provider=MeterProvider(metric_readers=[reader]), tracer_provider=tracers
+    )
+    assert sent.gauges == {} and "longer than OpenTelemetry allows" in sent.not_sent[long.name]
+    samples = [s for s in exporter.get_finished_spans() if s.name == "evalbook.sample"]
+    assert [dict(s.attributes or {})[f"evalbook.case.score.{long.name}"] for s in samples] == [
+        1.0,
+        1.0,
+    ]
+
+
 def _free_port() -> int:
     """A port nothing listens on (bound, then released)."""
     with socket.socket() as s:

@@ -104,6 +104,7 @@ def _event(row: Any) -> dict[str, Any]:
 
 
 def plan_of(run: RunData) -> Plan:
+    """The gauges, the run span and one span per sample that ran, from the run's tables."""
     ident: dict[str, Any] = {"evalbook.run.name": run.name, "evalbook.run.id": run.id}
     run_attrs = dict(ident)
     summary = run.summary()
