@@ -21,6 +21,8 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import evalbook as eb
+from _cli_helpers import in_process
 from evalbook._api._import import import_results
 from evalbook._interop._harbor import FORMAT
 from evalbook._interop._imported import FormatError, to_run_data
@@ -293,3 +295,25 @@ def test_rewards_go_through_the_score_contract(values: list[object]) -> None:
         rec = record_of(value)
         assert got.status == STATUSES[rec.status], value
         assert (math.isnan(got.value) and math.isnan(rec.value)) or got.value == rec.value
+
+
+def test_detected_and_stored_from_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    for path in (JOB, TRIAL, TRIAL / "result.json"):
+        assert _import_detected(path).options["imported"]["format"] == "harbor"
+    store = str(tmp_path / "runs")
+    code, _, err = in_process(capsys, "import", str(JOB), "--store", store)
+    assert code == 0, err
+    loaded = eb.load_run(eb.runs(store).path[0])
+    assert loaded.cases.outcome.tolist() == _import(JOB).cases.outcome.tolist()
+    garbage = tmp_path / "result.json"
+    garbage.write_text('{"task_name": "x", "trial_name": "x__1", "task_checksum": "s"')
+    code, _, err = in_process(capsys, "import", str(garbage), "--format", "harbor")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "line 1" in err, err
+
+
+def _import_detected(path: Path) -> Any:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return import_results(path)

@@ -24,6 +24,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
+from _cli_helpers import in_process
 from evalbook._api._import import import_results
 from evalbook._interop._imported import FormatError, to_run_data
 from evalbook._interop._promptfoo import FORMAT
@@ -309,3 +310,20 @@ def test_named_scores_go_through_the_score_contract(values: list[object]) -> Non
         assert m.status[i] == STATUSES[rec.status], value
         got = m.value[i]
         assert (math.isnan(got) and math.isnan(rec.value)) or got == rec.value, value
+
+
+def test_detected_and_stored_from_the_command_line(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert import_results(RESULTS).options["imported"]["format"] == "promptfoo"
+    store = str(tmp_path / "runs")
+    code, _, err = in_process(capsys, "import", str(RESULTS), "--store", store)
+    assert code == 0, err
+    loaded = eb.load_run(eb.runs(store).path[0])
+    pd.testing.assert_frame_equal(loaded.scores[COLUMNS], _import(RESULTS).scores[COLUMNS])
+    broken = tmp_path / "results.json"
+    broken.write_text(RESULTS.read_text()[:5000])
+    code, _, err = in_process(capsys, "import", str(broken), "--format", "promptfoo")
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "invalid JSON at line" in err
