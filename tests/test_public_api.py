@@ -26,6 +26,7 @@ PUBLIC = {
     "at_least",
     "compare",
     "define_score",
+    "export_otel",
     "import_results",
     "judge",
     "leaderboard",

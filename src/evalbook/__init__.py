@@ -15,6 +15,7 @@ from ._compare._leaderboard import leaderboard
 from ._compare._pool import pool
 from ._compare._power import mde, sample_size
 from ._errors import ConfigurationError, ScorerSignatureError, SkipScore
+from ._interop._otel import export_otel
 from ._judges._clients import openai_client
 from ._judges._judge import judge
 from ._judges._pairwise import pairwise_judge
@@ -46,6 +47,7 @@ __all__ = [
     "at_least",
     "compare",
     "define_score",
+    "export_otel",
     "import_results",
     "judge",
     "leaderboard",
