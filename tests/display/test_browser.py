@@ -309,6 +309,40 @@ def _open_tab(page: Any, target: Any, tab: str) -> None:
     page.wait_for_timeout(300)  # the tab's content lays out after the click
 
 
+# The case table's box, its header buttons and first row's cells: where each header sits
+# over its column, and whether the last column can be scrolled into view.
+_TABLE_JS = """(el, scroll) => {
+    const box = el.querySelector('.evalbook-case-table');
+    const heads = [...box.querySelector("[data-evalbook='table-head'] > div").children];
+    const row = box.children[1].children[0];
+    const cells = [...row.querySelector("[data-evalbook='case-row']").children];
+    const lefts = (xs) => xs.map(x => x.getBoundingClientRect().left);
+    const offsets = lefts(heads).map((x, i) => Math.abs(x - lefts(cells)[i]));
+    box.scrollLeft = scroll ? box.scrollWidth : 0;
+    const b = box.getBoundingClientRect();
+    const last = heads[heads.length - 1].getBoundingClientRect();
+    return {scrolls: box.scrollWidth > box.clientWidth, box: b.width, heads: heads.length,
+            cells: cells.length, offset: Math.max(...offsets),
+            last_in_view: last.left >= b.left - 1 && last.right <= b.right + 1};
+}"""
+
+
+def _check_case_table(page: Any, target: Any, theme: str) -> list[str]:
+    """The case table: headers over their columns, the last column reachable by scrolling
+    its own box (shot as case-table-right)."""
+    target.locator(".evalbook-case-table").first.wait_for(timeout=30_000)
+    layout = target.evaluate(_TABLE_JS, True)
+    assert layout["heads"] == layout["cells"] > 0, layout
+    assert layout["offset"] <= 1.5, f"a header is not over its column: {layout}"
+    # wider than the output area: the table's box scrolls, and its last column comes into view
+    assert layout["scrolls"] and layout["last_in_view"], layout
+    page.wait_for_timeout(200)
+    name = f"case-table-right{theme}.png"
+    target.screenshot(path=str(IMG / name))
+    target.evaluate(_TABLE_JS, False)
+    return [name]
+
+
 def _set_theme(page: Any, dark: bool) -> None:
     """Switch JupyterLab's theme by its command (Settings > Theme); wait until the page has it."""
     name = "JupyterLab Dark" if dark else "JupyterLab Light"
@@ -374,6 +408,8 @@ def test_every_output_shows_in_light_and_dark(
                 name = f"{stem}-dark.png" if dark else f"{stem}.png"
                 target.screenshot(path=str(IMG / name))
                 shots.append(name)
+                if stem == "case-table":
+                    shots += _check_case_table(page, target, "-dark" if dark else "")
     finally:
         _set_theme(page, False)  # the theme is a lab-wide setting: later tests expect light
         page.close()

@@ -230,7 +230,7 @@ def test_a_view_publishes_its_static_html_apart_from_the_widget(
     import IPython.display
 
     import evalbook as eb
-    from evalbook.display import _widgets
+    from evalbook.display import _widget_base
 
     published: list[dict[str, object]] = []
     monkeypatch.setattr(IPython.display, "display", lambda b, raw=False: published.append(b))
@@ -244,7 +244,7 @@ def test_a_view_publishes_its_static_html_apart_from_the_widget(
     view = eb.show(eb.run(df, task=lambda x: x, scorers=[check], store=None, progress=False))
     view._ipython_display_()
     static, live = published
-    mime = _widgets._WIDGET_VIEW
+    mime = _widget_base.WIDGET_VIEW
     assert static[mime]["model_id"] == ""  # type: ignore[index]
     assert static["text/html"] == view._repr_mimebundle_()["text/html"]
     assert 'data-evalbook="run"' in str(static["text/html"])

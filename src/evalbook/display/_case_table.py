@@ -19,7 +19,7 @@ import pandas as pd
 
 from .._util._fmt import format_num
 from ._cases import ALL, epochs_of, expandable, text_of
-from ._style import BORDER, MUTED, STATUS_COLORS, esc, is_missing, root, shorten
+from ._style import BORDER, FONT, MUTED, STATUS_COLORS, esc, is_missing, root, shorten
 
 if TYPE_CHECKING:
     from .._model._run_data import RunData
@@ -30,8 +30,10 @@ __all__ = [
     "CellBudget",
     "case_table_html",
     "column_labels",
+    "column_width",
     "slice_values",
     "table_frame",
+    "table_root",
     "table_rows",
 ]
 
@@ -174,7 +176,8 @@ def table_rows(frame: pd.DataFrame, f: CaseTableFilter) -> np.ndarray:
     return ordered
 
 
-def _width(label: str, names: Sequence[str]) -> int:
+def column_width(label: str, names: Sequence[str]) -> int:
+    """A column's width in px (the static table's grid tracks)."""
     if label in ("case_id", "epoch", "output", "outcome"):
         return _WIDTHS["case" if label == "case_id" else label]
     if label in names or (label.endswith(" status") and label[: -len(" status")] in names):
@@ -236,8 +239,14 @@ def row_html(
 
 
 def _grid(labels: Sequence[str], names: Sequence[str]) -> str:
-    tracks = " ".join(f"{_width(c, names)}px" for c in labels)
+    tracks = " ".join(f"{column_width(c, names)}px" for c in labels)
     return f"display: grid; grid-template-columns: {tracks}"
+
+
+def table_root(inner: str, kind: str) -> str:
+    """`root` for a line of the widget's table: as wide as its columns, not the views' 980 px
+    (the table box scrolls sideways to its last column; a capped line would be cut there)."""
+    return f'<div data-evalbook="{esc(kind)}" style="{FONT}; width: max-content">{inner}</div>'
 
 
 def header_html(labels: Sequence[str], names: Sequence[str], f: CaseTableFilter) -> str:

@@ -2,7 +2,8 @@
 
 Each view's display bundle carries the live widget *and* the static HTML and a text summary,
 so a notebook opened without a kernel (nbconvert, GitHub, a viewer without widget support)
-still shows the results.
+still shows the results (`_widget_base._Static`). The run view's Case table tab is
+`_case_table_widget.CaseTable`; a list of runs is `_board.BoardView` (no widget).
 """
 
 from __future__ import annotations
@@ -16,19 +17,7 @@ import pandas as pd
 from .._model._run_data import RunData
 from .._util._fmt import format_num, format_pp
 from .._util._text import visible
-from ._case_table import (
-    STATIC_ROWS,
-    CaseTableFilter,
-    CellBudget,
-    case_table_html,
-    column_labels,
-    header_html,
-    reasons,
-    row_html,
-    slice_values,
-    table_frame,
-    table_rows,
-)
+from ._case_table_widget import CaseTable
 from ._cases import (
     ALL,
     CaseFilter,
@@ -50,56 +39,18 @@ from ._html import (
 )
 from ._run_slices import scores_tab_html, slice_columns
 from ._style import MUTED, esc, root, shorten
+from ._widget_base import LABEL_LIMIT as _LABEL_LIMIT
+from ._widget_base import NONE as _NONE
+from ._widget_base import OUTCOMES as _OUTCOMES
+from ._widget_base import STATUSES as _STATUSES
+from ._widget_base import _html, _list, _Static, _whole_toggle
 
 __all__ = ["show"]
 
 _MAX_OPTIONS = 500
-_LABEL_LIMIT = 160  # characters of a list entry (a case id can be any text)
-_OUTCOMES = [ALL, "passed", "failed", "errored", "timed_out"]
-_STATUSES = [ALL, "scored", "unscored", "error"]
-_WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
-_LIVE_NOTE = "(interactive view: run the notebook with widgets to use it; static view above)"
 # "changed" (every change but "same") is the comparison's default filter: what a reader looks for
 _CHANGED = "changed"
 _CHANGES = [_CHANGED, ALL, "improved", "regressed", "same", "only_a", "only_b"]
-
-
-def _html(value: str) -> Any:
-    return w.HTML(value=value)
-
-
-class _Static(w.VBox):  # type: ignore[misc]
-    """A VBox whose display bundle also holds static HTML and a text summary."""
-
-    _static_html: str = ""
-    _static_text: str = ""
-
-    def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:
-        data: dict[str, Any] = dict(super()._repr_mimebundle_(**kwargs) or {})
-        data["text/html"] = self._static_html
-        data["text/plain"] = self._static_text
-        return data
-
-    def _ipython_display_(self) -> None:
-        """Publish the static view and the live widget as two outputs (docs/notebooks.md).
-
-        A notebook executed by nbconvert saves the widgets' state, and nbconvert then exports a
-        widget output as the widget alone (drawn by a script from a CDN, so blank offline) and
-        never falls back to the bundle's text/html. The static view therefore goes first in an
-        output of its own whose widget view names no model: JupyterLab and Notebook hide such a
-        view, nbconvert and GitHub skip it and show the HTML. The live output keeps only a line
-        of text for viewers without widgets, so the static view is not shown twice.
-        """
-        # display hook: IPython is only needed (and present) when a frontend displays the view
-        from IPython import display as ipython_display
-
-        display: Any = ipython_display.display  # untyped in IPython
-        view = dict(super()._repr_mimebundle_() or {})
-        live = view.get(_WIDGET_VIEW, {})
-        placeholder = {**live, "model_id": ""}
-        static = {_WIDGET_VIEW: placeholder, "text/html": self._static_html}
-        display({**static, "text/plain": self._static_text}, raw=True)
-        display({_WIDGET_VIEW: live, "text/plain": _LIVE_NOTE}, raw=True)
 
 
 class CaseExplorer(w.VBox):  # type: ignore[misc]
@@ -185,28 +136,6 @@ class CaseExplorer(w.VBox):  # type: ignore[misc]
             self.detail.value = case_html(self.run, int(pos), whole=self.whole.value)
 
 
-def _whole_toggle() -> Any:
-    """The expand control of a case view: long texts shown whole (up to `WHOLE_LIMIT`)."""
-    return w.ToggleButton(
-        value=False,
-        description="whole texts",
-        tooltip="show long outputs, inputs and rationales whole, not their start",
-        layout=w.Layout(width="120px"),
-    )
-
-
-def _list(view: Any, options: list[tuple[str, int]], count: str, empty: str) -> None:
-    """Fill a view's case list (`count` above it, `empty` in the detail when it is empty)."""
-    view.count.value = f'<span style="{MUTED}">{count}</span>'
-    view.cases.options = options
-    view.cases.value = options[0][1] if options else None
-    if not options:
-        view.detail.value = f'<div style="{MUTED}">{empty}</div>'
-
-
-_NONE = "(none)"
-
-
 class ScoresTab(w.VBox):  # type: ignore[misc]
     """The Scores tab: the summary, sliced by ("Slice by") and clustered by ("Cluster by")
     a column of the run's input data; no dropdowns when the run has no such column."""
@@ -241,134 +170,6 @@ class ScoresTab(w.VBox):  # type: ignore[misc]
     def _refresh(self, _change: Any = None) -> None:
         html = scores_tab_html(self.run, by=self.by.value, cluster=self.cluster.value)
         self.table.value = root(html, "run-summary")
-
-
-_PAGE = STATIC_ROWS  # rows of a case table page (each row is two widgets)
-
-
-_OPEN = {"width": "56px", "flex": "0 0 56px"}  # the "open" button of a case-table row
-
-
-class CaseTable(_Static):
-    """The case table: a page of samples, sorted and filtered on the tables; "open" shows a
-    row's case in full (the case explorer's view). Its bundle's HTML is the static table."""
-
-    def __init__(self, run: RunData) -> None:
-        self.run = run
-        self.frame = table_frame(run)
-        self.labels = column_labels(run)
-        self.names = [d.name for d in run.definitions]
-        small = w.Layout(width="200px")
-        self.outcome = w.Dropdown(options=_OUTCOMES, value=ALL, description="outcome", layout=small)
-        first = self.names[0] if self.names else None
-        self.score = w.Dropdown(options=self.names, value=first, description="score", layout=small)
-        self.status = w.Dropdown(options=_STATUSES, value=ALL, description="status", layout=small)
-        self.reason = w.Dropdown(options=[ALL], value=ALL, description="reason", layout=small)
-        self.range = w.FloatRangeSlider(
-            value=(0.0, 1.0), min=0.0, max=1.0, step=0.05, description="value", readout_format=".2f"
-        )
-        fields = self.labels[1 + (epochs_of(run) > 1) : self.labels.index("output")]
-        inputs = slice_columns(self.frame[fields])  # the input fields with few values
-        options = [(_NONE, None), *((shorten(visible(c), _LABEL_LIMIT), c) for c in inputs)]
-        self.slice_by = w.Dropdown(options=options, value=None, description="slice", layout=small)
-        self.slice_value = w.Dropdown(options=[ALL], value=ALL, description="=", layout=small)
-        order = [("input order", None), *((shorten(visible(c), 60), c) for c in self.labels)]
-        self.sort = w.Dropdown(options=order, value=None, description="sort by", layout=small)
-        self.descending = w.ToggleButton(value=False, description="descending")
-        self.whole = _whole_toggle()
-        self.count = _html("")
-        self.header = _html("")
-        self.rows = w.VBox([])
-        self.previous = w.Button(description="◀ previous", layout=w.Layout(width="110px"))
-        self.next = w.Button(description="next ▶", layout=w.Layout(width="110px"))
-        self.page_label = _html("")
-        self.detail = _html("")
-        self.page = 0
-        self.selected: int | None = None
-        self.previous.on_click(lambda _: self._turn(-1))
-        self.next.on_click(lambda _: self._turn(1))
-        self.score.observe(self._new_score, names="value")
-        self.slice_by.observe(self._new_slice, names="value")
-        for control in (self.outcome, self.status, self.reason, self.range, self.slice_value,
-                        self.sort, self.descending):  # fmt: skip
-            control.observe(self._refresh, names="value")
-        self.whole.observe(lambda _: self.open_row(self.selected), names="value")
-        filters = w.HBox(
-            [self.outcome, self.score, self.status, self.reason, self.range, self.slice_by,
-             self.slice_value, self.sort, self.descending, self.whole],
-            layout=w.Layout(flex_flow="row wrap"),
-        )  # fmt: skip
-        pager = w.HBox([self.previous, self.page_label, self.next])
-        # the header line as a row is laid out: the "open" button's width first, so that
-        # each header sits over its column; wide rows scroll instead of being cut
-        head = w.HBox([w.Box(layout=w.Layout(**_OPEN)), self.header])
-        table = w.VBox([head, self.rows], layout=w.Layout(overflow="auto"))
-        super().__init__([filters, self.count, table, pager, self.detail])
-        self._static_html = case_table_html(run, frame=self.frame)
-        self._static_text = repr(run)
-        self._new_score()
-
-    @property
-    def filter(self) -> CaseTableFilter:
-        """The current filter and sort."""
-        low, high = self.range.value
-        return CaseTableFilter(
-            outcome=self.outcome.value,
-            score=self.score.value,
-            status=self.status.value,
-            reason=self.reason.value,
-            low=float(low),
-            high=float(high),
-            slice_by=self.slice_by.value,
-            slice_value=self.slice_value.value,
-            sort=self.sort.value,
-            descending=bool(self.descending.value),
-        )
-
-    def _new_score(self, _change: Any = None) -> None:
-        found = reasons(self.frame, self.score.value) if self.score.value else []
-        self.reason.options = [ALL, *found]  # resets the value to "all", which refreshes
-        self._refresh()
-
-    def _new_slice(self, _change: Any = None) -> None:
-        by = self.slice_by.value
-        values = [] if by is None else sorted(set(slice_values(self.frame, by)))
-        self.slice_value.options = [ALL, *values]
-        self._refresh()
-
-    def _turn(self, step: int) -> None:
-        self.page = min(max(self.page + step, 0), max(len(self.positions) - 1, 0) // _PAGE)
-        self._draw()
-
-    def _refresh(self, _change: Any = None) -> None:
-        self.positions = table_rows(self.frame, self.filter)
-        self.page = 0
-        self._draw()
-
-    def _draw(self) -> None:
-        rows = self.positions[self.page * _PAGE : (self.page + 1) * _PAGE]
-        self.header.value = root(header_html(self.labels, self.names, self.filter), "table-head")
-        budget = CellBudget()  # the page's cells share one (long texts show their start)
-        self.rows.children = [self._row(int(i), budget) for i in rows]
-        pages = max(len(self.positions) - 1, 0) // _PAGE + 1
-        self.page_label.value = f'<span style="{MUTED}">page {self.page + 1} of {pages}</span>'
-        total = len(self.frame)
-        self.count.value = f'<span style="{MUTED}">{len(self.positions)} of {total} rows</span>'
-        if not len(rows):
-            self.detail.value = f'<div style="{MUTED}">No row matches these filters.</div>'
-
-    def _row(self, i: int, budget: CellBudget) -> Any:
-        button = w.Button(description="open", layout=w.Layout(**_OPEN))
-        button.on_click(lambda _: self.open_row(i))
-        cells = _html(root(row_html(self.frame, i, self.labels, self.names, budget), "case-row"))
-        return w.HBox([button, cells])
-
-    def open_row(self, row: int | None) -> None:
-        """Show row `row` of the table (a sample) in the detail: its case in full."""
-        self.selected = row
-        if row is not None:
-            case = int(self.frame["_case"].iloc[int(row)])
-            self.detail.value = case_html(self.run, case, whole=self.whole.value)
 
 
 class RunView(_Static):
