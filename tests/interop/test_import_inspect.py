@@ -24,6 +24,8 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 inspect_ai = pytest.importorskip("inspect_ai", reason="the extra evalbook[inspect]")
 
@@ -35,9 +37,10 @@ from inspect_ai.scorer import PARTIAL, Score, accuracy, match, mean, scorer  # n
 from inspect_ai.solver import Generate, TaskState, solver  # noqa: E402
 from inspect_ai.util import message_limit, time_limit  # noqa: E402
 
-from evalbook._interop._formats import import_run  # noqa: E402
+from evalbook._interop._formats import import_run, sniff_format  # noqa: E402
 from evalbook._interop._imported import FormatError, to_run_data  # noqa: E402
-from evalbook._interop._inspect import FORMAT, LETTERS  # noqa: E402
+from evalbook._interop._inspect import FORMAT, LETTERS, _value_of  # noqa: E402
+from evalbook._model._contract import ERROR, SCORED, UNSCORED, record_of  # noqa: E402
 
 FIXTURE = Path(__file__).parent / "fixtures" / "inspect" / "tiny.eval"
 ANSWERS = {"Say the default": "Default output", "Name a fruit": "An apple"}
@@ -247,6 +250,57 @@ def test_letters_are_only_inspects() -> None:
     assert set(LETTERS) == {CORRECT, INCORRECT, PARTIAL, NOANSWER}
     for letter, number in LETTERS.items():
         assert to_float(letter) == number
+
+
+_VALUES = st.one_of(
+    st.floats(allow_nan=True, allow_infinity=True),
+    st.integers(-2, 3),
+    st.booleans(),
+    st.sampled_from(["C", "P", "I", "N", "c", "yes", "true", "0.5", "1", "", "correct"]),
+    st.text(max_size=3),
+    st.lists(st.integers(0, 1), max_size=2),
+)
+
+
+def _expected(value: Any) -> tuple[int, float | None]:
+    """The record the contract must give a raw Inspect value: (status, value or None)."""
+    if type(value) is str and value in LETTERS:
+        return SCORED, LETTERS[value]
+    if type(value) is float and math.isnan(value):
+        return UNSCORED, None
+    if type(value) in (int, float) and math.isfinite(value) and 0 <= value <= 1:
+        return SCORED, float(value)
+    return ERROR, None
+
+
+@settings(max_examples=300, deadline=None)
+@given(value=_VALUES, keyed=st.booleans())
+def test_value_mapping_is_inspects_and_nothing_else(value: Any, keyed: bool) -> None:
+    """A value scores only as a real in [0, 1] or one of Inspect's letters; NaN is unscored;
+    every other value, boolean or text, is invalid_score, for a scorer's value and a key's."""
+    if keyed and isinstance(value, list):
+        value = None  # a dict's values are scalars or None in Inspect's Value type
+    score = Score(value={"k": value} if keyed else value, explanation="why")
+    rec = record_of(_value_of(score, "s", "k" if keyed else None))
+    status, number = _expected(value)
+    assert rec.status == status, (value, rec)
+    if status == SCORED:
+        assert rec.value == number and rec.rationale == "why"
+    if status == ERROR:
+        assert rec.reason == "invalid_score"
+
+
+def test_detected_and_detecting_nothing_else(made: Path) -> None:
+    assert sniff_format(made).name == "inspect"
+    assert import_run(made).name == "tiny"
+    others = [
+        p
+        for p in (FIXTURE.parent.parent).rglob("*")
+        if p.parent.name != "inspect" and p.name != "inspect"
+    ]
+    assert len(others) > 10
+    claimed = [p for p in others if FORMAT.sniff(p)]
+    assert claimed == []
 
 
 def test_committed_fixture_imports() -> None:
