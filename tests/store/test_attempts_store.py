@@ -146,3 +146,22 @@ def test_a_rescore_of_a_stored_run_logs_its_attempts(tmp_path: Path) -> None:
     assert_frame_equal(eb.load_run(again.path).attempts(), run.attempts())
     frame = pd.DataFrame(lines_of(again.path))
     assert frame["tries"].notna().sum() == 3  # f's two epochs and s's epoch 2
+
+
+def test_final_files_with_a_damaged_tries_line_show_those_attempts_as_not_known(
+    tmp_path: Path, record_property: pytest.RecordProperty
+) -> None:
+    run = run_flaky(store=tmp_path / "runs", concurrency=1)
+    assert run.path is not None
+    log = run.path / "events.jsonl"
+    text = log.read_text(encoding="utf-8")
+    log.write_text(text.replace("reset #1", "reset #9", 1), encoding="utf-8")  # crc now wrong
+    loaded = eb.load_run(run.path)  # the final files decide the run; the log only its attempts
+    assert_frame_equal(loaded.cases, run.cases)
+    table = loaded.attempts()
+    unknown = int(table["outcome"].isna().sum())
+    print(f"damaged tries line: {len(table)} rows, {unknown} attempts not known, 0 made up")
+    record_property("damaged_tries", f"{len(table)} rows, {unknown} not known")
+    assert len(table) == len(run.attempts())
+    assert "reset #9" not in table["error_message"].tolist()  # never read from a bad line
+    assert unknown == 5  # the scan and the replay stop at the first retried sample's line

@@ -171,7 +171,7 @@ class _Engine:
         output: Any = None
         attempt = 0
         outcome = PASSED
-        tries: list[Attempt] = []  # every attempt, kept when there was more than one
+        tries: list[Attempt] = []  # every attempt of a retried sample (`Finished.tries`)
         if plan.task is None:
             output = plan.columns[plan.output_column][self._sample(pos)[0]]
         else:
@@ -183,11 +183,12 @@ class _Engine:
                     self.sink.case_started((pos, attempt, at))
                 ctx = CaseContext(values["case_id"], attempt, plan.index, values["epoch"], meter)
                 outcome, output, etype, emsg = await self._attempt(values, ctx)
-                took = (time.perf_counter_ns() - t) // 1000 / 1e6
-                tries.append(Attempt(outcome, etype, emsg, at / 1e6, took))
-                if outcome in (ERRORED, TIMED_OUT) and attempt < self.attempts:
-                    continue
-                break
+                again = outcome in (ERRORED, TIMED_OUT) and attempt < self.attempts
+                if again or tries:  # a retried sample keeps its final attempt too
+                    took = (time.perf_counter_ns() - t) // 1000 / 1e6
+                    tries.append(Attempt(outcome, etype, emsg, at / 1e6, took))
+                if not again:
+                    break
             if outcome in (PASSED, FAILED):
                 for j, rec in ctx.recorded.items():
                     recs[j] = rec

@@ -23,6 +23,7 @@ from .._util._text import TextGate
 from ._codec import decode_output
 from ._encoder import LineEncoder
 from ._lines import (
+    _SURROGATE_ESCAPE,
     FILE_READ_VERSIONS,
     READ_VERSIONS,
     SCHEMA_VERSION,
@@ -31,6 +32,7 @@ from ._lines import (
     DamagedLog,
     NotARunLog,
     SchemaVersionError,
+    _event_of,
     checked_lines,
     field_int,
     field_number,
@@ -56,6 +58,7 @@ __all__ = [
     "read_events",
     "replay",
     "seal",
+    "tries_in_log",
     "version_error",
     "warn_invalid",
 ]
@@ -431,6 +434,34 @@ def replay(path: Path, *, warn: bool = True, warn_damage: bool = True) -> EventL
         if log.damage is not None and warn_damage:
             warnings.warn(log.damage.message(), RuntimeWarning, stacklevel=3)
     return log
+
+
+def tries_in_log(path: Path) -> dict[tuple[str, int], tuple[Attempt, ...]]:
+    """The `tries` of a log's `case.ended` lines, by sample (case id, epoch); a later line
+    of a sample wins, as in `replay`.
+
+    For a run loaded from its final files: only the lines that hold `tries` are parsed and
+    checked (checksum, version, the key itself), so the cost is that of reading the file;
+    the first such line that is damaged ends the scan, as a damaged line ends a replay.
+    """
+    found: dict[tuple[str, int], tuple[Attempt, ...]] = {}
+    gate = TextGate()
+    with open_log(path) as f:
+        for number, offset, raw in LineReader(f, path):
+            if b'"tries":' not in raw:
+                continue  # most lines: not parsed at all
+            try:
+                event = _event_of(path, number, offset, raw)
+                if _SURROGATE_ESCAPE.search(raw):  # as `checked_lines` does
+                    event = gate(event, f"{path}, line {number}")
+                if event.get("event") != "case.ended" or "tries" not in event:
+                    continue
+                outcome = _OUTCOME_CODES[event["outcome"]]
+                key = (field_text(event, "case_id"), field_int(event, "epoch", low=1))
+                found[key] = _tries(event["tries"], field_int(event, "attempt"), outcome)
+            except (Bad, *_DAMAGE):
+                break
+    return found
 
 
 def prepare_append(log: LogFile, encoder: LineEncoder, results: Results) -> None:

@@ -24,6 +24,7 @@ from ._codec import OUTPUT_KINDS, read_file_outputs
 from ._events import (
     SchemaVersionError,
     replay,
+    tries_in_log,
     warn_invalid,
 )
 from ._layout import CASES, DATA, EVENTS, FINAL_FILES, SCORES, SUMMARY
@@ -349,32 +350,35 @@ def _from_files(folder: Path) -> RunData:
 def _tries_from_log(folder: Path, results: Results) -> None:
     """Fill `results.tries` from the log (`case.ended` lines' `tries`, docs/file-formats.md).
 
-    The final files do not hold a retried sample's attempts; a sample of the log whose
-    attempts differ from the final files' (a log damaged before it) is left without them,
-    as is every sample when the log cannot be read (one warning: run.attempts() then shows
-    their earlier attempts as not known).
+    The final files do not hold a retried sample's attempts. The lines that hold `tries` are
+    read first (cheap: the others are not parsed); a log without them for some retried
+    sample (written before attempts were logged) is replayed, for its `case.started` times.
+    A sample whose logged attempts differ from the final files' is left without them, as is
+    every sample when the log cannot be read (one warning: run.attempts() then shows their
+    earlier attempts as not known).
     """
+    log = folder / EVENTS
+    retried = np.flatnonzero(results.attempts > 1).tolist()
     try:
-        log = replay(folder / EVENTS, warn=False)
+        found = tries_in_log(log)
+        k = results.epochs
+        if any((results.case_id_of(p), p % k + 1) not in found for p in retried):
+            replayed = replay(log, warn=False).results
+            if replayed.epochs == k:
+                for pos, tries in enumerate(replayed.tries):
+                    if tries is not None:
+                        found[replayed.case_id_of(pos), pos % k + 1] = tries
     except (OSError, ValueError) as exc:  # no log (an import), or one that cannot be read
-        if (folder / EVENTS).exists():
+        if log.exists():
             warnings.warn(
-                f"{folder / EVENTS} cannot be read ({exc}); run.attempts() shows the "
-                "earlier attempts of retried samples as not known",
+                f"{log} cannot be read ({exc}); run.attempts() shows the earlier attempts "
+                "of retried samples as not known",
                 RuntimeWarning,
                 stacklevel=5,
             )
         return
-    found = log.results
-    where = {cid: i for i, cid in enumerate(found.case_ids)}
-    k = results.epochs
-    if found.epochs != k:
-        return
-    for pos in np.flatnonzero(results.attempts > 1).tolist():
-        i = where.get(results.case_id_of(pos))
-        if i is None:
-            continue
-        tries = found.tries[i * k + pos % k]
+    for pos in retried:
+        tries = found.get((results.case_id_of(pos), pos % k + 1))
         if (
             tries is not None
             and len(tries) == results.attempts[pos]
