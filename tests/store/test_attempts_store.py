@@ -165,3 +165,10 @@ def test_final_files_with_a_damaged_tries_line_show_those_attempts_as_not_known(
     assert len(table) == len(run.attempts())
     assert "reset #9" not in table["error_message"].tolist()  # never read from a bad line
     assert unknown == 5  # the scan and the replay stop at the first retried sample's line
+
+
+def test_saving_an_in_memory_run_logs_its_attempts(tmp_path: Path) -> None:
+    run = run_flaky()
+    folder = run.save(tmp_path / "saved")
+    assert_frame_equal(eb.load_run(folder).attempts(), run.attempts())
+    assert_frame_equal(eb.load_run(log_only(folder, tmp_path)).attempts(), run.attempts())
