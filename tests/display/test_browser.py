@@ -313,7 +313,7 @@ def _open_tab(page: Any, target: Any, tab: str) -> None:
 # over its column, and whether the last column can be scrolled into view.
 _TABLE_JS = """(el, scroll) => {
     const box = el.querySelector('.evalbook-case-table');
-    const heads = [...box.querySelector("[data-evalbook='table-head'] > div").children];
+    const heads = [...box.children[0].children[1].children];
     const row = box.children[1].children[0];
     const cells = [...row.querySelector("[data-evalbook='case-row']").children];
     const lefts = (xs) => xs.map(x => x.getBoundingClientRect().left);
@@ -325,11 +325,18 @@ _TABLE_JS = """(el, scroll) => {
             cells: cells.length, offset: Math.max(...offsets),
             last_in_view: last.left >= b.left - 1 && last.right <= b.right + 1};
 }"""
+# The first cell (the case id) of each row on the table's page, in the order drawn.
+_FIRST_CELLS_JS = """([el, want]) => {
+    const got = [...el.querySelectorAll(
+        ".evalbook-case-table [data-evalbook='case-row'] > div:first-child")]
+        .map(c => c.innerText.trim());
+    return want === null ? got : JSON.stringify(got) === JSON.stringify(want);
+}"""
 
 
 def _check_case_table(page: Any, target: Any, theme: str) -> list[str]:
     """The case table: headers over their columns, the last column reachable by scrolling
-    its own box (shot as case-table-right)."""
+    its own box (shot as case-table-right), and a header click sorting in the browser."""
     target.locator(".evalbook-case-table").first.wait_for(timeout=30_000)
     layout = target.evaluate(_TABLE_JS, True)
     assert layout["heads"] == layout["cells"] > 0, layout
@@ -340,6 +347,17 @@ def _check_case_table(page: Any, target: Any, theme: str) -> list[str]:
     name = f"case-table-right{theme}.png"
     target.screenshot(path=str(IMG / name))
     target.evaluate(_TABLE_JS, False)
+    handle = target.element_handle()
+    before = page.evaluate(_FIRST_CELLS_JS, [handle, None])
+    assert len(before) > 1, before
+    header = target.locator(".evalbook-case-table button", has_text=re.compile(r"^case_id"))
+    for _ in range(2):  # ascending, then descending: the kernel redraws the page
+        header.first.click()
+        page.wait_for_timeout(400)
+    descending = sorted(before, reverse=True)
+    page.wait_for_function(_FIRST_CELLS_JS, arg=[handle, descending], timeout=30_000)
+    header.first.click()  # back to input order for the next shots
+    page.wait_for_function(_FIRST_CELLS_JS, arg=[handle, before], timeout=30_000)
     return [name]
 
 

@@ -1,15 +1,15 @@
-"""The Case table widget: a table box that scrolls sideways to its last column (issue 20: the
-right columns were cut at an 848 px output)."""
+"""The Case table widget: headers that sort when clicked, and a table box that scrolls
+sideways to its last column (issue 20: the right columns were cut at an 848 px output)."""
 
 from __future__ import annotations
 
-import re
 from typing import Any
 
+import pandas as pd
 import pytest
 
 import evalbook as eb
-from display_fixtures import demo_run
+from display_fixtures import EVIL, EVIL_ESCAPED, demo_run
 from evalbook.display._case_table import column_width
 
 pytest.importorskip("ipywidgets")
@@ -18,6 +18,56 @@ pytest.importorskip("ipywidgets")
 @pytest.fixture()
 def table() -> Any:
     return eb.show(demo_run()).table
+
+
+def _shown_ids(table: Any) -> list[str]:
+    """The case ids of the page's rows, in the order they are drawn."""
+    return [
+        str(table.frame["case_id"].iloc[int(i)])
+        for i in table.positions[: len(table.rows.children)]
+    ]
+
+
+def _header(table: Any, label: str) -> Any:
+    return table.header_buttons[table.labels.index(label)]
+
+
+def test_a_header_click_sorts_ascending_then_descending_then_input_order(table: Any) -> None:
+    values = table.run.wide().set_index("case_id")["answer.correct"]
+    order = _shown_ids(table)
+    assert order == sorted(order)  # input order: q01 … q12
+    _header(table, "answer.correct").click()
+    up = [values[i] for i in _shown_ids(table)]
+    assert up[:2] == [0.0, 0.0] and up[-2] == 1.0 and pd.isna(up[-1])  # missing last
+    assert (table.sort.value, table.descending.value) == ("answer.correct", False)
+    assert _header(table, "answer.correct").description == "answer.correct ▲"
+    _header(table, "answer.correct").click()
+    down = [values[i] for i in _shown_ids(table)]
+    assert down[0] == 1.0 and down[-3:-1] == [0.0, 0.0] and pd.isna(down[-1])
+    assert table.descending.value and _header(table, "answer.correct").description.endswith("▼")
+    _header(table, "answer.correct").click()
+    assert _shown_ids(table) == order and table.sort.value is None
+    assert [b.description for b in table.header_buttons] == table.labels  # no mark left
+
+
+def test_a_click_on_another_header_starts_ascending_and_the_dropdown_agrees(table: Any) -> None:
+    _header(table, "answer.correct").click()
+    _header(table, "answer.correct").click()  # descending on one column ...
+    _header(table, "output").click()  # ... another column starts ascending
+    outputs = [str(table.frame["output"].iloc[int(i)]) for i in table.positions[:12]]
+    assert table.sort.value == "output" and not table.descending.value
+    assert outputs == sorted(outputs, key=lambda x: (x == "None", x))
+    table.sort.value = "case_id"  # the dropdown still sorts, and the header shows it
+    table.descending.value = True
+    assert _shown_ids(table) == sorted(_shown_ids(table), reverse=True)
+    assert _header(table, "case_id").description == "case_id ▼"
+
+
+def test_a_header_click_filters_and_pages_as_before(table: Any) -> None:
+    table.outcome.value = "passed"
+    passed = set(_shown_ids(table))
+    _header(table, "answer.correct").click()
+    assert set(_shown_ids(table)) == passed and table.page == 0
 
 
 def test_the_table_box_scrolls_sideways_and_each_line_is_as_wide_as_its_columns(
@@ -32,11 +82,29 @@ def test_the_table_box_scrolls_sideways_and_each_line_is_as_wide_as_its_columns(
         assert line.layout.width == "max-content" and line.layout.overflow == "visible"
         assert line.layout.flex == "0 0 auto"
     cells = rows.children[0].children[1]
-    for html in (cells.value, table.header.value):
-        assert "width: max-content" in html and "max-width" not in html
-    # no margin to shift a header off its column: the blank over "open" is its width
+    assert "width: max-content" in cells.value and "max-width" not in cells.value
+    # the header's buttons have their columns' widths, and no margin to shift them
+    for label, button in zip(table.labels, table.header_buttons, strict=True):
+        assert button.layout.width == f"{column_width(label, table.names)}px"
+        assert button.layout.margin == "0"
     assert head.children[0].layout.width == rows.children[0].children[0].layout.width
-    assert head.children[0].layout.margin == rows.children[0].children[0].layout.margin == "0"
-    assert [f"{column_width(c, table.names)}px" for c in table.labels] == re.findall(
-        r"(\d+px)", table.header.value.split("grid-template-columns: ")[1].split(";")[0]
+    # a column is wide enough for its label on one button line (score columns: 120 px at least)
+    assert (
+        column_width("answer.correct status", table.names)
+        > column_width("answer.correct", table.names)
+        > 120
     )
+
+
+def test_header_labels_are_shown_escaped() -> None:
+    df = pd.DataFrame({EVIL: ["a", "b"]})
+    run = eb.run(df, task=lambda **kw: "x", scorers=[lambda output: 1.0], store=None,
+                 progress=False)  # fmt: skip
+    table = eb.show(run).table
+    assert EVIL in table.labels  # an input column named with markup
+    button = _header(table, EVIL)
+    assert button.description == EVIL  # a button's text is text, never markup
+    button.click()
+    assert table.sort.value == EVIL
+    assert all(EVIL not in row.children[1].value for row in table.rows.children)
+    assert "<script" not in table._static_html and EVIL_ESCAPED in table._static_html

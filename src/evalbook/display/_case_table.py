@@ -50,6 +50,9 @@ CELL_LIMIT = 2_000
 TABLE_TEXT_LIMIT = 20_000
 _WIDTHS = {"case": 110, "epoch": 50, "input": 160, "output": 240, "outcome": 90, "score": 120}
 _FIXED = ("case_id", "epoch", "output", "outcome")
+# A header's width for its label: about a bold 13 px character each, the button's padding, and
+# a cap (a longer label ends in "…", its tooltip is whole)
+_LABEL_PX, _LABEL_PAD, _LABEL_PX_MAX = 8, 28, 260
 
 
 @dataclass(frozen=True)
@@ -177,12 +180,16 @@ def table_rows(frame: pd.DataFrame, f: CaseTableFilter) -> np.ndarray:
 
 
 def column_width(label: str, names: Sequence[str]) -> int:
-    """A column's width in px (the static table's grid tracks)."""
+    """A column's width in px (the static table's grid tracks and the widget's header): its
+    kind's, or wider for a longer label (up to `_LABEL_PX_MAX`), so that a header button, one
+    line, shows its label whole."""
     if label in ("case_id", "epoch", "output", "outcome"):
-        return _WIDTHS["case" if label == "case_id" else label]
-    if label in names or (label.endswith(" status") and label[: -len(" status")] in names):
-        return _WIDTHS["score"]
-    return _WIDTHS["input"]
+        base = _WIDTHS["case" if label == "case_id" else label]
+    elif label in names or (label.endswith(" status") and label[: -len(" status")] in names):
+        base = _WIDTHS["score"]
+    else:
+        base = _WIDTHS["input"]
+    return max(base, min(_LABEL_PX * len(label) + _LABEL_PAD, _LABEL_PX_MAX))
 
 
 class CellBudget:

@@ -1,6 +1,8 @@
 """The Case table tab of `eb.show(run)` (ipywidgets; imported lazily, only by `eb.show`).
 
-A page of samples from `_case_table.py`'s tables, sorted and filtered there. The table sits
+A page of samples from `_case_table.py`'s tables, sorted and filtered there. A column's header
+is a button: a click sorts by it ascending, a second descending, a third back to input order
+(the "sort by" dropdown and "descending" toggle follow, and sort the same way). The table sits
 in a box of its own that scrolls sideways, so every column can be reached however narrow the
 output area is; its lines are as wide as their columns.
 """
@@ -19,7 +21,7 @@ from ._case_table import (
     CellBudget,
     case_table_html,
     column_labels,
-    header_html,
+    column_width,
     reasons,
     row_html,
     slice_values,
@@ -41,6 +43,7 @@ _OPEN = {"width": "56px", "flex": "0 0 56px", "margin": "0"}
 # A line of the table: as wide as its columns, never shrunk or clipped by its own box (a
 # widget box scrolls by itself), so that the table's box is the one that scrolls sideways
 _LINE = {"width": "max-content", "flex": "0 0 auto", "overflow": "visible", "margin": "0"}
+_SORT_MARKS = {False: " ▲", True: " ▼"}
 
 
 class CaseTable(_Static):
@@ -71,7 +74,8 @@ class CaseTable(_Static):
         self.descending = w.ToggleButton(value=False, description="descending")
         self.whole = _whole_toggle()
         self.count = _html("")
-        self.header = w.HTML(value="", layout=w.Layout(**_LINE))
+        self.header_buttons = [self._header_button(c) for c in self.labels]
+        self.header = w.HBox(self.header_buttons, layout=w.Layout(**_LINE))
         self.rows = w.VBox([], layout=w.Layout(**_LINE))
         self.previous = w.Button(description="◀ previous", layout=w.Layout(width="110px"))
         self.next = w.Button(description="next ▶", layout=w.Layout(width="110px"))
@@ -79,6 +83,7 @@ class CaseTable(_Static):
         self.detail = _html("")
         self.page = 0
         self.selected: int | None = None
+        self._quiet = False  # a header click sets two controls and refreshes once
         self.previous.on_click(lambda _: self._turn(-1))
         self.next.on_click(lambda _: self._turn(1))
         self.score.observe(self._new_score, names="value")
@@ -101,6 +106,33 @@ class CaseTable(_Static):
         self._static_html = case_table_html(run, frame=self.frame)
         self._static_text = repr(run)
         self._new_score()
+
+    def _header_button(self, label: str) -> Any:
+        width = f"{column_width(label, self.names)}px"
+        button = w.Button(
+            description=shorten(visible(label), 80),
+            tooltip=f"{shorten(visible(label), 200)}: click to sort (again: descending)",
+            layout=w.Layout(width=width, flex=f"0 0 {width}", margin="0", padding="0 6px"),
+            style=w.ButtonStyle(button_color="transparent", font_weight="600"),
+        )
+        button.on_click(lambda _: self.sort_by_header(label))
+        return button
+
+    def sort_by_header(self, label: str) -> None:
+        """A click on column `label`'s header: ascending, then descending, then input order."""
+        if self.sort.value != label:
+            sort, descending = label, False
+        elif not self.descending.value:
+            sort, descending = label, True
+        else:
+            sort, descending = None, False
+        self._quiet = True
+        try:
+            self.sort.value = sort
+            self.descending.value = descending
+        finally:
+            self._quiet = False
+        self._refresh()
 
     @property
     def filter(self) -> CaseTableFilter:
@@ -135,14 +167,18 @@ class CaseTable(_Static):
         self._draw()
 
     def _refresh(self, _change: Any = None) -> None:
+        if self._quiet:
+            return
         self.positions = table_rows(self.frame, self.filter)
         self.page = 0
         self._draw()
 
     def _draw(self) -> None:
         rows = self.positions[self.page * _PAGE : (self.page + 1) * _PAGE]
-        head = header_html(self.labels, self.names, self.filter)
-        self.header.value = table_root(head, "table-head")
+        f = self.filter
+        for label, button in zip(self.labels, self.header_buttons, strict=True):
+            mark = _SORT_MARKS[f.descending] if label == f.sort else ""
+            button.description = shorten(visible(label), 80) + mark
         budget = CellBudget()  # the page's cells share one (long texts show their start)
         self.rows.children = [self._row(int(i), budget) for i in rows]
         pages = max(len(self.positions) - 1, 0) // _PAGE + 1
