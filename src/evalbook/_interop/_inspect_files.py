@@ -1,0 +1,292 @@
+"""The parts of an Inspect AI log file: its header and its samples' JSON, each readable one kept.
+
+Learned from Inspect AI's recorders (inspect_ai 0.3.285). `EvalRecorder._read_log`
+(`log/_recorders/eval.py`): a `.eval` log is a zip archive of `header.json` (`_journal/start.json`
+is written first and stands in while the eval runs), one `samples/<id>_epoch_<n>.json` per
+sample (`_sample_filename`; a re-logged member supersedes the earlier one of its name),
+`summaries.json` and `reductions.json`; Inspect's zipfile writes each member's sizes and CRC in
+its local header, and reads members without checking CRCs. `JSONRecorder._read_header_streaming`
+(`log/_recorders/json.py`): a `.json` log is one object whose keys come in `EvalLog`'s field
+order, `version` and `status` first, `samples` near the end, NaN written as a JSON constant.
+What is damaged is reported, never read (docs/interop.md, "Inspect AI").
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import re
+import struct
+import zipfile
+from pathlib import Path
+from typing import Any
+
+from ._imported import FormatError
+
+__all__ = [
+    "EXPECTED",
+    "RawSample",
+    "damaged",
+    "logs_in",
+    "not_inspect",
+    "read_eval",
+    "read_json",
+    "sniff",
+]
+
+EXPECTED = (
+    "an Inspect AI log: a `.eval` zip archive holding header.json and samples/*.json, or a "
+    '`.json` file starting {"version": N, "status": ...}'
+)
+# where a sample was read ("file:member" or "file:line") and its JSON: bytes, or parsed
+RawSample = tuple[str, Any]
+_HEADER = "header.json"
+_START = "_journal/start.json"
+_SAMPLES = "samples/"
+_JSON_HEAD = re.compile(rb'\A\s*\{\s*"version"\s*:\s*\d+\s*,\s*"status"\s*:')
+_WS = re.compile(r"[ \t\n\r]*")
+# zip records (APPNOTE 4.3.7, 4.3.12, 4.3.16): a local file header, a directory entry, its end
+_LOCAL = struct.Struct("<IHHHHHIIIHH")
+_CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")
+_END = struct.Struct("<IHHHHIIH")
+# how much of a .json file sniff reads
+_SNIFF_BYTES = 256
+# the keys of a .json log that are not its header
+_NOT_HEADER = ("samples", "reductions")
+
+
+def _is_eval(path: Path) -> bool:
+    """A zip archive listing Inspect's header, or (cut short, without its zip directory) one
+    whose first member is the `_journal/start.json` Inspect writes first."""
+    try:
+        with path.open("rb") as f:
+            head = f.read(_LOCAL.size + len(_START))
+        if not head.startswith(b"PK\x03\x04"):
+            return False
+        try:
+            with zipfile.ZipFile(path) as zf:
+                names = set(zf.namelist())
+        except zipfile.BadZipFile:
+            return head[_LOCAL.size :] == _START.encode()
+    except Exception:  # sniff never raises: an unreadable file is not this format
+        return False
+    return _HEADER in names or _START in names
+
+
+def _is_json(path: Path) -> bool:
+    try:
+        with path.open("rb") as f:
+            return _JSON_HEAD.match(f.read(_SNIFF_BYTES)) is not None
+    except Exception:  # sniff never raises
+        return False
+
+
+def _is_log(path: Path) -> bool:
+    suffix = path.suffix.lower()
+    if suffix == ".eval":
+        return path.is_file() and _is_eval(path)
+    if suffix == ".json":
+        return path.is_file() and _is_json(path)
+    return False
+
+
+def logs_in(folder: Path) -> list[Path]:
+    return sorted(p for p in folder.iterdir() if _is_log(p))
+
+
+def sniff(path: Path) -> bool:
+    """An Inspect log file, or a folder holding exactly one (an Inspect `log_dir`)."""
+    try:
+        if path.is_dir():
+            return len(logs_in(path)) == 1
+        return _is_log(path)
+    except Exception:  # sniff never raises
+        return False
+
+
+def not_inspect(path: Path, why: str) -> FormatError:
+    return FormatError(f"{path}: not an Inspect AI log ({why}); expected {EXPECTED}")
+
+
+def damaged(path: Path, why: str) -> FormatError:
+    return FormatError(
+        f"{path}: this Inspect AI log is damaged and cannot be read ({why}); import an intact "
+        "copy, or re-run the eval"
+    )
+
+
+# -- reading the parts: a header and raw samples, each readable one kept ---------------------
+
+
+def read_eval(path: Path) -> tuple[bytes, list[RawSample], list[str]]:
+    """The header's JSON, each sample member's JSON (CRC-checked), and what was unreadable."""
+    with path.open("rb") as f:
+        zipped = f.read(4) == b"PK\x03\x04"
+    if not zipped:
+        raise not_inspect(path, "not a zip archive")
+    skipped: list[str] = []
+    try:
+        zf = zipfile.ZipFile(path)
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        # the zip directory is at the archive's end: a log cut short has lost it
+        salvaged, whole = _salvage(path.read_bytes())
+        if not whole:
+            why = f"its zip directory is unreadable and no member before it is whole: {exc}"
+            raise damaged(path, why) from None
+        zf = zipfile.ZipFile(io.BytesIO(salvaged))
+        skipped.append(
+            f"{path.name}: the archive is cut short (no zip directory); read the {whole} whole "
+            "members before the cut"
+        )
+    samples: list[RawSample] = []
+    with zf:
+        # name-based access resolves to a name's last member, as Inspect's reader does
+        members = {info.filename: info for info in zf.infolist()}
+        head = _HEADER if _HEADER in members else _START if _START in members else None
+        if head is None:
+            raise not_inspect(path, f"the archive has no {_HEADER}")
+        header, why = _member(zf, members[head])
+        if header is None:
+            raise damaged(path, f"{head}: {why}")
+        for name, info in members.items():
+            if name.startswith(_SAMPLES) and name.endswith(".json"):
+                data, why = _member(zf, info)
+                if data is None:
+                    skipped.append(f"{path.name}:{name}: {why}")
+                else:
+                    samples.append((f"{path.name}:{name}", data))
+    return header, samples, skipped
+
+
+def _salvage(body: bytes) -> tuple[bytes, int]:
+    """The archive's whole members before a cut, with a zip directory made for them.
+
+    Walks the local headers from the start (Inspect's zipfile writes each member's sizes and
+    CRC there, no data descriptor); stops at the first member that is not whole, or whose
+    sizes are not in its header (a data descriptor, zip64). The CRCs copied into the new
+    directory are the writer's, so every member read from it is still checked.
+    """
+    pos, directory, n = 0, bytearray(), 0
+    while body.startswith(b"PK\x03\x04", pos) and pos + _LOCAL.size <= len(body):
+        _, need, flags, method, time, date, crc, size, full, n_name, n_extra = _LOCAL.unpack_from(
+            body, pos
+        )
+        end = pos + _LOCAL.size + n_name + n_extra + size
+        if flags & 0x08 or size == 0xFFFFFFFF or end > len(body):
+            break
+        name = body[pos + _LOCAL.size : pos + _LOCAL.size + n_name]
+        directory += _CENTRAL.pack(
+            0x02014B50, need, need, flags, method, time, date, crc, size, full, n_name,
+            0, 0, 0, 0, 0, pos,
+        )  # fmt: skip
+        directory += name
+        n += 1
+        pos = end
+    end_record = _END.pack(0x06054B50, 0, 0, n, n, len(directory), pos, 0)
+    return body[:pos] + bytes(directory) + end_record, n
+
+
+def _member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[bytes | None, str]:
+    """A member's bytes, read whole so zipfile checks its CRC; None and why when unreadable."""
+    try:
+        return zf.read(info), ""
+    except Exception as exc:  # a damaged member: bad CRC, broken stream, unknown method
+        return None, f"unreadable ({type(exc).__name__}: {exc})"
+
+
+def read_json(path: Path) -> tuple[bytes, list[RawSample], list[str]]:
+    """The header's JSON, each sample's JSON, and where the log stops being readable."""
+    raw = path.read_bytes()
+    if _JSON_HEAD.match(raw[:_SNIFF_BYTES]) is None:
+        raise not_inspect(path, 'it does not start {"version": N, "status": ...}')
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        # keep what comes before the first undecodable byte: the scan stops there
+        text = raw[: exc.start].decode("utf-8")
+    fields: dict[str, Any] = {}
+    samples: list[RawSample] = []
+    stop = _scan(text, fields, samples, path.name)
+    skipped: list[str] = []
+    if stop is not None:
+        at, why = stop
+        if "eval" not in fields:
+            raise damaged(path, f"line {_line(text, at)}: {why}, before its samples")
+        skipped.append(
+            f"{path.name}:{_line(text, at)}: {why}; the rest of the log is not read "
+            f"({len(samples)} samples before it)"
+        )
+    header = json.dumps({k: v for k, v in fields.items() if k not in _NOT_HEADER})
+    return header.encode(), samples, skipped
+
+
+def _skip(text: str, pos: int) -> int:
+    """The position after the JSON whitespace at `pos`."""
+    found = _WS.match(text, pos)
+    return pos if found is None else found.end()
+
+
+def _line(text: str, at: int) -> int:
+    return text.count("\n", 0, at) + 1
+
+
+def _scan(
+    text: str, fields: dict[str, Any], samples: list[RawSample], file: str
+) -> tuple[int, str] | None:
+    """Read the log's top-level values into `fields`, each sample into `samples`.
+
+    A value is kept only once the delimiter after it is read, so a log cut short never yields
+    a shortened value. Returns where and why reading stopped, or None when it read to the end.
+    """
+    decoder = json.JSONDecoder()
+    pos = _skip(text, _skip(text, 0) + 1)  # after the "{" the sniff saw
+    while True:
+        if text.startswith("}", pos):
+            return None
+        try:
+            key, pos = decoder.raw_decode(text, pos)
+            pos = _skip(text, pos)
+            if not text.startswith(":", pos) or not isinstance(key, str):
+                return pos, "expected a key and ':'"
+            pos = _skip(text, pos + 1)
+            if key == "samples":
+                stop, pos = _scan_samples(text, pos, decoder, samples, file)
+                if stop is not None:
+                    return stop
+            else:
+                value, pos = decoder.raw_decode(text, pos)
+            pos = _skip(text, pos)
+        except json.JSONDecodeError as exc:
+            return exc.pos, f"cut short or damaged ({exc.msg})"
+        except RecursionError:
+            return pos, "nested too deeply"
+        if text.startswith(",", pos):
+            pos = _skip(text, pos + 1)
+        elif not text.startswith("}", pos):
+            return pos, "cut short or damaged (expected ',' or '}')"
+        if key != "samples":
+            fields[key] = value
+
+
+def _scan_samples(
+    text: str,
+    pos: int,
+    decoder: json.JSONDecoder,
+    samples: list[RawSample],
+    file: str,
+) -> tuple[tuple[int, str] | None, int]:
+    """The `samples` array from `pos`: each sample whose delimiter follows it is kept."""
+    if not text.startswith("[", pos):
+        return (pos, "expected the samples array"), pos
+    pos = _skip(text, pos + 1)
+    while not text.startswith("]", pos):
+        start = pos
+        value, pos = decoder.raw_decode(text, pos)
+        pos = _skip(text, pos)
+        if text.startswith(",", pos):
+            pos = _skip(text, pos + 1)
+        elif not text.startswith("]", pos):
+            return (pos, "cut short or damaged (expected ',' or ']')"), pos
+        where = f"{file}:{_line(text, start)}"
+        samples.append((where, value))
+    return None, pos + 1
