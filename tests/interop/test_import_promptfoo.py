@@ -138,6 +138,9 @@ def test_two_providers_compare_when_imported_from_one_file_each(tmp_path: Path) 
         doc = _doc()
         rows = doc["results"]["results"]
         doc["results"]["results"] = [r for r in rows if r["provider"]["label"] == provider]
+        # promptfoo 0.121.20 lists only the filtered provider's prompts too (checked by hand)
+        listed = doc["results"]["prompts"]
+        doc["results"]["prompts"] = [p for p in listed if p["provider"] == provider]
         runs.append(_import(_write(tmp_path, doc, f"{provider}.json"), name=provider))
     assert runs[0].cases.case_id.tolist() == runs[1].cases.case_id.tolist()
     assert runs[0].cases.case_id.tolist()[:2] == ["0/p1", "0/p2"]
@@ -239,6 +242,10 @@ def _outcome(path: Path, base: pd.DataFrame) -> tuple[str, pd.DataFrame | None]:
     return ("same" if same else "different"), scores
 
 
+def _rows(scores: pd.DataFrame) -> set[tuple[Any, ...]]:
+    return set(scores[COLUMNS].astype(str).itertuples(index=False))
+
+
 def _values(scores: pd.DataFrame) -> list[tuple[Any, ...]]:
     rows = scores[["score", "status", "value", "reason"]].astype(str).itertuples(index=False)
     return sorted(tuple(r) for r in rows)
@@ -259,14 +266,18 @@ def test_truncated_and_flipped_files_never_read_as_a_different_result(
     truncated: dict[str, int] = {}
     for cut in cuts:
         path.write_bytes(data[:cut])
-        kind, _ = _outcome(path, base)
+        kind, scores = _outcome(path, base)
         truncated[kind] = truncated.get(kind, 0) + 1
+        if kind == "skipped":  # the results before the cut, each exactly as in the whole file
+            assert scores is not None and _rows(scores) <= _rows(base), cut
     literal = _literal_bytes(data)
     flipped: dict[str, int] = {}
     for at in rng.sample(range(len(data)), 200):
         path.write_bytes(_flip(data, at, rng))
         kind, scores = _outcome(path, base)
         flipped[kind] = flipped.get(kind, 0) + 1
+        if kind == "skipped":
+            assert scores is not None and _rows(scores) <= _rows(base), at
         if kind == "different":
             # only a flip inside a value's own bytes (a text, a latency, a test index) can be
             # a different valid file; a score's value has a second copy, so it is never one
@@ -280,6 +291,7 @@ def test_truncated_and_flipped_files_never_read_as_a_different_result(
     print(figure)
     record_property("promptfoo_faults", figure)
     assert truncated.get("different", 0) == 0 and truncated.get("same", 0) == 0
+    assert truncated.get("skipped", 0) > 0  # a cut file keeps the results before the cut
 
 
 finite = st.floats(allow_nan=True, allow_infinity=False)
@@ -326,4 +338,32 @@ def test_detected_and_stored_from_the_command_line(
     broken = tmp_path / "results.json"
     broken.write_text(RESULTS.read_text()[:5000])
     code, _, err = in_process(capsys, "import", str(broken), "--format", "promptfoo")
-    assert code == 2 and len(err.strip().splitlines()) == 1 and "invalid JSON at line" in err
+    assert code == 2 and len(err.strip().splitlines()) == 1 and "invalid JSON" in err, err
+
+
+def test_a_file_cut_short_keeps_the_results_before_the_cut(tmp_path: Path) -> None:
+    text = RESULTS.read_text()
+    cut = text.index('"testIdx"', text.index('"testIdx"') + 1)  # inside the second result
+    path = tmp_path / "results.json"
+    path.write_text(text[:cut])
+    with pytest.warns(RuntimeWarning, match="skipped 1 part") as caught:
+        run = import_results(path, format="promptfoo")
+    assert "the 1 complete results before the damage were read" in str(caught[0].message)
+    assert "invalid JSON" in str(caught[0].message)
+    # the case id is the whole file's: the prompts listed before the results decide it
+    read = run.cases.dropna(subset=["outcome"])
+    assert read.case_id.tolist() == [_doc_case_id(_doc()["results"]["results"][0])]
+    assert run.name == "eval-QHt-2026-12-01T16-25-48"  # its evalId: the config (after) is lost
+
+
+def _doc_case_id(result: dict[str, Any]) -> str:
+    number = 1 if result["prompt"]["label"].startswith("Name") else 2
+    return f"{result['testIdx']}/p{number}@{result['provider']['label']}"
+
+
+def test_a_result_whose_prompt_is_not_listed_is_skipped(tmp_path: Path) -> None:
+    doc = _doc()
+    doc["results"]["results"][0]["provider"]["label"] = "other"
+    imported = FORMAT.read(_write(tmp_path, doc))
+    assert len(imported.samples) == 11
+    assert "of provider 'other' is not in the file's prompts" in imported.skipped[0]

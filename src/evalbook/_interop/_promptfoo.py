@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -58,20 +59,33 @@ def _not_promptfoo(path: Path, why: str) -> FormatError:
     return FormatError(f"{path}: not a promptfoo results file ({why}); expected {_EXPECTED}")
 
 
-def _load(path: Path) -> dict[str, Any]:
-    """The file's top-level object; a FormatError (with the line) when it is not promptfoo's."""
+def _load(path: Path) -> tuple[dict[str, Any], list[str]]:
+    """The file's top-level object and what of it was lost; a FormatError when not promptfoo's.
+
+    A file that ends early (a truncated write, a copy cut short) keeps the results written
+    before the damage: promptfoo writes `evalId`, then the summary's `version`, `timestamp`,
+    `prompts` and `results` in that order, so they are read one by one up to it.
+    """
     if not path.is_file():
         raise _not_promptfoo(path, "not a file")
     if path.stat().st_size > _MAX_BYTES:
         raise _not_promptfoo(path, f"larger than {_MAX_BYTES} bytes")
+    lost: list[str] = []
     try:
-        doc = json.loads(path.read_bytes())
+        text = path.read_bytes().decode("utf-8")
+        doc = json.loads(text)
     except UnicodeDecodeError as e:
         raise _not_promptfoo(path, f"not UTF-8 text at byte {e.start}") from None
     except json.JSONDecodeError as e:
-        raise _not_promptfoo(
-            path, f"invalid JSON at line {e.lineno}, column {e.colno}: {e.msg}"
-        ) from None
+        where = f"line {e.lineno}, column {e.colno}"
+        found = _read_to_damage(text)
+        if found is None:
+            raise _not_promptfoo(path, f"invalid JSON at {where}: {e.msg}") from None
+        doc, n = found
+        lost.append(
+            f"{path.name}: {where}: invalid JSON ({e.msg}); the {n} complete results before "
+            "the damage were read, the rest of the file was not"
+        )
     except RecursionError:
         raise _not_promptfoo(path, "JSON nested too deeply") from None
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
@@ -83,7 +97,52 @@ def _load(path: Path) -> dict[str, Any]:
             f"results version {summary.get('version')!r}; evalbook reads version 3 "
             "(promptfoo 0.60 and later)",
         )
-    return doc
+    return doc, lost
+
+
+# how promptfoo's JSON.stringify(output, null, 2) begins
+_HEAD = re.compile(
+    r'\s*\{\s*"evalId"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"results"\s*:\s*\{\s*"version"\s*:\s*3\b'
+)
+_SPACE = re.compile(r"\s*")
+
+
+def _read_to_damage(text: str) -> tuple[dict[str, Any], int] | None:
+    """The evalId and the summary's parts and complete results before the damage, in order."""
+    head = _HEAD.match(text)
+    if head is None:
+        return None
+    decoder = json.JSONDecoder()
+    summary: dict[str, Any] = {"version": 3, "results": []}
+    doc = {"evalId": json.loads(head.group(1)), "results": summary}
+    pos = head.end()
+
+    def skip(pos: int, sep: str = "") -> int:
+        pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
+        if sep and text.startswith(sep, pos):
+            pos = _SPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+        return pos
+
+    try:
+        while not text.startswith("}", pos := skip(pos, ",")):
+            key, pos = decoder.raw_decode(text, pos)
+            pos = skip(pos)
+            if not text.startswith(":", pos):
+                break
+            pos = skip(pos + 1)
+            if key != "results":
+                summary[key], pos = decoder.raw_decode(text, pos)
+                continue
+            if not text.startswith("[", pos):
+                break
+            pos += 1
+            while not text.startswith("]", pos := skip(pos, ",")):
+                result, pos = decoder.raw_decode(text, pos)
+                summary["results"].append(result)
+            pos += 1
+    except (json.JSONDecodeError, RecursionError):
+        pass  # the damage: what was read before it is kept
+    return doc, len(summary["results"])
 
 
 def _label(provider: object) -> str | None:
@@ -191,8 +250,7 @@ def read_promptfoo(path: Path) -> Imported:
         >>> [s.name for s in imported.scores], imported.samples[0].case_id
         (['pass', 'score', 'polite'], '0')
     """
-    doc = _load(path)
-    skipped: list[str] = []
+    doc, skipped = _load(path)
     rows: list[tuple[int, int, dict[str, Any]]] = []
     for i, result in enumerate(doc["results"]["results"]):
         try:
@@ -201,10 +259,17 @@ def read_promptfoo(path: Path) -> Imported:
             skipped.append(f"{path.name}: results[{i}]: {e}")
     # promptfoo writes results in the order they finished; test order, then prompt, is stable
     rows.sort(key=lambda r: (r[0], r[1]))
-    providers = {_label(r[2].get("provider")) for r in rows}
-    # prompts are numbered in the config's order (promptIdx follows it, prompt by prompt)
-    prompts = dict.fromkeys(_prompt_label(r[2]) for r in sorted(rows, key=lambda r: r[1]))
-    prompt_no = {p: n for n, p in enumerate(prompts, start=1)}
+    listed = _listed(doc["results"].get("prompts"))
+    if listed:
+        # the summary's prompts (one per prompt and provider, in the config's order, written
+        # before the results) decide the case ids, so a file cut short keeps the same ones
+        rows, unlisted = _listed_rows(rows, listed)
+        skipped += [f"{path.name}: {why}" for why in unlisted]
+        pairs = listed
+    else:
+        pairs = [(_prompt_label(r[2]), _label(r[2].get("provider"))) for r in rows]
+    providers = {provider for _, provider in pairs}
+    prompt_no = {p: n for n, p in enumerate(dict.fromkeys(p for p, _ in pairs), start=1)}
     metrics: dict[str, None] = {}
     for _, _, result in rows:
         metrics.update(dict.fromkeys(str(k) for k in result.get("namedScores", {})))
@@ -238,6 +303,34 @@ def read_promptfoo(path: Path) -> Imported:
     )
 
 
+def _listed(prompts: object) -> list[tuple[str | None, str | None]]:
+    """The (prompt label, provider) pairs of the summary's `prompts`; [] when unusable."""
+    if not isinstance(prompts, list) or not all(isinstance(p, dict) for p in prompts):
+        return []
+    pairs = [(_label_of(p), p.get("provider")) for p in prompts]
+    if any(not isinstance(provider, str) for _, provider in pairs):
+        return []
+    return pairs
+
+
+def _listed_rows(
+    rows: list[tuple[int, int, dict[str, Any]]], listed: list[tuple[str | None, str | None]]
+) -> tuple[list[tuple[int, int, dict[str, Any]]], list[str]]:
+    """The rows whose prompt and provider the summary lists, and why each other is not kept."""
+    kept: list[tuple[int, int, dict[str, Any]]] = []
+    unlisted: list[str] = []
+    for row in rows:
+        pair = (_prompt_label(row[2]), _label(row[2].get("provider")))
+        if pair in listed:
+            kept.append(row)
+        else:
+            unlisted.append(
+                f"the result of test {row[0]}, prompt {row[1]}: prompt {pair[0]!r} of provider "
+                f"{pair[1]!r} is not in the file's prompts: the file is damaged"
+            )
+    return kept, unlisted
+
+
 def _object(value: object) -> Mapping[str, Any]:
     return value if isinstance(value, dict) else {}
 
@@ -247,7 +340,11 @@ def _text(value: object) -> str | None:
 
 
 def _prompt_label(result: Mapping[str, Any]) -> str | None:
-    prompt = result.get("prompt")
+    return _label_of(result.get("prompt"))
+
+
+def _label_of(prompt: object) -> str | None:
+    """A prompt's label, else its text."""
     if isinstance(prompt, Mapping):
         for key in ("label", "raw"):
             if isinstance(prompt.get(key), str):
