@@ -1,8 +1,9 @@
 """How runs and comparisons look in a notebook: static HTML, widgets, plots.
 
-`show` is the one public name. The static HTML needs nothing beyond pandas; widgets
-(ipywidgets) and plots (plotly) are imported only when asked for, so `import evalbook` stays
-light.
+`show` is the one public name: a run's or a comparison's widget, or, for a list of runs, the
+leaderboard view (the board and cost against score). The static HTML needs nothing beyond
+pandas; widgets (ipywidgets) and plots (plotly) are imported only when asked for, so
+`import evalbook` stays light.
 """
 
 from __future__ import annotations
