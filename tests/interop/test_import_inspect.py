@@ -39,7 +39,7 @@ from inspect_ai.util import message_limit, time_limit  # noqa: E402
 
 from evalbook._interop._formats import import_run, sniff_format  # noqa: E402
 from evalbook._interop._imported import FormatError, to_run_data  # noqa: E402
-from evalbook._interop._inspect import FORMAT, LETTERS, _value_of  # noqa: E402
+from evalbook._interop._inspect import FORMAT, LETTERS, _inputs, _sample, _value_of  # noqa: E402
 from evalbook._model._contract import ERROR, SCORED, UNSCORED, record_of  # noqa: E402
 
 FIXTURE = Path(__file__).parent / "fixtures" / "inspect" / "tiny.eval"
@@ -301,6 +301,70 @@ def test_detected_and_detecting_nothing_else(made: Path) -> None:
     assert len(others) > 10
     claimed = [p for p in others if FORMAT.sniff(p)]
     assert claimed == []
+
+
+def _bare_sample(**fields: Any) -> Any:
+    from inspect_ai.log import EvalSample
+
+    return EvalSample(id=7, epoch=1, input="q", target="t", **fields)
+
+
+def test_chat_input_list_target_and_metadata_columns() -> None:
+    from inspect_ai.model import ChatMessageSystem, ChatMessageUser
+
+    sample = _bare_sample(
+        metadata={"input": "hidden?", "level": 3},
+        choices=["A", "B"],
+    )
+    sample.input = [ChatMessageSystem(content="Be brief."), ChatMessageUser(content="Pick one")]
+    sample.target = ["A", "B"]
+    columns = dict(_inputs(sample))
+    assert columns == {
+        "input": "system: Be brief.\n\nuser: Pick one",
+        "target": ["A", "B"],  # as Inspect has it, not joined
+        "choices": ["A", "B"],
+        "metadata.input": "hidden?",  # does not hide the sample's input
+        "level": 3,
+    }
+    imported = _sample(sample, [], {})
+    assert (imported.case_id, imported.output, imported.usage) == ("7", None, None)
+
+
+@pytest.mark.parametrize(
+    ("kind", "outcome"),
+    [
+        ("time", "timed_out"),
+        ("working", "timed_out"),
+        ("context", "errored"),
+        ("message", "errored"),
+        ("token", "errored"),
+        ("turn", "errored"),
+        ("cost", "errored"),
+        ("operator", "errored"),
+        ("custom", "errored"),
+    ],
+)
+def test_every_limit_type(kind: str, outcome: str) -> None:
+    from inspect_ai.log import EvalSampleLimit
+
+    sample = _bare_sample(limit=EvalSampleLimit(type=kind, limit=10))  # type: ignore[arg-type]
+    got = _sample(sample, [], {})
+    assert (got.outcome, got.error_type) == (outcome, f"{kind}_limit")
+    assert got.error_message == f"{kind} limit of 10 reached"  # Inspect gave no reason
+
+
+def test_error_type_from_the_traceback_else_the_message() -> None:
+    from inspect_ai.log import EvalError
+
+    def error_type(message: str, traceback: str) -> str | None:
+        error = EvalError(message=message, traceback=traceback, traceback_ansi=traceback)
+        return _sample(_bare_sample(error=error), [], {}).error_type
+
+    assert error_type("boom", "Traceback ...\n  ...\nmypkg.errors.Broke: boom\n") == (
+        "mypkg.errors.Broke"
+    )
+    assert error_type("ValueError('x')", "") == "ValueError"
+    assert error_type("it broke", "no type line") == "unknown"
 
 
 def test_committed_fixture_imports() -> None:

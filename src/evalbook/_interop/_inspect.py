@@ -290,7 +290,7 @@ def _error_type(error: Any) -> str:
     found = _TYPE_LINE.match(lines[-1]) if lines else None
     if found is None:
         found = _REPR_TYPE.match(str(error.message))
-    return found.group(1) if found else "InspectError"
+    return found.group(1) if found else "unknown"
 
 
 def _value_of(score: Any, scorer: str, key: str | None) -> object | None:
