@@ -317,3 +317,10 @@ def _import_detected(path: Path) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         return import_results(path)
+
+
+def test_sniff_claims_no_other_formats_fixture() -> None:
+    others = [p for p in FIXTURES.parent.iterdir() if p.name != "harbor"]
+    assert others, "the other formats' fixtures are missing"
+    claimed = [p for d in others for p in [d, *d.rglob("*")] if FORMAT.sniff(p)]
+    assert claimed == []

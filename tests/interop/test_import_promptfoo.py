@@ -367,3 +367,10 @@ def test_a_result_whose_prompt_is_not_listed_is_skipped(tmp_path: Path) -> None:
     imported = FORMAT.read(_write(tmp_path, doc))
     assert len(imported.samples) == 11
     assert "of provider 'other' is not in the file's prompts" in imported.skipped[0]
+
+
+def test_sniff_claims_no_other_formats_fixture() -> None:
+    others = [p for p in FIXTURES.parent.iterdir() if p.name != "promptfoo"]
+    assert others, "the other formats' fixtures are missing"
+    claimed = [p for d in others for p in [d, *d.rglob("*")] if FORMAT.sniff(p)]
+    assert claimed == []

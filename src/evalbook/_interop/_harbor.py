@@ -195,7 +195,9 @@ def _check_reward_file(doc: Mapping[str, Any], folder: Path) -> None:
             raise ValueError(f"{name}: {e}") from None
     elif as_text.is_file():
         try:
-            file_rewards = {REWARD: float(as_text.read_text(encoding="utf-8"))}
+            if as_text.stat().st_size > _MAX_BYTES:
+                raise ValueError
+            file_rewards = {REWARD: float(as_text.read_bytes().decode("utf-8"))}
         except (UnicodeDecodeError, ValueError):
             raise ValueError("verifier/reward.txt does not hold one number") from None
         name = "verifier/reward.txt"
