@@ -406,6 +406,32 @@ def test_folder_with_one_log(made: Path, tmp_path: Path) -> None:
         FORMAT.read(folder)
 
 
+def _rewritten(tmp_path: Path, replace: dict[str, bytes]) -> Path:
+    """The committed fixture with some members' bytes replaced (a valid zip, CRCs right)."""
+    out = tmp_path / "rewritten.eval"
+    with zipfile.ZipFile(FIXTURE) as src, zipfile.ZipFile(out, "w", zipfile.ZIP_DEFLATED) as dst:
+        for info in src.infolist():
+            dst.writestr(info.filename, replace.get(info.filename, src.read(info)))
+    return out
+
+
+def test_a_sample_inspect_refuses_is_skipped_and_named(tmp_path: Path) -> None:
+    path = _rewritten(tmp_path, {"samples/a_epoch_1.json": b'{"id": "a", "nope": 1}'})
+    with pytest.warns(RuntimeWarning, match=r"skipped 1 part.*a_epoch_1\.json.*not an Inspect"):
+        run = _run(path)
+    assert run.options["imported"]["skipped"] == 1
+    intact = _rows(_run(FIXTURE))
+    rows = _rows(run)
+    assert ("a", 1) not in rows and len(rows) == len(intact) - 1
+    assert all(intact[key] == row for key, row in rows.items())
+
+
+def test_a_damaged_header_is_an_error(tmp_path: Path) -> None:
+    path = _rewritten(tmp_path, {"header.json": b'{"version": 2, "eval": "no"}'})
+    with pytest.raises(FormatError, match=r"damaged.*header"):
+        FORMAT.read(path)
+
+
 # -- fault injection ----------------------------------------------------------------------
 
 
