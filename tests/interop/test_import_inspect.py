@@ -39,7 +39,14 @@ from inspect_ai.util import message_limit, time_limit  # noqa: E402
 
 from evalbook._interop._formats import import_run, sniff_format  # noqa: E402
 from evalbook._interop._imported import FormatError, to_run_data  # noqa: E402
-from evalbook._interop._inspect import FORMAT, LETTERS, _inputs, _sample, _value_of  # noqa: E402
+from evalbook._interop._inspect import (  # noqa: E402
+    FORMAT,
+    LETTERS,
+    _inputs,
+    _raw_names,
+    _sample,
+    _value_of,
+)
 from evalbook._model._contract import ERROR, SCORED, UNSCORED, record_of  # noqa: E402
 
 FIXTURE = Path(__file__).parent / "fixtures" / "inspect" / "tiny.eval"
@@ -365,6 +372,18 @@ def test_error_type_from_the_traceback_else_the_message() -> None:
     )
     assert error_type("ValueError('x')", "") == "ValueError"
     assert error_type("it broke", "no type line") == "unknown"
+
+
+def test_names_stay_inspects_and_unique() -> None:
+    keys = [("multi", "grade"), ("other", "grade"), ("grade", None), ("match", None)]
+    assert list(_raw_names(keys).values()) == ["grade", "other.grade", "grade (2)", "match"]
+
+
+def test_a_dict_scorer_without_a_dict() -> None:
+    rec = record_of(_value_of(Score(value=0.5), "multi", "grade"))
+    assert (rec.status, rec.reason) == (ERROR, "invalid_score")
+    assert "0.5" in str(rec.message) and "dict" in str(rec.message)
+    assert _value_of(Score(value={"other": 1}), "multi", "grade") is None  # -> missing_score
 
 
 def test_committed_fixture_imports() -> None:

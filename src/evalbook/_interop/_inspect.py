@@ -123,6 +123,20 @@ def _first_line(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[0] if text else ''}"
 
 
+def _keyed(header: EvalLog) -> set[str]:
+    """The scorers whose metrics are per key (their values are dicts)."""
+    return {s.name for s in (header.eval.scorers or []) if isinstance(s.metrics, dict)}
+
+
+def _key_of(ev: Any, keyed: set[str]) -> tuple[str, str | None]:
+    """(scorer, key) of one of the results' `EvalScore`s: a key unless it is the scorer's own."""
+    return (ev.scorer, None if ev.name == ev.scorer and ev.scorer not in keyed else ev.name)
+
+
+def _is_pattern(key: str) -> bool:
+    return any(c in key for c in "*?[")
+
+
 def _score_keys(header: EvalLog, samples: list[EvalSample]) -> list[tuple[str, str | None]]:
     """(scorer, key) of every score: the log's results, then its scorers, then as first seen.
 
@@ -130,23 +144,19 @@ def _score_keys(header: EvalLog, samples: list[EvalSample]) -> list[tuple[str, s
     scorers give the same names and order when the log has no results (cut short, still
     running); a key pattern (`"*"`) is left to the samples to name.
     """
-    keyed = {s.name for s in (header.eval.scorers or []) if isinstance(s.metrics, dict)}
+    keyed = _keyed(header)
     found: dict[tuple[str, str | None], None] = {}
     for ev in header.results.scores if header.results is not None else []:
-        key = None if ev.name == ev.scorer and ev.scorer not in keyed else ev.name
-        found.setdefault((ev.scorer, key), None)
+        found.setdefault(_key_of(ev, keyed), None)
     listed = {scorer for scorer, _ in found}
     for spec in header.eval.scorers or []:
         if spec.name in listed:
             continue
-        if not isinstance(spec.metrics, dict):
-            found.setdefault((spec.name, None), None)
-            listed.add(spec.name)
-            continue
-        for key in spec.metrics:
-            if not any(c in key for c in "*?["):
+        keys = list(spec.metrics) if isinstance(spec.metrics, dict) else [None]
+        for key in keys:
+            if key is None or not _is_pattern(key):
                 found.setdefault((spec.name, key), None)
-        if all(not any(c in key for c in "*?[") for key in spec.metrics):
+        if not any(key is not None and _is_pattern(key) for key in keys):
             listed.add(spec.name)
     for sample in samples:
         for scorer, score in (sample.scores or {}).items():
@@ -170,8 +180,12 @@ def _raw_names(keys: list[tuple[str, str | None]]) -> dict[tuple[str, str | None
     taken: set[str] = set()
     for scorer, key in keys:
         name = scorer if key is None else key
-        if name in taken:
+        if name in taken and key is not None:
             name = f"{scorer}.{key}"  # Inspect's own "<scorer>.<score>" headline shorthand
+        base, n = name, 1
+        while name in taken:  # still taken (a scorer named like another's key): numbered
+            n += 1
+            name = f"{base} ({n})"
         taken.add(name)
         names[(scorer, key)] = name
     return names
@@ -188,9 +202,7 @@ def _headline(
         resolved = None
     if resolved is None:
         return keys[0] if keys else None
-    ev = resolved.score
-    keyed = {s.name for s in (header.eval.scorers or []) if isinstance(s.metrics, dict)}
-    return (ev.scorer, None if ev.name == ev.scorer and ev.scorer not in keyed else ev.name)
+    return _key_of(resolved.score, _keyed(header))
 
 
 def _imported(
