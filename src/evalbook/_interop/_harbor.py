@@ -124,7 +124,7 @@ def _trials(path: Path) -> tuple[list[tuple[Path, dict[str, Any]]], dict[str, An
             continue
         where = f"{child.name}/{RESULT}"
         if not (child / RESULT).is_file():
-            # Harbor itself deletes such a folder on resume (Job._init_existing_trials)
+            # Harbor itself deletes such a folder on resume (Job._maybe_init_existing_job)
             skipped.append(f"{child.name}: no {RESULT} (a trial that did not finish)")
             continue
         try:
