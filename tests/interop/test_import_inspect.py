@@ -386,6 +386,12 @@ def test_a_dict_scorer_without_a_dict() -> None:
     assert _value_of(Score(value={"other": 1}), "multi", "grade") is None  # -> missing_score
 
 
+def test_without_inspect_one_error_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # as if Inspect were absent
+    with pytest.raises(ImportError, match=r'pip install "evalbook\[inspect\]"'):
+        FORMAT.read(FIXTURE)
+
+
 def test_committed_fixture_imports() -> None:
     run = _run(FIXTURE)
     assert run.name == "tiny" and len(run.cases) == 10
