@@ -184,7 +184,8 @@ def distribution_figure(run: RunData, score: str | None = None) -> Any:
     fig.update_layout(
         barmode="overlay",
         title=f"Score distribution · {_text(run.name, 200)}",
-        xaxis={"title": "recorded value", "range": [-0.05, 1.05]},
+        # x = 0 is a bin's centre, not a reference: no zero line standing out of its bar
+        xaxis={"title": "recorded value", "range": [-0.05, 1.05], "zeroline": False},
         yaxis_title="records",
     )
     return fig
@@ -244,7 +245,12 @@ def flakiness_figure(run: RunData, score: str | None = None) -> Any:
         fig.update_layout(
             barmode="stack",
             title=title,
-            xaxis={"title": "pass rate over the counted epochs (%)", "range": [-5, 105]},
+            # 0 % is a bin's centre, not a reference: no zero line standing out of its bar
+            xaxis={
+                "title": "pass rate over the counted epochs (%)",
+                "range": [-5, 105],
+                "zeroline": False,
+            },
             yaxis_title="cases",
             legend_title_text=_text(f.score),
         )
@@ -292,6 +298,7 @@ def consistency_figure(run: RunData, score: str | None = None) -> Any:
         xaxis={
             "title": "mean over the case's counted epochs (%; pass/fail: share passed)",
             "range": [-5, 105],
+            "zeroline": False,  # 0 % is a bin's centre (as in flakiness)
         },
         yaxis_title="cases",
         showlegend=False,
