@@ -1,7 +1,8 @@
 """The `%eval` line magic and `%%eval` cell magic (`%load_ext evalbook`).
 
-They only wrap the public API (`eb.runs`, `eb.show`, `eb.compare`, `eb.run`) and, like the
-CLI, find runs and export tables through `evalbook._api._refs`. IPython is imported here, and
+They only wrap the public API (`eb.runs`, `eb.show`, `eb.compare`, `eb.run`, `eb.pool`,
+`eb.import_results`, `eb.export_otel`) and, like the CLI, find runs and export tables through
+`evalbook._api._refs`. IPython is imported here, and
 this module is imported only by `load_ipython_extension`.
 """
 
@@ -20,6 +21,7 @@ from IPython.core.error import UsageError
 from IPython.core.magic import Magics, magics_class
 
 from ._api._entry import run as run_eval
+from ._api._import import import_results
 from ._api._refs import (
     TABLES,
     USER_ERRORS,
@@ -32,7 +34,10 @@ from ._api._refs import (
 )
 from ._api._run import Run
 from ._compare._compare import Comparison, compare
+from ._compare._pool import pool
 from ._errors import ConfigurationError
+from ._interop._formats import FORMATS
+from ._interop._otel import export_otel
 from ._model._scores import ScoreDefinition
 from ._model._slices import SMALL
 from ._store._events import SchemaVersionError
@@ -44,10 +49,13 @@ __all__ = ["load_ipython_extension", "task_from_cell"]
 # each line subcommand: its fewest and most words, its usage
 _SUBCOMMANDS = {
     "runs": (0, 1, "%eval runs [STORE]"),
-    "show": (1, 1, "%eval show RUN [--by COL] [--cluster COL]"),
+    "show": (1, 1, "%eval show RUN [--by COL] [--cluster COL] [--attempts]"),
     "compare": (2, 2, "%eval compare A B [--score NAME] [--by COL] [--cluster COL]"),
-    "export": (2, 2, "%eval export RUN PATH"),
+    "export": (2, 2, "%eval export RUN PATH  |  %eval export RUN --otlp URL"),
+    "import": (1, 1, "%eval import PATH [--format F] [--name N]"),
 }
+# `--attempts` is the cell magic's tries per sample (a number) and `show`'s flag (no number)
+_ATTEMPTS_FLAG = -1
 _CELL_ONLY = (
     "scorers",
     "scores",
@@ -181,13 +189,21 @@ class EvalMagics(Magics):
     @argument(
         "words",
         nargs="*",
-        help="runs [STORE] | show RUN | compare A B | export RUN PATH  (line);  DATA  (cell)",
+        help="runs [STORE] | show RUN | compare A B | export RUN PATH | import PATH  (line);  "
+        "DATA  (cell)",
     )
     @argument("--scorers", metavar="A,B", help=_CELL + "scorer variables, comma-separated")
     @argument("--scores", metavar="X,Y", help=_CELL + "further score definitions (or names)")
-    @argument("--name", metavar="N", help=_CELL + "the run's name (default: the DATA name)")
+    @argument("--name", metavar="N", help=_CELL + "the run's name (default: the DATA name); import")
     @argument("--concurrency", type=int, metavar="K", help=_CELL + "cases in flight (8)")
-    @argument("--attempts", type=int, metavar="N", help=_CELL + "tries per sample (1)")
+    @argument(
+        "--attempts",
+        type=int,
+        nargs="?",
+        const=_ATTEMPTS_FLAG,
+        metavar="N",
+        help=_CELL + "tries per sample (1); show RUN --attempts (no N): run.attempts()",
+    )
     @argument("--epochs", type=int, metavar="K", help=_CELL + "times each case runs (1)")
     @argument("--timeout", type=float, metavar="S", help=_CELL + "seconds per task attempt")
     @argument("--max-cost", type=float, metavar="USD", help=_CELL + "the run's budget, US dollars")
@@ -196,6 +212,9 @@ class EvalMagics(Magics):
     @argument("--by", metavar="COL", help="show, compare: one row per (slice, score) of COL(s)")
     @argument("--cluster", metavar="COL", help="show, compare: cluster-robust intervals on COL")
     @argument("--table", choices=TABLES, default="scores", help="export: which table (scores)")
+    @argument("--pool", action="store_true", help="show A B ...: eb.pool of the runs")
+    @argument("--otlp", metavar="URL", help="export RUN --otlp URL: eb.export_otel to URL")
+    @argument("--format", choices=list(FORMATS), help="import: the format (default: detected)")
     @argument("--store", metavar="DIR", default="runs", help="the run store (runs)")
     @no_var_expand
     @line_cell_magic
@@ -209,7 +228,11 @@ class EvalMagics(Magics):
             %eval show RUN --by COL        run.summary(by=COL): one row per (slice, score)
             %eval compare A B [--score X]  eb.compare(A, B): the Comparison
             %eval compare A B --by COL     eb.compare(A, B, by=COL), a row per (slice, score)
+            %eval show RUN --attempts      run.attempts(): one row per attempt
+            %eval show A B C --pool        eb.pool([A, B, C]) (with --by COL: by slice)
             %eval export RUN PATH          write a table to PATH (.csv, .parquet or .pq)
+            %eval export RUN --otlp URL    eb.export_otel(RUN, endpoint=URL)
+            %eval import PATH              eb.import_results(PATH): another harness's run
 
         RUN is a variable, a run folder, or a run name (or id) in the store (latest first).
         ``--by a,b`` slices by several columns; ``--cluster COL`` (show, compare) makes the
@@ -237,17 +260,23 @@ class EvalMagics(Magics):
     # -- line magic ----------------------------------------------------------------------
 
     def _line(self, args: Any) -> Any:
+        command = args.words[0] if args.words else None
+        line_too = {"name": "import", "attempts": "show"}  # cell options a line command takes
         misplaced = [
             "--" + o.rstrip("_").replace("_", "-")
             for o in _CELL_ONLY
-            if getattr(args, o, None) is not None
+            if getattr(args, o, None) is not None and line_too.get(o) != command
         ]
         if misplaced:
             raise UsageError(f"{', '.join(misplaced)}: only for the %%eval cell magic")
-        command = args.words[0] if args.words else None
+        if args.attempts not in (None, _ATTEMPTS_FLAG):
+            raise UsageError("show RUN --attempts takes no number (--attempts N: %%eval only)")
         for option in ("by", "cluster"):
             if getattr(args, option) is not None and command not in ("show", "compare"):
                 raise UsageError(f"--{option}: only for %eval show and %eval compare")
+        for option, only in (("pool", "show"), ("otlp", "export"), ("format", "import")):
+            if getattr(args, option) not in (None, False) and command != only:
+                raise UsageError(f"--{option}: only for %eval {only}")
         if not args.words:
             raise UsageError(
                 "%eval needs a subcommand: runs [STORE] | show RUN | compare A B | "
@@ -260,6 +289,10 @@ class EvalMagics(Magics):
                 "(or %%eval DATA as a cell magic)"
             )
         fewest, most, usage = _SUBCOMMANDS[command]
+        if command == "show" and args.pool:
+            most = len(rest)  # as `evalbook show A B C --pool`: one run or more
+        if command == "export" and args.otlp is not None:
+            fewest = most = 1
         if not fewest <= len(rest) <= most:
             raise UsageError(f"usage: {usage}")
         try:
@@ -270,6 +303,10 @@ class EvalMagics(Magics):
                 return runs(store)
             sliced = args.by is not None or args.cluster is not None
             by = column_names(args.by) or None  # the CLI's reading and its message
+            if command == "import":
+                return import_results(rest[0], format=args.format, name=args.name)
+            if command == "show" and (args.pool or args.attempts is not None):
+                return self._show_more(args, rest, by)
             if command == "show":
                 value = self._ns.get(rest[0]) if rest[0].isidentifier() else None
                 if isinstance(value, Comparison) and not sliced:  # a Comparison variable too
@@ -285,13 +322,35 @@ class EvalMagics(Magics):
                     return compare(a, b, score=score, by=by, cluster=args.cluster)
                 return compare(a, b, score=score)
             run = resolve_run(rest[0], args.store, self._ns)
+            if args.otlp is not None:
+                return export_otel(run, endpoint=args.otlp)
             return export_table(run, rest[1], args.table).path
         except USER_ERRORS as exc:  # one line, as the CLI prints it (no traceback)
             raise UsageError(user_error_line(exc)) from None
 
+    def _show_more(self, args: Any, refs: list[str], by: list[str] | None) -> Any:
+        """`show RUN --attempts` (run.attempts()) and `show A B ... --pool` (eb.pool)."""
+        if args.pool and args.attempts is not None:
+            raise UsageError("--attempts does not apply with --pool: leave one out")
+        if args.pool:
+            if args.cluster is not None:  # as `evalbook show --pool` says it
+                raise UsageError(
+                    "--cluster does not apply with --pool: each run's intervals use its own "
+                    "cluster column (eb.run(cluster=)); leave --cluster out"
+                )
+            return pool([resolve_run(r, args.store, self._ns) for r in refs], by=by)
+        if args.by is not None or args.cluster is not None:
+            raise UsageError("--by and --cluster do not apply with --attempts: leave them out")
+        return resolve_run(refs[0], args.store, self._ns).attempts()
+
     # -- cell magic ----------------------------------------------------------------------
 
     def _cell(self, args: Any, cell: str) -> Run:
+        if args.attempts == _ATTEMPTS_FLAG:
+            raise UsageError("%%eval --attempts N: give the tries per sample, e.g. --attempts 3")
+        for option in ("pool", "otlp", "format"):
+            if getattr(args, option) not in (None, False):
+                raise UsageError(f"--{option}: only for the %eval line magic")
         if len(args.words) != 1:
             raise UsageError(
                 "usage: %%eval DATA [--scorers a,b] [--scores x,y] [--name N] "
