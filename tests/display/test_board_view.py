@@ -130,3 +130,16 @@ def test_show_refuses_an_empty_list_and_items_that_are_not_runs() -> None:
         eb.show([])
     with pytest.raises(TypeError, match="item 1 is a DataFrame"):
         eb.show([_costed("a", 1, 0.01), pd.DataFrame()])
+
+
+def test_a_long_board_lists_its_first_rows_and_says_how_many_more(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    from evalbook.display import _board
+
+    monkeypatch.setattr(_board, "MAX_BOARD_ROWS", 2)
+    view = eb.show(_runs())
+    card = unescape(view.card_html())
+    assert "… 2 more runs: see eb.leaderboard(runs)" in card
+    assert "partly" in card and "dear" not in card  # rows 3 and 4 are not listed
+    assert "dear" in view.text()  # the text form lists every run

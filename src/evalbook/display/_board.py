@@ -89,7 +89,8 @@ class BoardView:
             if placed:
                 self.figure = figure
             else:
-                unplaced = figure._fallback[1].partition(" · ")[2]
+                # the figure's note: "not placed: 'a' (cost known for 0 of 4 samples), ..."
+                unplaced = " · ".join(str(a.text) for a in figure.layout.annotations)
                 self.note = (
                     "No cost-vs-score scatter: no run has a known cost for every sample "
                     f"(record it with ctx.record_usage, docs/cost.md); {unplaced}"
