@@ -143,3 +143,5 @@ def test_zero_lines_and_the_delta_line_are_drawn_below_the_traces(
     assert flakiness.layout.xaxis.range[0] < 0 < flakiness.layout.xaxis.range[1]
     for name in ("flakiness", "consistency", "distribution"):
         assert figures[name].layout.xaxis.zeroline is False, name
+    # bars per category: no grid line through the translucent "scored" bar
+    assert figures["unscored"].layout.xaxis.showgrid is False

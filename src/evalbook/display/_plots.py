@@ -154,6 +154,8 @@ def unscored_figure(run: RunData) -> Any:
         yaxis_title=f"records (of {of})",
         legend_title_text="status: reason",
     )
+    # a grid line at a category's centre showed through the translucent "scored" bar
+    fig.update_xaxes(showgrid=False)
     return fig
 
 
