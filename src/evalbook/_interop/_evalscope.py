@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import json
 import math
-import os
 import re
 import warnings
 from collections import Counter
@@ -38,7 +37,15 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from .._model._contract import Score, ScoreError, Unscored
-from ._imported import Format, FormatError, Imported, ImportedSample, ImportedScore
+from ._imported import (
+    Format,
+    FormatError,
+    Imported,
+    ImportedSample,
+    ImportedScore,
+    folder_entries,
+    json_safe,
+)
 
 __all__ = ["FORMAT"]
 
@@ -49,7 +56,6 @@ EXPECTED = (
 )
 # what JsonlWriter writes first on a review line (ReviewResult's first two fields)
 _HEAD = re.compile(rb'\{"index": -?\d+, "target": ')
-_MAX_ENTRIES = 2000
 # EvalScope's unusable statuses, as evalbook records: an error code, or unscored
 _STATUS = {
     "transport_error": "judge_raised",
@@ -68,16 +74,6 @@ class _Line:
     score: dict[str, Any]
 
 
-def _entries(folder: Path) -> list[Path]:
-    out = []
-    with os.scandir(folder) as it:
-        for i, entry in enumerate(it):
-            if i >= _MAX_ENTRIES:
-                break
-            out.append(Path(entry.path))
-    return sorted(out)
-
-
 def _is_review_file(path: Path) -> bool:
     if path.suffix != ".jsonl" or not path.is_file():
         return False
@@ -86,15 +82,15 @@ def _is_review_file(path: Path) -> bool:
 
 
 def _reviews_in(folder: Path) -> list[Path]:
-    return [p for p in _entries(folder) if _is_review_file(p)]
+    return [p for p in folder_entries(folder) if _is_review_file(p)]
 
 
 def _jsonl_in(folder: Path) -> list[Path]:
-    return [p for p in _entries(folder) if p.suffix == ".jsonl" and p.is_file()]
+    return [p for p in folder_entries(folder) if p.suffix == ".jsonl" and p.is_file()]
 
 
 def _model_dirs(reviews: Path) -> list[Path]:
-    return [p for p in _entries(reviews) if p.is_dir() and _reviews_in(p)]
+    return [p for p in folder_entries(reviews) if p.is_dir() and _reviews_in(p)]
 
 
 def _sniff(path: Path) -> bool:
@@ -148,7 +144,7 @@ def _reports(model: Path, skipped: list[str]) -> dict[str, dict[str, Any]]:
     found: dict[str, dict[str, Any]] = {}
     if not folder.is_dir():
         return found
-    for p in _entries(folder):
+    for p in folder_entries(folder):
         if p.suffix != ".json" or not p.is_file():
             continue
         try:
@@ -336,19 +332,6 @@ def _check_means(
                     )
 
 
-def _json_safe(value: object) -> Any:
-    """Harness metadata for `options["imported"]`: JSON values, non-finite numbers as text."""
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)
-    if value is None or isinstance(value, str | int | float):
-        return value
-    return str(value)
-
-
 def _report_metrics(report: dict[str, Any]) -> set[str]:
     return {
         m["identity"]["name"]
@@ -445,7 +428,7 @@ def _read(path: Path) -> Imported:
         "benchmarks": {b: _report_source(reports[b]) for b in sorted(benchmarks)},
     }
     name = "+".join(sorted(benchmarks)) if benchmarks else "+".join(per_file)
-    return Imported(NAME, path, name, scores, samples, skipped, _json_safe(source))
+    return Imported(NAME, path, name, scores, samples, skipped, json_safe(source))
 
 
 def _failed(score: dict[str, Any]) -> list[str]:

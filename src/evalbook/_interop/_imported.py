@@ -10,6 +10,7 @@ each goes through the score contract (`record_of`), so a harness's `1.5`, `True`
 from __future__ import annotations
 
 import math
+import os
 import re
 import uuid
 import warnings
@@ -30,11 +31,14 @@ from .._store._layout import check_run_name
 from .._util._text import TextGate, safe_str
 
 __all__ = [
+    "MAX_ENTRIES",
     "Format",
     "FormatError",
     "Imported",
     "ImportedSample",
     "ImportedScore",
+    "folder_entries",
+    "json_safe",
     "run_name_of",
     "score_name_of",
     "to_run_data",
@@ -47,6 +51,8 @@ _NOT_RUN_NAME = re.compile(r"[^\w.+-]+")
 _MAX_RUN_NAME = 100
 # how many skipped parts a warning quotes; the rest are counted
 _QUOTED = 3
+# how many entries of a folder an importer looks at (sniffing a huge folder stays cheap)
+MAX_ENTRIES = 2000
 
 
 class FormatError(ConfigurationError):
@@ -120,6 +126,36 @@ def score_name_of(raw: str, taken: set[str]) -> str:
         name = f"{base}_{n}"
     taken.add(name)
     return name
+
+
+def json_safe(value: object) -> Any:
+    """A harness's metadata as JSON values (for `options["imported"]`): non-finite numbers and
+    other objects as text.
+
+    Example:
+        >>> json_safe({"n": 3, "ppl": float("inf"), "tags": ("a", 1)})
+        {'n': 3, 'ppl': 'inf', 'tags': ['a', 1]}
+    """
+    if isinstance(value, dict):
+        return {str(k): json_safe(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [json_safe(v) for v in value]
+    if isinstance(value, float) and not math.isfinite(value):
+        return repr(value)
+    if value is None or isinstance(value, str | int | float):
+        return value
+    return str(value)
+
+
+def folder_entries(folder: Path, limit: int = MAX_ENTRIES) -> list[Path]:
+    """The first `limit` entries of `folder` (in the order the system lists them), sorted."""
+    out: list[Path] = []
+    with os.scandir(folder) as it:
+        for i, entry in enumerate(it):
+            if i >= limit:
+                break
+            out.append(Path(entry.path))
+    return sorted(out)
 
 
 def run_name_of(raw: str) -> str:
@@ -262,7 +298,7 @@ def to_run_data(imported: Imported, name: str | None = None) -> RunData:
             "format": imported.format,
             "path": str(imported.path),
             "skipped": len(skipped),
-            **imported.source,
+            **json_safe(imported.source),
         }
     }
     if epochs > 1:

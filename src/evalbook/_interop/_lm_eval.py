@@ -35,7 +35,14 @@ from pathlib import Path
 from typing import Any
 
 from .._model._contract import Score, Unscored
-from ._imported import Format, FormatError, Imported, ImportedSample, ImportedScore
+from ._imported import (
+    Format,
+    FormatError,
+    Imported,
+    ImportedSample,
+    ImportedScore,
+    json_safe,
+)
 from ._lm_eval_files import EXPECTED, locate, sniff
 
 __all__ = ["FORMAT"]
@@ -237,19 +244,6 @@ def _check_means(
 # --- the import -------------------------------------------------------------------------
 
 
-def _json_safe(value: object) -> Any:
-    """Harness metadata for `options["imported"]`: JSON values, non-finite numbers as text."""
-    if isinstance(value, dict):
-        return {str(k): _json_safe(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_json_safe(v) for v in value]
-    if isinstance(value, float) and not math.isfinite(value):
-        return repr(value)
-    if value is None or isinstance(value, str | int | float):
-        return value
-    return str(value)
-
-
 def _task_source(
     task: str, file: Path, results: dict[str, Any], not_imported: dict[str, str]
 ) -> dict[str, Any]:
@@ -367,7 +361,7 @@ def _read(path: Path) -> Imported:
         scores=list(scores.values()),
         samples=samples,
         skipped=skipped,
-        source=_json_safe(source),
+        source=json_safe(source),
     )
 
 
@@ -388,7 +382,7 @@ def _sample(
         metric, filter_key = keys[name]
         record = by_filter.get(filter_key)
         if record is not None and metric in record.get("metrics", ()):
-            meta = {"filter": filter_key, "filtered_resps": _json_safe(record["filtered_resps"])}
+            meta = {"filter": filter_key, "filtered_resps": json_safe(record["filtered_resps"])}
             values[name] = Score(record[metric], metadata=meta)
         # else: the doc's line for this filter was skipped: the core records missing_score
     return ImportedSample(

@@ -9,13 +9,12 @@ beside an output path ending in `.json`), `save_results_samples` writes
 
 from __future__ import annotations
 
-import os
 import re
 from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._imported import FormatError
+from ._imported import FormatError, folder_entries
 
 __all__ = ["EXPECTED", "Files", "locate", "sniff"]
 
@@ -30,7 +29,6 @@ _RESULTS = re.compile(rf"(?P<stem>.+)_(?P<date>{_DATE})\.json")
 _SAMPLE_HEAD = b'{"doc_id": '
 _RESULTS_HEAD = b'{\n  "results": {'
 # a folder is looked at one level down (lm-eval writes into <output>/<model>/); bounded
-_MAX_ENTRIES = 2000
 
 
 @dataclass
@@ -48,18 +46,8 @@ def _head(path: Path, n: int) -> bytes:
         return f.read(n)
 
 
-def _entries(folder: Path) -> list[Path]:
-    out = []
-    with os.scandir(folder) as it:
-        for i, entry in enumerate(it):
-            if i >= _MAX_ENTRIES:
-                break
-            out.append(Path(entry.path))
-    return out
-
-
 def _samples_in(folder: Path) -> list[Path]:
-    return [p for p in _entries(folder) if _SAMPLES.fullmatch(p.name) and p.is_file()]
+    return [p for p in folder_entries(folder) if _SAMPLES.fullmatch(p.name) and p.is_file()]
 
 
 def sniff(path: Path) -> bool:
@@ -73,7 +61,7 @@ def sniff(path: Path) -> bool:
         if path.is_dir():
             if _samples_in(path):
                 return True
-            return any(p.is_dir() and _samples_in(p) for p in _entries(path)[:50])
+            return any(p.is_dir() and _samples_in(p) for p in folder_entries(path)[:50])
     except (OSError, ValueError):
         return False
     return False
@@ -82,7 +70,7 @@ def sniff(path: Path) -> bool:
 def _results_beside(folder: Path, date: str) -> Path | None:
     found = [
         p
-        for p in _entries(folder)
+        for p in folder_entries(folder)
         if (m := _RESULTS.fullmatch(p.name)) and m["date"] == date and p.is_file()
     ]
     preferred = [p for p in found if p.name.startswith("results_")]
@@ -114,7 +102,7 @@ def locate(path: Path) -> Files:
     if path.is_dir():
         if _samples_in(path):
             return _run_files(path, None)
-        subs = [p for p in _entries(path) if p.is_dir() and _samples_in(p)]
+        subs = [p for p in folder_entries(path) if p.is_dir() and _samples_in(p)]
         if len(subs) == 1:  # lm-eval's <output_path>/<model_name_sanitized>/
             return _run_files(subs[0], None)
         if subs:
