@@ -38,7 +38,7 @@ import pandas as pd
 from .._errors import ConfigurationError
 from .._model._scores import ScoreDefinition
 from .._model._slices import cluster_codes, slices_of
-from .._model._stats import GroupedCI, _wilson, grouped_ci, t975
+from .._model._stats import GroupedCI, grouped_ci, t975, wilson_arrays
 from .._util._text import visible
 from ._warnings import combine_text
 
@@ -288,7 +288,7 @@ def _stratified(
     pm = np.where(some, mean, 0.0)
     trials = np.where(v > 0, pm * (1 - pm) / np.where(v > 0, v, 1.0), c.sum(axis=1))
     if w_rows.any():
-        low[w_rows], high[w_rows] = _wilson(pm[w_rows] * trials[w_rows], trials[w_rows])
+        low[w_rows], high[w_rows] = wilson_arrays(pm[w_rows] * trials[w_rows], trials[w_rows])
     t_rows = some & ~all_wilson
     for i in np.flatnonzero(t_rows):  # only the t quantile is per cell
         df = int(c[i].sum()) - int(has[i].sum())

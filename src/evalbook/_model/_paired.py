@@ -34,7 +34,7 @@ from numpy.typing import NDArray
 from . import _permutation
 from ._permutation import EXACT_MAX
 from ._power import mde_of
-from ._stats import Z95, cluster_se, t975
+from ._stats import Z95, cluster_se, t975, wilson_arrays
 
 __all__ = [
     "CLUSTERED_T",
@@ -167,13 +167,6 @@ def _binomtest_half(j: int, m: int) -> float:
     return min(1.0, 2.0 * tail)
 
 
-def _wilson(successes: Floats, n: Floats, z: float) -> tuple[Floats, Floats]:
-    p = successes / n
-    denom = 1.0 + z * z / n
-    center = (p + z * z / (2 * n)) / denom
-    half = z * np.sqrt(p * (1 - p) / n + z * z / (4 * n * n)) / denom
-    return center - half, center + half
-
 
 def newcombe_ci(
     both: NDArray[np.int64],
@@ -200,8 +193,8 @@ def newcombe_ci(
     n = n11 + n01 + n10 + n00
     with np.errstate(divide="ignore", invalid="ignore"):
         pb, pa = (n11 + n01) / n, (n11 + n10) / n
-        lb, ub = _wilson(n11 + n01, n, z)
-        la, ua = _wilson(n11 + n10, n, z)
+        lb, ub = wilson_arrays(n11 + n01, n, z)
+        la, ua = wilson_arrays(n11 + n10, n, z)
         # Correlation of the two proportions, with Newcombe's correction towards 0.
         marginals = (n11 + n01) * (n00 + n10) * (n11 + n10) * (n00 + n01)
         cross = n11 * n00 - n01 * n10

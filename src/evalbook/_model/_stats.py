@@ -26,7 +26,16 @@ from dataclasses import dataclass
 
 import numpy as np
 
-__all__ = ["Z95", "GroupedCI", "cluster_se", "grouped_ci", "mean_ci", "t975", "wilson"]
+__all__ = [
+    "Z95",
+    "GroupedCI",
+    "cluster_se",
+    "grouped_ci",
+    "mean_ci",
+    "t975",
+    "wilson",
+    "wilson_arrays",
+]
 
 Z95 = 1.959963984540054
 # Student t 0.975 quantiles for 1..60 degrees of freedom (scipy.stats.t.ppf(0.975, df));
@@ -104,11 +113,11 @@ def wilson(successes: float, n: int, z: float = Z95) -> tuple[float, float]:
     """
     if n <= 0:
         return (math.nan, math.nan)
-    low, high = _wilson(np.array([float(successes)]), np.array([float(n)]), z)
+    low, high = wilson_arrays(np.array([float(successes)]), np.array([float(n)]), z)
     return (float(low[0]), float(high[0]))
 
 
-def _wilson(s: np.ndarray, n: np.ndarray, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
+def wilson_arrays(s: np.ndarray, n: np.ndarray, z: float = Z95) -> tuple[np.ndarray, np.ndarray]:
     """`wilson` for arrays of successes and trials (every n > 0).
 
     Each bound is written in the form without cancellation (the lower bound's numerator
@@ -234,10 +243,12 @@ def grouped_ci(
     degenerate = has & ~wilson_n & ((c < 2) | (differ == 0) | ~(se > 0))
     t_rows = has & ~wilson_n & ~degenerate
     if wilson_n.any():  # the successes are the sum of the 0/1 values: mean · n
-        low[wilson_n], high[wilson_n] = _wilson(mean[wilson_n] * n[wilson_n], n[wilson_n] * 1.0)
+        low[wilson_n], high[wilson_n] = wilson_arrays(
+            mean[wilson_n] * n[wilson_n], n[wilson_n] * 1.0
+        )
     if degenerate.any():
         cd = c[degenerate] * 1.0
-        low[degenerate], high[degenerate] = _wilson(mean[degenerate] * cd, cd)
+        low[degenerate], high[degenerate] = wilson_arrays(mean[degenerate] * cd, cd)
     if t_rows.any():
         dfs, back = np.unique(c[t_rows] - 1, return_inverse=True)
         t = np.array([t975(int(d)) for d in dfs])[back.reshape(-1)]
