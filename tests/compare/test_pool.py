@@ -69,8 +69,10 @@ dyadic = st.integers(0, 16).map(lambda k: k / 16)  # sums of these are exact in 
 
 
 @st.composite
-def two_runs(draw: Any, values: Any = unit) -> tuple[list[list[Cell]], list[list[Cell]]]:
-    epochs = draw(st.integers(1, 3))
+def two_runs(
+    draw: Any, values: Any = unit, most_epochs: int = 3
+) -> tuple[list[list[Cell]], list[list[Cell]]]:
+    epochs = draw(st.integers(1, most_epochs))
     return draw(_cases(values, epochs)), draw(_cases(values, epochs))
 
 
@@ -105,7 +107,8 @@ def test_pooling_two_runs_is_the_summary_of_their_cases_together(
 
 
 @settings(max_examples=30, deadline=None)
-@given(two_runs(dyadic), two_runs(unit))
+# at most 2 epochs: a case's mean of 1 or 2 dyadic values is dyadic (of 3, it is not)
+@given(two_runs(dyadic, most_epochs=2), two_runs(unit))
 def test_the_order_of_the_runs_does_not_change_the_mean(
     exact: tuple[list[list[Cell]], list[list[Cell]]],
     floats: tuple[list[list[Cell]], list[list[Cell]]],
