@@ -167,7 +167,6 @@ def _binomtest_half(j: int, m: int) -> float:
     return min(1.0, 2.0 * tail)
 
 
-
 def newcombe_ci(
     both: NDArray[np.int64],
     improved: NDArray[np.int64],
