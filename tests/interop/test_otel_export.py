@@ -469,5 +469,10 @@ def test_cli_export_needs_a_path_or_otlp_not_both(
     )
     assert code == 2 and "not both" in err and len(err.strip().splitlines()) == 1
     assert not (tmp_path / "out.csv").exists()
+    code, _, err = in_process(
+        capsys, "export", str(run.path), "--table", "cases", "--otlp", "http://127.0.0.1:4318"
+    )
+    assert code == 2 and "--table cases does not apply with --otlp" in err
+    assert len(err.strip().splitlines()) == 1
     code, _, _ = in_process(capsys, "export", str(run.path), "out.csv")
     assert code == 0 and (tmp_path / "out.csv").is_file()  # the table export is unchanged

@@ -385,7 +385,7 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
 def cmd_export(args: argparse.Namespace) -> int:
     """`evalbook export RUN PATH [--table T]`: one of the tables of `_api._refs.TABLES`."""
-    written = export_table(resolve_run(args.run, args.store), args.path, args.table)
+    written = export_table(resolve_run(args.run, args.store), args.path, args.table or "scores")
     Out(sys.stdout).line(f"wrote {written.table} ({written.rows} rows) to {written.path}")
     return 0
 

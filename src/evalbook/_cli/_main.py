@@ -173,9 +173,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument(
         "path", metavar="PATH", nargs="?", help="output file ending in .csv, .parquet or .pq"
     )
-    p.add_argument(
-        "--table", choices=TABLES, default="scores", help="which table (default: scores)"
-    )
+    p.add_argument("--table", choices=TABLES, help="which table (default: scores); not with --otlp")
     otlp.add_otlp_options(p)
     _store_option(p)
     p.set_defaults(func=otlp.export_command(cmd.cmd_export))

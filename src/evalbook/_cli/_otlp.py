@@ -56,6 +56,11 @@ def export_command(
                 f"give PATH or --otlp URL, not both (PATH {args.path!r} writes a table; "
                 "--otlp sends the run to OpenTelemetry)"
             )
+        if getattr(args, "table", None) is not None:  # a table is not what --otlp sends
+            raise CliError(
+                f"--table {args.table} does not apply with --otlp: the run's gauges and spans "
+                "are sent; leave --table out (or give PATH to write that table)"
+            )
         return send(args)
 
     return command
