@@ -9,7 +9,6 @@ imported to count what is read differently.
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import random
@@ -19,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from _interop_helpers import json_lines, load_make, quiet_run
 
 from evalbook._interop._evalscope import FORMAT
 from evalbook._interop._imported import FormatError, to_run_data
@@ -32,21 +32,12 @@ GSM = REVIEWS / "gsm8k_main.jsonl"
 MT = REVIEWS / "mt_mini_default.jsonl"
 
 
-def _run(path: Path) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return to_run_data(FORMAT.read(path))
-
-
-def _lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+def _quiet(path: Path) -> Any:
+    return quiet_run(FORMAT, path)
 
 
 def test_the_fixture_is_what_make_py_writes(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("evalscope_make", HERE / "make.py")
-    assert spec is not None and spec.loader is not None
-    make = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(make)
+    make = load_make(HERE / "make.py", "evalscope_make")
     make.main(tmp_path)
     written = sorted(p.relative_to(tmp_path) for p in tmp_path.rglob("*") if p.is_file())
     committed = sorted(p.relative_to(HERE / "outputs") for p in ROOT.rglob("*") if p.is_file())
@@ -56,11 +47,11 @@ def test_the_fixture_is_what_make_py_writes(tmp_path: Path) -> None:
 
 
 def test_every_cell_is_the_raw_value_through_the_score_contract() -> None:
-    run = _run(ROOT)
+    run = _quiet(ROOT)
     scores = run.scores.set_index(["case_id", "epoch", "score"])
     checked = 0
     for path in (GSM, MT):
-        for line in _lines(path):
+        for line in json_lines(path):
             sample = line["sample_score"]
             key = (f"{path.stem}/{sample['group_id']}", sample["generation_index"] + 1)
             for metric, value in sample["score"]["value"].items():
@@ -92,7 +83,7 @@ def test_every_cell_is_the_raw_value_through_the_score_contract() -> None:
 
 
 def test_cases_epochs_inputs_outputs_and_names() -> None:
-    run = _run(ROOT)
+    run = _quiet(ROOT)
     cases = run.cases
     assert list(zip(cases.case_id, cases.epoch, strict=True)) == [
         (f"{d}/{g}", e)
@@ -128,10 +119,10 @@ def test_cases_epochs_inputs_outputs_and_names() -> None:
 
 
 def test_one_review_file_the_model_folder_and_the_output_folder_agree() -> None:
-    full = _run(ROOT).scores.set_index(["case_id", "epoch", "score"])
-    assert _run(REVIEWS).scores.equals(_run(ROOT).scores)
-    assert _run(ROOT / "reviews").scores.equals(_run(ROOT).scores)
-    gsm = _run(GSM)
+    full = _quiet(ROOT).scores.set_index(["case_id", "epoch", "score"])
+    assert _quiet(REVIEWS).scores.equals(_quiet(ROOT).scores)
+    assert _quiet(ROOT / "reviews").scores.equals(_quiet(ROOT).scores)
+    gsm = _quiet(GSM)
     assert [(d.name, d.primary) for d in gsm.definitions] == [("acc", True)]  # its report's
     for row in gsm.scores.itertuples():
         assert full.loc[(row.case_id, row.epoch, row.score), "value"] == row.value or (
@@ -167,7 +158,7 @@ def test_sniff_is_cheap_and_never_raises(tmp_path: Path) -> None:
 def test_a_sample_written_twice_keeps_the_last_as_evalscope_does(tmp_path: Path) -> None:
     folder = tmp_path / "reviews" / MODEL
     shutil.copytree(REVIEWS, folder)
-    lines = _lines(folder / GSM.name)
+    lines = json_lines(folder / GSM.name)
     again = json.loads(json.dumps(lines[1]))
     again["sample_score"]["score"]["value"]["acc"] = 1.0  # a resumed run rescored it
     with open(folder / GSM.name, "a", encoding="utf-8") as f:
@@ -176,7 +167,7 @@ def test_a_sample_written_twice_keeps_the_last_as_evalscope_does(tmp_path: Path)
     imported = FORMAT.read(folder)
     assert f"{GSM.name}:2: sample 1 again at {GSM.name}:7" in imported.skipped
     assert any(s.startswith(f"{GSM.name}:8: not JSON") for s in imported.skipped)
-    run = _run(folder)
+    run = _quiet(folder)
     scores = run.scores.set_index(["case_id", "epoch", "score"])
     assert scores.loc[("gsm8k_main/0", 2, "acc"), "value"] == 1.0
 
@@ -238,7 +229,7 @@ def _classify(root: Path, clean: dict[tuple[str, int, str], tuple[Any, ...]]) ->
 def test_damaged_files_are_never_read_as_a_different_result(
     tmp_path: Path, record_property: Any
 ) -> None:
-    clean = _cells(_run(ROOT))
+    clean = _cells(_quiet(ROOT))
     rng = random.Random(21)
     tally: dict[str, dict[str, int]] = {}
     different: list[str] = []

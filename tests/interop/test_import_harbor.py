@@ -18,6 +18,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from _interop_helpers import literal_bytes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -186,29 +187,6 @@ def test_sniff_is_cheap_and_never_raises(tmp_path: Path) -> None:
     assert not FORMAT.sniff(JOB / "fix-bug__h7J8k9L" / "verifier" / "reward.json")
 
 
-def _literal_bytes(text: bytes) -> set[int]:
-    """Positions inside a JSON string or number literal (keys included)."""
-    inside: set[int] = set()
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i : i + 1]
-        if c == b'"':
-            j = i + 1
-            while j < n and text[j : j + 1] != b'"':
-                j += 2 if text[j : j + 1] == b"\\" else 1
-            inside.update(range(i, j + 1))
-            i = j + 1
-        elif c in b"-0123456789":
-            j = i
-            while j < n and text[j : j + 1] in b"-+.eE0123456789":
-                j += 1
-            inside.update(range(i, j))
-            i = j
-        else:
-            i += 1
-    return inside
-
-
 def _read(job: Path) -> tuple[str, pd.DataFrame | None]:
     try:
         imported = FORMAT.read(job)
@@ -259,7 +237,7 @@ def test_truncated_and_flipped_trials_never_read_as_a_different_result(
             label = "different"
             # only a flip inside a value's own bytes (a task name, a time, an exception's
             # name) can be a different valid trial; no reward value changes unseen
-            assert at in _literal_bytes(original), (path.name, original[at - 30 : at + 30])
+            assert at in literal_bytes(original), (path.name, original[at - 30 : at + 30])
             assert scores is not None and _scored(scores) == _scored(base), path
         flipped[label] = flipped.get(label, 0) + 1
     figure = (

@@ -9,7 +9,6 @@ files (truncations, byte flips, garbage lines) are imported to count what is rea
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import random
@@ -20,6 +19,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from _interop_helpers import json_lines, load_make, quiet_run
 
 from evalbook._interop._imported import FormatError, to_run_data
 from evalbook._interop._lm_eval import FORMAT, score_key
@@ -34,21 +34,12 @@ GSM = MODEL / f"samples_gsm_mini_{DATE}.jsonl"
 RESULTS = MODEL / f"results_{DATE}.json"
 
 
-def _run(path: Path) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return to_run_data(FORMAT.read(path))
-
-
-def _lines(path: Path) -> list[dict[str, Any]]:
-    return [json.loads(line) for line in path.read_text(encoding="utf-8").splitlines()]
+def _quiet(path: Path) -> Any:
+    return quiet_run(FORMAT, path)
 
 
 def test_the_fixture_is_what_make_py_writes(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("lm_eval_make", HERE / "make.py")
-    assert spec is not None and spec.loader is not None
-    make = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(make)
+    make = load_make(HERE / "make.py", "lm_eval_make")
     make.main(tmp_path)
     written = sorted(p.name for p in (tmp_path / MODEL.name).iterdir())
     assert written == sorted(p.name for p in MODEL.iterdir())
@@ -57,12 +48,12 @@ def test_the_fixture_is_what_make_py_writes(tmp_path: Path) -> None:
 
 
 def test_every_cell_is_the_raw_line_through_the_score_contract() -> None:
-    run = _run(OUT)
+    run = _quiet(OUT)
     scores = run.scores.set_index(["case_id", "score"])
     labels = {d.label or d.name: d.name for d in run.definitions}
     seen = 0
     for path, task in ((ARC, "arc_mini"), (GSM, "gsm_mini")):
-        for line in _lines(path):
+        for line in json_lines(path):
             case = f"{task}/{line['doc_id']}"
             for metric in line["metrics"]:
                 key = score_key(metric, line["filter"])
@@ -92,7 +83,7 @@ def test_every_cell_is_the_raw_line_through_the_score_contract() -> None:
 
 
 def test_cases_inputs_and_outputs() -> None:
-    run = _run(OUT)
+    run = _quiet(OUT)
     cases = run.cases.set_index("case_id")
     assert list(cases.index) == [f"arc_mini/{i}" for i in range(4)] + [
         f"gsm_mini/{i}" for i in range(3)
@@ -103,7 +94,7 @@ def test_cases_inputs_and_outputs() -> None:
     # multiple choice: one (loglikelihood, is_greedy) per choice, as lm-eval's strings
     assert cases.loc["arc_mini/0", "output"][0] == [["-1.0", "True"]]
     data = run.data.set_index(pd.Index(list(cases.index)))
-    first = _lines(ARC)[2]
+    first = json_lines(ARC)[2]
     assert data.loc["arc_mini/2", "task"] == "arc_mini"
     assert json.loads(data.loc["arc_mini/2", "doc"]) == first["doc"]
     assert "Café au lait" in data.loc["arc_mini/2", "prompt"]  # ensure_ascii=False, kept
@@ -116,7 +107,7 @@ def test_cases_inputs_and_outputs() -> None:
 
 
 def test_names_descriptions_and_what_the_results_file_adds() -> None:
-    run = _run(OUT)
+    run = _quiet(OUT)
     names = [(d.name, d.label) for d in run.definitions]
     assert names == [
         ("acc", None),
@@ -149,10 +140,10 @@ def test_names_descriptions_and_what_the_results_file_adds() -> None:
 
 
 def test_one_samples_file_a_results_file_and_a_folder_agree() -> None:
-    folder = _run(OUT)
-    assert _run(MODEL).scores.equals(folder.scores)
-    assert _run(RESULTS).scores.equals(folder.scores)
-    gsm = _run(GSM)
+    folder = _quiet(OUT)
+    assert _quiet(MODEL).scores.equals(folder.scores)
+    assert _quiet(RESULTS).scores.equals(folder.scores)
+    gsm = _quiet(GSM)
     assert gsm.definitions[0].label == "exact_match,strict-match"
     assert list(gsm.cases.case_id) == [f"gsm_mini/{i}" for i in range(3)]
     assert gsm.options["imported"]["tasks"]["gsm_mini"]["version"] == 1.0  # results beside it
@@ -165,10 +156,10 @@ def test_a_folder_of_several_runs_reads_the_latest_and_names_the_others(tmp_path
     shutil.copytree(MODEL, tmp_path / "m")
     older = "2026-11-30T09-00-00.000001"
     shutil.copy(ARC, tmp_path / "m" / f"samples_arc_mini_{older}.jsonl")
-    run = _run(tmp_path / "m")
+    run = _quiet(tmp_path / "m")
     assert run.options["imported"]["other_runs"] == [older]
     assert len(run.cases) == 7
-    older_run = _run(tmp_path / "m" / f"samples_arc_mini_{older}.jsonl")
+    older_run = _quiet(tmp_path / "m" / f"samples_arc_mini_{older}.jsonl")
     assert len(older_run.cases) == 4 and older_run.options["imported"]["results_file"] is None
 
 
@@ -316,7 +307,7 @@ def _mutants(rng: random.Random) -> list[tuple[str, str, bytes]]:
 def test_damaged_files_are_never_read_as_a_different_result(
     tmp_path: Path, record_property: Any
 ) -> None:
-    clean = _cells(_run(MODEL))
+    clean = _cells(_quiet(MODEL))
     tally: dict[str, dict[str, int]] = {}
     different: list[str] = []
     for i, (kind, name, data) in enumerate(_mutants(random.Random(21))):

@@ -20,6 +20,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from _interop_helpers import literal_bytes
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -205,29 +206,6 @@ def _flip(data: bytes, at: int, rng: random.Random) -> bytes:
     return data[:at] + bytes([data[at] ^ (1 << rng.randrange(8))]) + data[at + 1 :]
 
 
-def _literal_bytes(text: bytes) -> set[int]:
-    """Positions inside a JSON string or number literal (keys included)."""
-    inside: set[int] = set()
-    i, n = 0, len(text)
-    while i < n:
-        c = text[i : i + 1]
-        if c == b'"':
-            j = i + 1
-            while j < n and text[j : j + 1] != b'"':
-                j += 2 if text[j : j + 1] == b"\\" else 1
-            inside.update(range(i, j + 1))
-            i = j + 1
-        elif c in b"-0123456789":
-            j = i
-            while j < n and text[j : j + 1] in b"-+.eE0123456789":
-                j += 1
-            inside.update(range(i, j))
-            i = j
-        else:
-            i += 1
-    return inside
-
-
 def _outcome(path: Path, base: pd.DataFrame) -> tuple[str, pd.DataFrame | None]:
     try:
         imported = FORMAT.read(path)
@@ -270,7 +248,7 @@ def test_truncated_and_flipped_files_never_read_as_a_different_result(
         truncated[kind] = truncated.get(kind, 0) + 1
         if kind == "skipped":  # the results before the cut, each exactly as in the whole file
             assert scores is not None and _rows(scores) <= _rows(base), cut
-    literal = _literal_bytes(data)
+    literal = literal_bytes(data)
     flipped: dict[str, int] = {}
     for at in rng.sample(range(len(data)), 200):
         path.write_bytes(_flip(data, at, rng))

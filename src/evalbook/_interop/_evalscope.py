@@ -44,6 +44,7 @@ from ._imported import (
     ImportedSample,
     ImportedScore,
     folder_entries,
+    json_object,
     json_safe,
 )
 
@@ -172,14 +173,9 @@ def _key(value: object) -> TypeGuard[int | str]:
 
 def _parse(raw: bytes, where: str, stem: str) -> _Line | str:
     """One review line as EvalScope wrote it, or why it is not one."""
-    try:
-        record = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        return "not UTF-8"
-    except ValueError as exc:
-        return f"not JSON ({exc.args[0] if exc.args else exc})"
-    if not isinstance(record, dict):
-        return "not a JSON object"
+    record = json_object(raw)
+    if isinstance(record, str):
+        return record
     sample = record.get("sample_score")
     score = sample.get("score") if isinstance(sample, dict) else None
     if not isinstance(sample, dict) or not isinstance(score, dict):

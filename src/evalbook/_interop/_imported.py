@@ -9,6 +9,7 @@ each goes through the score contract (`record_of`), so a harness's `1.5`, `True`
 
 from __future__ import annotations
 
+import json
 import math
 import os
 import re
@@ -38,6 +39,7 @@ __all__ = [
     "ImportedSample",
     "ImportedScore",
     "folder_entries",
+    "json_object",
     "json_safe",
     "run_name_of",
     "score_name_of",
@@ -126,6 +128,24 @@ def score_name_of(raw: str, taken: set[str]) -> str:
         name = f"{base}_{n}"
     taken.add(name)
     return name
+
+
+def json_object(raw: bytes) -> dict[str, Any] | str:
+    """One line of a JSON-lines file as an object, or why it is not one.
+
+    Example:
+        >>> json_object(b'{"a": 1}'), json_object(b"[1]"), json_object(b"\\xff")
+        ({'a': 1}, 'not a JSON object', 'not UTF-8')
+    """
+    try:
+        record = json.loads(raw.decode("utf-8"))
+    except UnicodeDecodeError:
+        return "not UTF-8"
+    except ValueError as exc:
+        return f"not JSON ({exc.args[0] if exc.args else exc})"
+    if not isinstance(record, dict):
+        return "not a JSON object"
+    return record
 
 
 def json_safe(value: object) -> Any:

@@ -41,6 +41,7 @@ from ._imported import (
     Imported,
     ImportedSample,
     ImportedScore,
+    json_object,
     json_safe,
 )
 from ._lm_eval_files import EXPECTED, locate, sniff
@@ -96,14 +97,9 @@ def _load_results(path: Path | None, skipped: list[str]) -> dict[str, Any]:
 
 def _parse(raw: bytes, where: str) -> _Line | str:
     """One samples line as lm-eval wrote it, or why it is not one."""
-    try:
-        record = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        return "not UTF-8"
-    except ValueError as exc:
-        return f"not JSON ({exc.args[0] if exc.args else exc})"
-    if not isinstance(record, dict):
-        return "not a JSON object"
+    record = json_object(raw)
+    if isinstance(record, str):
+        return record
     missing = [k for k in (*_KEYS, "metrics", *_HASHES) if k not in record]
     if missing:
         return f"not an lm-eval sample: no {', '.join(missing)}"
