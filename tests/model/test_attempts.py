@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import evalbook as eb
 from _attempts_helpers import DATA, check_flaky, run_flaky
+from _runner_helpers import dask_client
 from evalbook._interop._imported import Imported, ImportedSample, ImportedScore, to_run_data
 from evalbook._model._attempts import ATTEMPT_COLUMNS, attempts_table
 
@@ -104,13 +105,8 @@ def test_one_row_per_attempt_and_the_last_is_the_outcome(
 
 
 def test_attempts_travel_back_from_dask() -> None:
-    distributed = pytest.importorskip("distributed")
-    with (
-        distributed.LocalCluster(
-            n_workers=1, threads_per_worker=2, processes=False, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as client,
-    ):
+    pytest.importorskip("distributed")
+    with dask_client(1, processes=False) as client:
         run = run_flaky(executor=client)
     check_flaky(run.attempts(), run)
 

@@ -25,6 +25,7 @@ from hypothesis import strategies as st
 from pandas.testing import assert_frame_equal
 
 import evalbook as eb
+from _runner_helpers import dask_client, run
 from evalbook._runner.dask._driver import MAX_BATCH, batch_size, epoch_major, partition
 
 distributed = pytest.importorskip("distributed")
@@ -42,20 +43,8 @@ def client() -> Iterator[Any]:
         "distributed.scheduler.locks.lease-validation-interval": "500ms",
         "distributed.scheduler.allowed-failures": 1,
     }
-    with (
-        dask.config.set(settings),
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as c,
-    ):
+    with dask_client(settings=settings) as c:
         yield c
-
-
-def run(data: Any, **kwargs: Any) -> eb.Run:
-    kwargs.setdefault("store", None)
-    kwargs.setdefault("progress", False)
-    return eb.run(data, **kwargs)
 
 
 def assert_same_frame(a: pd.DataFrame, b: pd.DataFrame) -> None:

@@ -22,6 +22,7 @@ from pandas.testing import assert_frame_equal
 
 import evalbook as eb
 from _openai_server import Server
+from _runner_helpers import dask_client, run
 from evalbook._model._results import PASSED, Finished, Results
 from evalbook._model._usage import Tally
 from evalbook._runner._engine import _Engine
@@ -38,19 +39,8 @@ PRICES = {"m": (1.0, 2.0)}  # USD per 1M tokens in, out
 
 @pytest.fixture(scope="module")
 def client() -> Iterator[Any]:
-    with (
-        distributed.LocalCluster(
-            n_workers=2, threads_per_worker=2, processes=True, dashboard_address=None
-        ) as cluster,
-        distributed.Client(cluster) as c,
-    ):
+    with dask_client() as c:
         yield c
-
-
-def run(data: Any, **kwargs: Any) -> eb.Run:
-    kwargs.setdefault("store", None)
-    kwargs.setdefault("progress", False)
-    return eb.run(data, **kwargs)
 
 
 def ended_per_case(path: Path) -> dict[str, int]:
