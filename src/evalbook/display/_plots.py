@@ -322,12 +322,9 @@ def _consistency_fallback(label: str, epochs: int, rate: np.ndarray, apart: int)
     ), text
 
 
-def deltas_figure(comp: Any) -> Any:
-    """Per score: the paired delta (B − A) with its 95 % CI as error bars."""
-    name_a, name_b = comparison_names(comp)
-    s: pd.DataFrame = comp.summary
-    s = s[s["delta"].notna()]
-    go = _go()
+def delta_bars(s: pd.DataFrame) -> tuple[list[float], list[float], list[float], list[str]]:
+    """A comparison summary's deltas in pp, its CI as error-bar lengths, and each row's colour
+    (improved: the CI above 0; regressed: below 0; else grey), for the delta and forest plots."""
     delta = (s["delta"] * 100).to_list()
     plus = ((s["ci_high"] - s["delta"]) * 100).fillna(0).to_list()
     minus = ((s["delta"] - s["ci_low"]) * 100).fillna(0).to_list()
@@ -335,6 +332,16 @@ def deltas_figure(comp: Any) -> Any:
         STATUS_COLORS["improved"] if lo > 0 else STATUS_COLORS["regressed"] if hi < 0 else "#6b7280"
         for lo, hi in zip(s["ci_low"].fillna(0), s["ci_high"].fillna(0), strict=True)
     ]
+    return delta, plus, minus, colors
+
+
+def deltas_figure(comp: Any) -> Any:
+    """Per score: the paired delta (B − A) with its 95 % CI as error bars."""
+    name_a, name_b = comparison_names(comp)
+    s: pd.DataFrame = comp.summary
+    s = s[s["delta"].notna()]
+    go = _go()
+    delta, plus, minus, colors = delta_bars(s)
     trace = go.Scatter(
         x=delta,
         y=[_text(v) for v in s["label"]],

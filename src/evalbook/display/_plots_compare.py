@@ -14,8 +14,7 @@ import pandas as pd
 
 from .._util._text import visible
 from ._compare_html import comparison_names
-from ._plots import LINE_COLOR, _figure, _go, _text
-from ._style import STATUS_COLORS
+from ._plots import LINE_COLOR, _figure, _go, _text, delta_bars
 
 __all__ = ["forest_figure"]
 
@@ -51,13 +50,7 @@ def forest_figure(comp: Any, score: str | None = None) -> Any:
     s = s[known]
     rows = s.to_dict("records")
     labels = [_row_label(r, by, str(r["label"])) for r in rows]
-    delta = (s["delta"] * 100).to_list()
-    plus = ((s["ci_high"] - s["delta"]) * 100).fillna(0).to_list()
-    minus = ((s["delta"] - s["ci_low"]) * 100).fillna(0).to_list()
-    colors = [
-        STATUS_COLORS["improved"] if lo > 0 else STATUS_COLORS["regressed"] if hi < 0 else "#6b7280"
-        for lo, hi in zip(s["ci_low"].fillna(0), s["ci_high"].fillna(0), strict=True)
-    ]
+    delta, plus, minus, colors = delta_bars(s)
     small = s["small"].to_list() if "small" in s.columns else [False] * len(s)
     go = _go()
     trace = go.Scatter(
