@@ -141,3 +141,17 @@ class FakeComparison:
             }
         )
         self.warnings = [f"Score answer.correct: grader differs ({text} vs rule)"]
+
+
+def costed_run(name: str, passed: int, cost: float | None, *, unpriced: int = 0) -> eb.Run:
+    """4 cases, `passed` of them right, each priced `cost` (the first `unpriced` not priced)."""
+
+    def task(q: str, ctx: Any) -> str:
+        priced = cost is not None and int(q[1:]) >= unpriced
+        ctx.record_usage(input_tokens=100, output_tokens=10, cost=cost if priced else None)
+        return q
+
+    primary = eb.define_score("hit", primary=True)
+    hit = eb.scorer(primary)(lambda output: float(int(output[1:]) < passed))
+    data = pd.DataFrame({"q": [f"q{i}" for i in range(4)]})
+    return eb.run(data, task=task, scorers=[hit], name=name, store=None, progress=False)

@@ -10,32 +10,17 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
+from display_fixtures import EVIL, costed_run
 
 pytest.importorskip("plotly")
-
-EVIL = "<script>alert('x')</script>"
-
-
-def _costed(name: str, passed: int, cost: float | None, *, unpriced: int = 0) -> eb.Run:
-    """4 cases, `passed` of them right, each priced `cost` (the first `unpriced` not priced)."""
-
-    def task(q: str, ctx: Any) -> str:
-        priced = cost is not None and int(q[1:]) >= unpriced
-        ctx.record_usage(input_tokens=100, output_tokens=10, cost=cost if priced else None)
-        return q
-
-    primary = eb.define_score("hit", primary=True)
-    hit = eb.scorer(primary)(lambda output: float(int(output[1:]) < passed))
-    data = pd.DataFrame({"q": [f"q{i}" for i in range(4)]})
-    return eb.run(data, task=task, scorers=[hit], name=name, store=None, progress=False)
 
 
 def _runs() -> list[eb.Run]:
     return [
-        _costed(EVIL, 2, 0.01),
-        _costed("dear", 3, 0.03),
-        _costed("unpriced", 4, None),
-        _costed("partly", 4, 0.02, unpriced=1),
+        costed_run(EVIL, 2, 0.01),
+        costed_run("dear", 3, 0.03),
+        costed_run("unpriced", 4, None),
+        costed_run("partly", 4, 0.02, unpriced=1),
     ]
 
 
@@ -66,7 +51,7 @@ def test_the_board_rows_carry_each_runs_cost_and_unknown_is_never_zero() -> None
 
 
 def test_costs_follow_their_run_when_names_repeat() -> None:
-    runs = [_costed("same", 1, 0.05), _costed("same", 4, 0.01)]
+    runs = [costed_run("same", 1, 0.05), costed_run("same", 4, 0.01)]
     view = eb.show(runs)
     assert view.board["mean"].tolist() == [1.0, 0.25]
     assert view.costs == ["$0.01", "$0.05"]
@@ -81,7 +66,7 @@ def test_the_leaderboard_note_is_shown_and_no_scatter_mixes_two_scores() -> None
         store=None,
         progress=False,
     )
-    view = eb.show((_costed("a", 2, 0.01), other))  # a tuple works as a list
+    view = eb.show((costed_run("a", 2, 0.01), other))  # a tuple works as a list
     assert view.figure is None
     card = unescape(view.card_html())
     assert "Primary scores differ (hit, ok), so the rows rank by passed cases." in card
@@ -91,7 +76,7 @@ def test_the_leaderboard_note_is_shown_and_no_scatter_mixes_two_scores() -> None
 
 
 def test_without_any_known_cost_the_card_says_so_and_draws_nothing() -> None:
-    view = eb.show([_costed("x", 1, None), _costed("y", 2, None)])
+    view = eb.show([costed_run("x", 1, None), costed_run("y", 2, None)])
     assert view.figure is None
     bundle = view._repr_mimebundle_()
     assert "plotly" not in bundle["text/html"]  # no 3.5 MB of plotly.js for an empty chart
@@ -129,7 +114,7 @@ def test_show_refuses_an_empty_list_and_items_that_are_not_runs() -> None:
     with pytest.raises(ValueError, match=r"eb.show\(\[\]\) got no runs"):
         eb.show([])
     with pytest.raises(TypeError, match="item 1 is a DataFrame"):
-        eb.show([_costed("a", 1, 0.01), pd.DataFrame()])
+        eb.show([costed_run("a", 1, 0.01), pd.DataFrame()])
 
 
 def test_a_long_board_lists_its_first_rows_and_says_how_many_more(

@@ -11,6 +11,7 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
+from display_fixtures import costed_run
 
 
 def _binary_run(ones: int, zeros: int, *, name: str = "binary") -> eb.Run:
@@ -164,29 +165,15 @@ def test_consistency_needs_epochs() -> None:
         _epoch_run(2).plot.consistency("nope")
 
 
-def _costed(name: str, passed: int, cost: float | None, *, unpriced: int = 0) -> eb.Run:
-    """4 cases, `passed` of them right, each priced `cost` (the first `unpriced` not priced)."""
-
-    def task(q: str, ctx: Any) -> str:
-        priced = cost is not None and int(q[1:]) >= unpriced
-        ctx.record_usage(input_tokens=100, output_tokens=10, cost=cost if priced else None)
-        return q
-
-    primary = eb.define_score("hit", primary=True)
-    hit = eb.scorer(primary)(lambda output: float(int(output[1:]) < passed))
-    data = pd.DataFrame({"q": [f"q{i}" for i in range(4)]})
-    return eb.run(data, task=task, scorers=[hit], name=name, store=None, progress=False)
-
-
 def test_pareto_places_priced_runs_and_names_the_rest() -> None:
     from evalbook.display._plots_pareto import pareto_figure as plot_pareto
 
     runs = [
-        _costed("cheap", 2, 0.01),
-        _costed("dear", 3, 0.03),
-        _costed("worse", 2, 0.05),  # costs more than cheap, scores no better: off the front
-        _costed("unpriced", 4, None),
-        _costed("partly", 4, 0.02, unpriced=1),
+        costed_run("cheap", 2, 0.01),
+        costed_run("dear", 3, 0.03),
+        costed_run("worse", 2, 0.05),  # costs more than cheap, scores no better: off the front
+        costed_run("unpriced", 4, None),
+        costed_run("partly", 4, 0.02, unpriced=1),
     ]
     fig = plot_pareto(runs)
     front, points = fig.data
@@ -221,7 +208,7 @@ def test_pareto_refuses_runs_whose_headline_scores_differ() -> None:
         progress=False,
     )
     with pytest.raises(ValueError, match=r"one headline score.*cheap: hit; plain: ok"):
-        plot_pareto([_costed("cheap", 2, 0.01), plain])
+        plot_pareto([costed_run("cheap", 2, 0.01), plain])
     assert len(plot_pareto({"x": other}).data[1].x) == 0  # no cost recorded: nothing placed
     with pytest.raises(ValueError, match="takes runs"):
         plot_pareto([pd.DataFrame()])
