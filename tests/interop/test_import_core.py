@@ -268,3 +268,12 @@ def test_cli_import_stores_the_run_and_reports_errors_in_one_line(
         assert code == 2, (out, err)
         lines = err.strip().splitlines()
         assert len(lines) == 1 and fragment in lines[0] and "Traceback" not in err
+
+
+def test_imported_text_is_cleaned_at_the_run_boundary() -> None:
+    samples = [ImportedSample("a", input={"q": "x\ud800"}, output="y\udfff", scores={"acc": 1.0})]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = to_run_data(_imported(samples))
+    assert run.data.q[0] == "x\\ud800" and run.cases.output[0] == "y\\udfff"
+    assert len([w for w in caught if "lone surrogate" in str(w.message)]) == 1  # once per run

@@ -310,8 +310,8 @@ def to_run_data(imported: Imported, name: str | None = None) -> RunData:
                 dict(sample.usage) if sample.usage else None,
             ),
         )
-    data = pd.DataFrame([dict(inputs[cid]) for cid in case_ids])
-    data = data.map(lambda v: text(v, "input")) if not data.empty else data
+    # cleaned before pandas sees it: its arrow-backed `str` columns cannot hold a lone surrogate
+    data = pd.DataFrame([text(dict(inputs[cid]), "input", cid) for cid in case_ids])
     _warn_skipped(imported, skipped, len(samples))
     options: dict[str, Any] = {
         "imported": {
