@@ -34,7 +34,7 @@ from .._runner._usage import source
 from ._clients import JudgeClient
 from ._judge import Caller, caller_options, check_votes, definition_of, model_of
 from ._prompt import make_prompt
-from ._replies import Vote, reply_object
+from ._replies import Vote, bad_output, reply_object
 
 __all__ = ["pairwise_judge", "preference_tool"]
 
@@ -84,10 +84,6 @@ def preference_tool(definition: ScoreDefinition) -> dict[str, Any]:
     }
 
 
-def _bad(message: str) -> Vote:
-    return Vote(code="invalid_judge_output", message=message)
-
-
 def parse_preference(reply: object) -> Vote:
     """Validate one `submit_preference` reply: `raw` is the value of the slot it names.
 
@@ -101,7 +97,7 @@ def parse_preference(reply: object) -> Vote:
     if isinstance(data, Vote):
         return data
     if "preference" not in data:
-        return _bad(f"the judge's reply has no 'preference' field: {safe_repr(data)}")
+        return bad_output(f"the judge's reply has no 'preference' field: {safe_repr(data)}")
     choice = data["preference"]
     justification = data.get("justification")
     text = None if justification is None else str(justification)

@@ -21,6 +21,7 @@ from .._model._contract import InvalidScore, safe_repr, validate_on_scale
 __all__ = [
     "Vote",
     "backoff_delay",
+    "bad_output",
     "is_transient",
     "judge_request",
     "parse_reply",
@@ -75,7 +76,8 @@ class Vote:
         return out
 
 
-def _bad_output(message: str) -> Vote:
+def bad_output(message: str) -> Vote:
+    """The vote of a reply that is not what the tool asked for: `invalid_judge_output`."""
     return Vote(code="invalid_judge_output", message=message)
 
 
@@ -98,13 +100,13 @@ def reply_object(reply: object, field: str) -> Mapping[str, Any] | Vote:
         try:
             data = reply.decode("utf-8")
         except UnicodeDecodeError:
-            return _bad_output(f"the judge's reply is not UTF-8 text: {safe_repr(reply)}")
+            return bad_output(f"the judge's reply is not UTF-8 text: {safe_repr(reply)}")
     if isinstance(data, str):
         ok, data = _decode(data)
         if not ok:
-            return _bad_output(f"the judge's reply is not JSON: {safe_repr(reply)}")
+            return bad_output(f"the judge's reply is not JSON: {safe_repr(reply)}")
     if not isinstance(data, Mapping):
-        return _bad_output(
+        return bad_output(
             f"the judge's reply is not an object with a '{field}' field: {safe_repr(data)}"
         )
     return data
@@ -123,7 +125,7 @@ def parse_reply(reply: object, low: float, high: float) -> Vote:
     if isinstance(data, Vote):
         return data
     if "score" not in data:
-        return _bad_output(f"the judge's reply has no 'score' field: {safe_repr(data)}")
+        return bad_output(f"the judge's reply has no 'score' field: {safe_repr(data)}")
     raw = data["score"]
     justification = data.get("justification")
     text = None if justification is None else str(justification)
