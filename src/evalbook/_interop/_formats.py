@@ -46,10 +46,14 @@ def sniff_format(path: Path) -> Format:
         expected = "; ".join(f"{f.name}: {f.expected}" for f in map(format_named, FORMATS))
         raise FormatError(
             f"{path}: not a results file evalbook can import. Expected one of: {expected}. "
-            "Pass format= to name it and get that format's own error"
+            "Name the format (format= in Python, --format on the command line) to get that "
+            "format's own error"
         )
     names = ", ".join(f.name for f in found)
-    raise FormatError(f"{path}: could be {names}: pass format= to say which")
+    raise FormatError(
+        f"{path}: could be {names}: name the format (format= in Python, --format on the "
+        "command line)"
+    )
 
 
 def import_run(
