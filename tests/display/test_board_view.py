@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from _page import Page
 
 import evalbook as eb
 from display_fixtures import EVIL, costed_run
@@ -33,6 +34,9 @@ def test_the_card_escapes_run_names_everywhere_in_the_bundle() -> None:
     assert "&lt;script&gt;alert(&#x27;x&#x27;)&lt;/script&gt;" in view.card_html()
     assert html.count("<script") == html.count("</script>")  # no tag closed early by a name
     assert EVIL in bundle["text/plain"]  # text stays the name itself
+    # and the chart still names the run: its point's label, decoded from plotly's JSON
+    (figure,) = Page.of(html).figures
+    assert EVIL in figure.data[1]["text"]
 
 
 def test_the_board_rows_carry_each_runs_cost_and_unknown_is_never_zero() -> None:
@@ -86,13 +90,17 @@ def test_without_any_known_cost_the_card_says_so_and_draws_nothing() -> None:
 
 def test_the_exported_html_has_the_data_and_no_cdn() -> None:
     html = eb.show(_runs())._repr_mimebundle_()["text/html"]
-    assert not re.search(r"<script[^>]*\ssrc=", html)  # nothing loaded from a CDN
-    assert html.count("* plotly.js v") == 1 and html.count("Plotly.newPlot") == 1
+    page = Page.of(html)
+    assert not page.script_sources  # nothing loaded from a CDN
+    assert page.plotly_bundles == 1 and len(page.figures) == 1
     assert 'require(["plotly"]' not in html
-    # the points' data (JSON in the page) and the no-JavaScript text before the chart
-    assert '"dear"' in html and "0.03" in html and '"Pareto front"' in html
-    assert html.index('data-evalbook="board"') < html.index('data-evalbook="pareto"')
-    assert "Pareto front (cost per sample against hit):" in unescape(html)
+    # the points' data (decoded from the JSON in the page) and the no-JavaScript text
+    (figure,) = page.figures
+    front, points = figure.data
+    assert front["name"] == "Pareto front" and "dear" in points["text"]
+    assert sorted(points["x"]) == pytest.approx([0.01, 0.03])  # the two fully priced runs
+    assert page.marks.index("board") < page.marks.index("pareto")
+    assert "Pareto front (cost per sample against hit):" in page.text
 
 
 def test_in_a_notebook_the_card_and_the_figure_are_two_outputs(

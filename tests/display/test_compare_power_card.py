@@ -5,12 +5,12 @@ from __future__ import annotations
 
 import inspect
 import math
-import re
 from statistics import NormalDist
 
 import numpy as np
 import pandas as pd
 import pytest
+from _page import visible_text
 
 import evalbook as eb
 from evalbook._util._fmt import format_pp
@@ -46,10 +46,6 @@ def _runs(
     return one(a, "old"), one(b, "new")
 
 
-def _text(html: str) -> str:
-    return re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html))
-
-
 def test_the_mde_sits_next_to_the_delta_and_is_the_power_formula() -> None:
     a = [float(i % 2) for i in range(40)]
     b = [1.0 - v if i < 6 else v for i, v in enumerate(a)]  # 3 fixed, 3 broken: delta 0
@@ -60,7 +56,7 @@ def test_the_mde_sits_next_to_the_delta_and_is_the_power_formula() -> None:
     assert row["mde"] == pytest.approx(expected, rel=1e-9)
     html = comparison_html(comp)
     shown = f"could detect ±{format_pp(expected, signed=False)}"
-    assert shown in _text(html) and shown in comparison_text(comp)
+    assert shown in visible_text(html) and shown in comparison_text(comp)
     # the CI straddles 0 and the mde exceeds |delta| = 0: underpowered, in the card and the text
     assert row["ci_low"] < 0 < row["ci_high"]
     assert ">underpowered<" in html and "underpowered" in comparison_text(comp)
@@ -72,7 +68,7 @@ def test_a_clear_difference_is_not_underpowered() -> None:
     comp = eb.compare(*_runs(a, b))
     assert comp.summary.iloc[0]["ci_low"] > 0
     html = comparison_html(comp)
-    assert "could detect ±" in _text(html)
+    assert "could detect ±" in visible_text(html)
     assert "underpowered" not in html and "underpowered" not in comparison_text(comp)
 
 
@@ -104,9 +100,9 @@ def test_slices_are_titled_flagged_small_and_escaped() -> None:
     html = comparison_html(comp)
     assert "<script>" not in html and "\x1b" not in html and "<b>" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;\\x1b[31m" in html
-    assert "topic = big" in _text(html)
+    assert "topic = big" in visible_text(html)
     assert html.count(">small slice<") == 1
-    assert "by topic" in _text(html)
+    assert "by topic" in visible_text(html)
     text = comparison_text(comp)
     assert "\x1b" not in text and "topic=big · ok:" in text and "small slice" in text
 
@@ -115,7 +111,7 @@ def test_the_card_has_inline_styles_only_and_shows_in_exported_html() -> None:
     a = [float(i % 2) for i in range(20)]
     comp = eb.compare(*_runs(a, list(reversed(a))))
     bundle = comp._repr_html_()  # what nbconvert writes into an exported notebook
-    assert "could detect ±" in _text(bundle)
+    assert "could detect ±" in visible_text(bundle)
     assert "<style" not in bundle and "<script" not in bundle and "class=" not in bundle
     assert 'data-evalbook="mde" style="' in bundle
 
@@ -127,4 +123,5 @@ def test_a_slice_column_named_by_a_number_is_titled() -> None:
         run.data[7] = ["x"] * 12 + ["y"] * 12  # a data column labelled by a number
     comp = eb.compare(old, new, by=7)
     html = comparison_html(comp)
-    assert "7 = x" in _text(html) and "7 = y" in _text(html) and "by 7" in _text(html)
+    text = visible_text(html)
+    assert "7 = x" in text and "7 = y" in text and "by 7" in text

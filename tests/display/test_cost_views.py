@@ -9,12 +9,12 @@ import io
 import math
 import re
 from contextlib import redirect_stdout
-from html import unescape
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
+from _page import visible_text
 
 import evalbook as eb
 from evalbook._cli._main import main
@@ -33,11 +33,6 @@ from evalbook.display._compare_html import comparison_html, comparison_text
 from evalbook.display._html import run_html
 
 EVIL = "<script>alert(1)</script>\x1b[31m\u202e"
-
-
-def _text(html: str) -> str:
-    """The visible text of an HTML fragment (tags removed, whitespace squeezed)."""
-    return unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip())
 
 
 def _run(usage: Any = None, *, n: int = 4, epochs: int = 1) -> eb.Run:
@@ -123,7 +118,7 @@ def test_the_usage_line_names_what_is_unknown() -> None:
 
 
 def test_the_headline_card_shows_the_cost_line() -> None:
-    text = _text(run_html(_run(_priced)))
+    text = visible_text(run_html(_run(_priced)))
     assert (
         "Cost $0.0492 · $0.0123 per case [$0.0123, $0.0123] · 4.8k tokens in / 1.2k out · "
         "4 calls · p95 latency" in text
@@ -143,27 +138,27 @@ def test_dollars_are_kept_from_the_notebooks_tex() -> None:
         case_html(_run(_priced), 0),
         comparison_html(eb.compare(_run(_costs(0.01)), _run(_costs(0.03)))),
     ):
-        assert "$" in _text(html) and "$" not in _outside_code(html)
+        assert "$" in visible_text(html) and "$" not in _outside_code(html)
 
 
 def test_a_run_without_usage_has_no_cost_line() -> None:
     html = run_html(_run())
-    assert 'data-evalbook="cost"' not in html and "Cost" not in _text(html)
+    assert 'data-evalbook="cost"' not in html and "Cost" not in visible_text(html)
 
 
 def test_an_unknown_cost_is_never_zero_dollars() -> None:
-    text = _text(run_html(_run(_tokens_only)))
+    text = visible_text(run_html(_run(_tokens_only)))
     assert "Cost unknown · 4.8k tokens in / 1.2k out · 4 calls" in text
     assert "$" not in text
 
 
 def test_partly_known_cost_says_of_how_many_samples() -> None:
-    text = _text(run_html(_run(_partly_priced)))
+    text = visible_text(run_html(_run(_partly_priced)))
     assert "Cost $0.03 (known for 3 of 4 samples) · $0.01 per case" in text
 
 
 def test_with_epochs_the_mean_is_per_sample() -> None:
-    text = _text(run_html(_run(_priced, n=2, epochs=2)))
+    text = visible_text(run_html(_run(_priced, n=2, epochs=2)))
     assert "$0.0123 per sample" in text and "known for" not in text
 
 
@@ -171,7 +166,7 @@ def test_the_card_escapes_a_crafted_source_and_refusal() -> None:
     html = run_html(_evil(_run(_priced)))
     assert "<script>" not in html and "\x1b" not in html and "\u202e" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;\\x1b[31m\\u202e" in html
-    text = _text(html)
+    text = visible_text(html)
     assert "usage refused in 1 record (amounts unknown): <script>" in text
     assert "usage by source (2)" in text
 
@@ -252,26 +247,26 @@ def test_show_escapes_a_stored_source_name_and_refusal(tmp_path: Path) -> None:
 
 
 def test_the_case_view_shows_the_samples_usage_by_source() -> None:
-    text = _text(case_html(_run(_partly_priced), 0))
+    text = visible_text(case_html(_run(_partly_priced), 0))
     assert "usage source calls cached tokens in tokens out cost task 1 1.2k 300 unknown" in text
-    text = _text(case_html(_run(_partly_priced), 1))
+    text = visible_text(case_html(_run(_partly_priced), 1))
     assert "task 1 1.2k 300 $0.01" in text and "$0.00" not in text
 
 
 def test_the_case_view_with_epochs_shows_each_epochs_usage() -> None:
-    text = _text(case_html(_run(_priced, n=1, epochs=3), 0))
+    text = visible_text(case_html(_run(_priced, n=1, epochs=3), 0))
     assert text.count("task 1 1.2k 300 $0.0123") == 3
 
 
 def test_a_case_view_without_usage_has_no_usage_section() -> None:
     html = case_html(_run(), 0)
-    assert 'data-evalbook="usage"' not in html and "tokens" not in _text(html)
+    assert 'data-evalbook="usage"' not in html and "tokens" not in visible_text(html)
 
 
 def test_the_case_view_escapes_a_crafted_source_and_refusal() -> None:
     html = case_html(_evil(_run(_priced)), 0)
     assert "<script>" not in html and "\x1b" not in html and "\u202e" not in html
-    text = _text(html)
+    text = visible_text(html)
     assert "<script>alert(1)</script>\\x1b[31m\\u202e 2 10 5 $0.50 task 1 — — $0.25" in text
     assert "usage refused (amounts unknown): <script>alert(1)</script>\\x1b[31m" in text
 
@@ -305,7 +300,7 @@ def test_the_comparison_card_and_text_show_the_cost_and_latency_deltas() -> None
     # paired deltas 0.02, 0.04, 0.06, 0.08: mean 0.05, s/√4 = 0.01291, t(3) = 3.182
     row = comp.usage.iloc[0]
     assert round(float(row["delta"]), 6) == 0.05
-    text = _text(comparison_html(comp))
+    text = visible_text(comparison_html(comp))
     assert "Cost and latency B − A, paired by case" in text
     assert "cost per case $0.025 → $0.075 +$0.05 [+$0.00891, +$0.0911] · 4 paired" in text
     assert re.search(r"latency [\d.]+ s → [\d.]+ s [+−][\d.]+ s \[.+\] · 4 paired", text)
@@ -316,10 +311,10 @@ def test_the_comparison_card_and_text_show_the_cost_and_latency_deltas() -> None
 
 def test_the_comparison_has_no_cost_section_without_costs_in_both_runs() -> None:
     plain = eb.compare(_run(), _run())
-    assert "Cost and latency" not in _text(comparison_html(plain))
+    assert "Cost and latency" not in visible_text(comparison_html(plain))
     assert "cost per case" not in comparison_text(plain) and "latency" not in repr(plain)
     one_sided = eb.compare(_run(_costs(0.01)), _run(_costs(None)))
-    assert "Cost and latency" not in _text(comparison_html(one_sided))
+    assert "Cost and latency" not in visible_text(comparison_html(one_sided))
     assert "cost per case" not in repr(one_sided)
     assert any("Cost unknown for 4 cases of run b" in w for w in one_sided.warnings)
 
@@ -362,9 +357,9 @@ def test_views_stay_bounded_with_many_long_sources() -> None:
     run = _many_sources(_run(_priced), 300, 100_000)  # 30 MB of names and messages
     html = run_html(run)
     assert len(html) < 200_000  # the run's sources: these 300 and the other samples' task
-    assert "… 281 more sources: see run.usage()" in _text(html)
+    assert "… 281 more sources: see run.usage()" in visible_text(html)
     case = case_html(run, 0)
-    assert len(case) < 200_000 and "… 280 more sources" in _text(case)
+    assert len(case) < 200_000 and "… 280 more sources" in visible_text(case)
     from evalbook._cli._terminal import usage_lines, usage_source_table
 
     lines = usage_source_table(run)

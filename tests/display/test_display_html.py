@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import os
-import re
-from html import unescape
 from pathlib import Path
 
 import pytest
+from _page import visible_text
 
 from display_fixtures import EVIL, EVIL_ESCAPED, FakeComparison, demo_run, evil_run
 from evalbook._util._fmt import format_pct
@@ -29,11 +28,6 @@ def _check_snapshot(name: str, html: str) -> None:
     assert html + "\n" == path.read_text(encoding="utf-8"), (
         f"{name} changed; if intended, re-run with EVALBOOK_UPDATE_SNAPSHOTS=1 and review the diff"
     )
-
-
-def _text(html: str) -> str:
-    """The visible text of an HTML fragment (tags removed, whitespace squeezed)."""
-    return unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip())
 
 
 @pytest.fixture(scope="module")
@@ -65,7 +59,7 @@ def test_comparison_snapshot(run) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_headline_card_shows_value_ci_completion_and_counts(run) -> None:  # type: ignore[no-untyped-def]
-    text = _text(run_html(run))
+    text = visible_text(run_html(run))
     h = run.headline
     assert (
         f"{format_pct(h.value)} Pass 95% CI [{format_pct(h.ci[0])}, {format_pct(h.ci[1])}]" in text
@@ -84,7 +78,7 @@ def test_every_other_score_gets_a_card(run) -> None:  # type: ignore[no-untyped-
 
 
 def test_unscored_breakdown_counts_and_share(run) -> None:  # type: ignore[no-untyped-def]
-    text = _text(unscored_html(run.unscored(), run.summary()))
+    text = visible_text(unscored_html(run.unscored(), run.summary()))
     assert text.count("error case_errored 1 8%") == 3  # one per score, 1 of 12 cases
     assert "unscored empty_output 1 8%" in text
     assert "unscored component_unscored:answer.concise 1 8%" in text
@@ -96,7 +90,7 @@ def test_unscored_breakdown_when_everything_scored(run) -> None:  # type: ignore
 
 
 def test_summary_grid_has_a_row_per_score(run) -> None:  # type: ignore[no-untyped-def]
-    text = _text(summary_html(run.summary()))
+    text = visible_text(summary_html(run.summary()))
     for d in run.definitions:
         assert d.name in text
 
@@ -111,7 +105,7 @@ def test_no_tables_no_style_blocks_and_theme_safe(run) -> None:  # type: ignore[
 
 def test_case_detail_shows_input_output_and_every_score(run) -> None:  # type: ignore[no-untyped-def]
     pos = 1
-    text = _text(case_html(run, pos))
+    text = visible_text(case_html(run, pos))
     row = run.data.iloc[pos]
     assert row["question"] in text and str(run.cases["output"][pos]) in text
     assert text.count("scored") >= len(run.definitions)
@@ -120,14 +114,14 @@ def test_case_detail_shows_input_output_and_every_score(run) -> None:  # type: i
 
 def test_errored_case_shows_its_error(run) -> None:  # type: ignore[no-untyped-def]
     pos = int(filter_cases(run, CaseFilter(outcome="errored"))[0])
-    text = _text(case_html(run, pos))
+    text = visible_text(case_html(run, pos))
     assert "ZeroDivisionError" in text and "case_errored" in text
 
 
 def test_comparison_shows_warnings_deltas_p_and_counts(run) -> None:  # type: ignore[no-untyped-def]
     comp = FakeComparison(run, demo_run("candidate"))
     html = comparison_html(comp)
-    text = _text(html)
+    text = visible_text(html)
     assert html.index('data-evalbook="warnings"') < html.index('data-evalbook="comparison-score"')
     assert "1 warning" in text and "grader differs" in text
     assert "+10.0 pp" in text and "95% CI [+2.0 pp, +18.0 pp]" in text

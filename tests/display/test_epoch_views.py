@@ -9,13 +9,13 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Callable
-from html import unescape
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import pandas as pd
 import pytest
+from _page import Page, visible_text
 
 import evalbook as eb
 from display_fixtures import demo_run
@@ -44,11 +44,6 @@ P_VALUES: dict[str, list[float | None]] = {
     "skip": [0, 0, 0, 0, 0],  # unscored at every epoch
     "half": [0, 1, 0, 1, 0],
 }
-
-
-def _text(html: str) -> str:
-    """The visible text of an HTML fragment (tags removed, whitespace squeezed)."""
-    return unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip())
 
 
 def _task(case_id: str, epoch: int) -> str:
@@ -82,16 +77,16 @@ def run() -> eb.Run:
 
 
 def test_cards_show_cases_times_epochs_and_each_scores_reducer(run: eb.Run) -> None:
-    text = _text(run_cards_html(run))
+    text = visible_text(run_cards_html(run))
     assert "6 cases × 5 epochs" in text
     assert re.search(r"Pass pass@3 95% CI", text), text  # the headline card, after its label
     assert re.search(r"Mean part mean", text), text  # the other score's card
-    header = _text(run_html(run)).split(" · run ")[0]
+    header = visible_text(run_html(run)).split(" · run ")[0]
     assert header == "epochs-demo · 6 cases × 5 epochs"  # cases, not the 30 samples
 
 
 def test_summary_grid_has_a_reducer_column_with_epochs(run: eb.Run) -> None:
-    text = _text(summary_html(run.summary()))
+    text = visible_text(summary_html(run.summary()))
     assert text.startswith("score reducer mean 95% CI counted")
     assert "Pass p pass@3" in text and "Mean part m mean" in text
 
@@ -104,8 +99,8 @@ def test_one_epoch_shows_a_reducer_only_when_it_is_not_the_mean() -> None:
         store=None,
         progress=False,
     )
-    assert "pass@1" in _text(run_cards_html(one))
-    assert _text(summary_html(one.summary())).startswith("score reducer mean")
+    assert "pass@1" in visible_text(run_cards_html(one))
+    assert visible_text(summary_html(one.summary())).startswith("score reducer mean")
     plain = eb.run(
         pd.DataFrame({"q": ["a", "b"]}),
         task=lambda q: q,
@@ -113,13 +108,13 @@ def test_one_epoch_shows_a_reducer_only_when_it_is_not_the_mean() -> None:
         store=None,
         progress=False,
     )
-    cards = _text(run_html(plain))
+    cards = visible_text(run_html(plain))
     assert "mean" not in cards and "epochs" not in cards and "2 cases · run" in cards
-    assert _text(summary_html(plain.summary())).startswith("score mean 95% CI")
+    assert visible_text(summary_html(plain.summary())).startswith("score mean 95% CI")
 
 
 def test_unscored_shares_are_of_samples(run: eb.Run) -> None:
-    text = _text(unscored_html(run.unscored(), run.summary()))
+    text = visible_text(unscored_html(run.unscored(), run.summary()))
     # p: 5 unscored samples (case skip) and 1 errored sample (case err) of 30
     assert "Pass p · 30 samples" in text
     assert re.search(r"unscored no_answer 5 17% ", text), text
@@ -143,16 +138,16 @@ def test_each_case_has_its_exact_strip(run: eb.Run) -> None:
 def test_the_case_view_shows_strip_reduced_value_and_every_epoch(run: eb.Run) -> None:
     reduced = run.reduced()
     assert list(reduced["case_id"].astype(str)[::2]) == list(P_VALUES)  # case order, per score
-    text = _text(case_html(run, 1))  # flaky: pass@3 of 4/5 is 1, mean 0.8
+    text = visible_text(case_html(run, 1))  # flaky: pass@3 of 4/5 is 1, mean 0.8
     assert "Pass p pass@3 scored 1 sd 0.447 ■■□■■ 4/5" in text
     assert "Mean part m mean scored 0.8 sd 0.447 ■■□■■ 4/5" in text
     for e in range(1, 6):
         assert f"epoch {e} passed attempts 1 flaky says {e}" in text
     assert text.index("epoch 3 passed") < text.index("Pass p scored 0 counted 0")
-    err = _text(case_html(run, 3))
+    err = visible_text(case_html(run, 3))
     assert "err passed 4 errored 1 5 epochs" in err
     assert "epoch 2 errored attempts 1 error: RuntimeError boom at epoch 2 (no output)" in err
-    skip = _text(case_html(run, 4))
+    skip = visible_text(case_html(run, 4))
     assert "Pass p pass@3 unscored · no_answer ○○○○○ 0/0" in skip
 
 
@@ -189,7 +184,7 @@ def test_the_explorer_lists_cases_with_strip_and_reduced_value(run: eb.Run) -> N
     explorer.range.value = (0.0, 0.5)
     assert [pos for _, pos in explorer.cases.options] == [1, 2, 5]
     explorer.cases.value = 5
-    assert "▣▣▣▣▣ 2.5/5" in _text(explorer.detail.value)
+    assert "▣▣▣▣▣ 2.5/5" in visible_text(explorer.detail.value)
 
 
 def test_a_comparison_shows_the_pair_of_the_chosen_case(run: eb.Run) -> None:
@@ -198,7 +193,7 @@ def test_a_comparison_shows_the_pair_of_the_chosen_case(run: eb.Run) -> None:
     view.change.value = "all"
     flaky = next(pos for label, pos in view.cases.options if label.startswith("flaky · p"))
     view.cases.value = flaky
-    text = _text(view.detail.value)
+    text = visible_text(view.detail.value)
     assert text.count("flaky passed 5 5 epochs") == 2, text[:400]  # not another case's epoch
 
 
@@ -223,7 +218,7 @@ def test_an_epoch_case_view_is_bounded_with_megabyte_texts(
     )  # fmt: skip
     html = case_html(big, 0)
     size = len(html.encode("utf-8"))
-    shown = _text(html)
+    shown = visible_text(html)
     figure = f"epoch case view of 30 epochs with 1 MB texts: {size / 1000:.0f} KB"
     print(figure)
     record_property("epoch_case_view", figure)
@@ -254,7 +249,7 @@ def test_hostile_text_in_ids_and_outputs_is_escaped_in_the_epoch_views() -> None
         assert not [ch for ch in RAW if ch in html]
         assert "<script>" not in html and "&lt;script&gt;" in html
         assert "color: inherit" in html and "<style" not in html and "<table" not in html
-    assert "■□ 1/2" in _text(views[0])
+    assert "■□ 1/2" in visible_text(views[0])
     figure_text = [fig.layout.title.text, bundle["text/plain"], *(t.name for t in fig.data)]
     figure_text.append(fig.layout.legend.title.text)
     assert not [t for t in figure_text if any(ch in t for ch in RAW)]
@@ -290,9 +285,9 @@ def test_the_flakiness_bundle_shows_the_counts_without_javascript(run: eb.Run) -
     pytest.importorskip("plotly")
     bundle = run.plot.flakiness()._repr_mimebundle_()
     assert "application/vnd.plotly.v1+json" in bundle
-    html = bundle["text/html"]
-    assert "Plotly.newPlot" in html
-    no_js = _text(re.sub(r"<script.*?</script>", "", html, flags=re.S))
+    page = Page.of(bundle["text/html"])
+    assert len(page.figures) == 1
+    no_js = page.text  # the scripts (plotly.js, the chart's data) show nothing without JavaScript
     assert no_js == (
         "Flakiness · Pass p · 6 cases × 5 epochs always 2 (33%) sometimes 2 (33%) "
         "never 1 (17%) not counted 1 (17%)"
@@ -310,7 +305,7 @@ def test_flakiness_with_one_epoch_says_it_needs_epochs() -> None:
     assert note.text.startswith("Flakiness needs epochs ≥ 2: this run has 1 epoch per case.")
     bundle = fig._repr_mimebundle_()
     assert bundle["text/plain"] == note.text
-    assert "Flakiness needs epochs ≥ 2" in _text(bundle["text/html"].split("<script")[0])
+    assert "Flakiness needs epochs ≥ 2" in visible_text(bundle["text/html"].split("<script")[0])
 
 
 def test_other_figures_count_samples_with_epochs(run: eb.Run) -> None:
@@ -357,8 +352,7 @@ COUNTS = (
 
 
 def test_an_exported_notebook_shows_reducers_consistency_strips_and_counts(run: eb.Run) -> None:
-    body = _exported(run)
-    visible_text = _text(re.sub(r"<(script|style)\b.*?</\1>", "", body, flags=re.S | re.I))
+    visible_text = Page.of(_exported(run)).text  # nbconvert's page, no script or style shown
     assert visible_text.count(CARDS) == 2  # the run's repr and the widget's static HTML
     assert visible_text.count(COUNTS) == 3  # and the flakiness figure's fallback
     assert "Flakiness needs epochs ≥ 2" in visible_text

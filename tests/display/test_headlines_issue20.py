@@ -2,21 +2,15 @@
 
 from __future__ import annotations
 
-import re
-from html import unescape
 from pathlib import Path
 
 import pandas as pd
+from _page import visible_text
 
 import evalbook as eb
 from evalbook.display._html import headline_only_html, run_html
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
-
-
-def _text(html: str) -> str:
-    """The visible text of an HTML fragment (tags removed, whitespace squeezed)."""
-    return unescape(re.sub(r"\s+", " ", re.sub(r"<[^>]+>", " ", html)).strip())
 
 
 def _two_scores_run(primary: bool = False) -> eb.Run:
@@ -53,7 +47,7 @@ def test_one_score_or_a_primary_keeps_the_score_text() -> None:
 
 def test_no_primary_card_says_what_it_is_and_nudges_to_declare_one() -> None:
     run = _two_scores_run()
-    text = _text(run_html(run))
+    text = visible_text(run_html(run))
     assert "100% tasks passed" in text
     assert "No primary score: this is the share of tasks that passed" in text
     assert "eb.define_score(..., primary=True)" in text
@@ -62,7 +56,7 @@ def test_no_primary_card_says_what_it_is_and_nudges_to_declare_one() -> None:
 
 def test_a_primary_card_has_no_nudge() -> None:
     html = run_html(_two_scores_run(primary=True))
-    assert 'data-evalbook="no-primary"' not in html and "primary=True" not in _text(html)
+    assert 'data-evalbook="no-primary"' not in html and "primary=True" not in visible_text(html)
 
 
 def test_no_primary_headline_snapshot() -> None:

@@ -12,13 +12,11 @@ link. The number of outputs checked is printed and recorded.
 from __future__ import annotations
 
 import os
-import re
 import shutil
-from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
+from _page import Page
 
 try:  # nbconvert and nbclient come with jupyterlab (the dev extra)
     import nbclient
@@ -32,82 +30,6 @@ except ImportError as exc:  # pragma: no cover - the dev extra installs them
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = sorted((ROOT / "notebooks").glob("*.ipynb"))
 CELL_TIMEOUT_S = 120
-# Tags that show something without JavaScript.
-_MEDIA = {"img", "svg", "video", "canvas", "iframe"}
-_VOID = {"area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source"}
-
-
-@dataclass
-class Output:
-    """One exported output area: its visible text, media, and what it needs to show."""
-
-    cell: int
-    text: str = ""
-    media: int = 0
-    widget: bool = False  # a widget placeholder: blank without the widget manager
-    plot: bool = False  # a plotly figure: drawn by plotly.js
-    classes: str = ""
-
-
-@dataclass
-class _Page(HTMLParser):
-    """The exported page's output areas, read as a browser without JavaScript shows them."""
-
-    outputs: list[Output] = field(default_factory=list)
-    remote_scripts: list[str] = field(default_factory=list)
-    inline_plotly: bool = False
-    _stack: list[tuple[str, bool, bool]] = field(default_factory=list)
-    _cell: int = -1
-    _current: Output | None = None
-    _depth: int = 0
-
-    def __post_init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        a = {k: v or "" for k, v in attrs}
-        classes = a.get("class", "")
-        if tag == "script" and a.get("src", "").startswith(("http:", "https:", "//")):
-            self.remote_scripts.append(a["src"])
-        if tag in _VOID:
-            if tag in _MEDIA and self._current is not None:
-                self._current.media += 1
-            return
-        opens_cell = "jp-CodeCell" in classes.split()
-        if opens_cell:
-            self._cell += 1
-        opens_output = self._current is None and "jp-OutputArea-output" in classes.split()
-        if opens_output:
-            self._current = Output(cell=self._cell, classes=classes)
-            self._depth = len(self._stack)
-        hidden = tag in {"script", "style"} or "display:none" in a.get("style", "").replace(" ", "")
-        self._stack.append((tag, opens_output, hidden))
-        if self._current is not None:
-            if tag in _MEDIA:
-                self._current.media += 1
-            if "jupyter-widgets" in classes.split():
-                self._current.widget = True
-            if "plotly-graph-div" in classes.split():
-                self._current.plot = True
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _VOID:
-            return
-        while self._stack:
-            name, opened_output, _hidden = self._stack.pop()
-            if opened_output and self._current is not None:
-                self.outputs.append(self._current)
-                self._current = None
-            if name == tag:
-                break
-
-    def handle_data(self, data: str) -> None:
-        in_script = bool(self._stack) and self._stack[-1][0] == "script"
-        if in_script and "plotly.js v" in data[:2000] and len(data) > 100_000:
-            self.inline_plotly = True  # the bundle itself, not a loader
-        if self._current is None or any(hidden for _, _, hidden in self._stack):
-            return
-        self._current.text += data
 
 
 def _export(notebook: Path, work: Path) -> str:
@@ -125,7 +47,7 @@ def _export(notebook: Path, work: Path) -> str:
     return str(body)
 
 
-def _problems(page: _Page) -> list[str]:
+def _problems(page: Page) -> list[str]:
     problems: list[str] = []
     shown_cells = {o.cell for o in page.outputs if o.text.strip() or o.media}
     for o in page.outputs:
@@ -174,13 +96,26 @@ def test_the_reader_sees_the_bundled_views_in_the_page() -> None:
     )
     found = {}
     for name, html in {"blank": blank, "widget": widget, "plot": plot, "fine": fine}.items():
-        page = _Page()
-        page.feed(html)
-        found[name] = _problems(page)
+        found[name] = _problems(Page.of(html))
     assert "empty output area" in found["blank"][0]
     assert "widget placeholder" in found["widget"][0]
     assert any("CDN" in p for p in found["plot"])
     assert found["fine"] == []
+
+
+def test_the_reader_decodes_what_serializers_spell_differently() -> None:
+    """The page reader itself: one figure, spelled as plotly's json engine, orjson or an older
+    plotly writes it, reads the same; so does text under either entity for a quote."""
+    escaped = '"a \\u00b7 \\u003cb\\u003e \\u002f c"', '{"dtype": "f8", "bdata": "AAAAAAAA4D8="}'
+    plain = '"a · <b> / c"', "[0.5]"
+    read = []
+    for title, x in (escaped, plain):
+        script = f'Plotly.newPlot("id", [{{"x": {x}}}], {{"title": {{"text": {title}}}}}, {{}})'
+        page = Page.of(f"<p>it&#x27;s</p><script>{script}</script><p>it&#39;s</p>")
+        assert page.text == "it's it's"  # the script shows nothing
+        (figure,) = page.figures
+        read.append((figure.title, figure.data))
+    assert read[0] == read[1] == ("a · <b> / c", [{"x": [0.5]}])
 
 
 def test_every_exported_output_shows_something(
@@ -190,8 +125,7 @@ def test_every_exported_output_shows_something(
     problems: list[str] = []
     counts: dict[str, int] = {}
     for name, html in exported.items():
-        page = _Page()
-        page.feed(html)
+        page = Page.of(html)
         counts[name] = len(page.outputs)
         problems += [f"{name}: {p}" for p in _problems(page)]
         assert page.outputs, f"{name}: the exported page has no outputs"
@@ -206,16 +140,16 @@ def test_every_exported_output_shows_something(
 def test_eb_show_and_eval_show_export_their_static_view(exported: dict[str, str]) -> None:
     """The views of `eb.show(...)` and `%eval show` are in the page as HTML (issue 20)."""
     for name, marker in [
-        ("quickstart.ipynb", 'data-evalbook="run"'),
-        ("comparing-runs.ipynb", 'data-evalbook="comparison"'),
-        ("magics.ipynb", 'data-evalbook="run"'),
+        ("quickstart.ipynb", "run"),
+        ("comparing-runs.ipynb", "comparison"),
+        ("magics.ipynb", "run"),
     ]:
-        page = _Page()
-        page.feed(exported[name])
+        page = Page.of(exported[name])
         widget_cells = {o.cell for o in page.outputs if o.widget}
         assert widget_cells, f"{name}: no widget output (eb.show / %eval show)"
-        html = exported[name]
-        assert re.search(re.escape(marker), html), f"{name}: no {marker} in the page"
+        # the view's marker as an attribute of an output's element, however nbconvert quotes it
+        shown = [o for o in page.outputs if marker in o.marks]
+        assert shown, f"{name}: no data-evalbook={marker} view in the page"
         for cell in widget_cells:
             assert any(o.cell == cell and o.text.strip() for o in page.outputs), (
                 f"{name}: cell {cell + 1} shows only the widget placeholder"
@@ -255,9 +189,7 @@ def test_a_view_publishes_its_static_html_apart_from_the_widget(
 def test_the_leaderboard_view_exports_its_card_and_scatter(exported: dict[str, str]) -> None:
     """`eb.show([a, b, c])` in comparing-runs: the board card, then the cost-vs-score scatter
     with its data and plotly.js in the page (issue 20)."""
-    html = exported["comparing-runs.ipynb"]
-    page = _Page()
-    page.feed(html)
+    page = Page.of(exported["comparing-runs.ipynb"])
     (card,) = [
         o for o in page.outputs if "Leaderboard · 3 runs" in o.text or "cost / sample" in o.text
     ]
@@ -265,7 +197,12 @@ def test_the_leaderboard_view_exports_its_card_and_scatter(exported: dict[str, s
     assert plots, "the leaderboard view's scatter is not in its cell's outputs"
     assert "$0.009" in card.text and "small" in card.text  # each run's cost per sample
     assert page.inline_plotly and not [s for s in page.remote_scripts if "plot" in s.lower()]
-    assert "Cost against Correct answer · Pareto front" in html  # the figure's own data
+    # the figure's own data, as plotly.js reads it from the page (not as plotly's JSON spells it)
+    (figure,) = [f for o in plots for f in o.figures]
+    assert figure.title == "Cost against Correct answer · Pareto front"
+    front_trace, points = figure.data
+    assert (front_trace["name"], points["name"]) == ("Pareto front", "runs")
+    assert points["text"] == ["small", "medium", "large"]  # every priced run of the sweep
     # the scatter's no-JavaScript text, before the chart
     front = "Pareto front (cost per sample against Correct answer): 'small', 'large'"
     assert any(front in o.text for o in plots), [o.text[:200] for o in plots]

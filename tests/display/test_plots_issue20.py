@@ -3,12 +3,11 @@
 from __future__ import annotations
 
 import math
-import re
-from html import unescape
 from typing import Any
 
 import pandas as pd
 import pytest
+from _page import Page
 
 import evalbook as eb
 from display_fixtures import costed_run
@@ -31,17 +30,17 @@ def _bars(trace: Any, values: list[float]) -> dict[tuple[float, float], int]:
     return bars
 
 
-def _export_html(fig: Any) -> str:
+def _exported(fig: Any) -> Page:
+    """The figure's HTML (what an exported notebook holds), read as its reader reads it."""
     bundle = fig._repr_mimebundle_()
     assert "application/vnd.plotly.v1+json" in bundle
     html: str = bundle["text/html"]
-    # plotly.js embedded once (the export shows the chart offline), never a script from a CDN
-    assert not re.search(r"<script[^>]*\ssrc=", html)
-    # plotly.js inlined once: its own text mentions its CDN, but nothing loads from one
-    assert html.count("* plotly.js v") == 1 and len(html) > 1_000_000
-    assert html.count("Plotly.newPlot") == 1
+    page = Page.of(html)
+    # plotly.js inlined once (the export shows the chart offline), never a script from elsewhere
+    assert page.plotly_bundles == 1 and not page.script_sources and len(html) > 1_000_000
+    assert len(page.figures) == 1
     assert 'require(["plotly"]' not in html  # no require.js path to a remote plotly
-    return html
+    return page
 
 
 def test_distribution_shows_every_value_of_one() -> None:
@@ -104,9 +103,10 @@ def test_forest_has_one_row_per_slice_and_score_and_a_zero_line() -> None:
     expected = [f"topic={t} · {lab}" for t, lab in zip(s["topic"], s["label"], strict=True)]
     assert ticks == expected
     assert [(sh.x0, sh.x1) for sh in fig.layout.shapes] == [(0, 0)]  # the zero line
-    html = _export_html(fig)
-    for tick in expected:
-        assert tick in html
+    # what plotly.js draws from the page: the ticks and bars decoded from its JSON arguments
+    (drawn,) = _exported(fig).figures
+    assert drawn.layout["yaxis"]["ticktext"] == expected
+    assert drawn.data[0]["x"] == pytest.approx(list(trace.x))
     hit = cmp.plot.forest(score="hit")
     assert len(hit.data[0].x) == 3
     with pytest.raises(ValueError, match="not a compared score"):
@@ -152,10 +152,10 @@ def test_consistency_histogram_holds_each_case_once() -> None:
         assert lo_axis <= lo and hi <= hi_axis and hi <= float(trace.xbins.end)
     (note,) = fig.layout.annotations
     assert "4 cases × 4 epochs" in note.text and "not counted: 1 case" in note.text
-    html = _export_html(fig)
-    assert "Consistency over epochs" in html
+    page = _exported(fig)
+    assert page.figures[0].title == "Consistency over epochs · pass · ep"
     # what a viewer without JavaScript shows: the bars as text, before the chart
-    assert "cases by mean — 0 %: 1 · 50 %: 1 · 75 %: 1 · 100 %: 1 · not counted: 1" in html
+    assert "cases by mean — 0 %: 1 · 50 %: 1 · 75 %: 1 · 100 %: 1 · not counted: 1" in page.text
 
 
 def test_consistency_needs_epochs() -> None:
@@ -189,10 +189,12 @@ def test_pareto_places_priced_runs_and_names_the_rest() -> None:
         "not placed: 'unpriced' (cost known for 0 of 4 samples), "
         "'partly' (cost known for 3 of 4 samples)"
     )
-    html = _export_html(fig)
-    shown = unescape(html)  # the no-JavaScript text before the chart, HTML-escaped
-    assert "Pareto front (cost per sample against hit): 'cheap', 'dear' · not placed" in shown
-    assert '"cheap"' in html and "cost known for 0 of 4 samples" in html
+    page = _exported(fig)
+    # the no-JavaScript text before the chart, and the chart's own points and note
+    assert "Pareto front (cost per sample against hit): 'cheap', 'dear' · not placed" in page.text
+    (drawn,) = page.figures
+    assert drawn.data[1]["text"] == ["cheap", "dear", "worse"]
+    assert [a["text"] for a in drawn.layout["annotations"]] == [note.text]
 
 
 def test_pareto_refuses_runs_whose_headline_scores_differ() -> None:
