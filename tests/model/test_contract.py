@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 from decimal import Decimal
 from fractions import Fraction
 from typing import Any
@@ -71,14 +72,19 @@ INVALID = [
 ]
 
 
-@pytest.mark.parametrize(("value", "expected"), VALID, ids=[safe_repr(v) for v, _ in VALID])
+def _test_id(value: object) -> str:
+    """The value's repr without a memory address: every pytest-xdist worker collects one id."""
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", safe_repr(value))
+
+
+@pytest.mark.parametrize(("value", "expected"), VALID, ids=[_test_id(v) for v, _ in VALID])
 def test_valid_values_become_floats(value: object, expected: float) -> None:
     result = validate_value(value)
     assert type(result) is float
     assert result == pytest.approx(expected)
 
 
-@pytest.mark.parametrize("value", INVALID, ids=[safe_repr(v) for v in INVALID])
+@pytest.mark.parametrize("value", INVALID, ids=[_test_id(v) for v in INVALID])
 def test_invalid_values_are_named(value: object) -> None:
     with pytest.raises(InvalidScore) as info:
         validate_value(value)
