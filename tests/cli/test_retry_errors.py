@@ -3,7 +3,10 @@ cases (and those that never ran) and keeps the rest as they were (docs/cli.md)."
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import io
+import shutil
 import warnings
 from pathlib import Path
 
@@ -13,12 +16,15 @@ from pandas.testing import assert_frame_equal
 
 import evalbook as eb
 from _cli_helpers import in_process
+from evalbook._cli._main import main
 from evalbook._runner._resume import RetryErrors
 
-# Until the file "fixed" exists, case 2 and 5 raise and case 4 overruns timeout=; case 6 stops
-# the run (a Ctrl-C reaching the task) while "stop" exists. Each call is logged to calls.txt.
+# Until the file "fixed" exists, case 2 and 5 raise and case 4 overruns timeout= (it waits for
+# an event nobody sets); case 6 stops the run (a Ctrl-C reaching the task) while "stop" exists.
+# Each call is logged to calls.txt. The other cases must finish inside the deadline, so it is
+# a generous one (a sync task's thread hop may be slow on a loaded machine).
 FILE = """
-import os, time
+import os, threading
 import pandas as pd
 import evalbook as eb
 
@@ -29,7 +35,7 @@ def task(x):
         if x in (2, 5):
             raise ValueError(f"flaky {x}")
         if x == 4:
-            time.sleep(1.0)
+            threading.Event().wait()
     if x == 6 and os.path.exists("stop"):
         raise KeyboardInterrupt
     return x * 10
@@ -39,7 +45,7 @@ def tens(output):
     return eb.Score(1.0 if output % 20 == 0 else 0.0, rationale=f"got {output}")
 
 ev = eb.Eval(pd.DataFrame({"x": [1, 2, 3, 4, 5, 6]}), task=task, scorers=[tens],
-             name="flaky", concurrency=1, timeout=0.3)
+             name="flaky", concurrency=1, timeout=5)
 """
 
 
@@ -62,17 +68,32 @@ def _load(folder: Path) -> eb.Run:
         return eb.load_run(folder)
 
 
+@pytest.fixture(scope="module")
+def first_made(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder with FILE and its stored run (2 errored and 1 timed-out case), made once: the
+    timed-out case waits out the 5 s deadline, which every test would pay again otherwise."""
+    root = tmp_path_factory.mktemp("first")
+    (root / "flaky.py").write_text(FILE)
+    out, err = io.StringIO(), io.StringIO()
+    with (
+        pytest.MonkeyPatch.context() as patch,
+        contextlib.redirect_stdout(out),
+        contextlib.redirect_stderr(err),
+    ):
+        patch.chdir(root)
+        code = main(["run", "flaky.py", "--store", "store"])
+    assert code == 0, (out.getvalue(), err.getvalue())
+    (root / "calls.txt").unlink()
+    return root
+
+
 @pytest.fixture
-def first(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
-) -> Path:
-    """A stored run of FILE with 2 errored and 1 timed-out case; its folder."""
+def first(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, first_made: Path) -> Path:
+    """A stored run of FILE with 2 errored and 1 timed-out case (a copy of `first_made`, in
+    the test's own folder, the working directory); its folder."""
+    shutil.copytree(first_made, tmp_path, dirs_exist_ok=True)
     monkeypatch.chdir(tmp_path)
-    (tmp_path / "flaky.py").write_text(FILE)
-    code, _, err = in_process(capsys, "run", "flaky.py", "--store", "store")
-    assert code == 0, err
     (folder,) = (tmp_path / "store").iterdir()
-    (tmp_path / "calls.txt").unlink()
     return folder
 
 

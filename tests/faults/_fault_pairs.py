@@ -4,6 +4,10 @@ Imported by tests/faults/test_resume_races.py and tools/faults_kill.py; run as a
 one of the two resuming processes (``python _fault_pairs.py resume CONFIG_JSON``): it waits
 for the barrier file, resumes, and prints whether it ran or was refused. The workload is the
 kill trials' (_fault_procs.py).
+
+Whether the two resumes overlap depends on when each process gets to run, which a loaded
+machine moves. So every third pair is held: there the resume that proceeds waits in its task
+(holding the log) until the other process has tried, and that pair overlaps for sure.
 """
 
 from __future__ import annotations
@@ -76,14 +80,20 @@ def killed_run(root: Path, seed: int) -> tuple[Workload, Path]:
     return dataclasses.replace(w, self_kill_at=None), folder
 
 
-def resume_pair(source: Path, w: Workload, root: Path, seed: int, tally: PairTally) -> None:
+def resume_pair(
+    source: Path, w: Workload, root: Path, seed: int, tally: PairTally, hold: bool = False
+) -> None:
     """Copy the killed run, start two resumes of it at one moment, check that one proceeded.
 
     The resumes' task sleeps (none, or up to 30 or 60 ms a call) and concurrency (1..4) are
     drawn per pair. With sleeps, the rest of the run outlasts the lock's retries (about 0.1 s,
-    for readers), so the second process tries while the first holds the log. Without, the
-    first may end before the second takes the lock: then the second finds the run complete
+    for readers), so the second process usually tries while the first holds the log. Without,
+    the first may end before the second takes the lock: then the second finds the run complete
     and runs nothing (counted as `sequential`), unless it read the state before it locked.
+    With `hold`, every task call first waits for a file that each process writes once its
+    resume has returned or been refused (at most `_fault_procs.HOLD_S`): the process that
+    proceeds holds the log until the other has tried, so the other must be refused, however
+    loaded the machine.
     """
     rng = random.Random(seed)
     root.mkdir(parents=True)
@@ -91,7 +101,10 @@ def resume_pair(source: Path, w: Workload, root: Path, seed: int, tally: PairTal
     shutil.copytree(source, folder)
     _, ended_before = logged_ends(folder)
     w = dataclasses.replace(
-        w, max_sleep=rng.choice([0.0, 0.03, 0.06]), concurrency=rng.randint(1, 4)
+        w,
+        max_sleep=rng.choice([0.0, 0.03, 0.06]),
+        concurrency=rng.randint(1, 4),
+        hold=str(root / "tried") if hold else None,
     )
     barrier = root / "go"
     children, configs = [], []
@@ -146,12 +159,14 @@ def resume_pair(source: Path, w: Workload, root: Path, seed: int, tally: PairTal
 
 
 def resume_pairs(root: Path, pairs: int, seed: int) -> PairTally:
-    """`pairs` simultaneous resume pairs, each of a copy of one killed run."""
+    """`pairs` simultaneous resume pairs, each of a copy of one killed run (every third held:
+    see `resume_pair`)."""
     master = random.Random(seed)
     w, source = killed_run(root / "source", master.randrange(2**31))
     tally = PairTally()
     for i in range(pairs):
-        resume_pair(source, w, root / f"p{i:03d}", master.randrange(2**31), tally)
+        seed_i = master.randrange(2**31)
+        resume_pair(source, w, root / f"p{i:03d}", seed_i, tally, hold=i % 3 == 0)
     return tally
 
 
@@ -162,12 +177,15 @@ def _resume_child(config: dict[str, Any], w: Workload) -> None:
     Path(config["ready"]).write_text("x")
     barrier, give_up = Path(config["barrier"]), time.monotonic() + HARD_TIMEOUT
     while not barrier.exists() and time.monotonic() < give_up:
-        time.sleep(0.0005)  # both processes leave this loop within a millisecond
+        time.sleep(0.0005)  # on an idle machine both leave this loop within a millisecond
     try:
         quiet(lambda: run_workload(w, resume=config["folder"]))
         result = {"status": "ran"}
     except eb.ConfigurationError as exc:
         result = {"status": "refused", "error": str(exc)}
+    finally:
+        if w.hold is not None:  # this process has tried: the other's held calls may go on
+            Path(w.hold).touch()
     print(json.dumps(result))
 
 

@@ -35,6 +35,7 @@ N_CASES = 60
 IDS = [f"c{i:02d}" for i in range(N_CASES)]
 ENV = {**os.environ, "EVALBOOK_PROGRESS": "0"}
 HARD_TIMEOUT = 120.0  # a child that takes longer is stuck: the trial fails instead of hanging CI
+HOLD_S = 30.0  # the longest a held task waits for its file (`Workload.hold`)
 CASE_COLUMNS = ["case_id", "outcome", "attempts", "output", "error_type", "error_message"]
 SCORE_COLUMNS = ["case_id", "score", "status", "value", "reason", "rationale"]
 USAGE_COLUMNS = ["case_id", "epoch", "source", "calls", "input_tokens", "output_tokens", "cost"]
@@ -59,6 +60,7 @@ class Workload:
     max_sleep: float = 0.02
     self_kill_at: str | None = None  # the task SIGKILLs its own process at this case
     usage: bool = False  # each task call records usage (tests/faults/test_usage_faults.py)
+    hold: str | None = None  # each task call first waits for this file (_fault_pairs.py)
 
     @classmethod
     def draw(cls, rng: random.Random, calls: Path, usage: bool = False) -> Workload:
@@ -108,7 +110,8 @@ def record_usage(w: Workload, case_id: str, ctx: Any) -> None:
 
 
 def make_task(w: Workload) -> Callable[..., Any]:
-    """The workload's task (sync or async): note the call, sleep a little, answer."""
+    """The workload's task (sync or async): note the call, wait for the `hold` file if there
+    is one, sleep a little, answer."""
 
     def prologue(case_id: str, ctx: Any) -> float:
         note_call(w.calls, case_id)
@@ -119,14 +122,30 @@ def make_task(w: Workload) -> Callable[..., Any]:
         return random.Random(f"{w.seed}:{case_id}:{ctx.attempt}").uniform(0, w.max_sleep)
 
     def sync_task(question: str, case_id: str, ctx: Any) -> str:
-        time.sleep(prologue(case_id, ctx))
+        pause = prologue(case_id, ctx)
+        if w.hold is not None:
+            wait_for_file(Path(w.hold))
+        time.sleep(pause)
         return _answer(w, question, case_id, ctx.attempt)
 
     async def async_task(question: str, case_id: str, ctx: Any) -> str:
-        await asyncio.sleep(prologue(case_id, ctx))
+        pause = prologue(case_id, ctx)
+        if w.hold is not None:  # in a thread: the event loop is not blocked meanwhile
+            await asyncio.to_thread(wait_for_file, Path(w.hold))
+        await asyncio.sleep(pause)
         return _answer(w, question, case_id, ctx.attempt)
 
     return async_task if w.is_async else sync_task
+
+
+def wait_for_file(path: Path) -> None:
+    """Wait until `path` exists, at most `HOLD_S` (then make it: later calls need not wait)."""
+    give_up = time.monotonic() + HOLD_S
+    while not path.exists():
+        if time.monotonic() > give_up:
+            path.touch()
+            return
+        time.sleep(0.005)
 
 
 @eb.scorer

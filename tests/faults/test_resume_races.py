@@ -7,8 +7,10 @@ the rest of the run outlasts the lock's short retries, so the second process mus
 with a ConfigurationError before it calls the task once; in pairs without task sleeps the
 first may end before the second takes the lock, and the second must then find the run
 complete and run nothing. With the lock taken after the read (the bug of issue 15), 4 of 12
-pairs both ran and 124 cases were paid twice. The long form is
-`python tools/faults_kill.py --pairs 30 --seed 1`.
+pairs both ran and 124 cases were paid twice. Which pairs overlap depends on when each process
+gets to run, which a loaded machine moves; so every third pair is held (the process that
+proceeds waits, holding the log, until the other has tried) and overlaps for sure. The long
+form is `python tools/faults_kill.py --pairs 30 --seed 1`.
 """
 
 from __future__ import annotations
@@ -36,5 +38,7 @@ def test_two_simultaneous_resumes_of_one_killed_run_exactly_one_proceeds(
     assert tally.pairs == PAIRS
     assert (tally.both_ran, tally.none_ran) == (0, 0)
     assert tally.refused + tally.sequential == PAIRS
-    assert tally.refused >= PAIRS // 3  # most pairs overlap, else the lock is not tested
+    # the held pairs (every third) overlap for sure, others mostly do: else the lock is not
+    # tested
+    assert tally.refused >= PAIRS // 3
     assert (tally.loser_calls, tally.duplicate_ends, tally.paid_twice) == (0, 0, 0)

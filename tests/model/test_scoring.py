@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import math
 from typing import Any
 
@@ -51,16 +52,18 @@ def test_every_cell_of_the_rule(
     assert (math.isnan(got) and math.isnan(expected)) or got == expected
 
 
-def _task(x: str, ctx: Any) -> str:
+async def _task(x: str, ctx: Any) -> str:
+    # Async, and only "slow" ever waits: every other case ends in the first step of its call,
+    # which the event loop runs before the deadline's timer however late that fires, so the
+    # short timeout= below cannot cut them on a loaded machine (a sync task's thread hop could
+    # take longer than it). "slow" waits for an event nobody sets: it always times out.
     if x == "fail":
         ctx.record_score("s", 1.0)
         ctx.fail("wrong")
     if x == "err":
         raise RuntimeError("boom")
     if x == "slow":
-        import time
-
-        time.sleep(0.5)
+        await asyncio.Event().wait()
     return x
 
 

@@ -36,7 +36,7 @@ def test_a_sync_call_past_its_deadline_times_out_at_the_deadline() -> None:
     release = threading.Event()
 
     def hangs() -> str:
-        release.wait(10)
+        release.wait()  # set only once the calls have timed out: it never returns in time
         return "late"
 
     async def main() -> tuple[list[Any], bool]:
@@ -74,7 +74,7 @@ def test_timed_out_calls_do_not_starve_the_calls_after_them() -> None:
     release = threading.Event()
 
     def blocked() -> None:
-        release.wait(10)
+        release.wait()  # set only at the end: these threads stay busy throughout
 
     async def main() -> list[Any]:
         threads = Threads()
@@ -82,7 +82,9 @@ def test_timed_out_calls_do_not_starve_the_calls_after_them() -> None:
             *(call(blocked, False, (), {}, threads, 0.05) for _ in range(4)),
             return_exceptions=True,
         )
-        return await asyncio.gather(*(call(where, False, (), {}, threads, 1.0) for _ in range(4)))
+        # the calls after must complete inside their deadline: a generous one, as a thread
+        # hop may be slow on a loaded machine (a starved call waits it out and times out)
+        return await asyncio.gather(*(call(where, False, (), {}, threads, 5.0) for _ in range(4)))
 
     try:
         names = asyncio.run(main())
@@ -92,29 +94,36 @@ def test_timed_out_calls_do_not_starve_the_calls_after_them() -> None:
 
 
 def test_the_issue_example_three_slow_cases_time_out_and_the_rest_run() -> None:
-    """40 cases, three sleep 4 s, timeout=1: the run ends near the deadline, not after 12 s.
+    """40 cases, three block 60 s, timeout=5: the run ends near the deadline, not after 60 s.
 
     Before, a fast first call moved the task onto the event loop: each sleep blocked every
-    case and the deadline was only checked after the call returned.
+    case and the deadline was only checked after the call returned. The 37 fast cases must
+    finish inside the deadline, so it is a generous one (a thread hop may be slow on a loaded
+    machine); the slow cases outlast it by far.
     """
     slow = {"c07", "c21", "c33"}
+    release = threading.Event()
 
     def task(case_id: str) -> str:
         if case_id in slow:
-            time.sleep(4)
+            release.wait(60)  # set at the end of the test, long after the deadline
         return case_id.upper()
 
     data = pd.DataFrame({"id": [f"c{i:02d}" for i in range(40)]})
     t0 = time.perf_counter()
-    result = run(
-        data, task=task, scorers=[lambda output: 1.0], timeout=1, concurrency=8, name="slow"
-    )
+    try:
+        result = run(
+            data, task=task, scorers=[lambda output: 1.0], timeout=5, concurrency=8, name="slow"
+        )
+    finally:
+        release.set()
     wall = time.perf_counter() - t0
     cases = result.cases.set_index("case_id")
     assert set(cases.index[cases["outcome"] == "timed_out"]) == slow
     assert (cases.loc[~cases.index.isin(slow), "outcome"] == "passed").all()
-    # far below one 4 s sleep: impossible if any sleep blocked the run or the deadline waited
-    assert wall < 3
+    # about the 5 s deadline, far below one 60 s block: impossible if any block held up the
+    # run or the deadline waited for the call (25 s of room for a loaded machine)
+    assert wall < 30
 
 
 def test_a_blocking_sync_scorer_does_not_block_other_cases() -> None:
@@ -127,7 +136,7 @@ def test_a_blocking_sync_scorer_does_not_block_other_cases() -> None:
 
     def scorer(case_id: str) -> float:
         if case_id == "a":
-            return 1.0 if b_done.wait(5) else 0.0
+            return 1.0 if b_done.wait(30) else 0.0  # room for a loaded machine to score b
         if case_id == "b":
             b_done.set()
         return 1.0

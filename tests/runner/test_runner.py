@@ -176,20 +176,33 @@ def test_attempts_retry_errored_cases_and_count_the_last() -> None:
 
 @pytest.mark.parametrize("is_async", [False, True])
 def test_timeouts(is_async: bool) -> None:
+    release = threading.Event()  # never set while a run is on: case b hangs for good
     if is_async:
 
         async def task(question: str) -> str:
-            await asyncio.sleep(1.0 if question == "b" else 0)
+            if question == "b":
+                await asyncio.Event().wait()  # nobody ever sets it
             return question
     else:
 
         def task(question: str) -> str:  # type: ignore[misc]
-            time.sleep(1.0 if question == "b" else 0)
+            if question == "b":
+                release.wait()
             return question
 
-    r = run(DF, task=task, timeout=0.2, attempts=2)
-    assert r.cases["outcome"].tolist() == ["passed", "timed_out", "passed"]
-    assert r.cases["attempts"].tolist() == [1, 2, 1]
+    try:
+        # a and c must finish inside the deadline, so it is a generous one (a loaded machine
+        # may take a while for a thread hop); only b, which never returns, waits it out
+        r = run(DF, task=task, timeout=5)
+        assert r.cases["outcome"].tolist() == ["passed", "timed_out", "passed"]
+        assert r.cases["attempts"].tolist() == [1, 1, 1]
+        # a timed-out case is retried, then stays timed out: with only b in the run, nothing
+        # has to beat the deadline, so a short one does
+        retried = run(DF.iloc[[1]], task=task, timeout=0.2, attempts=2)
+    finally:
+        release.set()  # the abandoned threads finish
+    assert retried.cases["outcome"].tolist() == ["timed_out"]
+    assert retried.cases["attempts"].tolist() == [2]
 
 
 def test_a_users_own_timeout_error_is_an_error_not_a_timeout() -> None:
@@ -204,22 +217,33 @@ def test_a_users_own_timeout_error_is_an_error_not_a_timeout() -> None:
 def test_concurrency_holds_for_sync_and_async_tasks(is_async: bool) -> None:
     lock = threading.Lock()
     active = peak = 0
+    limit = 0
+    full = threading.Event()  # set once `limit` tasks are active at once
 
     def enter() -> None:
         nonlocal active, peak
         with lock:
             active += 1
             peak = max(peak, active)
+            if active == limit:
+                full.set()
 
     def leave() -> None:
         nonlocal active
         with lock:
             active -= 1
 
+    # Each task holds its slot until `limit` tasks are active together (at most 30 s, which
+    # only a run that never reaches the limit waits out), then a little longer: the peak is
+    # reached for sure, however loaded the machine, and a run that lets more than `limit`
+    # run at once shows it (the extra tasks start while the first ones still wait).
     if is_async:
 
         async def task(x: int) -> int:
             enter()
+            give_up = time.monotonic() + 30
+            while not full.is_set() and time.monotonic() < give_up:
+                await asyncio.sleep(0.001)
             await asyncio.sleep(0.02)
             leave()
             return x
@@ -227,25 +251,41 @@ def test_concurrency_holds_for_sync_and_async_tasks(is_async: bool) -> None:
 
         def task(x: int) -> int:  # type: ignore[misc]
             enter()
+            full.wait(30)
             time.sleep(0.02)
             leave()
             return x
 
     df = pd.DataFrame({"x": range(40)})
+    limit = 5
     run(df, task=task, concurrency=5)
-    assert peak == 5
-    peak = 0
+    assert full.is_set() and peak == 5  # reached, never passed
+    peak, limit = 0, 1
+    full.clear()
     run(df, task=task, concurrency=1)
-    assert peak == 1
+    assert full.is_set() and peak == 1
 
 
 def test_blocking_sync_tasks_run_in_threads() -> None:
     df = pd.DataFrame({"x": range(8)})
     names: set[str] = set()
+    lock = threading.Lock()
+    active = 0
+    together = threading.Event()  # set once two tasks run at the same time
 
     def task(x: int) -> int:
+        nonlocal active
         names.add(threading.current_thread().name)
-        time.sleep(0.05)
+        with lock:
+            active += 1
+            if active == 2:
+                together.set()
+        # blocks until a second task runs beside it: only possible in two threads (a task on
+        # the event loop would block it, and wait out the 30 s in vain)
+        if not together.wait(30):
+            together.set()  # the others need not wait too: the test fails on `names` anyway
+        with lock:
+            active -= 1
         return x
 
     run(df, task=task, concurrency=8)
@@ -296,17 +336,25 @@ def test_ctrl_c_inside_a_running_loop_cancels_the_run(tmp_path: Any) -> None:
     import signal
 
     calls: list[int] = []
+    began = threading.Event()  # the run is under way: its first case has started
+    loops: list[asyncio.AbstractEventLoop] = []  # the loop the run's cases ran on
 
     async def slow(x: int) -> int:
+        if not calls:
+            loops.append(asyncio.get_running_loop())
+            began.set()
         calls.append(x)
         await asyncio.sleep(0.05)
         return x
 
     def interrupt() -> None:
+        # once the run is under way (not after a fixed time: a loaded machine may take
+        # longer than that to start it), at most 60 s
+        began.wait(60)
         signal.pthread_kill(threading.main_thread().ident or 0, signal.SIGINT)
 
     async def notebook_cell() -> None:
-        threading.Timer(0.3, interrupt).start()
+        threading.Thread(target=interrupt, daemon=True).start()
         eb.run(
             pd.DataFrame({"x": range(400)}),
             task=slow,
@@ -322,10 +370,11 @@ def test_ctrl_c_inside_a_running_loop_cancels_the_run(tmp_path: Any) -> None:
     with pytest.raises(KeyboardInterrupt):
         loop.run_until_complete(notebook_cell())
     loop.close()
-    assert time.monotonic() - t0 < 10
-    n = len(calls)
-    time.sleep(0.3)
-    assert len(calls) == n < 400  # the run stopped; nothing goes on in the background
+    assert time.monotonic() - t0 < 10  # far less than the 20 s the 400 cases would take
+    # The run stopped, and nothing goes on in the background: its loop has been closed by
+    # the time the interrupt is re-raised (a watch for more calls could miss a slow one).
+    assert len(loops) == 1 and loops[0].is_closed()
+    assert len(calls) < 400
     listed = eb.runs(tmp_path)
     assert listed["status"].tolist() == ["incomplete"]
 
@@ -349,8 +398,12 @@ def test_a_run_is_not_rendered_on_the_way_out_of_asyncio_run(
 
 
 def test_duration_covers_the_attempts_not_the_scoring() -> None:
+    scoring: list[float] = []  # when the scorer began and ended (Unix seconds)
+
     def slow_scorer(output: str) -> float:
-        time.sleep(0.3)
+        scoring.append(time.time())
+        time.sleep(0.5)
+        scoring.append(time.time())
         return 1.0
 
     run = eb.run(
@@ -361,4 +414,11 @@ def test_duration_covers_the_attempts_not_the_scoring() -> None:
         progress=False,
     )
     assert run.scores["value"].tolist() == [1.0]
-    assert 0 <= run.cases["duration_s"].iloc[0] < 0.25  # the 0.3 s of scoring is not in it
+    case = run.cases.iloc[0]
+    ended = case["started_at"].timestamp() + case["duration_s"]
+    began_scoring, ended_scoring = scoring
+    # The attempt ends before scoring begins, however long either takes on a loaded machine:
+    # counted in, the 0.5 s of scoring would put the end past the scorer's own end. The 0.1 s
+    # only allows for the two clocks (Unix time, and the monotonic one durations come from).
+    assert case["duration_s"] >= 0
+    assert ended <= began_scoring + 0.1 < ended_scoring

@@ -153,6 +153,8 @@ CHILD = textwrap.dedent(
             except asyncio.CancelledError:
                 pass  # refuses to be cancelled
 
+    # x >= 1 ends in the first step of its call, which the event loop runs before the 0.3 s
+    # deadline's timer however late that fires: on a loaded machine too, only x = 0 times out
     async def stubborn(x):
         if x < 1:
             await swallow()

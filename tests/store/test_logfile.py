@@ -210,16 +210,30 @@ def test_being_written_while_a_writer_holds_the_log(tmp_path: Path) -> None:
     assert not being_written(path)
 
 
-def test_a_reader_probing_the_lock_does_not_refuse_a_writer(tmp_path: Path) -> None:
+def test_a_reader_probing_the_lock_does_not_refuse_a_writer(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     import fcntl
-    import threading
+    import time
+    import types
 
     path = tmp_path / "events.jsonl"
     path.write_bytes(b"a\n")
     fd = os.open(path, os.O_RDONLY)
     fcntl.flock(fd, fcntl.LOCK_SH)  # a reader's probe, caught at the worst moment
-    threading.Timer(0.02, os.close, args=(fd,)).start()  # ...and over 20 ms later
+    waits: list[float] = []
+
+    def sleep(seconds: float) -> None:
+        # ...and over 20 ms later: let go in the writer's 4th wait of 5 ms. A timer thread
+        # could fire after the writer's last try on a loaded machine; this cannot.
+        waits.append(seconds)
+        if len(waits) == 4:
+            os.close(fd)
+        time.sleep(seconds)
+
+    monkeypatch.setattr(_log, "time", types.SimpleNamespace(sleep=sleep))
     log = LogFile(path, append=True)  # waits for it instead of failing
     log.write(b"b\n")
     log.close()
+    assert len(waits) == 4  # it waited, and took the lock once the reader let go
     assert path.read_bytes() == b"a\nb\n"
