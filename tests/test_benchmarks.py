@@ -6,6 +6,10 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # every benchmark in its quick form
+
 ROOT = Path(__file__).resolve().parents[1]
 
 

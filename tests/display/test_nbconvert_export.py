@@ -18,6 +18,8 @@ from pathlib import Path
 import pytest
 from _page import Page
 
+pytestmark = pytest.mark.slow  # runs and exports every notebook
+
 try:  # nbconvert and nbclient come with jupyterlab (the dev extra)
     import nbclient
     import nbconvert  # noqa: F401

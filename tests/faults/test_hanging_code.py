@@ -18,6 +18,8 @@ import pytest
 import evalbook as eb
 from evalbook._runner import _calls
 
+pytestmark = pytest.mark.slow  # hanging code, most of it in child processes
+
 
 @pytest.fixture
 def release() -> Iterator[threading.Event]:

@@ -15,7 +15,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from _fault_procs import IDS, Workload, kill_trials, run_workload
+
+pytestmark = pytest.mark.slow  # kill -9 trials in child processes
 
 TRIALS = 20
 SEED = 17

@@ -19,7 +19,10 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pytest
 from _fault_pairs import resume_pairs
+
+pytestmark = pytest.mark.slow  # pairs of resuming child processes
 
 PAIRS = 10
 SEED = 17

@@ -249,6 +249,7 @@ def test_damaged_usage_in_the_final_files_is_detected_or_identical(
     assert sum(counts["usage edits"].values()) == len(EDITS) + 3
 
 
+@pytest.mark.slow
 def test_kill_9_then_resume_keeps_every_samples_usage_once(
     tmp_path: Path, record_property: pytest.RecordProperty
 ) -> None:

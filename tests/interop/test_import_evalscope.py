@@ -226,6 +226,7 @@ def _classify(root: Path, clean: dict[tuple[str, int, str], tuple[Any, ...]]) ->
     return "counted" if imported.skipped else "different"
 
 
+@pytest.mark.slow
 def test_damaged_files_are_never_read_as_a_different_result(
     tmp_path: Path, record_property: Any
 ) -> None:

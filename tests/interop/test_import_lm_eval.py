@@ -304,6 +304,7 @@ def _mutants(rng: random.Random) -> list[tuple[str, str, bytes]]:
     return out
 
 
+@pytest.mark.slow
 def test_damaged_files_are_never_read_as_a_different_result(
     tmp_path: Path, record_property: Any
 ) -> None:

@@ -200,6 +200,7 @@ def test_a_custom_scorer_calling_a_judge_records_under_the_judge(server: Server)
     assert dict(sums) == {"tone": 11 * len(DATA)}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("asynchronous", [False, True], ids=["sync", "async"])
 def test_the_request_rate_stays_within_the_limit(
     server: Server, asynchronous: bool, record_property: RecordProperty

@@ -28,6 +28,8 @@ import evalbook as eb
 from _runner_helpers import dask_client, run
 from evalbook._runner.dask._driver import MAX_BATCH, batch_size, epoch_major, partition
 
+pytestmark = pytest.mark.slow  # a real Dask LocalCluster
+
 distributed = pytest.importorskip("distributed")
 dask = pytest.importorskip("dask")
 

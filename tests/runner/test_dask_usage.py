@@ -31,6 +31,8 @@ from evalbook._runner._options import RunOptions
 from evalbook._runner._plan import make_plan
 from evalbook._runner.dask._driver import DaskRunner
 
+pytestmark = pytest.mark.slow  # a real Dask LocalCluster
+
 distributed = pytest.importorskip("distributed")
 dask = pytest.importorskip("dask")
 
