@@ -87,8 +87,8 @@ def slices_of(data: pd.DataFrame, by: Any, n_cases: int, reserved: Sequence[str]
 
     Example:
         >>> s = slices_of(pd.DataFrame({"t": ["b", "a", "b", None]}), "t", 4, ["score"])
-        >>> s.codes.tolist(), s.keys["t"].tolist()
-        ([0, 1, 0, 2], ['b', 'a', nan])
+        >>> s.codes.tolist(), s.keys["t"].tolist()[:2], s.keys["t"].isna().tolist()
+        ([0, 1, 0, 2], ['b', 'a'], [False, False, True])
     """
     names = _columns(by, "by=")
     _check_in(data, names, "by=", n_cases)
