@@ -299,6 +299,13 @@ class LogFile:
         if self._fd is not None:
             self._end = os.fstat(self._fd).st_size
 
+    def cut_at(self, offset: int) -> None:
+        """Cut the log at `offset`, the end of its last complete line as a read under this
+        lock found it (the lock is held): no second read of the file to find it again."""
+        if self._fd is not None and self._end != offset:
+            os.ftruncate(self._fd, offset)
+            self._end = offset
+
     def set_aside(self, offset: int) -> Path:
         """`set_aside` for this log (the lock is held): copy it whole, cut it at `offset`."""
         copy = set_aside(self.path, offset)
