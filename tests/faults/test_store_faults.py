@@ -16,7 +16,7 @@ import pytest
 
 import evalbook as eb
 from _store_helpers import resealed
-from evalbook._runner import _resume
+from evalbook._store import _door
 from evalbook._store._log import being_written
 
 DATA = pd.DataFrame({"id": ["a", "b", "c"], "question": ["x", "y", "z"]}).set_index("id")
@@ -51,13 +51,13 @@ def test_a_resume_holds_the_log_lock_while_it_reads_the_stored_state(
 ) -> None:
     folder = _interrupted(tmp_path)
     seen: list[bool] = []
-    read = _resume.read_run
+    read = _door.replay  # the one read of the log a resume does
 
     def spy(path: Any, **kwargs: Any) -> Any:
         seen.append(being_written(folder / "events.jsonl"))
         return read(path, **kwargs)
 
-    monkeypatch.setattr(_resume, "read_run", spy)
+    monkeypatch.setattr(_door, "replay", spy)
     eb.run(DATA, task=lambda question: question, resume=folder, progress=False)
     assert seen == [True]  # another process cannot read the same state and run it too
 
@@ -67,7 +67,7 @@ def test_a_resume_while_another_holds_the_log_is_refused_before_reading(
 ) -> None:
     folder = _interrupted(tmp_path)
     reads: list[Any] = []
-    monkeypatch.setattr(_resume, "read_run", lambda path, **kw: reads.append(path))
+    monkeypatch.setattr(_door, "replay", lambda path, **kw: reads.append(path))
     from evalbook._store._log import LogFile
 
     held = LogFile(folder / "events.jsonl", append=True)

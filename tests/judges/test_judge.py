@@ -201,9 +201,9 @@ def test_tool_schema_follows_definition_and_scale() -> None:
         ("mean", [60, 90, 75], 0.75),
         ("min", [60, 90, 70], 0.6),
         ("max", [60, 90, 70], 0.9),
-        ("majority", [70, 90, 70], 0.7),
-        ("majority", [90, 60, 60, 90], 0.6),  # a tie goes to the lowest value
-        ("majority", [80, 80, 80], 0.8),
+        ("mode", [70, 90, 70], 0.7),
+        ("mode", [90, 60, 60, 90], 0.6),  # a tie goes to the lowest value
+        ("mode", [80, 80, 80], 0.8),
     ],
 )
 def test_reducers(reducer: Any, raws: list[int], value: float) -> None:
@@ -219,6 +219,32 @@ def test_reducers(reducer: Any, raws: list[int], value: float) -> None:
     assert m["valid_votes"] == len(raws)
     closest = min(raws, key=lambda r: abs(r - value * 100))
     assert rec.rationale == f"j{closest}"
+
+
+def test_majority_is_the_old_name_of_mode_and_warns() -> None:
+    raws = [90, 60, 60, 90]
+    client = Scripted(*[score(r, f"j{r}") for r in raws])
+    with pytest.warns(DeprecationWarning, match='reducer="majority" is deprecated.*"mode"'):
+        rec = one(client, votes=len(raws), reducer="majority")
+    assert rec.value == pytest.approx(0.6)  # the same rule: a tie goes to the lowest value
+    assert meta(rec)["reducer"] == "mode"
+    with pytest.warns(DeprecationWarning) as caught:
+        scorer = eb.judge("q", "{output}", client=client, votes=2, reducer="majority")
+    assert caught[0].filename == __file__  # the warning points at the user's eb.judge()
+    assert scorer.definitions[0].grader == eb.Grader(
+        kind="model", id="judge", votes=2, reducer="mode"
+    )
+
+
+def test_a_grader_stored_with_majority_reads_as_mode() -> None:
+    # a run written before the rename resumes and compares like one written since
+    stored = {"kind": "model", "id": "judge", "votes": 3, "reducer": "majority"}
+    assert eb.Grader.model_validate(stored).reducer == "mode"
+
+
+def test_an_unknown_reducer_names_the_choices() -> None:
+    with pytest.raises(eb.ConfigurationError, match="median, mean, min, max, mode; got 'vote'"):
+        eb.judge("q", "{output}", client=Scripted(), reducer="vote")  # type: ignore[arg-type]
 
 
 def test_mean_of_equal_votes_stays_in_range() -> None:
@@ -390,7 +416,7 @@ def test_definition_used_in_a_combined_score() -> None:
         {"scale": "0-100"},
         {"votes": 0},
         {"votes": True},
-        {"reducer": "mode"},
+        {"reducer": "vote"},  # "mode" is one now ("majority" was its judge-only name)
         {"quorum": 4, "votes": 3},
         {"quorum": 0},
         {"retries": -1},

@@ -23,7 +23,7 @@ from evalbook._model._epochs import (
     reduce_scores,
     variance_parts,
 )
-from evalbook._model._reducers import check_epochs
+from evalbook._model._reducers import VOTE_REDUCERS, check_epochs, reduce_values
 from evalbook._model._results import ERRORED, FAILED, PASSED, PENDING, TIMED_OUT
 from evalbook._model._scores import ScoreDefinition
 from evalbook._model._scoring import counted_values
@@ -194,6 +194,19 @@ def test_every_reducer(reducer: str, values: list[float], expected: float) -> No
     assert row["sd"] == pytest.approx(
         float(np.std(values, ddof=1)) if len(values) > 1 else NAN, nan_ok=True
     )
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    reducer=st.sampled_from(VOTE_REDUCERS),
+    # few distinct values, so that the mode has ties to break
+    values=st.lists(st.sampled_from([0.0, 0.25, 0.5, 0.75, 1.0]), min_size=1, max_size=8),
+)
+def test_votes_and_epochs_reduce_by_the_same_rules(reducer: str, values: list[float]) -> None:
+    # a judge's votes (`reduce_values`, one list) and a case's epochs (`reduce_scores`, every
+    # case at once) are reduced by one vocabulary and one rule: ties of the mode included
+    row = _one(_scored("s", values), [eb.define_score("s", reducer=reducer)])
+    assert row["value"] == pytest.approx(reduce_values(values, reducer), abs=1e-12)
 
 
 def test_uncounted_epochs_are_left_out_and_counted_in_epochs() -> None:

@@ -13,19 +13,17 @@ import asyncio
 import copy
 import dataclasses
 import inspect
-import math
 import os
 import random
-import statistics
 import threading
 import weakref
-from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any, Literal
 
 from .._errors import ConfigurationError
 from .._model._contract import Score, ScoreError
+from .._model._reducers import reduce_values, vote_reducer
 from .._model._scorers import Scorer
 from .._model._scores import Grader, ScoreDefinition, define_score
 from .._runner._calls import AttemptTimeout, Threads, within
@@ -33,8 +31,8 @@ from .._runner._engine import is_sample_error
 from .._runner._usage import current_meter, source
 from .._util._inspect import is_async
 from .._util._text import safe_str
-from ._cache import ResponseCache
 from ._clients import JudgeClient
+from ._options import JudgeOptions, check_votes, finite_number, whole_number
 from ._prompt import Prompt, make_prompt
 from ._replies import (
     Vote,
@@ -47,17 +45,9 @@ from ._replies import (
 
 __all__ = ["judge", "tool_schema"]
 
-Reducer = Literal["median", "mean", "min", "max", "majority"]
-REDUCERS: tuple[str, ...] = ("median", "mean", "min", "max", "majority")
+# "majority" is the old name of "mode" (a DeprecationWarning: `vote_reducer`)
+Reducer = Literal["median", "mean", "min", "max", "mode", "majority"]
 TOOL_NAME = "submit_evaluation"
-
-
-def _number(x: object) -> bool:
-    return isinstance(x, int | float) and not isinstance(x, bool) and math.isfinite(x)
-
-
-def _whole(x: object, low: int, high: float = math.inf) -> bool:
-    return isinstance(x, int) and not isinstance(x, bool) and low <= x <= high
 
 
 def _fmt(x: float) -> str:
@@ -107,79 +97,26 @@ def tool_schema(definition: ScoreDefinition, scale: tuple[float, float]) -> dict
     }
 
 
-def _reduce(raws: Sequence[float], reducer: str) -> float:
-    if reducer == "median":
-        return float(statistics.median(raws))
-    if reducer == "mean":
-        # A mean lies between the smallest and largest vote; bounding it only undoes round-off
-        # (it never moves a value that a judge wrote).
-        return min(max(math.fsum(raws) / len(raws), min(raws)), max(raws))
-    if reducer == "min":
-        return min(raws)
-    if reducer == "max":
-        return max(raws)
-    counts = Counter(raws)  # majority: the most frequent value; a tie goes to the lowest value
-    top = max(counts.values())
-    return min(v for v, n in counts.items() if n == top)
-
-
-def check_calls(
-    client: object,
-    retries: object,
-    backoff: object,
-    max_backoff: object,
-    timeout: object,
-    max_concurrency: object,
-) -> None:
-    """Check the options every judge kind shares (client, retries, backoff, timeout, limit)."""
-    if not _whole(retries, 0):
-        raise ConfigurationError(f"retries must be an integer >= 0, got {retries!r}")
-    if not _number(backoff) or backoff < 0:  # type: ignore[operator]
-        raise ConfigurationError(f"backoff must be a number of seconds >= 0, got {backoff!r}")
-    if timeout is not None and (not _number(timeout) or not timeout > 0):  # type: ignore[operator]
-        raise ConfigurationError(
-            f"timeout must be a number of seconds > 0 or None, got {timeout!r}"
-        )
-    if max_concurrency is not None and not _whole(max_concurrency, 1):
-        raise ConfigurationError(
-            f"max_concurrency must be None or an integer >= 1, got {max_concurrency!r}"
-        )
-    if not callable(client):
-        raise ConfigurationError(
-            f"client must be a callable (messages, tool) -> reply, not {client!r}; "
-            "wrap an OpenAI-compatible SDK client with eb.openai_client(client, model=...)"
-        )
-    if not _number(max_backoff) or max_backoff < 0:  # type: ignore[operator]
-        raise ConfigurationError(
-            f"max_backoff must be a number of seconds >= 0, got {max_backoff!r}"
-        )
-
-
-def check_votes(votes: object) -> int:
-    """`votes`, checked: an integer >= 1."""
-    if not _whole(votes, 1):
-        raise ConfigurationError(f"votes must be an integer >= 1, got {votes!r}")
-    return votes  # type: ignore[return-value]  # _whole checked it
-
-
-def _check_scale(scale: object, reducer: object, quorum: object, votes: int) -> tuple[float, float]:
+def _check_scale(
+    scale: object, reducer: object, quorum: object, votes: int
+) -> tuple[float, float, str]:
+    """The scale's (low, high) and the reducer (its one name: "majority" is "mode")."""
     if (
         not isinstance(scale, tuple | list)
         or len(scale) != 2
-        or not all(_number(x) for x in scale)
+        or not all(finite_number(x) for x in scale)
         or not scale[0] < scale[1]
     ):
         raise ConfigurationError(
             f"scale must be (low, high), two finite numbers with low < high, got {scale!r}; "
             "e.g. scale=(0, 100) or scale=(1, 5)"
         )
-    if reducer not in REDUCERS:
-        raise ConfigurationError(f"reducer must be one of {', '.join(REDUCERS)}; got {reducer!r}")
-    if quorum is not None and not _whole(quorum, 1, votes):
+    name = vote_reducer(reducer, stacklevel=4)  # the warning names the user's eb.judge()
+    if quorum is not None and not whole_number(quorum, 1, votes):
         raise ConfigurationError(
             f"quorum must be None or an integer from 1 to votes ({votes}), got {quorum!r}"
         )
-    return scale[0], scale[1]  # kept as given: 0–100 reads better than 0.0–100.0
+    return scale[0], scale[1], name  # kept as given: 0–100 reads better than 0.0–100.0
 
 
 @dataclass(eq=False, repr=False)
@@ -189,18 +126,11 @@ class Caller(abc.ABC):
 
     definition: ScoreDefinition
     prompt: Prompt
-    client: JudgeClient
-    model: str | None
-    retries: int
-    backoff: float
-    max_backoff: float
-    timeout: float | None
-    cache: ResponseCache | None
-    max_concurrency: int | None
+    options: JudgeOptions  # shared with the other judge kinds, checked once (`_options.py`)
 
     def __post_init__(self) -> None:
-        self.client_is_async = is_async(self.client)
-        self.params: dict[str, Any] = dict(getattr(self.client, "params", None) or {})
+        self.client_is_async = is_async(self.options.client)
+        self.params: dict[str, Any] = dict(getattr(self.options.client, "params", None) or {})
         self.tool: dict[str, Any] = {}
         self._unshared()
 
@@ -228,15 +158,15 @@ class Caller(abc.ABC):
 
     async def _vote(self, messages: list[dict[str, Any]], index: int) -> Vote:
         key = None
-        if self.cache is not None:
+        if self.options.cache is not None:
             # The epoch is in the key so that repeats stay independent; the vote is the
             # occurrence (the n-th identical request of this sample).
             meter = current_meter()
-            request = judge_request(self.model, messages, self.tool, self.params)
+            request = judge_request(self.options.model, messages, self.tool, self.params)
             epoch = meter.epoch if meter is not None else None
-            key = self.cache.key(request, epoch=epoch, occurrence=index)
+            key = self.options.cache.key(request, epoch=epoch, occurrence=index)
             if key is not None:
-                hit, reply = self.cache.get(key)
+                hit, reply = self.options.cache.get(key)
                 if hit:
                     vote = self._parse(reply)
                     return dataclasses.replace(vote, cached=True)
@@ -249,9 +179,11 @@ class Caller(abc.ABC):
             except BaseException as exc:  # GeneratorExit, a custom one: the client's error too
                 if not is_sample_error(exc):  # Ctrl-C, SystemExit, this vote being cancelled
                     raise
-                if tries <= self.retries and is_transient(exc):
-                    delay = backoff_delay(tries - 1, self.backoff, self.max_backoff, self.rng, exc)
-                    await asyncio.sleep(delay if self.backoff > 0 else 0)
+                if tries <= self.options.retries and is_transient(exc):
+                    delay = backoff_delay(
+                        tries - 1, self.options.backoff, self.options.max_backoff, self.rng, exc
+                    )
+                    await asyncio.sleep(delay if self.options.backoff > 0 else 0)
                     continue
                 after = f" (after {tries} tries)" if tries > 1 else ""
                 return Vote(
@@ -259,8 +191,8 @@ class Caller(abc.ABC):
                     message=f"{type(exc).__name__}: {safe_str(exc)}{after}",  # any __str__
                     tries=tries,
                 )
-        if key is not None and self.cache is not None:
-            self.cache.put(key, storable(reply), model=self.model)
+        if key is not None and self.options.cache is not None:
+            self.options.cache.put(key, storable(reply), model=self.options.model)
         return dataclasses.replace(self._parse(reply), tries=tries)
 
     async def _ask(self, messages: list[dict[str, Any]]) -> Any:
@@ -277,31 +209,32 @@ class Caller(abc.ABC):
         # own, or the run's scorer_timeout= cancelling the vote) it is left behind, so that a
         # client that swallows its cancellation holds neither the vote nor the run.
         try:
-            return await within(self._reply(messages, tool), self.timeout)
+            return await within(self._reply(messages, tool), self.options.timeout)
         except AttemptTimeout:
-            raise TimeoutError(f"no reply within timeout={self.timeout}s") from None
+            raise TimeoutError(f"no reply within timeout={self.options.timeout}s") from None
 
     async def _reply(self, messages: list[dict[str, Any]], tool: dict[str, Any]) -> Any:
         result: Any
         if self.client_is_async:
-            pending: Any = self.client(messages, tool)
+            pending: Any = self.options.client(messages, tool)
             result = await pending
         else:
             # evalbook's worker threads: a call abandoned at a deadline (timeout=, the run's
             # scorer_timeout=) takes no slot from later calls and never blocks the exit
-            result = await Threads().call(self.client, messages, tool)  # GeneratorExit as is
+            # (GeneratorExit as is)
+            result = await Threads().call(self.options.client, messages, tool)
         if inspect.isawaitable(result):  # a sync callable that hands back a coroutine
             result = await result
         return result
 
     def _limit(self) -> asyncio.Semaphore | None:
-        if self.max_concurrency is None:
+        if self.options.max_concurrency is None:
             return None
         loop = asyncio.get_running_loop()
         with self._lock:  # one semaphore per event loop (each eb.run() has its own loop)
             sem = self._limits.get(loop)
             if sem is None:
-                sem = self._limits[loop] = asyncio.Semaphore(self.max_concurrency)
+                sem = self._limits[loop] = asyncio.Semaphore(self.options.max_concurrency)
             return sem
 
 
@@ -310,7 +243,6 @@ class _Judge(Caller):
     """One `eb.judge`: a score on a declared scale from `votes` calls, reduced."""
 
     scale: tuple[float, float]
-    votes: int
     reducer: str
     quorum: int | None
 
@@ -329,29 +261,30 @@ class _Judge(Caller):
         # when a custom scorer bound to several scores calls the judge (docs/cost.md).
         with source(self.definition.name):
             messages = await self.prompt.messages(args, kwargs)
-            votes = await asyncio.gather(*(self._vote(messages, i) for i in range(self.votes)))
+            n = self.options.votes
+            votes = await asyncio.gather(*(self._vote(messages, i) for i in range(n)))
         return self._combine(list(votes))
 
     # -- votes into one result ------------------------------------------------------------
 
     def _combine(self, votes: list[Vote]) -> Score | ScoreError:
         meta: dict[str, Any] = {
-            "model": self.model,
+            "model": self.options.model,
             "scale": [self.low, self.high],
             "votes": [v.to_json() for v in votes],
         }
-        if self.votes > 1:
+        if self.options.votes > 1:
             meta["reducer"] = self.reducer
         cached = sum(v.cached for v in votes)
         if cached:
             meta["cached"] = cached
         valid = [v for v in votes if v.valid]
-        need = self.votes if self.quorum is None else self.quorum
+        need = self.options.votes if self.quorum is None else self.quorum
         if len(valid) < need:
             i, first = next((i, v) for i, v in enumerate(votes) if not v.valid)
             assert first.code is not None and first.message is not None
             message = first.message
-            if self.votes > 1:
+            if self.options.votes > 1:
                 bad = len(votes) - len(valid)
                 message = (
                     f"{bad} of {len(votes)} judge votes invalid, {need} valid needed; "
@@ -359,39 +292,17 @@ class _Judge(Caller):
                 )
             return ScoreError(first.code, message, first.justification, meta)
         raws = [v.raw for v in valid if v.raw is not None]
-        raw = _reduce(raws, self.reducer)
+        raw = reduce_values(raws, self.reducer)
         meta["raw"] = (
             int(raw) if raw.is_integer() and all(type(v.shown) is int for v in valid) else raw
         )
-        if self.votes > 1:
+        if self.options.votes > 1:
             meta["spread"] = max(raws) - min(raws)
             meta["valid_votes"] = len(valid)
         low, high = float(self.low), float(self.high)
         value = (raw - low) / (high - low)
         closest = min(valid, key=lambda v: abs((v.raw or 0.0) - raw))
         return Score(value, rationale=closest.justification, metadata=meta)
-
-
-def caller_options(
-    client: JudgeClient,
-    retries: int,
-    backoff: float,
-    max_backoff: float,
-    timeout: float | None,
-    cache: str | os.PathLike[str] | None,
-    max_concurrency: int | None,
-) -> dict[str, Any]:
-    """Check the options every judge kind shares; return them as `Caller` fields."""
-    check_calls(client, retries, backoff, max_backoff, timeout, max_concurrency)
-    return {
-        "client": client,
-        "retries": retries,
-        "backoff": float(backoff),
-        "max_backoff": float(max_backoff),
-        "timeout": timeout,
-        "cache": ResponseCache(cache, kind="judge_reply") if cache is not None else None,
-        "max_concurrency": max_concurrency,
-    }
 
 
 def definition_of(item: ScoreDefinition | str, grader: Grader, where: str) -> ScoreDefinition:
@@ -408,14 +319,6 @@ def definition_of(item: ScoreDefinition | str, grader: Grader, where: str) -> Sc
     raise ConfigurationError(
         f"{where} takes a score definition or a score name first, not {item!r}"
     )
-
-
-def model_of(client: object, model: str | None) -> str | None:
-    """The model name a judge reports: `model=`, else the client's `model` attribute."""
-    if model is None:
-        found = getattr(client, "model", None)
-        model = found if isinstance(found, str) else None
-    return model
 
 
 def judge(
@@ -450,7 +353,9 @@ def judge(
         scale: The judge's raw scale `(low, high)`; valid scores are normalised to [0, 1],
             anything outside is an `invalid_score` error (never clamped).
         votes: Calls per case; they run concurrently.
-        reducer: How valid votes become one raw score: median, mean, min, max or majority.
+        reducer: How valid votes become one raw score: median, mean, min, max or mode (the
+            most frequent value, a tie to the lowest; the name the epochs' reducer uses too).
+            "majority", its old name, still works, with a DeprecationWarning.
         quorum: Valid votes enough for a score (default: all of them).
         model: The model name kept in metadata and in cache keys (default: `client.model`).
         retries: Extra tries after a transient error (timeout, connection, 408/409/429, 5xx).
@@ -470,24 +375,21 @@ def judge(
         >>> clarity.definitions[0].name
         'clarity'
     """
-    check_votes(votes)
-    low, high = _check_scale(scale, reducer, quorum, votes)
-    options = caller_options(client, retries, backoff, max_backoff, timeout, cache, max_concurrency)
-    model = model_of(client, model)
-    grader = Grader(kind="model", id="judge", model=model, votes=votes, reducer=reducer)
+    check_votes(votes)  # before the scale, as always: the first error named is the same
+    low, high, reduce_by = _check_scale(scale, reducer, quorum, votes)  # "majority": "mode"
+    options = JudgeOptions.of(  # the judge kinds' shared keywords, in their signatures' order
+        client, votes, model, retries, backoff, max_backoff, timeout, cache, max_concurrency
+    )
+    grader = Grader(kind="model", id="judge", model=options.model, votes=votes, reducer=reduce_by)
     d = definition_of(definition, grader, "eb.judge()")
-    if model is None and d.grader is not None:
-        model = d.grader.model  # the definition's grader names the model
     name = f"judge({d.name})"
     state = _Judge(
         definition=d,
         prompt=make_prompt(prompt, name),
-        model=model,
+        options=options.for_definition(d),  # the definition's grader may name the model
         scale=(low, high),
-        votes=votes,
-        reducer=reducer,
+        reducer=reduce_by,
         quorum=quorum,
-        **options,
     )
 
     async def run_judge(*args: Any, **kwargs: Any) -> Score | ScoreError:

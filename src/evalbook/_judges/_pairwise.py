@@ -32,7 +32,8 @@ from .._model._scorers import Scorer
 from .._model._scores import Grader, ScoreDefinition
 from .._runner._usage import source
 from ._clients import JudgeClient
-from ._judge import Caller, caller_options, check_votes, definition_of, model_of
+from ._judge import Caller, definition_of
+from ._options import JudgeOptions, check_votes
 from ._prompt import make_prompt
 from ._replies import Vote, bad_output, reply_object
 
@@ -139,7 +140,6 @@ class _Pairwise(Caller):
     """One `eb.pairwise_judge`: `votes` calls per order, mapped back and averaged."""
 
     orders: str
-    votes: int
     column: str | None  # the baseline column, or None for a baseline run
     outputs: dict[tuple[str, int], Any]  # the baseline run's outputs (empty for a column)
     epochs: int  # the baseline run's epochs
@@ -178,9 +178,9 @@ class _Pairwise(Caller):
             if self.orders == "both":
                 asked.append(await self._messages(kw, base, output))
             calls = [
-                self._vote(messages, o * self.votes + v)  # the occurrence, for the cache
+                self._vote(messages, o * self.options.votes + v)  # the occurrence, for the cache
                 for o, messages in enumerate(asked)
-                for v in range(self.votes)
+                for v in range(self.options.votes)
             ]
             votes = list(await asyncio.gather(*calls))
         return self._combine(votes, len(asked))
@@ -188,7 +188,7 @@ class _Pairwise(Caller):
     def _combine(self, votes: list[Vote], n_orders: int) -> Score | ScoreError:
         shown: list[dict[str, Any]] = []
         for i, v in enumerate(votes):
-            swapped = i >= self.votes
+            swapped = i >= self.options.votes
             entry: dict[str, Any] = {"order": "swapped" if swapped else "original"}
             if v.raw is not None:
                 entry["preference"] = _PREFERENCE[v.raw]
@@ -196,7 +196,7 @@ class _Pairwise(Caller):
             entry.update(v.to_json())
             entry.pop("raw", None)  # the slot's value; "value" is the output's
             shown.append(entry)
-        meta: dict[str, Any] = {"model": self.model, "orders": self.orders, "votes": shown}
+        meta: dict[str, Any] = {"model": self.options.model, "orders": self.orders, "votes": shown}
         cached = sum(v.cached for v in votes)
         if cached:
             meta["cached"] = cached
@@ -211,9 +211,9 @@ class _Pairwise(Caller):
                     f"({shown[i]['order']} order): {message}"
                 )
             return ScoreError(first.code, message, first.justification, meta)
+        n = self.options.votes
         per_order = [
-            math.fsum(e["value"] for e in shown[o * self.votes : (o + 1) * self.votes]) / self.votes
-            for o in range(n_orders)
+            math.fsum(e["value"] for e in shown[o * n : (o + 1) * n]) / n for o in range(n_orders)
         ]
         meta["order_values"] = per_order
         if n_orders == 2:
@@ -293,10 +293,12 @@ def pairwise_judge(
         >>> better.definitions[0].name
         'better'
     """
-    check_votes(votes)
+    check_votes(votes)  # before the orders, as always: the first error named is the same
     if orders not in ORDERS:
         raise ConfigurationError(f"orders must be 'both' or 'one', got {orders!r}")
-    options = caller_options(client, retries, backoff, max_backoff, timeout, cache, max_concurrency)
+    options = JudgeOptions.of(  # the judge kinds' shared keywords, in their signatures' order
+        client, votes, model, retries, backoff, max_backoff, timeout, cache, max_concurrency
+    )
     if isinstance(baseline, RunData):
         outputs, epochs = _baseline_outputs(baseline)
         column = None
@@ -306,11 +308,8 @@ def pairwise_judge(
         raise ConfigurationError(
             f"baseline must be a column name of the data or a Run, not {baseline!r}"
         )
-    model = model_of(client, model)
-    grader = Grader(kind="model", id="pairwise_judge", model=model, votes=votes)
+    grader = Grader(kind="model", id="pairwise_judge", model=options.model, votes=votes)
     d = definition_of(definition, grader, "eb.pairwise_judge()")
-    if model is None and d.grader is not None:
-        model = d.grader.model
     name = f"pairwise_judge({d.name})"
     kept, var_kw = _prompt_parts(prompt, name)
     # What the engine binds: the prompt's names, the output, and what finds the baseline.
@@ -330,10 +329,8 @@ def pairwise_judge(
     state = _Pairwise(
         definition=d,
         prompt=make_prompt(prompt, name),
-        model=model,
-        **options,
+        options=options.for_definition(d),  # the definition's grader may name the model
         orders=orders,
-        votes=votes,
         column=column,
         outputs=outputs,
         epochs=epochs,

@@ -4,13 +4,21 @@ A reducer is a string, so that it reads well in a table and round-trips through 
 `"mean"`, `"median"`, `"min"`, `"max"`, `"mode"`, `"pass@k"` (`eb.pass_at(k)`) and
 `"pass^k"` (`eb.pass_hat(k)`). `check_reducer` is the one validator; the estimators of
 pass@k and pass^k are here too, in the product form (no huge binomials).
+
+A judge's votes reduce with the same words (`VOTE_REDUCERS`, checked by `vote_reducer`;
+`"majority"` is the old name of `"mode"`): `reduce_values` reduces one list of votes, and
+`_model/_epochs.py` every case's epochs at once with numpy; the rules are the same (a tie of
+the mode goes to the smallest value), a test holds the two together.
 """
 
 from __future__ import annotations
 
 import math
 import re
-from collections.abc import Iterable
+import statistics
+import warnings
+from collections import Counter
+from collections.abc import Iterable, Sequence
 from numbers import Integral
 from typing import TYPE_CHECKING
 
@@ -20,7 +28,9 @@ if TYPE_CHECKING:  # only for the annotation: _scores imports this module
     from ._scores import ScoreDefinition
 
 __all__ = [
+    "OLD_NAMES",
     "PLAIN_REDUCERS",
+    "VOTE_REDUCERS",
     "check_epochs",
     "check_reducer",
     "is_pass_at",
@@ -28,10 +38,18 @@ __all__ = [
     "pass_at_estimate",
     "pass_hat",
     "pass_hat_estimate",
+    "reduce_values",
     "reducer_k",
+    "vote_reducer",
 ]
 
 PLAIN_REDUCERS = ("mean", "median", "min", "max", "mode")
+# what a judge's votes reduce with: the plain reducers, the judge's default first
+VOTE_REDUCERS = ("median", "mean", "min", "max", "mode")
+# Old spellings of a reducer: a judge's "majority" was the epochs' "mode" under another name.
+# Stored graders say it still (a run written before the rename); they read as "mode", so
+# that such a run resumes and compares like one written now.
+OLD_NAMES = {"majority": "mode"}
 # Canonical spellings only ("pass@3", never "pass@03" or "pass@ 3"): one reducer, one string.
 _PASS = re.compile(r"^pass([@^])([1-9][0-9]*)$")
 _CHOICES = '"mean", "median", "min", "max", "mode", eb.pass_at(k) or eb.pass_hat(k) with k ≥ 1'
@@ -78,6 +96,53 @@ def check_reducer(reducer: object) -> str:
     if isinstance(reducer, str) and (reducer in PLAIN_REDUCERS or _PASS.match(reducer)):
         return reducer
     raise ConfigurationError(f"reducer must be one of {_CHOICES}; got {reducer!r}")
+
+
+def vote_reducer(reducer: object, stacklevel: int = 3) -> str:
+    """A judge's `reducer=`, checked; `"majority"` is `"mode"`, with a DeprecationWarning.
+
+    `stacklevel` points the warning at the user's call (3: the caller's caller).
+    """
+    if isinstance(reducer, str) and reducer in OLD_NAMES:
+        new = OLD_NAMES[reducer]
+        warnings.warn(
+            f'reducer="{reducer}" is deprecated: it is the same rule as "{new}" (the most '
+            f"frequent value; a tie goes to the smallest), which is its name for epochs "
+            f'too; pass reducer="{new}"',
+            DeprecationWarning,
+            stacklevel=stacklevel,
+        )
+        return new
+    if isinstance(reducer, str) and reducer in VOTE_REDUCERS:
+        return reducer
+    raise ConfigurationError(f"reducer must be one of {', '.join(VOTE_REDUCERS)}; got {reducer!r}")
+
+
+def reduce_values(values: Sequence[float], reducer: str) -> float:
+    """One list of finite values (a judge's valid votes) reduced by a plain reducer.
+
+    The rules of `reduce_scores` (`_model/_epochs.py`), one list at a time: the median of
+    an even count is the mean of the middle two, the mode's tie goes to the smallest value.
+    The mean is an exact sum (`fsum`), kept between the smallest and largest value: bounding
+    only undoes round-off (it never moves a value that a judge wrote).
+
+    Example:
+        >>> reduce_values([90, 60, 60, 90], "mode"), reduce_values([60, 90, 70, 80], "median")
+        (60, 75.0)
+    """
+    if reducer == "median":
+        return float(statistics.median(values))
+    if reducer == "mean":
+        return min(max(math.fsum(values) / len(values), min(values)), max(values))
+    if reducer == "min":
+        return min(values)
+    if reducer == "max":
+        return max(values)
+    if reducer != "mode":
+        raise ValueError(f"{reducer!r} is not a plain reducer")
+    counts = Counter(values)  # the most frequent value; a tie goes to the smallest
+    top = max(counts.values())
+    return min(v for v, n in counts.items() if n == top)
 
 
 def reducer_k(reducer: str) -> int | None:

@@ -12,7 +12,7 @@ from pydantic import BaseModel, ConfigDict, Field, field_validator, model_valida
 
 from .._errors import ConfigurationError
 from .._util._text import TextGate, clean
-from ._reducers import check_reducer, reducer_k
+from ._reducers import OLD_NAMES, check_reducer, reducer_k
 
 __all__ = [
     "AllOf",
@@ -48,6 +48,10 @@ def _entering(data: Any, what: str, key: str) -> Any:
 class Grader(_Frozen):
     """Who or what grades a score.
 
+    `reducer` is how a model grader's votes became one value, in the words of
+    `eb.judge(reducer=...)`: `"median"`, `"mean"`, `"min"`, `"max"` or `"mode"` (the old
+    `"majority"` reads as `"mode"`).
+
     Example:
         >>> import evalbook as eb
         >>> eb.Grader(kind="model", id="judge", model="gpt-x", votes=3, reducer="median").kind
@@ -69,6 +73,13 @@ class Grader(_Frozen):
     @classmethod
     def _clean_text(cls, data: Any) -> Any:
         return _entering(data, "grader", "id")
+
+    @field_validator("reducer", mode="before")
+    @classmethod
+    def _new_name(cls, reducer: Any) -> Any:
+        # a run stored with a judge's reducer="majority" reads as "mode" (its one name now),
+        # so that it resumes and compares like a run written since
+        return OLD_NAMES.get(reducer, reducer) if isinstance(reducer, str) else reducer
 
 
 # A component of a derived score: a score name, or another combinator.

@@ -16,7 +16,7 @@ from .._model._reducers import check_epochs
 from .._model._run_data import RunData
 from .._model._scorers import Scorer
 from .._model._scores import ScoreDefinition
-from .._store._sink import Prepared
+from .._store._door import Prepared
 from ._calls import Threads, close_abandoned
 from ._engine import Executor, Kept, LocalExecutor, _Engine
 from ._options import RunOptions

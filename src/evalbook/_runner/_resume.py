@@ -7,7 +7,6 @@ and failed cases and runs the rest (errored, timed out, never run) into a new fo
 from __future__ import annotations
 
 import os
-import uuid
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
@@ -18,11 +17,15 @@ import pandas as pd
 from .._errors import ConfigurationError
 from .._model._results import ERRORED, FAILED, PASSED, PENDING, TIMED_OUT, Results
 from .._model._run_data import RunData
-from .._store._layout import EVENTS, FINAL_FILES, first_started_at, new_run_folder, now_iso
-from .._store._listing import stored_started_at
-from .._store._load import read_run, run_folder
-from .._store._log import LogFile
-from .._store._sink import Prepared, RunStart, lock_log, open_existing, open_new
+from .._store._door import (
+    Prepared,
+    RunStart,
+    first_started_at,
+    new_run_id,
+    open_run,
+    reopen,
+    run_folder,
+)
 
 if TYPE_CHECKING:
     from ._plan import Plan
@@ -91,30 +94,6 @@ def _stored_folder(resume: Any) -> Path | None:
     )
 
 
-def _lock(folder: Path) -> LogFile | None:
-    """Lock the folder's log before its state is read: a second resume is refused here.
-
-    Reading first let two processes read the same state, then each ran (and logged) the
-    cases the log lacked, one after the other. A folder with no log and no final files is
-    no run: nothing is created, `read_run` says so.
-    """
-    if not (folder / EVENTS).exists() and not all((folder / f).exists() for f in FINAL_FILES):
-        return None
-    try:
-        return lock_log(folder, append=True, cut=False)  # the read warns of a cut line
-    except OSError as exc:  # a FIFO, a device or a symlink as log: never written through
-        raise ConfigurationError(
-            f"resume={str(folder)!r}: cannot continue its log ({exc})"
-        ) from None
-
-
-def _read(resume: Any, folder: Path) -> RunData:
-    try:
-        return read_run(folder, warn_incomplete=False)  # resuming runs the rest
-    except FileNotFoundError as exc:
-        raise ConfigurationError(f"resume={str(resume)!r}: {exc}") from None
-
-
 def _examples(ids: set[str]) -> str:
     shown = sorted(ids)[:3]
     return ", ".join(repr(i) for i in shown) + (" …" if len(ids) > 3 else "")
@@ -164,28 +143,19 @@ def resume_source(
 ) -> Prepared:
     """Pre-fill a run's results from a stored (or in-memory) run; only the rest will run.
 
-    A stored run's log is locked first, then read; a resume that fails releases it. A
-    `RetryErrors` reads nothing more and starts a new run (see `_retry`).
+    A stored run is reopened by the store (its log locked, then read once); a resume that
+    fails a check releases it. A `RetryErrors` reads nothing more and starts a new run (see
+    `_retry`).
     """
     if isinstance(resume, RetryErrors):
         return _retry(resume, plan, frame, options, store)
     folder = _stored_folder(resume)
     if folder is None:
         return _from_memory(resume, plan, frame, options, store)
-    log = _lock(folder)
-    try:
-        source = _read(resume, folder)
-        _check_same(source, plan, options)
-        results, todo = _kept(source, plan)
-        started_at = stored_started_at(folder) or first_started_at(source._results)
-        start = RunStart(
-            source.name, source.id, started_at, options, plan.definitions, plan.case_ids
-        )
-    except BaseException:
-        if log is not None:
-            log.close()
-        raise
-    return open_existing(folder, start, frame, results, todo, log)
+    with reopen(folder, f"resume={str(resume)!r}") as stored:
+        _check_same(stored.run, plan, options)
+        results, todo = _kept(stored.run, plan)
+        return stored.append(options, plan.definitions, frame, results, todo)
 
 
 def _kept(
@@ -220,14 +190,12 @@ def _from_memory(
 ) -> Prepared:
     """Resume a Run that has no folder: in memory, or into a new folder of `store`."""
     _check_same(source, plan, options)
-    src = source._results
     results, todo = _kept(source, plan)
-    started_at = first_started_at(src)
-    if store is None:
-        return Prepared(source.name, source.id, None, results, todo, None, started_at)
-    run_id = uuid.uuid4().hex[:12]
-    start = RunStart(source.name, run_id, started_at, options, plan.definitions, plan.case_ids)
-    return open_new(new_run_folder(store, source.name), start, frame, results, todo)
+    # in memory it is the same run, so it keeps its id; in a new folder, a new stored run
+    run_id = source.id if store is None else new_run_id()
+    started_at = first_started_at(source._results)
+    start = RunStart(source.name, options, plan.definitions, plan.case_ids, run_id, started_at)
+    return open_run(store, start, frame, results, todo)
 
 
 def _retry(
@@ -246,13 +214,8 @@ def _retry(
     _check_same(source, plan, options, retry.label)
     results, todo = _kept(source, plan, frozenset((PASSED, FAILED)))
     options["retried_from"] = source.id  # the run's own dict: stored and returned alike
-    run_id = uuid.uuid4().hex[:12]
-    started_at = now_iso()
-    if store is None:
-        prepared = Prepared(retry.name, run_id, None, results, todo, None, started_at)
-    else:
-        start = RunStart(retry.name, run_id, started_at, options, plan.definitions, plan.case_ids)
-        prepared = open_new(new_run_folder(store, retry.name), start, frame, results, todo)
+    start = RunStart(retry.name, options, plan.definitions, plan.case_ids)  # a new id, now
+    prepared = open_run(store, start, frame, results, todo)
     if retry.ready is not None:  # every check passed (the name's too); no case has run
         retry.ready()
     return prepared

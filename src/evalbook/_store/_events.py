@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import warnings
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -61,6 +61,7 @@ __all__ = [
     "tries_in_log",
     "version_error",
     "warn_invalid",
+    "warn_read",
 ]
 
 _OUTCOME_CODES = {name: code for code, name in enumerate(OUTCOMES)}
@@ -125,6 +126,10 @@ class EventLog:
     data_file: str | None = None
     ended: dict[str, Any] | None = None
     damage: Damage | None = None
+    # what the read found on its way, for the caller to warn of (`warn_read`) or not
+    truncated: int | None = None  # the number of a last line cut short by a crash
+    invalid: list[str] = field(default_factory=list)  # stored values the contract rejects
+    end: int = 0  # the offset after the last complete line read: where an append starts
 
 
 def warn_invalid(path: Path, invalid: Sequence[str]) -> None:
@@ -334,9 +339,8 @@ def _why(exc: BaseException) -> str:
     return text if len(text) <= 200 else text[:200] + "…"
 
 
-def _read(path: Path, stop: Bad | None) -> tuple[EventLog, int | None, list[str]]:
-    """One read of the log, up to the first damaged line (or up to `stop`): the log, the
-    number of a truncated last line, and the stored values the score contract rejects."""
+def _read(path: Path, stop: Bad | None) -> EventLog:
+    """One read of the log, up to the first damaged line (or up to `stop`)."""
     with open_log(path) as f:
         reader = LineReader(f, path)
         lines = checked_lines(path, reader, TextGate())
@@ -376,6 +380,7 @@ def _read(path: Path, stop: Bad | None) -> tuple[EventLog, int | None, list[str]
             unread, exact = count_lines(f)
             damage = Damage(path, bad.number, bad.offset, bad.reason, unread, exact)
         truncated = reader.truncated if bad is None else None
+        end = reader.end
     k = state.epochs
     results = Results(state.case_ids, len(state.definitions), epochs=k)
     position = {cid: pos for pos, cid in enumerate(state.case_ids)}
@@ -396,8 +401,11 @@ def _read(path: Path, stop: Bad | None) -> tuple[EventLog, int | None, list[str]
         data_file=first[2].get("data_file"),
         ended=state.ended,
         damage=damage,
+        truncated=truncated,
+        invalid=state.invalid,
+        end=end,
     )
-    return log, truncated, state.invalid
+    return log
 
 
 class _Late(Exception):
@@ -422,18 +430,27 @@ def replay(path: Path, *, warn: bool = True, warn_damage: bool = True) -> EventL
     stop: Bad | None = None
     while True:
         try:
-            log, truncated, invalid = _read(path, stop)
+            log = _read(path, stop)
             break
         except _Late as late:  # each try stops at an earlier line: this ends
             stop = late.bad
     if warn:
-        if truncated is not None:
-            warn_truncated(path, truncated)
-        if invalid:
-            warn_invalid(path, invalid)
-        if log.damage is not None and warn_damage:
-            warnings.warn(log.damage.message(), RuntimeWarning, stacklevel=3)
+        warn_read(path, log, warn_damage=warn_damage, stacklevel=4)
     return log
+
+
+def warn_read(path: Path, log: EventLog, *, warn_damage: bool, stacklevel: int = 3) -> None:
+    """The warnings of a read of `path` (`replay`'s), given once its caller uses what it read.
+
+    A resume reads the log before it knows whether the log or the final files decide; only
+    when the log does are its truncated line and rejected values worth a warning.
+    """
+    if log.truncated is not None:
+        warn_truncated(path, log.truncated)
+    if log.invalid:
+        warn_invalid(path, log.invalid)
+    if log.damage is not None and warn_damage:
+        warnings.warn(log.damage.message(), RuntimeWarning, stacklevel=stacklevel)
 
 
 def tries_in_log(path: Path) -> dict[tuple[str, int], tuple[Attempt, ...]]:
@@ -464,18 +481,19 @@ def tries_in_log(path: Path) -> dict[tuple[str, int], tuple[Attempt, ...]]:
     return found
 
 
-def prepare_append(log: LogFile, encoder: LineEncoder, results: Results) -> None:
+def prepare_append(log: LogFile, encoder: LineEncoder, results: Results, found: EventLog) -> None:
     """Make a stored log ready for a resume to append to it (the log's lock is held).
 
-    What a crash left after the last complete line is cut. A log damaged at some line is
-    copied whole to `events.jsonl.damaged-<n>` (nothing is lost) and cut at that line, with
-    one warning: appending after the damage would hide what the resume logs from every later
-    read (reading stops at the damaged line). The kept cases (`results`) that the cut log no
-    longer holds (a resume that read the final files, not the log) are logged again.
+    `found` is what the resume read of this log, under the same lock: the log is not read
+    again. What a crash left after the last complete line is cut (at `found.end`). A log
+    damaged at some line is copied whole to `events.jsonl.damaged-<n>` (nothing is lost) and
+    cut at that line, with one warning: appending after the damage would hide what the
+    resume logs from every later read (reading stops at the damaged line). The kept cases
+    (`results`) that the cut log no longer holds (a resume that read the final files, not
+    the log) are logged again.
     """
-    found = replay(log.path, warn=False)
     if found.damage is None:
-        log.cut_partial_line()
+        log.cut_at(found.end)
         return
     copy = log.set_aside(found.damage.offset)
     where = {cid: pos for pos, cid in enumerate(found.results.case_ids)}

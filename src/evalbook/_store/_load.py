@@ -22,16 +22,18 @@ from .._model._usage import Tally, usage_from_json
 from .._util._text import clean
 from ._codec import OUTPUT_KINDS, read_file_outputs
 from ._events import (
+    EventLog,
     SchemaVersionError,
     replay,
     tries_in_log,
     warn_invalid,
+    warn_read,
 )
 from ._layout import CASES, DATA, EVENTS, FINAL_FILES, SCORES, SUMMARY
 from ._parquet import frame_of, read_parquet, text_list
 from ._summary import read_summary, records
 
-__all__ = ["read_run", "run_folder", "summary_of"]
+__all__ = ["read_run", "read_stored", "run_folder", "summary_of"]
 
 
 def run_folder(path: str | os.PathLike[str]) -> Path:
@@ -316,7 +318,7 @@ def _agrees(folder: Path, summary: dict[str, Any], run: RunData) -> None:
                 )
 
 
-def _from_files(folder: Path) -> RunData:
+def _from_files(folder: Path, log: EventLog | None = None) -> RunData:
     try:
         summary = read_summary(folder / SUMMARY)
         definitions = [ScoreDefinition.model_validate(d) for d in summary["definitions"]]
@@ -343,11 +345,11 @@ def _from_files(folder: Path) -> RunData:
         raise _Disagree(str(exc), run, summary) from None
     run.data = _data(folder, summary.get("data_file"), results.case_ids)
     if np.any(results.attempts > 1):  # the retried samples' attempts are in the log only
-        _tries_from_log(folder, results)
+        _tries_from_log(folder, results, log)
     return run
 
 
-def _tries_from_log(folder: Path, results: Results) -> None:
+def _tries_from_log(folder: Path, results: Results, read: EventLog | None = None) -> None:
     """Fill `results.tries` from the log (`case.ended` lines' `tries`, docs/file-formats.md).
 
     The final files do not hold a retried sample's attempts. The lines that hold `tries` are
@@ -355,15 +357,16 @@ def _tries_from_log(folder: Path, results: Results) -> None:
     sample (written before attempts were logged) is replayed, for its `case.started` times.
     A sample whose logged attempts differ from the final files' is left without them, as is
     every sample when the log cannot be read (one warning: run.attempts() then shows their
-    earlier attempts as not known).
+    earlier attempts as not known). `read`: the log as a resume already read it (its
+    replayed attempts; the file is not read again).
     """
     log = folder / EVENTS
     retried = np.flatnonzero(results.attempts > 1).tolist()
+    k = results.epochs
     try:
-        found = tries_in_log(log)
-        k = results.epochs
+        found = tries_in_log(log) if read is None else {}
         if any((results.case_id_of(p), p % k + 1) not in found for p in retried):
-            replayed = replay(log, warn=False).results
+            replayed = (replay(log, warn=False) if read is None else read).results
             if replayed.epochs == k:
                 for pos, tries in enumerate(replayed.tries):
                     if tries is not None:
@@ -395,8 +398,12 @@ class _Disagree(ValueError):
         self.run, self.summary = run, summary
 
 
-def _from_log(folder: Path, warn_damage: bool = True) -> RunData:
-    log = replay(folder / EVENTS, warn_damage=warn_damage)
+def _from_log(folder: Path, warn_damage: bool = True, read: EventLog | None = None) -> RunData:
+    if read is None:
+        log = replay(folder / EVENTS, warn_damage=warn_damage)
+    else:  # read already (a resume, under its lock): its warnings are due now that it decides
+        log = read
+        warn_read(folder / EVENTS, log, warn_damage=warn_damage, stacklevel=4)
     return RunData(
         name=log.name,
         id=log.run_id,
@@ -430,10 +437,24 @@ def read_run(path: str | os.PathLike[str], *, warn_incomplete: bool = True) -> R
     return run
 
 
-def _read(folder: Path, warn_damage: bool = True) -> RunData:
+def read_stored(folder: Path, log: EventLog) -> RunData:
+    """A stored run's data as a resume reads it, its log `log` read once already (under the
+    log's lock): from the final files when they read and agree, else from `log`. No warning
+    that the run is incomplete (the resume runs the rest), nor of damage (it sets it aside)."""
+    return _read(folder, warn_damage=False, log=log)
+
+
+def not_a_run(folder: Path) -> FileNotFoundError:
+    """The error for a folder that holds neither a log nor the final files."""
+    return FileNotFoundError(
+        f"{folder} is not a stored run: it has no {EVENTS} (see eb.runs() for the runs of a store)"
+    )
+
+
+def _read(folder: Path, warn_damage: bool = True, log: EventLog | None = None) -> RunData:
     if all((folder / name).exists() for name in FINAL_FILES):
         try:
-            return _from_files(folder)
+            return _from_files(folder, log)
         except SchemaVersionError:
             raise
         except Exception as exc:  # e.g. a file cut short by a power cut: the log decides
@@ -454,8 +475,6 @@ def _read(folder: Path, warn_damage: bool = True) -> RunData:
                 RuntimeWarning,
                 stacklevel=3,
             )
-    if (folder / EVENTS).exists():
-        return _from_log(folder, warn_damage)
-    raise FileNotFoundError(
-        f"{folder} is not a stored run: it has no {EVENTS} (see eb.runs() for the runs of a store)"
-    )
+    if log is not None or (folder / EVENTS).exists():
+        return _from_log(folder, warn_damage, log)
+    raise not_a_run(folder)

@@ -270,7 +270,7 @@ class LogFile:
     def __init__(self, path: Path, *, append: bool, cut: bool = True) -> None:
         """Create `path` (`append=False`: it must not exist) or continue it (`append=True`:
         after cutting what a crash left behind its last complete line; `cut=False` leaves
-        that to `cut_partial_line()`, for a reader that holds the lock to see it first)."""
+        that to `cut_at()`, for a reader that holds the lock to see it first)."""
         self.path = path
         flags = os.O_WRONLY | os.O_CREAT | os.O_APPEND | (0 if append else os.O_EXCL)
         # a log is never written through a symlink (it could be another run's log), and a
@@ -293,11 +293,12 @@ class LogFile:
         self._syncer = _Syncer(fd)
         self._syncer.start()
 
-    def cut_partial_line(self) -> None:
-        """Drop what a crash left behind the last complete line (the lock is held)."""
-        cut_partial_line(self.path)
-        if self._fd is not None:
-            self._end = os.fstat(self._fd).st_size
+    def cut_at(self, offset: int) -> None:
+        """Cut the log at `offset`, the end of its last complete line as a read under this
+        lock found it (the lock is held): no second read of the file to find it again."""
+        if self._fd is not None and self._end != offset:
+            os.ftruncate(self._fd, offset)
+            self._end = offset
 
     def set_aside(self, offset: int) -> Path:
         """`set_aside` for this log (the lock is held): copy it whole, cut it at `offset`."""

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import errno
 import os
+import uuid
 import warnings
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,7 +27,7 @@ from .._model._scoring import outcome_counts
 from .._util._fs import remove_stale_temps, stage_bytes
 from .._version import __version__
 from ._encoder import LineEncoder, event_line
-from ._events import prepare_append
+from ._events import EventLog, prepare_append
 from ._layout import DATA, EVENTS, FINAL_FILES, STORE_FILES, now_iso, open_regular
 from ._log import LogFile, LogInUse
 from ._parquet import parquet_bytes
@@ -44,6 +45,7 @@ __all__ = [
     "ended_event",
     "finish_status",
     "lock_log",
+    "new_run_id",
     "open_existing",
     "open_new",
     "stage_data",
@@ -255,16 +257,24 @@ def start_events(
     return "".join(lines)
 
 
+def new_run_id() -> str:
+    """A new run's id: 12 hex digits, random (two runs of one name never share one)."""
+    return uuid.uuid4().hex[:12]
+
+
 @dataclass(frozen=True, slots=True)
 class RunStart:
-    """Who a run is, as its log's first lines say: `open_new` and `open_existing` take it."""
+    """Who a run is, as its log's first lines say: `open_new` and `open_existing` take it.
+
+    A new run gets a new id and starts now unless told otherwise (a resume keeps both).
+    """
 
     name: str
-    run_id: str
-    started_at: str
     options: dict[str, Any]
     definitions: Sequence[ScoreDefinition]
     case_ids: Sequence[str]
+    run_id: str = field(default_factory=new_run_id)
+    started_at: str = field(default_factory=now_iso)
 
 
 @dataclass
@@ -367,25 +377,26 @@ def open_existing(
     frame: pd.DataFrame,
     results: Results,
     todo: Sequence[int],
-    log: LogFile | None = None,
+    log: LogFile,
+    found: EventLog,
 ) -> Prepared:
     """Continue the log of a stored run (resume): its final files go until the run ends.
 
     `log` is the log `lock_log` opened before the stored state was read (a resume takes the
-    lock first, so that two processes cannot both run what the log lacks). With the lock
+    lock first, so that two processes cannot both run what the log lacks), and `found` what
+    that one read of it found (where it ends, where it is damaged). With the lock
     held, temporary files a killed writer left are removed. Nothing stored is changed
     until it can all be: new data is written next to `data.parquet` first, then
     `run.resumed` is logged, and only then does the new data replace the old and the final
     files go. A failure on the way (a full disk) leaves the stored run as it was; the run
     then goes on in memory, with one warning.
     """
-    # opening locks the log (ConfigurationError if another process writes it) and cuts
-    # what a crash left after the last complete line
     encoder = LineEncoder(run.definitions, run.case_ids, results.epochs)
     sink = StoreSink(folder, encoder, append=True, log=log)
     try:
-        if log is not None:  # locked uncut, so that reading it warned of a truncated line
-            prepare_append(log, encoder, results)  # a damaged log is set aside
+        # locked uncut, so that reading it warned of a truncated line; now cut there, and a
+        # damaged log set aside
+        prepare_append(log, encoder, results, found)
         remove_stale_temps(folder, STORE_FILES)  # the lock is held: no writer uses them
         content = encode_data(frame, folder)
     except BaseException:  # a failed resume releases its lock: a second try may then run
