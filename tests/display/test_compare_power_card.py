@@ -14,7 +14,7 @@ from _page import visible_text
 
 import evalbook as eb
 from evalbook._util._fmt import format_pp
-from evalbook.display._compare_html import (
+from evalbook._render._compare_html import (
     comparison_html,
     comparison_text,
     power_text,

@@ -29,8 +29,8 @@ from evalbook._util._fmt import (
     usage_line,
 )
 from evalbook.display._cases import case_html
-from evalbook.display._compare_html import comparison_html, comparison_text
-from evalbook.display._html import run_html
+from evalbook._render._compare_html import comparison_html, comparison_text
+from evalbook._render._run_html import run_html
 
 EVIL = "<script>alert(1)</script>\x1b[31m\u202e"
 

@@ -29,7 +29,7 @@ from evalbook.display._cases import (
     epoch_strip,
     filter_cases,
 )
-from evalbook.display._html import run_cards_html, run_html, summary_html, unscored_html
+from evalbook._render._run_html import run_cards_html, run_html, summary_html, unscored_html
 
 H = "\x00\x1b[2J\u202e<script>alert(1)</script>"
 RAW = ("\x00", "\x1b", "\u202e")

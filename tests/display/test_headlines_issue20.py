@@ -8,7 +8,7 @@ import pandas as pd
 from _page import visible_text
 
 import evalbook as eb
-from evalbook.display._html import headline_only_html, run_html
+from evalbook._render._run_html import headline_only_html, run_html
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 

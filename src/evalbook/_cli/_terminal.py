@@ -11,9 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import pandas as pd
 
 from .._model._slices import SMALL
-from .._util._fmt import format_ci, format_count, format_pct, number
-from .._util._text import safe_str, visible
-from ..display._cost import (
+from .._render._cost import (
     MAX_SOURCES,
     SOURCE_COLUMNS,
     by_source,
@@ -21,6 +19,8 @@ from ..display._cost import (
     run_usage_note,
     source_cells,
 )
+from .._util._fmt import format_ci, format_count, format_pct, number
+from .._util._text import safe_str, visible
 
 if TYPE_CHECKING:
     from .._model._run_data import RunData

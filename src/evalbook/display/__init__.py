@@ -1,9 +1,9 @@
-"""How runs and comparisons look in a notebook: static HTML, widgets, plots.
+"""How runs and comparisons look in a notebook: widgets and `eb.show`.
 
 `show` is the one public name: a run's or a comparison's widget, or, for a list of runs, the
-leaderboard view (the board and cost against score). The static HTML needs nothing beyond
-pandas; widgets (ipywidgets) and plots (plotly) are imported only when asked for, so
-`import evalbook` stays light.
+leaderboard view (the board and cost against score). The static HTML and the figures they
+show are `evalbook._render`'s (the cards need nothing beyond pandas); widgets (ipywidgets) and
+plots (plotly) are imported only when asked for, so `import evalbook` stays light.
 """
 
 from __future__ import annotations
@@ -20,13 +20,13 @@ _DEPRECATED = {
     "CaseFilter": "._cases",
     "case_html": "._cases",
     "filter_cases": "._cases",
-    "comparison_html": "._compare_html",
-    "comparison_text": "._compare_html",
-    "headline_html": "._html",
-    "headline_only_html": "._html",
-    "run_html": "._html",
-    "summary_html": "._html",
-    "unscored_html": "._html",
+    "comparison_html": "evalbook._render._compare_html",
+    "comparison_text": "evalbook._render._compare_html",
+    "headline_html": "evalbook._render._run_html",
+    "headline_only_html": "evalbook._render._run_html",
+    "run_html": "evalbook._render._run_html",
+    "summary_html": "evalbook._render._run_html",
+    "unscored_html": "evalbook._render._run_html",
 }
 
 

@@ -22,11 +22,11 @@ import pandas as pd
 
 from .._compare._leaderboard import leaderboard
 from .._model._run_data import RunData
+from .._render._cost import amounts
+from .._render._pareto_plot import pareto_figure
+from .._render._style import BORDER, MUTED, box, esc, root, shorten
 from .._util._fmt import format_ci, format_money, format_pct
 from .._util._text import visible
-from ._cost import amounts
-from ._plots_pareto import pareto_figure
-from ._style import BORDER, MUTED, box, esc, root, shorten
 
 __all__ = ["MAX_BOARD_ROWS", "BoardView", "board_view"]
 

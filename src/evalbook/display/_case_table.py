@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._render._style import BORDER, FONT, MUTED, STATUS_COLORS, esc, is_missing, root, shorten
 from .._util._fmt import format_num
 from ._cases import ALL, epochs_of, expandable, text_of
-from ._style import BORDER, FONT, MUTED, STATUS_COLORS, esc, is_missing, root, shorten
 
 if TYPE_CHECKING:
     from .._model._run_data import RunData

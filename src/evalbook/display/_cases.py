@@ -22,10 +22,10 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
+from .._render._cost import sample_usage_html
+from .._render._style import BORDER, MUTED, badge, box, esc, is_missing, root
 from .._util._fmt import format_num
 from .._util._text import safe_str
-from ._cost import sample_usage_html
-from ._style import BORDER, MUTED, badge, box, esc, is_missing, root
 
 if TYPE_CHECKING:
     from .._model._run_data import RunData

@@ -14,8 +14,8 @@ import pandas as pd
 from .._errors import ConfigurationError
 from .._model._run_data import RunData
 from .._model._slices import SMALL
-from ._html import summary_html
-from ._style import MUTED, badge, esc, is_missing
+from .._render._run_html import summary_html
+from .._render._style import MUTED, badge, esc, is_missing
 
 __all__ = ["MAX_SLICES", "scores_tab_html", "slice_columns"]
 

@@ -15,8 +15,8 @@ from typing import Any
 
 import pandas as pd
 
-from .._model._slices import SMALL
 from .._util._fmt import format_num, format_p, format_p_phrase, format_pct, format_pp, format_pp_ci
+from .._util._small import SMALL
 from .._util._text import visible
 from ._cost import usage_deltas_html, usage_deltas_lines
 from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, is_missing, root
