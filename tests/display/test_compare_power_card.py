@@ -13,13 +13,13 @@ import pytest
 from _page import visible_text
 
 import evalbook as eb
-from evalbook._util._fmt import format_pp
 from evalbook._render._compare_html import (
     comparison_html,
     comparison_text,
     power_text,
     underpowered,
 )
+from evalbook._util._fmt import format_pp
 
 # eb.compare(by=) and the mde column come with issue 17's comparison (another helper's part)
 pytestmark = pytest.mark.skipif(

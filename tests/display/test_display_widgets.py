@@ -6,8 +6,8 @@ import pytest
 
 import evalbook as eb
 from display_fixtures import EVIL, FakeComparison, demo_run, evil_run
-from evalbook.display._case_table import case_table_html
-from evalbook.display._cases import CaseFilter, filter_cases
+from evalbook._render._case_table import case_table_html
+from evalbook._render._cases import CaseFilter, filter_cases
 from evalbook._render._compare_html import comparison_html
 from evalbook._render._run_html import run_html
 

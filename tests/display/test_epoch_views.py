@@ -19,7 +19,7 @@ from _page import Page, visible_text
 
 import evalbook as eb
 from display_fixtures import demo_run
-from evalbook.display._cases import (
+from evalbook._render._cases import (
     CASE_TEXT_LIMIT,
     MAX_EPOCHS,
     STRIP_LIMIT,

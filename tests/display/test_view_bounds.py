@@ -19,7 +19,7 @@ import pytest
 import evalbook as eb
 from evalbook._cli._commands import print_run
 from evalbook._cli._terminal import Out
-from evalbook.display._cases import CASE_TEXT_LIMIT, case_html
+from evalbook._render._cases import CASE_TEXT_LIMIT, case_html
 
 MB = "y" * 1_000_000
 KB = 1000

@@ -17,9 +17,9 @@ __all__ = ["show"]
 # Names this package exported up to 0.1.0, and the private module that holds each now. They
 # stay importable (with a DeprecationWarning) for one release.
 _DEPRECATED = {
-    "CaseFilter": "._cases",
-    "case_html": "._cases",
-    "filter_cases": "._cases",
+    "CaseFilter": "evalbook._render._cases",
+    "case_html": "evalbook._render._cases",
+    "filter_cases": "evalbook._render._cases",
     "comparison_html": "evalbook._render._compare_html",
     "comparison_text": "evalbook._render._compare_html",
     "headline_html": "evalbook._render._run_html",

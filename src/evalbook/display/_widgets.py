@@ -15,25 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .._model._run_data import RunData
-from .._render._compare_html import (
-    comparison_html,
-    comparison_names,
-    comparison_text,
-    warnings_html,
-)
-from .._render._cost import case_usage_labels
-from .._render._run_html import (
-    consistency_html,
-    run_cards_html,
-    run_header_html,
-    run_html,
-    unscored_html,
-)
-from .._render._style import MUTED, esc, root, shorten
-from .._util._fmt import format_num, format_pp
-from .._util._text import visible
-from ._case_table_widget import CaseTable
-from ._cases import (
+from .._render._cases import (
     ALL,
     CaseFilter,
     case_count,
@@ -42,8 +24,26 @@ from ._cases import (
     epochs_of,
     filter_cases,
 )
-from ._diff import case_output, output_diff_html, score_changes_html
-from ._run_slices import scores_tab_html, slice_columns
+from .._render._compare_html import (
+    comparison_html,
+    comparison_names,
+    comparison_text,
+    warnings_html,
+)
+from .._render._cost import case_usage_labels
+from .._render._diff import case_output, output_diff_html, score_changes_html
+from .._render._run_html import (
+    consistency_html,
+    run_cards_html,
+    run_header_html,
+    run_html,
+    unscored_html,
+)
+from .._render._run_slices import scores_tab_html, slice_columns
+from .._render._style import MUTED, esc, root, shorten
+from .._util._fmt import format_num, format_pp
+from .._util._text import visible
+from ._case_table_widget import CaseTable
 from ._widget_base import LABEL_LIMIT as _LABEL_LIMIT
 from ._widget_base import NONE as _NONE
 from ._widget_base import OUTCOMES as _OUTCOMES

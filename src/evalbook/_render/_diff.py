@@ -19,10 +19,10 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._render._style import BORDER, MUTED, badge, esc
 from .._util._fmt import format_num, format_pp
 from .._util._text import visible
 from ._cases import text_of
+from ._style import BORDER, MUTED, badge, esc
 
 __all__ = ["DIFF_LIMIT", "case_output", "output_diff_html", "score_changes_html", "word_diff"]
 
