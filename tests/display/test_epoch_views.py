@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from _page import Page, visible_text
 
 import evalbook as eb
+from _page import Page, visible_text
 from display_fixtures import demo_run
 from evalbook._render._cases import (
     CASE_TEXT_LIMIT,
@@ -152,7 +152,7 @@ def test_the_case_view_shows_strip_reduced_value_and_every_epoch(run: eb.Run) ->
 
 
 def test_one_epoch_views_have_no_strip(run: eb.Run) -> None:
-    one = demo_run()  # its case view is also a snapshot (test_display_html.py)
+    one = demo_run()  # its case view is also a snapshot (tests/render/test_static_html.py)
     html = case_html(one, 1)
     assert 'data-evalbook="strip"' not in html and 'data-evalbook="epoch"' not in html
     assert "■" not in html and "□" not in html

@@ -7,9 +7,9 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from _page import Page
 
 import evalbook as eb
+from _page import Page
 from display_fixtures import costed_run
 
 

@@ -6,8 +6,8 @@ import os
 from pathlib import Path
 
 import pytest
-from _page import visible_text
 
+from _page import visible_text
 from display_fixtures import EVIL, EVIL_ESCAPED, FakeComparison, demo_run, evil_run
 from evalbook._render._cases import CaseFilter, case_html, filter_cases
 from evalbook._render._compare_html import comparison_html, comparison_text

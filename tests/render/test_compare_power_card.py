@@ -10,9 +10,9 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 import pytest
-from _page import visible_text
 
 import evalbook as eb
+from _page import visible_text
 from evalbook._render._compare_html import (
     comparison_html,
     comparison_text,
