@@ -234,7 +234,7 @@ def unscored_table_text(unscored: pd.DataFrame) -> list[str]:
 def usage_lines(run: RunData) -> list[str]:
     """The run's cost line and the note on refused usage, cleaned; [] without usage.
 
-    The same text as the headline card's (`display/_cost.py`), so the terminal and the
+    The same text as the headline card's (`_render/_cost.py`), so the terminal and the
     notebook read the same.
     """
     line = run_usage_line(run)
