@@ -15,7 +15,7 @@ import pandas as pd
 
 from .._util._text import visible
 from ._compare_html import comparison_names
-from ._figure import LINE_COLOR, figure, figure_text, graph_objects
+from ._figure import corner_note, error_bars, figure, figure_text, graph_objects
 from ._style import STATUS_COLORS
 
 __all__ = ["ComparisonPlots", "deltas_figure", "forest_figure"]
@@ -65,34 +65,20 @@ def forest_figure(comp: Any, score: str | None = None) -> Any:
             "color": colors,
             "symbol": ["circle-open" if v else "circle" for v in small],
         },
-        error_x={
-            "type": "data",
-            "symmetric": False,
-            "array": plus,
-            "arrayminus": minus,
-            "color": LINE_COLOR,
-        },
+        error_x=error_bars(plus, minus),
         customdata=[[t, int(r["n_paired"])] for t, r in zip(labels, rows, strict=True)],
         hovertemplate="%{customdata[0]}: %{x:+.1f} pp (n=%{customdata[1]})<extra></extra>",
         name="delta",
     )
     fig = figure(data=[trace])
-    fig.add_vline(x=0, line_dash="dot", line_color="rgba(127,127,127,0.8)", layer="below")
+    _zero_line(fig)
     notes = []
     if unknown:
         notes.append(f"{unknown} row{'' if unknown == 1 else 's'} without a paired case not drawn")
     if any(small):
         notes.append("open marker: fewer than 10 paired values")
     if notes:
-        fig.add_annotation(
-            text=visible(" · ".join(notes)),
-            xref="paper",
-            yref="paper",
-            x=1,
-            y=1.06,
-            showarrow=False,
-            xanchor="right",
-        )
+        corner_note(fig, visible(" · ".join(notes)), y=1.06)
     sliced = f" by {', '.join(figure_text(c, 40) for c in by)}" if by else ""
     fig.update_layout(
         title=f"{figure_text(name_b, 200)} − {figure_text(name_a, 200)}{sliced} (pp, 95% CI)",
@@ -107,6 +93,11 @@ def forest_figure(comp: Any, score: str | None = None) -> Any:
         height=max(220, 90 + 28 * len(rows)),
     )
     return fig
+
+
+def _zero_line(fig: Any) -> None:
+    """The reference line at no difference, under the markers."""
+    fig.add_vline(x=0, line_dash="dot", line_color="rgba(127,127,127,0.8)", layer="below")
 
 
 def delta_bars(s: pd.DataFrame) -> tuple[list[float], list[float], list[float], list[str]]:
@@ -134,18 +125,12 @@ def deltas_figure(comp: Any) -> Any:
         y=[figure_text(v) for v in s["label"]],
         mode="markers",
         marker={"size": 11, "color": colors},
-        error_x={
-            "type": "data",
-            "symmetric": False,
-            "array": plus,
-            "arrayminus": minus,
-            "color": LINE_COLOR,
-        },
+        error_x=error_bars(plus, minus),
         hovertemplate="%{y}: %{x:+.1f} pp<extra></extra>",
         name="delta",
     )
     fig = figure(data=[trace])
-    fig.add_vline(x=0, line_dash="dot", line_color="rgba(127,127,127,0.8)", layer="below")
+    _zero_line(fig)
     fig.update_layout(
         title=f"{figure_text(name_b, 200)} − {figure_text(name_a, 200)} (pp, 95% CI)",
         xaxis_title="delta (pp)",

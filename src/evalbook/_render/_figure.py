@@ -13,12 +13,22 @@ charts offline, and nothing is fetched from the network), so the chart survives
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from typing import Any
 
 from .._util._text import safe_str, visible
 from ._style import SHORT_LIMIT, shorten
 
-__all__ = ["LINE_COLOR", "PALETTE", "figure", "figure_text", "graph_objects", "plotly_modules"]
+__all__ = [
+    "LINE_COLOR",
+    "PALETTE",
+    "corner_note",
+    "error_bars",
+    "figure",
+    "figure_text",
+    "graph_objects",
+    "plotly_modules",
+]
 
 # Lines the theme does not colour (error bars, zero lines): plotly.js draws an error bar #444
 # by default, invisible on a dark theme; a mid grey reads on light and dark backgrounds
@@ -106,3 +116,22 @@ def figure(**kwargs: Any) -> Any:
 def figure_text(x: object, limit: int = SHORT_LIMIT) -> str:
     """User text in a figure (a label, a reason, a run's name): shortened, controls escaped."""
     return visible(shorten(safe_str(x), limit))
+
+
+def error_bars(plus: Sequence[float], minus: Sequence[float]) -> dict[str, Any]:
+    """Error bars (`error_x=` or `error_y=`) reaching `plus` above a point and `minus` below it,
+    in the line colour both themes read."""
+    return {
+        "type": "data",
+        "symmetric": False,
+        "array": list(plus),
+        "arrayminus": list(minus),
+        "color": LINE_COLOR,
+    }
+
+
+def corner_note(fig: Any, text: str, y: float = 1.08) -> None:
+    """A note over the plot's top right corner: what the figure leaves out, or how to read it."""
+    fig.add_annotation(
+        text=text, xref="paper", yref="paper", x=1, y=y, showarrow=False, xanchor="right"
+    )

@@ -16,7 +16,7 @@ from typing import Any
 
 from .._util._fmt import format_pct
 from .._util._text import visible
-from ._figure import LINE_COLOR, figure, figure_text, graph_objects
+from ._figure import error_bars, figure, figure_text, graph_objects
 from ._protocols import RunLike
 from ._style import MUTED, STATUS_COLORS, esc, root
 
@@ -116,13 +116,9 @@ def pareto_figure(runs: Iterable[RunLike] | Mapping[str, RunLike]) -> Any:
         textposition="top center",
         cliponaxis=False,  # a name over a point at the top of the axis is drawn whole
         marker={"size": 11, "color": colors},
-        error_y={
-            "type": "data",
-            "symmetric": False,
-            "array": [_gap(p.high, p.mean) for p in points],
-            "arrayminus": [_gap(p.mean, p.low) for p in points],
-            "color": LINE_COLOR,
-        },
+        error_y=error_bars(
+            [_gap(p.high, p.mean) for p in points], [_gap(p.mean, p.low) for p in points]
+        ),
         hovertext=hover,
         hoverinfo="text",
     )

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .._util._text import visible
-from ._figure import PALETTE, figure, figure_text, graph_objects
+from ._figure import PALETTE, corner_note, figure, figure_text, graph_objects
 from ._flaky import CLASSES, flakiness, flakiness_html
 from ._protocols import RunLike
 from ._style import MUTED, STATUS_COLORS, esc, root
@@ -148,15 +148,10 @@ def flakiness_figure(run: RunLike, score: str | None = None) -> Any:
                 )
             )
         apart = f.count("not_counted")
-        fig.add_annotation(
-            text=f"not counted: {apart} case{'' if apart == 1 else 's'} · {f.n_cases} cases × "
+        corner_note(
+            fig,
+            f"not counted: {apart} case{'' if apart == 1 else 's'} · {f.n_cases} cases × "
             f"{f.epochs} epochs",
-            xref="paper",
-            yref="paper",
-            x=1,
-            y=1.08,
-            showarrow=False,
-            xanchor="right",
         )
         fig.update_layout(
             barmode="stack",
@@ -199,15 +194,10 @@ def consistency_figure(run: RunLike, score: str | None = None) -> Any:
     )
     fig = figure(data=[trace])
     apart = f.count("not_counted")
-    fig.add_annotation(
-        text=f"{rate.size} cases × {f.epochs} epochs · not counted: {apart} case"
+    corner_note(
+        fig,
+        f"{rate.size} cases × {f.epochs} epochs · not counted: {apart} case"
         f"{'' if apart == 1 else 's'}",
-        xref="paper",
-        yref="paper",
-        x=1,
-        y=1.08,
-        showarrow=False,
-        xanchor="right",
     )
     fig.update_layout(
         title=(
