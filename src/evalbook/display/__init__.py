@@ -12,6 +12,8 @@ import importlib
 import warnings
 from typing import Any
 
+from ._board import board_view
+
 __all__ = ["show"]
 
 # Names this package exported up to 0.1.0, and the private module that holds each now. They
@@ -69,10 +71,7 @@ def show(obj: Any) -> Any:
         Leaderboard · 1 run, best first
     """
     if isinstance(obj, (list, tuple)):
-        # plotly is optional (the notebook extra): imported only when a board is shown
-        from ._board import board_view
-
-        return board_view(obj)
+        return board_view(obj)  # plotly (optional) is imported when its figure is built
     try:
         # ipywidgets is optional (the notebook extra): imported only when a widget is asked for
         from ._widgets import show as _show

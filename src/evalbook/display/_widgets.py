@@ -43,6 +43,7 @@ from .._render._run_slices import scores_tab_html, slice_columns
 from .._render._style import MUTED, esc, root, shorten
 from .._util._fmt import format_num, format_pp
 from .._util._text import visible
+from ._board import board_view
 from ._case_table_widget import CaseTable
 from ._widget_base import LABEL_LIMIT as _LABEL_LIMIT
 from ._widget_base import NONE as _NONE
@@ -301,8 +302,6 @@ def _no_pair(change: str, score: str) -> str:
 def show(obj: Any) -> Any:
     """The interactive view of a `Run` or a `Comparison`; a list of runs: the leaderboard view."""
     if isinstance(obj, (list, tuple)):
-        from ._board import board_view  # the board needs plotly, not the widgets: loaded on use
-
         return board_view(obj)
     if isinstance(obj, RunData):
         return RunView(obj)
