@@ -1,7 +1,7 @@
 """Epochs in the views: the reducer on the cards, each case's epoch strip, the flakiness plot.
 
 The run below has 6 cases × 5 epochs with known outcomes, so every strip and count is exact
-(the marks are documented in display/_cases.py; docs/repeats.md describes epochs).
+(the marks are documented in _render/_cases.py; docs/repeats.md describes epochs).
 """
 
 from __future__ import annotations

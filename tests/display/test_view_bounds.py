@@ -1,6 +1,6 @@
 """Every view of a run with 1 MB texts is bounded; the tables keep every character.
 
-Bounds (display/_cases.py, display/_html.py, display/_style.py): a case view shows at most
+Bounds (_render/_cases.py, _render/_run_html.py, _render/_style.py): a case view shows at most
 `TEXT_LIMIT` characters of one value and `CASE_TEXT_LIMIT` of all its values; a name, label,
 case id or reason at most `SHORT_LIMIT`; the unscored breakdown at most `MAX_REASONS`
 reasons per score. Before: a 1 MB reason made a 1 MB card, 200 such reasons a 180 MB run
