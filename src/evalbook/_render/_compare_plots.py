@@ -16,6 +16,7 @@ import pandas as pd
 from .._util._text import visible
 from ._compare_html import comparison_names
 from ._figure import corner_note, error_bars, figure, figure_text, graph_objects
+from ._protocols import ComparisonLike
 from ._style import STATUS_COLORS
 
 __all__ = ["ComparisonPlots", "deltas_figure", "forest_figure"]
@@ -26,7 +27,7 @@ def _row_label(row: Mapping[Any, Any], by: list[Any], label: str) -> str:
     return f"{where} · {figure_text(label)}" if where else figure_text(label)
 
 
-def forest_figure(comp: Any, score: str | None = None) -> Any:
+def forest_figure(comp: ComparisonLike, score: str | None = None) -> Any:
     """One row per (slice, score): the delta B − A in pp with its 95 % CI, a line at zero.
 
     Rows whose delta is unknown (no paired case) are counted in a note, not drawn; rows with
@@ -113,7 +114,7 @@ def delta_bars(s: pd.DataFrame) -> tuple[list[float], list[float], list[float], 
     return delta, plus, minus, colors
 
 
-def deltas_figure(comp: Any) -> Any:
+def deltas_figure(comp: ComparisonLike) -> Any:
     """Per score: the paired delta (B − A) with its 95 % CI as error bars."""
     name_a, name_b = comparison_names(comp)
     s: pd.DataFrame = comp.summary
@@ -143,7 +144,7 @@ def deltas_figure(comp: Any) -> Any:
 class ComparisonPlots:
     """`comparison.plot`: figures of a comparison (`deltas()`, `forest()`)."""
 
-    def __init__(self, comp: Any) -> None:
+    def __init__(self, comp: ComparisonLike) -> None:
         self._comp = comp
 
     def deltas(self) -> Any:

@@ -2,7 +2,9 @@
 
 `_render` sits below `_model`, so it cannot name `RunData`, `Headline` or `ScoreDefinition`:
 these Protocols list the members the cards and figures read, and the model's classes fit them
-as they are (mypy checks it where a `RunData` is passed). Anything with these members renders,
+as they are (mypy checks it where a `RunData` is passed). A comparison is read the same way,
+by its documented attributes (docs/comparing.md); what only some have (`a`, `b`, `by`,
+`usage`, `shared_cases`) is read with `getattr` and a default. Anything with these members renders,
 a loaded or an imported run alike.
 """
 
@@ -13,7 +15,7 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-__all__ = ["DefinitionLike", "HeadlineLike", "RunLike"]
+__all__ = ["ComparisonLike", "DefinitionLike", "HeadlineLike", "RunLike"]
 
 
 class DefinitionLike(Protocol):
@@ -83,3 +85,14 @@ class RunLike(Protocol):
     def unscored(self) -> pd.DataFrame: ...
     def usage(self) -> pd.DataFrame: ...
     def usage_summary(self) -> pd.DataFrame: ...
+
+
+class ComparisonLike(Protocol):
+    """A comparison (`_compare/_compare.Comparison`) by the attributes every one has."""
+
+    @property
+    def summary(self) -> pd.DataFrame: ...
+    @property
+    def cases(self) -> pd.DataFrame: ...
+    @property
+    def warnings(self) -> Sequence[str]: ...
