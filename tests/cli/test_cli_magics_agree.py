@@ -15,7 +15,7 @@ from IPython.core.error import UsageError
 from tests._cli_helpers import in_process
 
 import evalbook as eb
-from evalbook.display._compare_html import comparison_text
+from evalbook._render._compare_html import comparison_text
 
 HOSTILE = "x\x1b[31m\u202e"
 

@@ -62,9 +62,12 @@ def test_a_clean_board_looks_exactly_like_pandas_own_table() -> None:
     assert board._repr_html_() == pd.DataFrame._repr_html_(board)  # type: ignore[attr-defined]
 
 
-def test_the_board_is_still_a_plain_frame() -> None:
+def test_the_board_is_a_dataframe_view_its_derived_frames_show_escaped_too() -> None:
     board = eb.leaderboard([_run(H, 0.5), _run("new", 1.0)])
-    assert type(board) is pd.DataFrame
+    # a DataFrame whose class carries the display (`_render/_frames.py`), nothing patched on
+    assert isinstance(board, pd.DataFrame) and "_repr_html_" not in vars(board)
+    for derived in (board.head(), board[["rank", "name"]], board.set_index("rank")):
+        _assert_escaped(derived._repr_html_())
     assert "_repr_html_" not in board.columns
     again = pickle.loads(pickle.dumps(board))
     pd.testing.assert_frame_equal(again, board)

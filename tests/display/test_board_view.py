@@ -8,9 +8,9 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from _page import Page
 
 import evalbook as eb
+from _page import Page
 from display_fixtures import EVIL, costed_run
 
 pytest.importorskip("plotly")
@@ -128,9 +128,9 @@ def test_show_refuses_an_empty_list_and_items_that_are_not_runs() -> None:
 def test_a_long_board_lists_its_first_rows_and_says_how_many_more(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
-    from evalbook.display import _board
+    from evalbook._render import _board_html
 
-    monkeypatch.setattr(_board, "MAX_BOARD_ROWS", 2)
+    monkeypatch.setattr(_board_html, "MAX_BOARD_ROWS", 2)
     view = eb.show(_runs())
     card = unescape(view.card_html())
     assert "… 2 more runs: see eb.leaderboard(runs)" in card

@@ -8,7 +8,7 @@ import pytest
 
 import evalbook as eb
 from display_fixtures import EVIL, EVIL_ESCAPED, demo_run, evil_run
-from evalbook.display._case_table import (
+from evalbook._render._case_table import (
     STATIC_ROWS,
     CaseTableFilter,
     case_table_html,

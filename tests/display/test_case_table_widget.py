@@ -10,7 +10,7 @@ import pytest
 
 import evalbook as eb
 from display_fixtures import EVIL, EVIL_ESCAPED, demo_run
-from evalbook.display._case_table import column_width
+from evalbook._render._case_table import column_width
 
 pytest.importorskip("ipywidgets")
 

@@ -14,11 +14,14 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from _page import visible_text
 
 import evalbook as eb
+from _page import visible_text
 from evalbook._cli._main import main
 from evalbook._model._usage import Tally
+from evalbook._render._cases import case_html
+from evalbook._render._compare_html import comparison_html, comparison_text
+from evalbook._render._run_html import run_html
 from evalbook._runner._usage import current_meter
 from evalbook._util._fmt import (
     format_money,
@@ -28,9 +31,6 @@ from evalbook._util._fmt import (
     refused_note,
     usage_line,
 )
-from evalbook.display._cases import case_html
-from evalbook.display._compare_html import comparison_html, comparison_text
-from evalbook.display._html import run_html
 
 EVIL = "<script>alert(1)</script>\x1b[31m\u202e"
 

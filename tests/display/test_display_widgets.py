@@ -6,10 +6,10 @@ import pytest
 
 import evalbook as eb
 from display_fixtures import EVIL, FakeComparison, demo_run, evil_run
-from evalbook.display._case_table import case_table_html
-from evalbook.display._cases import CaseFilter, filter_cases
-from evalbook.display._compare_html import comparison_html
-from evalbook.display._html import run_html
+from evalbook._render._case_table import case_table_html
+from evalbook._render._cases import CaseFilter, filter_cases
+from evalbook._render._compare_html import comparison_html
+from evalbook._render._run_html import run_html
 
 WIDGET_MIME = "application/vnd.jupyter.widget-view+json"
 

@@ -1,7 +1,7 @@
 """Epochs in the views: the reducer on the cards, each case's epoch strip, the flakiness plot.
 
 The run below has 6 cases × 5 epochs with known outcomes, so every strip and count is exact
-(the marks are documented in display/_cases.py; docs/repeats.md describes epochs).
+(the marks are documented in _render/_cases.py; docs/repeats.md describes epochs).
 """
 
 from __future__ import annotations
@@ -15,11 +15,11 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
-from _page import Page, visible_text
 
 import evalbook as eb
+from _page import Page, visible_text
 from display_fixtures import demo_run
-from evalbook.display._cases import (
+from evalbook._render._cases import (
     CASE_TEXT_LIMIT,
     MAX_EPOCHS,
     STRIP_LIMIT,
@@ -29,7 +29,7 @@ from evalbook.display._cases import (
     epoch_strip,
     filter_cases,
 )
-from evalbook.display._html import run_cards_html, run_html, summary_html, unscored_html
+from evalbook._render._run_html import run_cards_html, run_html, summary_html, unscored_html
 
 H = "\x00\x1b[2J\u202e<script>alert(1)</script>"
 RAW = ("\x00", "\x1b", "\u202e")
@@ -152,7 +152,7 @@ def test_the_case_view_shows_strip_reduced_value_and_every_epoch(run: eb.Run) ->
 
 
 def test_one_epoch_views_have_no_strip(run: eb.Run) -> None:
-    one = demo_run()  # its case view is also a snapshot (test_display_html.py)
+    one = demo_run()  # its case view is also a snapshot (tests/render/test_static_html.py)
     html = case_html(one, 1)
     assert 'data-evalbook="strip"' not in html and 'data-evalbook="epoch"' not in html
     assert "■" not in html and "□" not in html

@@ -8,7 +8,7 @@ import pytest
 
 import evalbook as eb
 from display_fixtures import EVIL, EVIL_ESCAPED
-from evalbook.display._cases import PREVIEW_LIMIT, TEXT_LIMIT, case_html, expandable
+from evalbook._render._cases import PREVIEW_LIMIT, TEXT_LIMIT, case_html, expandable
 
 BIG = "start " + "z" * 100_000  # a 100 kB output
 

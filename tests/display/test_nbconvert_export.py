@@ -16,6 +16,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+
 from _page import Page
 
 pytestmark = pytest.mark.slow  # runs and exports every notebook

@@ -15,6 +15,8 @@ import evalbook as eb
 import evalbook.display as display
 from _compare_helpers import make_run
 from evalbook._cli._main import main
+from evalbook._render._compare_html import comparison_html, comparison_text
+from evalbook._render._style import esc
 from evalbook._util._fmt import (
     format_ci,
     format_count,
@@ -25,8 +27,6 @@ from evalbook._util._fmt import (
     format_pp,
     format_pp_ci,
 )
-from evalbook.display._compare_html import comparison_html, comparison_text
-from evalbook.display._style import esc
 
 MISSING = (None, float("nan"), pd.NA, pd.NaT)
 
@@ -91,13 +91,19 @@ def test_views_show_control_characters_escaped() -> None:
 
 
 def test_display_exports_only_show_and_the_old_names_still_import_with_a_warning() -> None:
-    from evalbook.display import _cases, _compare_html, _html
+    from evalbook._render import _cases, _compare_html, _run_html
 
     assert display.__all__ == ["show"]
     homes = {
         _cases: ("CaseFilter", "case_html", "filter_cases"),
         _compare_html: ("comparison_html", "comparison_text"),
-        _html: ("headline_html", "headline_only_html", "run_html", "summary_html", "unscored_html"),
+        _run_html: (
+            "headline_html",
+            "headline_only_html",
+            "run_html",
+            "summary_html",
+            "unscored_html",
+        ),
     }
     for module, names in homes.items():
         for name in names:

@@ -9,7 +9,7 @@ import pytest
 
 import evalbook as eb
 from display_fixtures import EVIL, EVIL_ESCAPED
-from evalbook.display._diff import DIFF_LIMIT, output_diff_html, word_diff
+from evalbook._render._diff import DIFF_LIMIT, output_diff_html, word_diff
 
 pytest.importorskip("ipywidgets")
 

@@ -1,6 +1,6 @@
 """Every view of a run with 1 MB texts is bounded; the tables keep every character.
 
-Bounds (display/_cases.py, display/_html.py, display/_style.py): a case view shows at most
+Bounds (_render/_cases.py, _render/_run_html.py, _render/_style.py): a case view shows at most
 `TEXT_LIMIT` characters of one value and `CASE_TEXT_LIMIT` of all its values; a name, label,
 case id or reason at most `SHORT_LIMIT`; the unscored breakdown at most `MAX_REASONS`
 reasons per score. Before: a 1 MB reason made a 1 MB card, 200 such reasons a 180 MB run
@@ -19,7 +19,7 @@ import pytest
 import evalbook as eb
 from evalbook._cli._commands import print_run
 from evalbook._cli._terminal import Out
-from evalbook.display._cases import CASE_TEXT_LIMIT, case_html
+from evalbook._render._cases import CASE_TEXT_LIMIT, case_html
 
 MB = "y" * 1_000_000
 KB = 1000

@@ -19,8 +19,8 @@ import pytest
 
 import evalbook as eb
 from evalbook._cli._main import main
+from evalbook._render._cases import case_html
 from evalbook._util._text import visible
-from evalbook.display._cases import case_html
 
 H = "\x00\x1b[2J\u202e\u2066<script>alert(1)</script>"
 RAW = ("\x00", "\x1b", "\u202e", "\u2066")

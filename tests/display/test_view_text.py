@@ -11,7 +11,7 @@ import pytest
 import evalbook as eb
 from evalbook._cli._commands import print_run
 from evalbook._cli._terminal import Out
-from evalbook.display._cases import TEXT_LIMIT, case_html
+from evalbook._render._cases import TEXT_LIMIT, case_html
 
 LONG = "x" * (TEXT_LIMIT + 5)
 ODD = "<b>bold</b>\x1b[31mred\x00"

@@ -10,8 +10,8 @@ import pytest
 import evalbook as eb
 from display_fixtures import EVIL, EVIL_ESCAPED, demo_run
 from evalbook._model._slices import SMALL
-from evalbook.display._html import run_html, summary_html
-from evalbook.display._run_slices import MAX_SLICES
+from evalbook._render._run_html import run_html, summary_html
+from evalbook._render._run_slices import MAX_SLICES
 
 CONTROL = "x\x1b[31m\u202e"  # an ANSI escape and a bidi override in a slice value
 

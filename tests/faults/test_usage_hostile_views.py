@@ -20,7 +20,7 @@ import pytest
 
 import evalbook as eb
 from evalbook._cli._main import main
-from evalbook.display._cases import case_html
+from evalbook._render._cases import case_html
 
 HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)>\x1b[31m\u202egnp.exe\x00"
 RAW = ("\x1b", "\u202e", "\x00")

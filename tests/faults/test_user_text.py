@@ -15,8 +15,8 @@ from _hostile import BadText, ClassRaises, Hostile, StrNotText, StrRaises, armed
 
 import evalbook as eb
 from evalbook._model._contract import Score, Unscored, interpret, raised_rec
+from evalbook._render._cases import case_html
 from evalbook._util._text import clean, safe_str
-from evalbook.display._cases import case_html
 
 S = eb.define_score("s")
 DF = pd.DataFrame({"question": ["a", "b"]})

@@ -1,5 +1,5 @@
 """Reducers on score definitions (docs/repeats.md): the field, its validation, the derived-score
-rule, check_epochs, and the reduction of a case's epochs into its reduced record."""
+rule and the reduction of a case's epochs into its reduced record."""
 
 from __future__ import annotations
 
@@ -23,7 +23,7 @@ from evalbook._model._epochs import (
     reduce_scores,
     variance_parts,
 )
-from evalbook._model._reducers import VOTE_REDUCERS, check_epochs, reduce_values
+from evalbook._model._reducers import VOTE_REDUCERS, reduce_values
 from evalbook._model._results import ERRORED, FAILED, PASSED, PENDING, TIMED_OUT
 from evalbook._model._scores import ScoreDefinition
 from evalbook._model._scoring import counted_values
@@ -119,28 +119,6 @@ def test_a_derived_score_ignores_its_components_reducers() -> None:
     b = eb.define_score("b", reducer=eb.pass_hat(2))
     assert eb.define_score("m", combine=eb.mean_of(a, b), reducer="max").reducer == "max"
     assert eb.define_score("p", combine=eb.all_of(a, b), reducer=eb.pass_at(3)).reducer == "pass@3"
-
-
-def test_check_epochs_names_the_scores_and_the_epochs_needed() -> None:
-    defs = [
-        eb.define_score("plain"),
-        eb.define_score("p3", reducer=eb.pass_at(3)),
-        eb.define_score("h5", reducer=eb.pass_hat(5)),
-    ]
-    check_epochs(defs, 5)
-    check_epochs(defs, 9)
-    with pytest.raises(eb.ConfigurationError) as err:
-        check_epochs(defs, 3)
-    message = str(err.value)
-    assert "'h5' (pass^5)" in message and "p3" not in message
-    assert "epochs ≥ 5" in message and "epochs=5" in message and "epochs=3" in message
-    with pytest.raises(eb.ConfigurationError, match=r"'p3' \(pass@3\), 'h5' \(pass\^5\)"):
-        check_epochs(defs, 1)
-
-
-def test_check_epochs_accepts_runs_without_pass_k() -> None:
-    check_epochs([eb.define_score("a", reducer="mode")], 1)
-    check_epochs([], 1)
 
 
 # -- the reduction of a case's epochs ----------------------------------------------------------

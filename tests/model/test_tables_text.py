@@ -20,9 +20,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
+from evalbook._render._cases import case_html
+from evalbook._render._run_html import summary_html, unscored_html
 from evalbook._runner._plan import make_plan
-from evalbook.display._cases import case_html
-from evalbook.display._html import summary_html, unscored_html
 
 S = "\ud800"  # a lone high surrogate
 T = "\udcff"  # a lone low surrogate (what `surrogateescape` makes of the byte 0xff)

@@ -13,11 +13,11 @@ from .._model._attempts import attempts_table
 from .._model._run_data import RunData
 from .._model._scorers import Scorer
 from .._model._scores import ScoreDefinition
+from .._render._run_html import run_html
+from .._render._run_plots import RunPlots
 from .._runner._rescore import rescore
 from .._store._save import save_run
 from .._store._table_files import export
-from ..display._html import run_html
-from ..display._plots import RunPlots
 
 __all__ = ["Run"]
 

@@ -19,10 +19,10 @@ from .._api._refs import column_names, export_table, missing_store, resolve_run,
 from .._api._run import Run
 from .._compare._compare import compare
 from .._errors import ConfigurationError
+from .._render._compare_html import comparison_text
 from .._runner._resume import RetryErrors
 from .._store._listing import runs
 from .._util._fmt import format_count, format_pct, format_pp
-from ..display._compare_html import comparison_text
 from ._args import CliError
 from ._demo import demo_eval
 from ._terminal import (

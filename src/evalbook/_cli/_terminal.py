@@ -11,9 +11,7 @@ from typing import TYPE_CHECKING, Any, TextIO
 import pandas as pd
 
 from .._model._slices import SMALL
-from .._util._fmt import format_ci, format_count, format_pct, number
-from .._util._text import safe_str, visible
-from ..display._cost import (
+from .._render._cost import (
     MAX_SOURCES,
     SOURCE_COLUMNS,
     by_source,
@@ -21,6 +19,8 @@ from ..display._cost import (
     run_usage_note,
     source_cells,
 )
+from .._util._fmt import format_ci, format_count, format_pct, number
+from .._util._text import safe_str, visible
 
 if TYPE_CHECKING:
     from .._model._run_data import RunData
@@ -234,7 +234,7 @@ def unscored_table_text(unscored: pd.DataFrame) -> list[str]:
 def usage_lines(run: RunData) -> list[str]:
     """The run's cost line and the note on refused usage, cleaned; [] without usage.
 
-    The same text as the headline card's (`display/_cost.py`), so the terminal and the
+    The same text as the headline card's (`_render/_cost.py`), so the terminal and the
     notebook read the same.
     """
     line = run_usage_line(run)

@@ -30,6 +30,7 @@ from .._model._agreement_stats import (
 from .._model._contract import safe_repr
 from .._model._run_data import RunData
 from .._model._scores import ScoreDefinition
+from .._render._agreement_html import agreement_html
 from .._util._text import safe_str
 from ._pairing import case_ids
 
@@ -109,9 +110,6 @@ class Agreement:
         )
 
     def _repr_html_(self) -> str:
-        # a display hook: the display layer sits above this one and loads only when shown
-        from ..display._agreement_html import agreement_html
-
         return agreement_html(self)
 
 

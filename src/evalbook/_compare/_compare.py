@@ -8,7 +8,7 @@ vectorised: no Python loop runs per case.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -18,6 +18,8 @@ from .._model._paired import PairedResult, holm, paired
 from .._model._run_data import RunData
 from .._model._scores import ScoreDefinition
 from .._model._slices import SMALL, cluster_codes, slices_of
+from .._render._compare_html import comparison_html, comparison_text
+from .._render._compare_plots import ComparisonPlots
 from ._pairing import (
     case_frame,
     case_ids,
@@ -29,9 +31,6 @@ from ._pairing import (
 )
 from ._usage import UsageDeltas, cost_warnings
 from ._warnings import definition_warnings, primary_of, primary_warning
-
-if TYPE_CHECKING:
-    from ..display._plots import ComparisonPlots
 
 __all__ = ["CHANGES", "COMPARISON_COLUMNS", "PAIR_COLUMNS", "Comparison", "compare"]
 
@@ -162,23 +161,15 @@ class Comparison(UsageDeltas):
         return table.iloc[order].reset_index(drop=True)
 
     def __repr__(self) -> str:
-        # a display hook: the one text form of a comparison (repr, widget, CLI) lives there
-        from ..display._compare_html import comparison_text
-
+        # the one text form of a comparison (repr, widget, CLI)
         return comparison_text(self)
 
     def _repr_html_(self) -> str:
-        # a display hook: the display layer sits above this one and loads only when shown
-        from ..display._compare_html import comparison_html
-
         return comparison_html(self)
 
     @property
     def plot(self) -> ComparisonPlots:
         """Plotly figures of this comparison: `comparison.plot.deltas()`."""
-        # a display hook: the display layer sits above this one and loads only when asked
-        from ..display._plots import ComparisonPlots
-
         return ComparisonPlots(self)
 
 

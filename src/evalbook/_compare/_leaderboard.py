@@ -1,24 +1,20 @@
 """`eb.leaderboard(runs)`: runs ranked by their headline score, completion beside it.
 
-The board is a plain DataFrame holding the runs' names exactly; only its notebook display
-escapes them (`visible`): pandas' HTML escapes markup but shows controls and bidi characters
-raw, and it has no per-frame formatter, so the board carries its own `_repr_html_` (an
-instance attribute: pandas' table, drawn from a copy whose text is escaped).
+The board is a DataFrame holding the runs' names exactly; only its notebook display escapes
+them (`LeaderboardTable`, `_render/_frames.py`).
 """
 
 from __future__ import annotations
 
 import math
-import types
 from collections.abc import Iterable, Mapping
-from html import escape
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError
-from .._util._text import visible
+from .._render._frames import LeaderboardTable
 
 if TYPE_CHECKING:
     from .._model._run_data import RunData
@@ -38,7 +34,7 @@ LEADERBOARD_COLUMNS = [
 ]
 
 
-def leaderboard(runs: Iterable[RunData] | Mapping[str, RunData]) -> pd.DataFrame:
+def leaderboard(runs: Iterable[RunData] | Mapping[str, RunData]) -> LeaderboardTable:
     """Rank runs by their primary score, best first, with completion in its own column.
 
     Each row shows the run's headline score (`score, label, mean, ci_low, ci_high`), its
@@ -46,8 +42,8 @@ def leaderboard(runs: Iterable[RunData] | Mapping[str, RunData]) -> pd.DataFrame
     passed rate instead and `board.attrs["note"]` says so (its notebook display shows the
     note under the table; "primary" names only scores a run declared). Ties share a rank;
     runs without a value rank last. In a notebook the board shows its text escaped (controls
-    and bidi characters as backslash escapes, markup as text); its values are the names as
-    given (a frame derived from it, e.g. `board.head()`, is displayed by pandas as it is).
+    and bidi characters as backslash escapes, markup as text), and so does a frame derived
+    from it (`board.head()`); its values are the names as given.
 
     Args:
         runs: Runs, or a `{name: run}` mapping whose keys name the rows.
@@ -96,10 +92,8 @@ def leaderboard(runs: Iterable[RunData] | Mapping[str, RunData]) -> pd.DataFrame
     ranks = board[key].rank(method="min", ascending=False, na_option="bottom")
     board.insert(0, "rank", ranks.astype(np.int64))
     order = np.lexsort((np.arange(len(board)), board["rank"].to_numpy()))
-    out = board.iloc[order].reset_index(drop=True)
+    out = LeaderboardTable(board.iloc[order].reset_index(drop=True))
     out.attrs = dict(board.attrs)
-    # an instance attribute, never a column: what IPython's display calls for this frame
-    object.__setattr__(out, "_repr_html_", types.MethodType(_escaped_html, out))
     return out
 
 
@@ -127,23 +121,3 @@ def _differ_note(runs: list[Any]) -> str:
     if all(_declared_primary(run) is not None for run in runs):
         return f"Primary scores differ ({', '.join(kinds)}), so the rows rank by passed cases."
     return f"Headline scores differ ({', '.join(kinds)}), so the rows rank by passed cases."
-
-
-def _shown(value: Any) -> Any:
-    return visible(value) if isinstance(value, str) else value
-
-
-def _escaped_html(board: pd.DataFrame) -> str | None:
-    """pandas' own notebook table of `board`, its text shown through `visible`."""
-    shown = board.copy()  # the board itself keeps the exact text
-    for column in shown.columns:
-        if not pd.api.types.is_numeric_dtype(shown[column]):
-            shown[column] = shown[column].map(_shown)
-    # the class's method (the stubs do not declare it), not the board's own attribute
-    html: str | None = pd.DataFrame._repr_html_(shown)  # type: ignore[attr-defined]
-    note = board.attrs.get("note")
-    if html is None or not note:
-        return html
-    # the note says why rows tie or rank by passed cases: shown under the table, escaped
-    text = escape(visible(str(note)))
-    return f'{html}<p data-evalbook="leaderboard-note" style="opacity: 0.8">{text}</p>'

@@ -26,10 +26,8 @@ With one run both reduce to the run's own interval, so `pool([run])` is `run.sum
 from __future__ import annotations
 
 import math
-import types
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from html import escape
 from typing import TYPE_CHECKING, Any
 
 import numpy as np
@@ -39,12 +37,11 @@ from .._errors import ConfigurationError
 from .._model._scores import ScoreDefinition
 from .._model._slices import cluster_codes, slices_of
 from .._model._stats import GroupedCI, grouped_ci, t975, wilson_arrays
-from .._util._text import visible
+from .._render._frames import PoolTable
 from ._warnings import combine_text
 
 if TYPE_CHECKING:
     from .._model._run_data import RunData
-    from .._model._scoring import Headline
 
 __all__ = ["POOL_COLUMNS", "pool"]
 
@@ -66,7 +63,7 @@ class _Part:
 
 def pool(
     runs: Iterable[RunData] | Mapping[str, RunData], *, by: str | Sequence[str] | None = None
-) -> pd.DataFrame:
+) -> PoolTable:
     """One row per score across several runs or tasks, weighted by counted values.
 
     Columns: `score, label, mean, ci_low, ci_high, counted, n_runs`. A score's `mean` is
@@ -121,14 +118,13 @@ def pool(
     if keys is not None:
         slice_keys = keys.iloc[table["_slice"].to_numpy()].reset_index(drop=True)
         table = pd.concat([slice_keys, table.reset_index(drop=True)], axis=1)
-    out = table.drop(columns="_slice").reset_index(drop=True)
+    # its notebook display escapes the text and lists the notes (`_render/_frames.py`)
+    out = PoolTable(table.drop(columns="_slice").reset_index(drop=True))
     out.attrs["warnings"] = [w for s in scores if (w := _differences(s, order[s]))]
     note = _primary_note(items)
     if note is not None:
         out.attrs["note"] = note
         out.attrs["headlines"] = [(name, run.headline) for name, run in items]
-    # an instance attribute, never a column: the frame's notebook display, escaped
-    object.__setattr__(out, "_repr_html_", types.MethodType(_pool_html, out))
     return out
 
 
@@ -348,30 +344,3 @@ def _differences(score: str, defs: list[tuple[str, ScoreDefinition]]) -> str | N
     return f"Score {score!r} is defined differently in the runs, pooled anyway: " + (
         " · ".join(changes)
     )
-
-
-def _cell(value: Any) -> Any:
-    return visible(value) if isinstance(value, str) else value
-
-
-def _pool_html(table: pd.DataFrame) -> str | None:
-    """pandas' table of the pooled frame, its text escaped, with its note, headlines and
-    warnings under it."""
-    shown = table.copy()  # the frame itself keeps the exact text
-    for column in shown.columns:
-        if not pd.api.types.is_numeric_dtype(shown[column]):
-            shown[column] = shown[column].astype(object).map(_cell)
-    # the class's method (the stubs do not declare it), not the frame's own attribute
-    html: str | None = pd.DataFrame._repr_html_(shown)  # type: ignore[attr-defined]
-    if html is None:
-        return None
-    lines = [str(table.attrs["note"])] if table.attrs.get("note") else []
-    heads: list[tuple[str, Headline]] = table.attrs.get("headlines", [])
-    lines += [f"{name}: {h.text}" for name, h in heads]
-    lines += [str(w) for w in table.attrs.get("warnings", [])]
-    notes = "".join(
-        f'<p data-evalbook="pool-note" style="opacity: 0.8; margin: 0.2em 0">'
-        f"{escape(visible(line))}</p>"
-        for line in lines
-    )
-    return html + notes

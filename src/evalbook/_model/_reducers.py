@@ -2,7 +2,8 @@
 
 A reducer is a string, so that it reads well in a table and round-trips through JSON:
 `"mean"`, `"median"`, `"min"`, `"max"`, `"mode"`, `"pass@k"` (`eb.pass_at(k)`) and
-`"pass^k"` (`eb.pass_hat(k)`). `check_reducer` is the one validator; the estimators of
+`"pass^k"` (`eb.pass_hat(k)`). `check_reducer` is the one validator (whether a run has
+the epochs a pass@k needs is plan-making's: `_runner/_plan.check_epochs`); the estimators of
 pass@k and pass^k are here too, in the product form (no huge binomials).
 
 A judge's votes reduce with the same words (`VOTE_REDUCERS`, checked by `vote_reducer`;
@@ -18,20 +19,15 @@ import re
 import statistics
 import warnings
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from numbers import Integral
-from typing import TYPE_CHECKING
 
 from .._errors import ConfigurationError
-
-if TYPE_CHECKING:  # only for the annotation: _scores imports this module
-    from ._scores import ScoreDefinition
 
 __all__ = [
     "OLD_NAMES",
     "PLAIN_REDUCERS",
     "VOTE_REDUCERS",
-    "check_epochs",
     "check_reducer",
     "is_pass_at",
     "pass_at",
@@ -154,25 +150,6 @@ def reducer_k(reducer: str) -> int | None:
 def is_pass_at(reducer: str) -> bool:
     """True for pass@k (as opposed to pass^k and the plain reducers)."""
     return reducer.startswith("pass@")
-
-
-def check_epochs(definitions: Iterable[ScoreDefinition], epochs: int) -> None:
-    """Raise ConfigurationError when a pass@k / pass^k score has k > epochs.
-
-    Called by the runner before any case runs.
-    """
-    short = [(d.name, d.reducer, k) for d in definitions if (k := reducer_k(d.reducer))]
-    short = [s for s in short if s[2] > epochs]
-    if not short:
-        return
-    needed = max(k for _, _, k in short)
-    which = ", ".join(f"{name!r} ({reducer})" for name, reducer, _ in short)
-    scores = "score" if len(short) == 1 else "scores"
-    raise ConfigurationError(
-        f"{scores} {which} need{'s' if len(short) == 1 else ''} epochs ≥ {needed}, but the "
-        f"run has epochs={epochs}; "
-        f"run with epochs={needed} (or more), or use a smaller k"
-    )
 
 
 def _check_counts(n: int, c: int, k: int) -> None:

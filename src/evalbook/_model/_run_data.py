@@ -216,7 +216,7 @@ class RunData:
         r = self._results
         size = f"{r.n_cases} cases" + (f" × {r.epochs} epochs" if r.epochs > 1 else "")
         lines = [f"<Run {self.name!r} · {size} · {self.headline.text}>"]
-        h = self.headline  # the cost line as the headline card spells it (display/_cost.py)
+        h = self.headline  # the cost line as the headline card spells it (_render/_cost.py)
         totals = {str(k): v for k, v in self._usage_summary.iloc[0].items()}
         cost = usage_line(
             totals, ran=sum(h.counts.values()), unit="sample" if r.epochs > 1 else "case"

@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
+from .._render._run_html import headline_only_html
 from .._util._fmt import format_pct
 from .._util._text import visible
 from ._contract import ERROR, SCORED, UNSCORED
@@ -219,8 +220,6 @@ class Headline:
         return f"<Headline {visible(self.text)}>"  # a label may hold any text
 
     def _repr_html_(self) -> str:
-        from ..display._html import headline_only_html  # a display hook: display is above
-
         return headline_only_html(self)
 
 

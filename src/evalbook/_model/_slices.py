@@ -14,13 +14,9 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError
+from .._util._small import SMALL  # the summary's threshold, re-exported: defined below _render
 
 __all__ = ["SMALL", "Slices", "cluster_codes", "slices_of"]
-
-# A slice (or a compared (slice, score) row) with fewer counted cases than this, or fewer
-# clusters with `cluster=`, is flagged `small`: its interval is wide and its estimate unstable.
-# The one threshold of the summary, the comparison, the CLI, the magics and the displays.
-SMALL = 10
 
 
 @dataclass(frozen=True)

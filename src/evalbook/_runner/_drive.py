@@ -12,7 +12,6 @@ from typing import Any
 import pandas as pd
 
 from .._errors import ConfigurationError
-from .._model._reducers import check_epochs
 from .._model._run_data import RunData
 from .._model._scorers import Scorer
 from .._model._scores import ScoreDefinition
@@ -20,7 +19,7 @@ from .._store._door import Prepared
 from ._calls import Threads, close_abandoned
 from ._engine import Executor, Kept, LocalExecutor, _Engine
 from ._options import RunOptions
-from ._plan import Plan, make_plan
+from ._plan import Plan, check_epochs, make_plan
 from ._prepare import prepare
 from ._usage import Ledger, known_cost, warn_usage
 

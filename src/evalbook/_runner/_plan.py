@@ -9,13 +9,14 @@ from typing import Any
 import pandas as pd
 
 from .._errors import ConfigurationError, ScorerSignatureError
+from .._model._reducers import reducer_k
 from .._model._scorers import Scorer, as_scorers, func_name
 from .._model._scores import Combine, ScoreDefinition
 from .._util._inspect import is_async
 from .._util._text import TextGate
 from ._binding import Binding, bind
 
-__all__ = ["BoundScorer", "Derived", "Plan", "make_plan"]
+__all__ = ["BoundScorer", "Derived", "Plan", "check_epochs", "make_plan"]
 
 TASK_NAMES = ("row", "case_id", "epoch", "ctx")
 SCORER_NAMES = ("output", "row", "case_id", "epoch")
@@ -347,4 +348,23 @@ def make_plan(
         wants_row=wants_row,
         data=data,
         text=text,
+    )
+
+
+def check_epochs(definitions: Iterable[ScoreDefinition], epochs: int) -> None:
+    """Raise ConfigurationError when a pass@k / pass^k score has k > epochs.
+
+    Called by the runner before any case runs (a run and a rescore), like every check here.
+    """
+    short = [(d.name, d.reducer, k) for d in definitions if (k := reducer_k(d.reducer))]
+    short = [s for s in short if s[2] > epochs]
+    if not short:
+        return
+    needed = max(k for _, _, k in short)
+    which = ", ".join(f"{name!r} ({reducer})" for name, reducer, _ in short)
+    scores = "score" if len(short) == 1 else "scores"
+    raise ConfigurationError(
+        f"{scores} {which} need{'s' if len(short) == 1 else ''} epochs ≥ {needed}, but the "
+        f"run has epochs={epochs}; "
+        f"run with epochs={needed} (or more), or use a smaller k"
     )

@@ -10,14 +10,13 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError
-from .._model._reducers import check_epochs
 from .._model._results import PENDING
 from .._model._scorers import Scorer, as_scorers
 from .._model._scores import ScoreDefinition
 from ._drive import drive
 from ._engine import Kept, LocalExecutor
 from ._options import RunOptions
-from ._plan import make_plan
+from ._plan import check_epochs, make_plan
 from ._prepare import prepare
 from ._sync import run_sync
 

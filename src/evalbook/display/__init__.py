@@ -1,9 +1,9 @@
-"""How runs and comparisons look in a notebook: static HTML, widgets, plots.
+"""How runs and comparisons look in a notebook: widgets and `eb.show`.
 
 `show` is the one public name: a run's or a comparison's widget, or, for a list of runs, the
-leaderboard view (the board and cost against score). The static HTML needs nothing beyond
-pandas; widgets (ipywidgets) and plots (plotly) are imported only when asked for, so
-`import evalbook` stays light.
+leaderboard view (the board and cost against score). The static HTML and the figures they
+show are `evalbook._render`'s (the cards need nothing beyond pandas); widgets (ipywidgets) and
+plots (plotly) are imported only when asked for, so `import evalbook` stays light.
 """
 
 from __future__ import annotations
@@ -12,21 +12,23 @@ import importlib
 import warnings
 from typing import Any
 
+from ._board import board_view
+
 __all__ = ["show"]
 
 # Names this package exported up to 0.1.0, and the private module that holds each now. They
 # stay importable (with a DeprecationWarning) for one release.
 _DEPRECATED = {
-    "CaseFilter": "._cases",
-    "case_html": "._cases",
-    "filter_cases": "._cases",
-    "comparison_html": "._compare_html",
-    "comparison_text": "._compare_html",
-    "headline_html": "._html",
-    "headline_only_html": "._html",
-    "run_html": "._html",
-    "summary_html": "._html",
-    "unscored_html": "._html",
+    "CaseFilter": "evalbook._render._cases",
+    "case_html": "evalbook._render._cases",
+    "filter_cases": "evalbook._render._cases",
+    "comparison_html": "evalbook._render._compare_html",
+    "comparison_text": "evalbook._render._compare_html",
+    "headline_html": "evalbook._render._run_html",
+    "headline_only_html": "evalbook._render._run_html",
+    "run_html": "evalbook._render._run_html",
+    "summary_html": "evalbook._render._run_html",
+    "unscored_html": "evalbook._render._run_html",
 }
 
 
@@ -69,10 +71,7 @@ def show(obj: Any) -> Any:
         Leaderboard · 1 run, best first
     """
     if isinstance(obj, (list, tuple)):
-        # plotly is optional (the notebook extra): imported only when a board is shown
-        from ._board import board_view
-
-        return board_view(obj)
+        return board_view(obj)  # plotly (optional) is imported when its figure is built
     try:
         # ipywidgets is optional (the notebook extra): imported only when a widget is asked for
         from ._widgets import show as _show

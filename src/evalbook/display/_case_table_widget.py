@@ -14,8 +14,7 @@ from typing import Any
 import ipywidgets as w
 
 from .._model._run_data import RunData
-from .._util._text import visible
-from ._case_table import (
+from .._render._case_table import (
     STATIC_ROWS,
     CaseTableFilter,
     CellBudget,
@@ -29,9 +28,10 @@ from ._case_table import (
     table_root,
     table_rows,
 )
-from ._cases import ALL, case_html, epochs_of
-from ._run_slices import slice_columns
-from ._style import MUTED, shorten
+from .._render._cases import ALL, case_html, epochs_of
+from .._render._run_slices import slice_columns
+from .._render._style import MUTED, shorten
+from .._util._text import visible
 from ._widget_base import LABEL_LIMIT, NONE, OUTCOMES, STATUSES, _html, _Static, _whole_toggle
 
 __all__ = ["CaseTable"]

@@ -11,8 +11,8 @@ from typing import Any
 
 import ipywidgets as w
 
-from ._cases import ALL
-from ._style import MUTED
+from .._render._cases import ALL
+from .._render._style import MUTED
 
 __all__ = ["LABEL_LIMIT", "LIVE_NOTE", "NONE", "OUTCOMES", "STATUSES", "WIDGET_VIEW"]
 

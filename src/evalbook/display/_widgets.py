@@ -15,10 +15,7 @@ import numpy as np
 import pandas as pd
 
 from .._model._run_data import RunData
-from .._util._fmt import format_num, format_pp
-from .._util._text import visible
-from ._case_table_widget import CaseTable
-from ._cases import (
+from .._render._cases import (
     ALL,
     CaseFilter,
     case_count,
@@ -27,18 +24,27 @@ from ._cases import (
     epochs_of,
     filter_cases,
 )
-from ._compare_html import comparison_html, comparison_names, comparison_text, warnings_html
-from ._cost import case_usage_labels
-from ._diff import case_output, output_diff_html, score_changes_html
-from ._html import (
+from .._render._compare_html import (
+    comparison_html,
+    comparison_names,
+    comparison_text,
+    warnings_html,
+)
+from .._render._cost import case_usage_labels
+from .._render._diff import case_output, output_diff_html, score_changes_html
+from .._render._run_html import (
     consistency_html,
     run_cards_html,
     run_header_html,
     run_html,
     unscored_html,
 )
-from ._run_slices import scores_tab_html, slice_columns
-from ._style import MUTED, esc, root, shorten
+from .._render._run_slices import scores_tab_html, slice_columns
+from .._render._style import MUTED, esc, root, shorten
+from .._util._fmt import format_num, format_pp
+from .._util._text import visible
+from ._board import board_view
+from ._case_table_widget import CaseTable
 from ._widget_base import LABEL_LIMIT as _LABEL_LIMIT
 from ._widget_base import NONE as _NONE
 from ._widget_base import OUTCOMES as _OUTCOMES
@@ -296,8 +302,6 @@ def _no_pair(change: str, score: str) -> str:
 def show(obj: Any) -> Any:
     """The interactive view of a `Run` or a `Comparison`; a list of runs: the leaderboard view."""
     if isinstance(obj, (list, tuple)):
-        from ._board import board_view  # the board needs plotly, not the widgets: loaded on use
-
         return board_view(obj)
     if isinstance(obj, RunData):
         return RunView(obj)

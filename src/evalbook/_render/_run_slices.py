@@ -12,9 +12,9 @@ from typing import Any
 import pandas as pd
 
 from .._errors import ConfigurationError
-from .._model._run_data import RunData
-from .._model._slices import SMALL
-from ._html import summary_html
+from .._util._small import SMALL
+from ._protocols import RunLike
+from ._run_html import summary_html
 from ._style import MUTED, badge, esc, is_missing
 
 __all__ = ["MAX_SLICES", "scores_tab_html", "slice_columns"]
@@ -55,7 +55,7 @@ def _cluster_note(summary: pd.DataFrame, cluster: Any) -> str:
     )
 
 
-def scores_tab_html(run: RunData, by: Any = None, cluster: Any = None) -> str:
+def scores_tab_html(run: RunLike, by: Any = None, cluster: Any = None) -> str:
     """The Scores tab: the summary table, or with `by` one titled block per slice value.
 
     `cluster` is passed on to `run.summary` (None: the run's own default). A column the

@@ -79,7 +79,7 @@ def _runs() -> tuple[eb.Run, eb.Run, eb.Run]:
 
 
 def _figures() -> dict[str, Any]:
-    from evalbook.display._plots_pareto import pareto_figure
+    from evalbook._render._pareto_plot import pareto_figure
 
     a, b, flaky = _runs()
     return {

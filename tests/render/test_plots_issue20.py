@@ -7,9 +7,9 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from _page import Page
 
 import evalbook as eb
+from _page import Page
 from display_fixtures import costed_run
 
 
@@ -166,7 +166,7 @@ def test_consistency_needs_epochs() -> None:
 
 
 def test_pareto_places_priced_runs_and_names_the_rest() -> None:
-    from evalbook.display._plots_pareto import pareto_figure as plot_pareto
+    from evalbook._render._pareto_plot import pareto_figure as plot_pareto
 
     runs = [
         costed_run("cheap", 2, 0.01),
@@ -198,7 +198,7 @@ def test_pareto_places_priced_runs_and_names_the_rest() -> None:
 
 
 def test_pareto_refuses_runs_whose_headline_scores_differ() -> None:
-    from evalbook.display._plots_pareto import pareto_figure as plot_pareto
+    from evalbook._render._pareto_plot import pareto_figure as plot_pareto
 
     other = _binary_run(1, 1, name="other")  # its headline is the "hit" score too, not primary
     plain = eb.run(

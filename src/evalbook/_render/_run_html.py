@@ -6,18 +6,15 @@ here looks at individual records. Every piece of text that came from user code i
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import pandas as pd
 
 from .._util._fmt import format_ci, format_pct
 from ._cost import cost_html
 from ._flaky import flakiness, flakiness_html
+from ._protocols import HeadlineLike, RunLike
 from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, is_missing, root
-
-if TYPE_CHECKING:
-    from .._model._run_data import RunData
-    from .._model._scoring import Headline
 
 __all__ = ["headline_html", "run_html", "summary_html", "unscored_html"]
 
@@ -71,7 +68,7 @@ NO_PRIMARY_NUDGE = (
 )
 
 
-def _headline_inner(h: Headline, row: Any = None) -> str:
+def _headline_inner(h: HeadlineLike, row: Any = None) -> str:
     name = "passed rate (no primary score)" if h.score is None else h.score
     label = "tasks passed" if h.no_primary else h.label
     nudge = (
@@ -106,9 +103,9 @@ def _headline_inner(h: Headline, row: Any = None) -> str:
     )
 
 
-def headline_html(h: Headline, summary: pd.DataFrame | None = None, cost: str = "") -> str:
+def headline_html(h: HeadlineLike, summary: pd.DataFrame | None = None, cost: str = "") -> str:
     """The headline card: label, value with CI, completion, counts by outcome, n cases, and
-    `cost` (already-escaped HTML: the run's cost line, `display/_cost.py`) when given.
+    `cost` (already-escaped HTML: the run's cost line, `_cost.py`) when given.
 
     Example:
         >>> from evalbook._model._scoring import Headline
@@ -247,7 +244,7 @@ def _section(title: str, inner: str) -> str:
     )
 
 
-def run_header_html(run: RunData) -> str:
+def run_header_html(run: RunLike) -> str:
     """`Run NAME · 12 cases · id …` with the run's folder when it is stored."""
     path = f" · {esc(run.path)}" if run.path is not None else ""
     h = run.headline  # its counts: `run.cases` has a row per sample, not per case
@@ -259,7 +256,7 @@ def run_header_html(run: RunData) -> str:
     )
 
 
-def run_cards_html(run: RunData) -> str:
+def run_cards_html(run: RunLike) -> str:
     """Headline card followed by a small card per other score, wrapping on narrow screens."""
     summary = run.summary()
     h = run.headline
@@ -270,15 +267,15 @@ def run_cards_html(run: RunData) -> str:
     )
 
 
-def consistency_html(run: RunData) -> str:
+def consistency_html(run: RunLike) -> str:
     """With epochs > 1 and a score: how many cases are always / sometimes / never right
-    (`display/_flaky.py`), for the headline's score; else ""."""
+    (`_flaky.py`), for the headline's score; else ""."""
     if run.headline.epochs < 2 or not run.definitions:
         return ""
     return _section("Consistency over epochs", flakiness_html(flakiness(run)))
 
 
-def run_html(run: RunData) -> str:
+def run_html(run: RunLike) -> str:
     """The full static view of a run: header, cards, consistency over epochs (with epochs),
     unscored/error breakdown."""
     summary = run.summary()
@@ -292,6 +289,6 @@ def run_html(run: RunData) -> str:
     return root(body, "run")
 
 
-def headline_only_html(h: Headline) -> str:
+def headline_only_html(h: HeadlineLike) -> str:
     """The headline card alone (the repr of a `Headline`)."""
     return root(headline_html(h), "headline-view")

@@ -41,7 +41,7 @@ def test_distribution_figure_counts_recorded_values(run: eb.Run) -> None:
 
 
 def test_deltas_figure(run: eb.Run) -> None:
-    from evalbook.display._plots import ComparisonPlots
+    from evalbook._render._compare_plots import ComparisonPlots
 
     fig = ComparisonPlots(FakeComparison(run, run)).deltas()
     (trace,) = fig.data

@@ -5,10 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 
 import pandas as pd
-from _page import visible_text
 
 import evalbook as eb
-from evalbook.display._html import headline_only_html, run_html
+from _page import visible_text
+from evalbook._render._run_html import headline_only_html, run_html
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 

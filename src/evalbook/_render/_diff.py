@@ -22,6 +22,7 @@ import pandas as pd
 from .._util._fmt import format_num, format_pp
 from .._util._text import visible
 from ._cases import text_of
+from ._protocols import ComparisonLike
 from ._style import BORDER, MUTED, badge, esc
 
 __all__ = ["DIFF_LIMIT", "case_output", "output_diff_html", "score_changes_html", "word_diff"]
@@ -214,7 +215,7 @@ def case_output(run: Any, case_id: str) -> str | None:
     return text_of(cases["output"].iloc[int(hit[0])])
 
 
-def score_changes_html(comp: Any, case_id: str) -> str:
+def score_changes_html(comp: ComparisonLike, case_id: str) -> str:
     """Each score's value in A and B and its change, for one case (escaped)."""
     table: pd.DataFrame = comp.cases
     rows = table[(table["case_id"].astype(str) == case_id).to_numpy()]

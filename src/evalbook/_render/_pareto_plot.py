@@ -4,7 +4,7 @@ x is each run's cost per sample (`run.usage_summary()["cost_per_case"]`, docs/co
 headline score's mean with the 95 % CI as error bars (what `eb.leaderboard` ranks by). A run is
 placed only when the cost of every one of its samples is known: a run with no known cost or a
 partly known one is named in the note, never drawn at $0 nor at the mean of the samples that
-happen to be priced. The figure is `_plots.py`'s export-safe `Figure` (plotly.js embedded).
+happen to be priced. The figure is `_figure.py`'s export-safe `Figure` (plotly.js embedded).
 """
 
 from __future__ import annotations
@@ -14,10 +14,10 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .._model._run_data import RunData
 from .._util._fmt import format_pct
 from .._util._text import visible
-from ._plots import LINE_COLOR, _figure, _go, _text
+from ._figure import error_bars, figure, figure_text, graph_objects
+from ._protocols import RunLike
 from ._style import MUTED, STATUS_COLORS, esc, root
 
 __all__ = ["pareto_figure"]
@@ -45,7 +45,7 @@ def _front(points: list[_Point]) -> list[_Point]:
     return sorted(front, key=lambda p: (p.cost, -p.mean))
 
 
-def _items(runs: Iterable[RunData] | Mapping[str, RunData]) -> list[tuple[str, RunData]]:
+def _items(runs: Iterable[RunLike] | Mapping[str, RunLike]) -> list[tuple[str, RunLike]]:
     if isinstance(runs, Mapping):
         items = [(str(k), r) for k, r in runs.items()]
     else:
@@ -59,7 +59,7 @@ def _items(runs: Iterable[RunData] | Mapping[str, RunData]) -> list[tuple[str, R
     return items
 
 
-def pareto_figure(runs: Iterable[RunData] | Mapping[str, RunData]) -> Any:
+def pareto_figure(runs: Iterable[RunLike] | Mapping[str, RunLike]) -> Any:
     """Scatter of cost per sample against the headline score, the Pareto front drawn through it.
 
     Args:
@@ -76,7 +76,7 @@ def pareto_figure(runs: Iterable[RunData] | Mapping[str, RunData]) -> Any:
     scores = {run.headline.score for _, run in items}
     if len(scores) > 1:
         which = "; ".join(
-            f"{_text(name, 80)}: {run.headline.score or 'none (passed rate)'}"
+            f"{figure_text(name, 80)}: {run.headline.score or 'none (passed rate)'}"
             for name, run in items
         )
         raise ValueError(
@@ -90,7 +90,7 @@ def pareto_figure(runs: Iterable[RunData] | Mapping[str, RunData]) -> Any:
         usage = run.usage_summary().iloc[0]
         known, n = int(usage["n_cost_known"]), h.n_samples
         cost = float(usage["cost_per_case"])
-        shown = repr(_text(name, 80))
+        shown = repr(figure_text(name, 80))
         if h.value is None or math.isnan(float(h.value)):
             unplaced.append(f"{shown} (no score value)")
         elif known < n or not math.isfinite(cost):
@@ -99,12 +99,12 @@ def pareto_figure(runs: Iterable[RunData] | Mapping[str, RunData]) -> Any:
             low, high = h.ci if h.ci is not None else (math.nan, math.nan)
             points.append(_Point(name, cost, float(h.value), float(low), float(high)))
     front = _front(points)
-    label = _text(items[0][1].headline.label) if items else "score"
-    go = _go()
+    label = figure_text(items[0][1].headline.label) if items else "score"
+    go = graph_objects()
     on_front = {id(p) for p in front}
     colors = [STATUS_COLORS["improved"] if id(p) in on_front else "#6b7280" for p in points]
     hover = [
-        f"{_text(p.name, 200)}<br>${p.cost:.4g} per sample<br>{label} {format_pct(p.mean)}"
+        f"{figure_text(p.name, 200)}<br>${p.cost:.4g} per sample<br>{label} {format_pct(p.mean)}"
         for p in points
     ]
     runs_trace = go.Scatter(
@@ -112,17 +112,13 @@ def pareto_figure(runs: Iterable[RunData] | Mapping[str, RunData]) -> Any:
         x=[p.cost for p in points],
         y=[p.mean * 100 for p in points],
         mode="markers+text",
-        text=[_text(p.name, 40) for p in points],
+        text=[figure_text(p.name, 40) for p in points],
         textposition="top center",
         cliponaxis=False,  # a name over a point at the top of the axis is drawn whole
         marker={"size": 11, "color": colors},
-        error_y={
-            "type": "data",
-            "symmetric": False,
-            "array": [_gap(p.high, p.mean) for p in points],
-            "arrayminus": [_gap(p.mean, p.low) for p in points],
-            "color": LINE_COLOR,
-        },
+        error_y=error_bars(
+            [_gap(p.high, p.mean) for p in points], [_gap(p.mean, p.low) for p in points]
+        ),
         hovertext=hover,
         hoverinfo="text",
     )
@@ -135,7 +131,7 @@ def pareto_figure(runs: Iterable[RunData] | Mapping[str, RunData]) -> Any:
         line={"shape": "hv", "dash": "dot", "color": STATUS_COLORS["improved"]},
         hoverinfo="skip",
     )
-    fig = _figure(data=[front_trace, runs_trace])
+    fig = figure(data=[front_trace, runs_trace])
     note = "not placed: " + ", ".join(unplaced) if unplaced else ""
     if note:
         fig.add_annotation(
@@ -154,7 +150,7 @@ def pareto_figure(runs: Iterable[RunData] | Mapping[str, RunData]) -> Any:
         showlegend=False,
         margin={"l": 60, "r": 20, "t": 50, "b": 90},
     )
-    names = ", ".join(repr(_text(p.name, 80)) for p in front) or "none"
+    names = ", ".join(repr(figure_text(p.name, 80)) for p in front) or "none"
     text = visible(
         f"Pareto front (cost per sample against {label}): {names}" + (f" · {note}" if note else "")
     )

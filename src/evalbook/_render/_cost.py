@@ -9,7 +9,7 @@ escaped like any other text.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -23,10 +23,8 @@ from .._util._fmt import (
     usage_delta_parts,
     usage_line,
 )
+from ._protocols import RunLike
 from ._style import BORDER, MUTED, STATUS_COLORS, box, esc
-
-if TYPE_CHECKING:
-    from .._model._run_data import RunData
 
 __all__ = [
     "MAX_SOURCES",
@@ -64,7 +62,7 @@ def amounts(escaped: str) -> str:
     return f'<code style="{_PLAIN_CODE}">{escaped}</code>' if "$" in escaped else escaped
 
 
-def run_usage_line(run: RunData) -> str:
+def run_usage_line(run: RunLike) -> str:
     """The run's cost line (`usage_line`), "" when no call was recorded."""
     h = run.headline
     row = {str(k): v for k, v in run.usage_summary().iloc[0].items()}
@@ -72,7 +70,7 @@ def run_usage_line(run: RunData) -> str:
     return usage_line(row, ran=ran, unit="sample" if h.epochs > 1 else "case")
 
 
-def run_usage_note(run: RunData) -> str:
+def run_usage_note(run: RunLike) -> str:
     """The note on refused usage records (`refused_note`), "" when none was."""
     return refused_note(run.usage()["invalid"].tolist())
 
@@ -138,7 +136,7 @@ def _grid(rows: pd.DataFrame) -> str:
     )
 
 
-def cost_html(run: RunData) -> str:
+def cost_html(run: RunLike) -> str:
     """The headline card's cost line, the refusal note and, with more than one source, the
     usage by source; "" for a run that recorded no call (its card is unchanged)."""
     line = run_usage_line(run)
@@ -173,7 +171,7 @@ def sample_usage_html(table: pd.DataFrame, case_id: Any, epoch: int) -> str:
     return f'<div style="margin-top: 6px; {MUTED}; font-size: 12px">usage</div>' + _grid(rows)
 
 
-def has_usage(run: RunData) -> bool:
+def has_usage(run: RunLike) -> bool:
     """Whether any sample of the run recorded a call (the views show usage only then)."""
     return (number(run.usage_summary()["calls"].iloc[0]) or 0) > 0
 
@@ -184,7 +182,7 @@ def _case_amount(values: np.ndarray) -> float:
     return float(values.sum()) if not np.isnan(values).any() else float("nan")
 
 
-def case_usage_labels(run: RunData, positions: Any) -> list[str]:
+def case_usage_labels(run: RunLike, positions: Any) -> list[str]:
     """Per case at `positions`: ` · 1.2k/300 tokens · $0.0123` for the explorer's list (over
     the case's epochs; `cost unknown` when not every epoch's is known); [""] * n without usage.
     """

@@ -6,13 +6,13 @@ import os
 from pathlib import Path
 
 import pytest
-from _page import visible_text
 
+from _page import visible_text
 from display_fixtures import EVIL, EVIL_ESCAPED, FakeComparison, demo_run, evil_run
+from evalbook._render._cases import CaseFilter, case_html, filter_cases
+from evalbook._render._compare_html import comparison_html, comparison_text
+from evalbook._render._run_html import headline_only_html, run_html, summary_html, unscored_html
 from evalbook._util._fmt import format_pct
-from evalbook.display._cases import CaseFilter, case_html, filter_cases
-from evalbook.display._compare_html import comparison_html, comparison_text
-from evalbook.display._html import headline_only_html, run_html, summary_html, unscored_html
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 UPDATE = os.environ.get("EVALBOOK_UPDATE_SNAPSHOTS") == "1"

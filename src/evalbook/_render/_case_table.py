@@ -12,17 +12,15 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .._util._fmt import format_num
 from ._cases import ALL, epochs_of, expandable, text_of
+from ._protocols import RunLike
 from ._style import BORDER, FONT, MUTED, STATUS_COLORS, esc, is_missing, root, shorten
-
-if TYPE_CHECKING:
-    from .._model._run_data import RunData
 
 __all__ = [
     "STATIC_ROWS",
@@ -82,7 +80,7 @@ def _input_label(col: Any, taken: set[str]) -> str:
     return f"input.{label}" if label in taken else label
 
 
-def column_labels(run: RunData) -> list[str]:
+def column_labels(run: RunLike) -> list[str]:
     """The table's column labels, in order: case_id, epoch (epochs > 1), the input fields,
     output, outcome, then per score `name` (its value) and `name status`."""
     names = [d.name for d in run.definitions]
@@ -94,7 +92,7 @@ def column_labels(run: RunData) -> list[str]:
     return ["case_id", *epoch, *inputs, "output", "outcome", *scores]
 
 
-def table_frame(run: RunData) -> pd.DataFrame:
+def table_frame(run: RunLike) -> pd.DataFrame:
     """One row per sample (input order, then epoch), the columns of `column_labels`, plus
     `_case` (the case's position) and, per score, `name reason`. Built from whole columns."""
     cases = run.cases
@@ -267,7 +265,7 @@ def header_html(labels: Sequence[str], names: Sequence[str], f: CaseTableFilter)
 
 
 def case_table_html(
-    run: RunData,
+    run: RunLike,
     f: CaseTableFilter | None = None,
     limit: int = STATIC_ROWS,
     frame: pd.DataFrame | None = None,

@@ -10,16 +10,16 @@ from statistics import NormalDist
 import numpy as np
 import pandas as pd
 import pytest
-from _page import visible_text
 
 import evalbook as eb
-from evalbook._util._fmt import format_pp
-from evalbook.display._compare_html import (
+from _page import visible_text
+from evalbook._render._compare_html import (
     comparison_html,
     comparison_text,
     power_text,
     underpowered,
 )
+from evalbook._util._fmt import format_pp
 
 # eb.compare(by=) and the mde column come with issue 17's comparison (another helper's part)
 pytestmark = pytest.mark.skipif(

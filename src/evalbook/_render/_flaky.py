@@ -9,21 +9,18 @@ for one score, a case is
 
 Its pass rate is the mean of its counted epoch values. This module is the plain part (no
 plotly): the counts and their HTML, which the flakiness figure carries as its fallback for
-viewers without JavaScript (`display/_plots.py`).
+viewers without JavaScript (`_run_plots.py`).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
 
 import numpy as np
 
 from .._util._fmt import format_pct
+from ._protocols import RunLike
 from ._style import MUTED, badge, esc, root
-
-if TYPE_CHECKING:
-    from .._model._run_data import RunData
 
 __all__ = ["CLASSES", "Flakiness", "flakiness", "flakiness_html"]
 
@@ -74,7 +71,7 @@ class Flakiness:
         )
 
 
-def flakiness(run: RunData, score: str | None = None) -> Flakiness:
+def flakiness(run: RunLike, score: str | None = None) -> Flakiness:
     """Each case's class and pass rate for `score` (default: the headline's, else the first)."""
     names = [d.name for d in run.definitions]
     if not names:

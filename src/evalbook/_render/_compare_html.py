@@ -15,10 +15,11 @@ from typing import Any
 
 import pandas as pd
 
-from .._model._slices import SMALL
 from .._util._fmt import format_num, format_p, format_p_phrase, format_pct, format_pp, format_pp_ci
+from .._util._small import SMALL
 from .._util._text import visible
 from ._cost import usage_deltas_html, usage_deltas_lines
+from ._protocols import ComparisonLike
 from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, is_missing, root
 
 __all__ = [
@@ -59,7 +60,7 @@ def power_text(row: Any) -> str:
     return f"could detect ±{format_pp(row['mde'], signed=False)}"
 
 
-def comparison_names(comp: Any) -> tuple[str, str]:
+def comparison_names(comp: ComparisonLike) -> tuple[str, str]:
     """The names of runs A and B (`"A"`/`"B"` when the comparison does not carry its runs)."""
     names = []
     for side, fallback in (("a", "A"), ("b", "B")):
@@ -173,7 +174,7 @@ def regressions_html(cases: pd.DataFrame, limit: int = 20) -> str:
     return rows
 
 
-def comparison_html(comp: Any) -> str:
+def comparison_html(comp: ComparisonLike) -> str:
     """Warnings first, then per score: means, delta with CI and p-value, changed cases."""
     name_a, name_b = comparison_names(comp)
     summary: pd.DataFrame = comp.summary
@@ -200,7 +201,7 @@ def comparison_html(comp: Any) -> str:
     return root(head + warnings_html(list(comp.warnings)) + rows + usage + tail, "comparison")
 
 
-def comparison_text(comp: Any) -> str:
+def comparison_text(comp: ComparisonLike) -> str:
     """The one text form of a comparison: `repr(comparison)`, the widget's `text/plain` and
     `evalbook compare` all print this.
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from collections.abc import Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
@@ -25,10 +25,8 @@ import pandas as pd
 from .._util._fmt import format_num
 from .._util._text import safe_str
 from ._cost import sample_usage_html
+from ._protocols import RunLike
 from ._style import BORDER, MUTED, badge, box, esc, is_missing, root
-
-if TYPE_CHECKING:
-    from .._model._run_data import RunData
 
 __all__ = [
     "CASE_TEXT_LIMIT",
@@ -138,17 +136,17 @@ class CaseFilter:
     high: float = 1.0
 
 
-def epochs_of(run: RunData) -> int:
+def epochs_of(run: RunLike) -> int:
     """Samples per case: `run.cases` has this many rows per case, in epoch order."""
     return max(run.headline.epochs, 1)
 
 
-def case_count(run: RunData) -> int:
+def case_count(run: RunLike) -> int:
     """Cases of the run (`run.cases` has one row per sample)."""
     return len(run.cases) // epochs_of(run)
 
 
-def filter_cases(run: RunData, f: CaseFilter) -> np.ndarray:
+def filter_cases(run: RunLike, f: CaseFilter) -> np.ndarray:
     """Positions (input order) of the cases that match `f`, computed on the tables.
 
     A case matches when one of its epochs matches every part of `f` (with one epoch: when
@@ -199,7 +197,7 @@ def epoch_strip(counted: np.ndarray, status: list[str | None]) -> str:
     return f"{marks} {format_num(float(has.sum()))}/{has.size}"
 
 
-def case_strips(run: RunData, score: str, positions: Sequence[int] | np.ndarray) -> list[str]:
+def case_strips(run: RunLike, score: str, positions: Sequence[int] | np.ndarray) -> list[str]:
     """The epoch strip of `score` for each case at `positions` (`epoch_strip`)."""
     names = [d.name for d in run.definitions]
     j, s, k = names.index(score), len(names), epochs_of(run)
@@ -243,7 +241,7 @@ def text_of(x: Any) -> str:
     return "" if is_missing(x) else safe_str(x)
 
 
-def _input_html(run: RunData, pos: int, budget: _Budget) -> str:
+def _input_html(run: RunLike, pos: int, budget: _Budget) -> str:
     data = run.data
     if not isinstance(data, pd.DataFrame) or pos >= len(data):
         return ""
@@ -299,7 +297,7 @@ def _record_html(r: Any, label: str, budget: _Budget) -> str:
     )
 
 
-def case_html(run: RunData, pos: int, *, whole: bool = False) -> str:
+def case_html(run: RunLike, pos: int, *, whole: bool = False) -> str:
     """One case in full: outcome, input columns, output, error, every score with rationale.
 
     `pos` is the case's position in input order. With epochs > 1: per score the reduced
@@ -366,7 +364,7 @@ def _reduced_html(r: Any, label: str, reducer: str, strip: str) -> str:
     )
 
 
-def _epochs_case_html(run: RunData, pos: int, k: int, whole: bool) -> str:
+def _epochs_case_html(run: RunLike, pos: int, k: int, whole: bool) -> str:
     """One case of a run with `k` epochs (`case_html`)."""
     definitions = run.definitions
     s = len(definitions)

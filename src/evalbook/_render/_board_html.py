@@ -1,0 +1,111 @@
+"""The leaderboard card of `eb.show([runs])` (docs/notebooks.md, Leaderboards): the board's
+rows with each run's cost per sample, as HTML and as text. The view that holds it, with the
+cost-vs-score scatter, is `display/_board.py`'s `BoardView`.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+
+import pandas as pd
+
+from .._util._fmt import format_ci, format_money, format_pct
+from .._util._text import visible
+from ._cost import amounts
+from ._protocols import RunLike
+from ._style import BORDER, MUTED, box, esc, root, shorten
+
+__all__ = ["MAX_BOARD_ROWS", "board_card_html", "board_text", "cost_cell"]
+
+# Rows the card lists: the runs of a sweep may be many, and each row is markup
+MAX_BOARD_ROWS = 100
+_NAME_LIMIT = 120  # characters of a run's name in a row (the board keeps it whole)
+_COLUMNS = ["rank", "run", "score", "mean", "95% CI", "completion", "passed", "cost / sample"]
+
+
+def cost_cell(run: RunLike) -> str:
+    """The run's cost per sample, or what is known of it (never $0 for an unknown cost)."""
+    usage = run.usage_summary().iloc[0]
+    known, n = int(usage["n_cost_known"]), run.headline.n_samples
+    cost = float(usage["cost_per_case"])
+    if known == n and n > 0 and math.isfinite(cost):
+        return format_money(cost)
+    return f"unknown ({known} of {n} priced)" if known else "unknown"
+
+
+def board_card_html(board: pd.DataFrame, costs: Sequence[str], note: str = "") -> str:
+    """The board (`eb.leaderboard(runs)`) as a card, `costs[i]` beside row i: escaped text,
+    inline styles, the board's note and `note` (why there is no scatter) under it."""
+    # a grid of <div>s, not a <table>: a notebook's table styles (stripes, a row lit on
+    # hover) would restyle it, and inline styles are all a card has (docs/notebooks.md)
+    cell = f"padding: 2px 8px; border-top: {BORDER}"
+    num = f"{cell}; text-align: right; white-space: nowrap"
+    out = [
+        f'<div style="padding: 2px 8px; {MUTED}; font-size: 11.5px; '
+        f'text-align: {"left" if c in ("run", "score") else "right"}">{esc(c)}</div>'
+        for c in _COLUMNS
+    ]
+    shown = board.head(MAX_BOARD_ROWS)
+    for (_, r), cost in zip(shown.iterrows(), costs, strict=False):
+        score = r["label"] if r["score"] is not None else "passed rate"
+        out += [
+            f'<div style="{num}">{int(r["rank"])}</div>',
+            f'<div style="{cell}; overflow-wrap: anywhere">'
+            f"{amounts(esc(r['name'], _NAME_LIMIT))}</div>",
+            f'<div style="{cell}; overflow-wrap: anywhere">'
+            f"{amounts(esc(score, _NAME_LIMIT))}</div>",
+            f'<div style="{num}; font-weight: 600">{esc(format_pct(r["mean"]))}</div>',
+            f'<div style="{num}; {MUTED}">{esc(format_ci(r["ci_low"], r["ci_high"]))}</div>',
+            f'<div style="{num}">{esc(format_pct(r["completion"]))}</div>',
+            f'<div style="{num}">{esc(format_pct(r["passed_rate"]))}</div>',
+            f'<div style="{num}">{amounts(esc(cost))}</div>',
+        ]
+    more = len(board) - len(shown)
+    notes = [str(board.attrs.get("note") or ""), note]
+    if more:
+        notes.append(f"… {more} more runs: see eb.leaderboard(runs)")
+    note_html = "".join(
+        f'<div data-evalbook="leaderboard-note" style="{MUTED}; font-size: 12px; '
+        f'margin-top: 4px">{amounts(esc(n, 4000))}</div>'
+        for n in notes
+        if n
+    )
+    title = (
+        f'<div style="font-weight: 600; margin-bottom: 4px">Leaderboard '
+        f'<span style="{MUTED}; font-weight: 400; font-size: 12px">{_runs(len(board))}, '
+        "best first</span></div>"
+    )
+    tracks = "auto minmax(80px, max-content) minmax(80px, max-content) repeat(5, auto)"
+    table = (
+        f'<div style="overflow-x: auto"><div style="display: inline-grid; '
+        f'grid-template-columns: {tracks}; font-size: 12.5px">{"".join(out)}</div></div>'
+    )
+    return root(box(title + table + note_html, kind="leaderboard"), "board")
+
+
+def board_text(
+    board: pd.DataFrame, costs: Sequence[str], note: str = "", fallback: str | None = None
+) -> str:
+    """The board as text (the view's text/plain form and repr), with the scatter's `fallback`
+    text when there is a scatter."""
+    lines = [f"Leaderboard · {_runs(len(board))}, best first"]
+    for (_, r), cost in zip(board.iterrows(), costs, strict=False):
+        score = r["label"] if r["score"] is not None else "passed rate"
+        ci = format_ci(r["ci_low"], r["ci_high"])
+        lines.append(
+            f"  {int(r['rank'])}. {shorten(visible(str(r['name'])), _NAME_LIMIT)} · "
+            f"{shorten(visible(str(score)), _NAME_LIMIT)} {format_pct(r['mean'])}"
+            f"{' ' + ci if ci else ''} · completion {format_pct(r['completion'])} · "
+            f"cost/sample {cost}"
+        )
+    for line in (board.attrs.get("note"), note):
+        if line:
+            lines.append(visible(str(line)))
+    if fallback is not None:
+        lines.append(fallback)
+    return "\n".join(lines)
+
+
+def _runs(n: int) -> str:
+    return f"{n} run{'' if n == 1 else 's'}"
