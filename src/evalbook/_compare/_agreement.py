@@ -37,7 +37,8 @@ from ._pairing import case_ids
 __all__ = ["AGREEMENT_COLUMNS", "PAIRS_COLUMNS", "Agreement", "CorrectedMean", "agreement"]
 
 _PINNED = ["exact_agreement", "cohen_kappa", "krippendorff_alpha", "spearman"]
-# DESIGN's columns first, then the counts of what was not compared and the judge's offset.
+# The documented columns first (docs/judges.md, agreement), then the counts of what was not
+# compared and the judge's offset.
 AGREEMENT_COLUMNS = [
     "n",
     *[f"{s}{part}" for s in _PINNED for part in ("", "_ci_low", "_ci_high")],

@@ -1,4 +1,5 @@
-"""The static renderers: the HTML of every card and the figure builders (DESIGN §8).
+"""The static renderers: the HTML of every card and the figure builders
+(docs/architecture.md, "Layers").
 
 A leaf layer just above `_util`: `_model`, `_compare`, `display`, `_api` and `_cli` import it
 downward, so an object's `_repr_html_` is an ordinary call, never a lazy upward import. What a
