@@ -9,19 +9,25 @@ import pytest
 from _hostile import Changing, FloatRaises, Liar
 
 import evalbook as eb
-from evalbook._model._contract import InvalidScore, validate_value
+from _public import scores_of
 
 
 def test_a_value_converted_once_is_stored_as_that_float() -> None:
     value = Changing()
-    assert validate_value(value) == 0.5
-    assert value.calls == 1
+    [row] = scores_of([value]).to_dict("records")
+    assert (row["status"], row["value"]) == ("scored", 0.5)
+    assert value.calls == 1  # one float() from the scorer's return to the stored record
 
 
-@pytest.mark.parametrize("value", [Liar(), FloatRaises()], ids=["liar", "float-raises"])
-def test_a_value_whose_float_is_out_or_raises_is_invalid(value: object) -> None:
-    with pytest.raises(InvalidScore):
-        validate_value(value)
+@pytest.mark.parametrize(
+    ("value", "why"),
+    [(Liar(), "out of range"), (FloatRaises(), "float() of it raised RuntimeError")],
+    ids=["liar", "float-raises"],
+)
+def test_a_value_whose_float_is_out_or_raises_is_invalid(value: object, why: str) -> None:
+    [row] = scores_of([value]).to_dict("records")
+    assert (row["status"], row["reason"]) == ("error", "invalid_score")
+    assert why in row["message"]
 
 
 def test_in_a_run_the_stored_value_is_the_checked_one() -> None:

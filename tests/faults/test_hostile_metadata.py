@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -9,7 +10,7 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
-from evalbook._model._contract import Score, interpret
+from _public import scores_of
 
 S = eb.define_score("s")
 
@@ -44,17 +45,32 @@ BAD = {
 
 @pytest.mark.parametrize("metadata", BAD.values(), ids=BAD.keys())
 def test_unkeepable_metadata_is_an_invalid_score_naming_why(metadata: Any) -> None:
-    [rec] = interpret(Score(0.5, rationale="r", metadata=metadata), [S])
-    assert (rec.reason, rec.rationale) == ("invalid_score", "r")
-    assert rec.message is not None and "metadata" in rec.message
+    [row] = scores_of([eb.Score(0.5, rationale="r", metadata=metadata)], S).to_dict("records")
+    assert (row["status"], row["reason"], row["rationale"]) == ("error", "invalid_score", "r")
+    assert "metadata" in row["message"] and pd.isna(row["metadata"])
 
 
 def test_metadata_is_a_plain_copy_and_keeps_lone_surrogates_apart() -> None:
     held = [1]
-    [rec] = interpret(Score(0.5, metadata={"x": held, "pair": "\ud83d\ude00", 3: {1, 2}}), [S])
+    score = eb.Score(0.5, metadata={"x": held, "pair": "\ud83d\ude00", 3: {1, 2}})
+
+    def task(k: int) -> int:
+        return k
+
+    def scorer(k: int) -> eb.Score:
+        return score
+
+    with pytest.warns(UnicodeWarning, match="lone surrogate"):  # two, replaced by escapes
+        run = eb.run(
+            pd.DataFrame({"k": [0]}),
+            task=task,
+            scorers=[eb.scorer(S)(scorer)],
+            store=None,
+            progress=False,
+        )
     held.append(2)  # the record does not share the user's objects
-    assert rec.metadata == {"x": [1], "pair": "\ud83d\ude00", "3": "{1, 2}"}
-    assert len(rec.metadata["pair"]) == 2
+    metadata = json.loads(run.scores["metadata"][0])
+    assert metadata == {"x": [1], "pair": "\\ud83d\\ude00", "3": "{1, 2}"}
 
 
 def test_bad_metadata_in_a_run_errors_only_its_own_record() -> None:

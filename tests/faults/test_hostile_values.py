@@ -42,7 +42,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
-from evalbook._model._contract import handed_back_awaitable
 
 EXAMPLES = int(os.environ.get("EVALBOOK_FAULT_EXAMPLES", "60"))
 ERRORS = (ValueError, RuntimeError, TypeError, KeyError, RecursionError, MemoryError)
@@ -443,14 +442,34 @@ def test_a_sync_scorer_returning_an_uninspectable_object_is_invalid_score() -> N
 
 
 def test_an_uninspectable_object_is_not_an_awaitable() -> None:
-    async def coro() -> float:
+    """A sync scorer's coroutine is awaited and scored; an object that cannot even be
+    inspected, returned by a sync scorer or awaited from an async one, is not taken for an
+    awaitable (the check never raises): it is that record's invalid_score."""
+
+    async def later() -> float:
         return 1.0
 
-    pending = coro()
-    assert handed_back_awaitable(pending)
-    pending.close()
+    def hands_back(k: int) -> Any:
+        return later() if k == 0 else ClassRaises()
+
+    async def gives(k: int) -> Any:
+        return 0.5 if k == 0 else ClassRaises()
+
     ARMED[0] = True
     try:
-        assert not handed_back_awaitable(ClassRaises())
+        r = eb.run(
+            pd.DataFrame({"k": [0, 1]}),
+            task=lambda k: "x",
+            scorers=[eb.scorer("sync")(hands_back), eb.scorer("async")(gives)],
+            store=None,
+            progress=False,
+        )
     finally:
         ARMED[0] = False
+    rows = r.scores[["score", "status", "value", "reason"]].astype(object)
+    assert rows.where(rows.notna(), None).values.tolist() == [
+        ["sync", "scored", 1.0, None],
+        ["async", "scored", 0.5, None],
+        ["sync", "error", None, "invalid_score"],
+        ["async", "error", None, "invalid_score"],
+    ]

@@ -5,6 +5,8 @@ The promise is in docs/concepts.md: nothing a scorer or task returns or raises b
 
 from __future__ import annotations
 
+import json
+import warnings
 from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
@@ -14,9 +16,7 @@ import pytest
 from _hostile import BadText, ClassRaises, Hostile, StrNotText, StrRaises, armed
 
 import evalbook as eb
-from evalbook._model._contract import Score, Unscored, interpret, raised_rec
-from evalbook._render._cases import case_html
-from evalbook._util._text import clean, safe_str
+from _public import case_pages, scores_of
 
 S = eb.define_score("s")
 DF = pd.DataFrame({"question": ["a", "b"]})
@@ -27,36 +27,73 @@ class Text(str):
 
 
 def test_the_text_gate_never_raises_on_a_hostile_object() -> None:
-    values = [ClassRaises(), Hostile(), [ClassRaises(), {"k": Hostile()}], (Hostile(),)]
-    with armed():
-        for value in values:
-            assert clean(value) is value  # nothing to replace: the very same object
-        assert safe_str(Hostile()) == "<Hostile: str() raised RuntimeError>"
-        assert clean(["\ud800", ClassRaises()])[0] == "\\ud800"
+    outputs = [
+        Hostile(),
+        [ClassRaises(), {"k": Hostile()}],
+        (Hostile(),),
+        ["\ud800", ClassRaises()],
+    ]
+    cells = [ClassRaises(), Hostile(), [ClassRaises()], "q"]
+    seen: list[Any] = []
+
+    def task(k: int, q: Any) -> Any:
+        seen.append(q)
+        return outputs[k]
+
+    def reason(k: int) -> eb.Unscored:
+        return eb.Unscored(Hostile())  # type: ignore[arg-type]
+
+    df = pd.DataFrame({"k": range(4), "q": cells})
+    with armed(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        r = eb.run(df, task=task, scorers=[eb.scorer(S)(reason)], store=None, progress=False)
+        got = r.cases["output"].tolist()
+    assert r.cases["outcome"].astype(str).tolist() == ["passed"] * 4
+    # nothing to replace: the very same objects, in the output and in the input data
+    assert [a is b for a, b in zip(got[:3], outputs[:3], strict=True)] == [True] * 3
+    assert [id(q) for q in seen] == [id(c) for c in cells]
+    assert got[3][0] == "\\ud800" and got[3][1] is outputs[3][1]
+    assert [str(w.message)[:31] for w in caught] == ["case '3': output held a lone su"]
+    assert set(r.scores["reason"]) == {"<Hostile: str() raised RuntimeError>"}
 
 
-def test_safe_str_gives_a_placeholder_for_a_failing_str() -> None:
-    assert safe_str(StrRaises()) == "<StrRaises: str() raised ValueError>"
-    assert safe_str(StrNotText()) == "<StrNotText: str() raised TypeError>"
-    assert safe_str(10**5000).startswith("<int: str() raised ValueError")
-    assert type(safe_str(Text("x"))) is str and safe_str(Text("x")) == "x"
+def test_a_failing_str_gives_a_placeholder() -> None:
+    reasons = [StrRaises(), StrNotText(), 10**5000]
+    rows = scores_of([eb.Unscored(x) for x in reasons]).to_dict("records")  # type: ignore[arg-type]
+    assert [r["reason"] for r in rows[:2]] == [
+        "<StrRaises: str() raised ValueError>",
+        "<StrNotText: str() raised TypeError>",
+    ]
+    assert rows[2]["reason"].startswith("<int: str() raised ValueError")
+    [row] = scores_of([eb.Score(1.0, rationale=Text("x"))]).to_dict("records")
+    assert type(row["rationale"]) is str and row["rationale"] == "x"
 
 
 @pytest.mark.parametrize("exc", [StrRaises(), StrNotText()])
-def test_raised_rec_names_the_exception_whose_str_fails(exc: Exception) -> None:
-    rec = raised_rec(exc)
-    assert rec.reason == "scorer_raised"
-    assert rec.message == f"{type(exc).__name__}: <{type(exc).__name__}: str() raised " + (
+def test_a_scorer_raising_names_the_exception_whose_str_fails(exc: Exception) -> None:
+    def raises(k: int) -> float:
+        raise exc
+
+    r = eb.run(
+        pd.DataFrame({"k": [0]}),
+        task=lambda k: k,
+        scorers=[eb.scorer(S)(raises)],
+        store=None,
+        progress=False,
+    )
+    [row] = r.scores.to_dict("records")
+    assert (row["status"], row["reason"]) == ("error", "scorer_raised")
+    assert row["message"] == f"{type(exc).__name__}: <{type(exc).__name__}: str() raised " + (
         "ValueError>" if isinstance(exc, StrRaises) else "TypeError>"
     )
 
 
 def test_hostile_rationale_label_and_reason_become_placeholders() -> None:
-    [rec] = interpret(Score(0.5, rationale=BadText(), label=BadText()), [S])  # type: ignore[arg-type]
-    assert rec.rationale == "<BadText: str() raised RuntimeError>"
-    assert rec.metadata == {"label": "<BadText: str() raised RuntimeError>"}
-    [rec] = interpret(Unscored(BadText()), [S])  # type: ignore[arg-type]
-    assert rec.reason == "<BadText: str() raised RuntimeError>"
+    given = [eb.Score(0.5, rationale=BadText(), label=BadText()), eb.Unscored(BadText())]  # type: ignore[arg-type]
+    rows = scores_of(given).to_dict("records")
+    assert rows[0]["rationale"] == "<BadText: str() raised RuntimeError>"
+    assert json.loads(rows[0]["metadata"]) == {"label": "<BadText: str() raised RuntimeError>"}
+    assert rows[1]["reason"] == "<BadText: str() raised RuntimeError>"
 
 
 @pytest.mark.parametrize("kind", [StrRaises, StrNotText])
@@ -124,7 +161,7 @@ def test_hostile_cells_in_the_data_never_break_a_run_or_a_view(store: bool, tmp_
             df, task=task, scorers=[scorer], store=tmp_path if store else None, progress=False
         )
     with armed():
-        views = [repr(r), r._repr_html_(), *(case_html(r, i) for i in range(3))]
+        views = [repr(r), r._repr_html_(), *case_pages(r)]
     assert r.cases["outcome"].astype(str).tolist() == ["passed"] * 3
     assert r.scores["value"].tolist() == [1.0] * 3
     assert {id(v) for v in seen} >= {id(df["q"][0]), id(df["q"][1]), id(df["target"][0])}

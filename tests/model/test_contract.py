@@ -1,7 +1,12 @@
-"""The score contract: any value becomes a valid float record or an invalid_score naming it."""
+"""The score contract: any value becomes a valid float record or an invalid_score naming it.
+
+Every value is returned by a scorer of a real run (`eb.run`, in memory) and read back from
+`run.scores`: status, value, reason and the message that names the value by its repr().
+"""
 
 from __future__ import annotations
 
+import json
 import math
 import re
 from decimal import Decimal
@@ -9,21 +14,13 @@ from fractions import Fraction
 from typing import Any
 
 import numpy as np
+import pandas as pd
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
-from evalbook._model._contract import (
-    ERROR,
-    SCORED,
-    UNSCORED,
-    InvalidScore,
-    interpret,
-    record_of,
-    safe_repr,
-    validate_value,
-)
+from _public import scores_of
 
 VALID = [
     (0, 0.0),
@@ -74,25 +71,31 @@ INVALID = [
 
 def _test_id(value: object) -> str:
     """The value's repr without a memory address: every pytest-xdist worker collects one id."""
-    return re.sub(r" at 0x[0-9a-fA-F]+", "", safe_repr(value))
+    return re.sub(r" at 0x[0-9a-fA-F]+", "", repr(value))
+
+
+def _record(value: object) -> dict[str, Any]:
+    """The one `run.scores` row of a case whose scorer returned `value`."""
+    [row] = scores_of([value], "contract").to_dict("records")
+    return row
 
 
 @pytest.mark.parametrize(("value", "expected"), VALID, ids=[_test_id(v) for v, _ in VALID])
 def test_valid_values_become_floats(value: object, expected: float) -> None:
-    result = validate_value(value)
-    assert type(result) is float
-    assert result == pytest.approx(expected)
+    scores = scores_of([value])
+    assert scores["value"].dtype == np.float64 and scores["counted"].dtype == np.float64
+    row = scores.iloc[0]
+    assert row["status"] == "scored" and pd.isna(row["reason"]) and pd.isna(row["message"])
+    assert row["value"] == pytest.approx(expected) and row["counted"] == row["value"]
 
 
 @pytest.mark.parametrize("value", INVALID, ids=[_test_id(v) for v in INVALID])
 def test_invalid_values_are_named(value: object) -> None:
-    with pytest.raises(InvalidScore) as info:
-        validate_value(value)
-    assert safe_repr(value) in str(info.value)
-    rec = record_of(value)
-    assert rec.status == ERROR and rec.reason == "invalid_score"
-    assert math.isnan(rec.value)
-    assert safe_repr(value) in (rec.message or "")
+    row = _record(value)
+    assert (row["status"], row["reason"]) == ("error", "invalid_score")
+    assert math.isnan(row["value"]) and math.isnan(row["counted"])
+    assert repr(value) in row["message"]
+    assert "a score must be a finite real number in [0, 1]" in row["message"]
 
 
 class _BadRepr:
@@ -101,15 +104,17 @@ class _BadRepr:
 
 
 def test_a_failing_repr_does_not_escape() -> None:
-    rec = record_of(_BadRepr())
-    assert rec.status == ERROR and "failing __repr__" in (rec.message or "")
+    row = _record(_BadRepr())
+    assert row["status"] == "error" and "failing __repr__" in row["message"]
 
 
 def test_long_values_are_truncated_in_messages() -> None:
-    rec = record_of("x" * 10_000)
-    assert rec.status == ERROR and len(rec.message or "") < 400
+    row = _record("x" * 10_000)
+    assert row["status"] == "error" and len(row["message"]) < 400
 
 
+# Each example is one run in memory (about 10 ms): 100 examples, hypothesis' default.
+@settings(max_examples=100, deadline=None)
 @given(
     st.one_of(
         st.floats(allow_nan=True, allow_infinity=True),
@@ -124,62 +129,74 @@ def test_long_values_are_truncated_in_messages() -> None:
     )
 )
 def test_any_value_is_a_valid_record_or_an_error_naming_it(value: Any) -> None:
-    rec = record_of(value)
-    if rec.status == SCORED:
-        assert type(rec.value) is float and 0.0 <= rec.value <= 1.0
-        assert not isinstance(value, bool | str | type(None))
-        assert value == rec.value or abs(float(value) - rec.value) < 1e-12
+    # the score's name ("contract") is longer than the drawn dict keys: a drawn dict is never
+    # keyed by it, so every dict is an invalid value here
+    row = _record(value)
+    if row["status"] == "scored":
+        assert 0.0 <= row["value"] <= 1.0 and row["counted"] == row["value"]
+        assert not isinstance(value, bool | str | type(None) | list | dict)
+        assert value == row["value"] or abs(float(value) - row["value"]) < 1e-12
     else:
-        assert rec.status == ERROR and rec.reason == "invalid_score"
-        assert safe_repr(value) in (rec.message or "")
+        assert (row["status"], row["reason"]) == ("error", "invalid_score")
+        assert math.isnan(row["value"])
+        assert repr(value)[:150] in row["message"]
 
 
 def test_score_object_keeps_rationale_label_and_metadata() -> None:
-    rec = record_of(eb.Score(0.5, rationale="why", label="ok", metadata={"k": [1, 2]}))
-    assert (rec.status, rec.value, rec.rationale) == (SCORED, 0.5, "why")
-    assert rec.metadata == {"k": [1, 2], "label": "ok"}
+    row = _record(eb.Score(0.5, rationale="why", label="ok", metadata={"k": [1, 2]}))
+    assert (row["status"], row["value"], row["rationale"]) == ("scored", 0.5, "why")
+    assert json.loads(row["metadata"]) == {"k": [1, 2], "label": "ok"}
 
 
 def test_score_object_with_invalid_value_is_an_error() -> None:
-    rec = record_of(eb.Score("0.9", rationale="because"))
-    assert rec.status == ERROR and "'0.9'" in (rec.message or "")
-    assert rec.rationale == "because"
+    row = _record(eb.Score("0.9", rationale="because"))
+    assert row["status"] == "error" and "'0.9'" in row["message"]
+    assert row["rationale"] == "because"
 
 
 def test_unserialisable_metadata_is_kept_as_repr() -> None:
-    rec = record_of(eb.Score(1, metadata={"obj": object()}))
-    assert rec.metadata is not None and rec.metadata["obj"].startswith("<object object")
+    row = _record(eb.Score(1, metadata={"obj": object()}))
+    assert json.loads(row["metadata"])["obj"].startswith("<object object")
 
 
 def test_unscored() -> None:
-    rec = record_of(eb.Unscored("no_reference"))
-    assert (rec.status, rec.reason) == (UNSCORED, "no_reference")
+    row = _record(eb.Unscored("no_reference"))
+    assert (row["status"], row["reason"]) == ("unscored", "no_reference")
+    assert math.isnan(row["value"]) and math.isnan(row["counted"])
 
 
 A = eb.define_score("a")
 B = eb.define_score("b")
 
 
+def _two(result: object) -> list[dict[str, Any]]:
+    """The rows of scores a and b of a case whose scorer, bound to both, returned `result`."""
+    return scores_of([result], A, B).to_dict("records")
+
+
 def test_dict_for_several_definitions() -> None:
-    recs = interpret({"a": 1, B: eb.Unscored("skip")}, [A, B])
-    assert [r.status for r in recs] == [SCORED, UNSCORED]
+    rows = _two({"a": 1, B: eb.Unscored("skip")})
+    assert [(r["score"], r["status"]) for r in rows] == [("a", "scored"), ("b", "unscored")]
+    assert rows[0]["value"] == 1.0 and rows[1]["reason"] == "skip"
 
 
 def test_dict_missing_a_key_is_an_error_for_that_score() -> None:
-    recs = interpret({"a": 1}, [A, B])
-    assert recs[0].status == SCORED
-    assert recs[1].status == ERROR and "'b'" in (recs[1].message or "")
+    rows = _two({"a": 1})
+    assert rows[0]["status"] == "scored"
+    assert rows[1]["status"] == "error" and rows[1]["reason"] == "invalid_score"
+    assert "'b'" in rows[1]["message"]
 
 
 def test_dict_with_unknown_key_is_invalid_for_every_score() -> None:
-    recs = interpret({"a": 1, "b": 0, "c": 1}, [A, B])
-    assert all(r.status == ERROR and "'c'" in (r.message or "") for r in recs)
+    rows = _two({"a": 1, "b": 0, "c": 1})
+    assert all(r["status"] == "error" and "'c'" in r["message"] for r in rows)
 
 
 def test_a_number_for_several_definitions_is_invalid() -> None:
-    recs = interpret(1.0, [A, B])
-    assert all(r.status == ERROR and r.reason == "invalid_score" for r in recs)
+    rows = _two(1.0)
+    assert all(r["status"] == "error" and r["reason"] == "invalid_score" for r in rows)
 
 
 def test_single_definition_may_return_a_dict_keyed_by_its_name() -> None:
-    assert interpret({"a": 0.5}, [A])[0].value == 0.5
+    [row] = scores_of([{"a": 0.5}], A).to_dict("records")
+    assert (row["status"], row["value"]) == ("scored", 0.5)

@@ -118,7 +118,15 @@ def table_frame(run: RunLike) -> pd.DataFrame:
         out[name] = rows["value"].to_numpy(dtype=float)
         out[f"{name} status"] = rows["status"].astype(object).to_numpy()
         out[f"{name} reason"] = rows["reason"].astype(object).to_numpy()
-    frame = pd.DataFrame(out)
+    try:
+        frame = pd.DataFrame(out)
+    except Exception:  # inferring a dtype asked a user's value its class, and that raised
+        frame = pd.DataFrame(
+            {
+                c: pd.Series(v, dtype=object, copy=False) if v.dtype == object else v
+                for c, v in out.items()
+            }
+        )
     frame["_case"] = np.arange(n) // k
     return frame
 

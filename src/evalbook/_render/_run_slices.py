@@ -27,13 +27,14 @@ MAX_SLICES = 50
 def slice_columns(data: pd.DataFrame) -> list[Any]:
     """The columns of `data` with at most `MAX_SLICES` distinct values (missing counts as one).
 
-    A column whose values cannot be grouped (lists, dicts) is left out.
+    A column whose values cannot be grouped (lists, dicts, a user's object whose `__hash__`
+    or `__eq__` raises) is left out.
     """
     out = []
     for name in data.columns:
         try:
             n = data[name].nunique(dropna=False)
-        except TypeError:  # unhashable values: `summary(by=)` refuses them too
+        except Exception:  # unhashable values (`summary(by=)` refuses them too), or hostile ones
             continue
         if n <= MAX_SLICES:
             out.append(name)
