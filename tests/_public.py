@@ -7,12 +7,15 @@
 - `case_pages`: the case explorer's page of every case (`eb.show(run)`), the HTML a reader of
   one case sees.
 - `raw_controls`: the characters a view must never show raw.
+- `wilson`: the Wilson score interval written out, to check the intervals evalbook gives.
 """
 
 from __future__ import annotations
 
+import math
 import unicodedata
 from collections.abc import Sequence
+from statistics import NormalDist
 from typing import Any
 
 import pandas as pd
@@ -184,3 +187,13 @@ def raw_controls(text: str) -> list[str]:
     """The characters of plain text (not HTML, which keeps its newlines) that no message may
     hold raw."""
     return [ch for ch in text if unicodedata.category(ch) in _UNSEEN]
+
+
+def wilson(successes: float, n: float) -> tuple[float, float]:
+    """The 95 % Wilson score interval of `successes` in `n` trials, in its textbook form
+    (docs/statistics.md; `successes` may be a fraction, as the degenerate rule uses it)."""
+    z = NormalDist().inv_cdf(0.975)
+    p = successes / n
+    centre = (p + z * z / (2 * n)) / (1 + z * z / n)
+    half = z / (1 + z * z / n) * math.sqrt(p * (1 - p) / n + z * z / (4 * n * n))
+    return centre - half, centre + half

@@ -18,8 +18,7 @@ from scipy import stats
 
 import evalbook as eb
 from _compare_helpers import make_run
-from evalbook._compare._compare import CHANGES, COMPARISON_COLUMNS, PAIR_COLUMNS
-from evalbook._compare._leaderboard import LEADERBOARD_COLUMNS
+from _public import CHANGES, COMPARISON_COLUMNS, LEADERBOARD_COLUMNS, PAIR_COLUMNS
 
 
 def test_summary_and_cases_have_the_documented_columns() -> None:

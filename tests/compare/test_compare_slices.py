@@ -11,8 +11,7 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
-from evalbook._compare._compare import COMPARISON_COLUMNS
-from evalbook._model._paired import paired
+from _public import COMPARISON_COLUMNS
 
 N = 60
 
@@ -59,19 +58,21 @@ def test_one_row_per_slice_and_score_slice_columns_first(pair: tuple) -> None:
     assert s["topic"].tolist() == [t for t in topics for _ in range(2)]
     assert s["score"].astype(str).tolist() == ["hit", "near"] * len(topics)
     assert cmp.by == ["topic"] and cmp.scores == ["hit", "near"]
-    # every row is paired() on that slice's cases
-    for row in s.to_dict("records"):
-        mask = (df["topic"] == row["topic"]).to_numpy()
-        a = old.wide()[row["score"]].to_numpy()[mask]
-        b = new.wide()[row["score"]].to_numpy()[mask]
-        r = paired(a, b)
-        assert (row["n_paired"], row["delta"], row["p_value"]) == (
-            r.n_paired,
-            pytest.approx(r.delta),
-            pytest.approx(r.p_value),
-        )
-        assert row["mde"] == pytest.approx(r.mde) and row["test"] == r.test
-        assert row["small"] == (r.n_paired < 10)
+    # every row is the comparison of two runs over that slice's cases alone
+    for topic in topics:
+        only = df[df["topic"] == topic]
+        alone = eb.compare(_run(only, 0.0, "old"), _run(only, 0.2, "new"), score=["hit", "near"])
+        for row, r in zip(
+            s[s["topic"] == topic].to_dict("records"), alone.summary.to_dict("records"), strict=True
+        ):
+            assert row["score"] == r["score"]
+            assert (row["n_paired"], row["delta"], row["p_value"]) == (
+                r["n_paired"],
+                pytest.approx(r["delta"]),
+                pytest.approx(r["p_value"]),
+            )
+            assert row["mde"] == pytest.approx(r["mde"]) and row["test"] == r["test"]
+            assert row["small"] == r["small"] == (r["n_paired"] < 10)
 
 
 def test_holm_by_hand_over_every_slice_score_row(pair: tuple) -> None:
@@ -98,8 +99,10 @@ def test_cases_gain_the_slice_columns_and_keep_theirs(pair: tuple) -> None:
     assert cmp.cases["topic"].tolist() == [by_id[c] for c in cmp.cases["case_id"]]
     plain = eb.compare(old, new, score="hit")
     pd.testing.assert_frame_equal(cmp.cases.drop(columns="topic"), plain.cases)
-    whole = plain.summary.iloc[0]
-    assert cmp._overall["hit"].delta == pytest.approx(whole["delta"])
+    # planning from the sliced comparison reads every paired case, as from the plain one
+    for n in (50, 400):
+        assert eb.mde(n, like=cmp) == pytest.approx(eb.mde(n, like=plain), rel=1e-12)
+    assert eb.sample_size(0.05, like=cmp) == eb.sample_size(0.05, like=plain)
     assert "topic=" in repr(cmp)
 
 

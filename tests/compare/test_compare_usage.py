@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
-from evalbook._compare._usage import USAGE_DELTA_COLUMNS
+from _public import USAGE_DELTA_COLUMNS
 
 Costs = Mapping[str, Sequence[float | None]]  # case id -> cost per epoch (None: none recorded)
 
@@ -194,11 +194,23 @@ def test_loaded_runs_compare_like_in_memory_ones(tmp_path: Path) -> None:
 
 
 def test_a_cases_table_not_one_row_per_sample_is_a_clear_error() -> None:
-    from evalbook._compare._usage import case_means
-
     class Broken:  # a run-like object: two cases, three rows (one case twice, one epoch)
         name = "broken"
-        cases = pd.DataFrame({"case_id": ["p", "q", "p"], "cost": [1.0, 2.0, 3.0]})
+        definitions = (eb.define_score("ok"),)
+        cases = pd.DataFrame(
+            {"case_id": ["p", "q", "p"], "outcome": ["passed"] * 3, "cost": [1.0, 2.0, 3.0]}
+        )
+        scores = pd.DataFrame(
+            {
+                "case_id": ["p", "q", "p"],
+                "score": pd.Categorical(["ok"] * 3),
+                "counted": [1.0, 1.0, 0.0],
+                "rationale": [None] * 3,
+            }
+        )
 
+    run = _run({"p": [1.0], "q": [2.0]})
     with pytest.raises(eb.ConfigurationError, match=r"run 'broken'.*3 rows for 2 cases"):
-        case_means(Broken())  # type: ignore[arg-type]
+        eb.compare(Broken(), run)  # type: ignore[arg-type]
+    with pytest.raises(eb.ConfigurationError, match=r"run 'broken'.*3 rows for 2 cases"):
+        eb.compare(run, Broken())  # type: ignore[arg-type]

@@ -15,14 +15,16 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+import scipy.stats
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
-from evalbook._compare._pool import POOL_COLUMNS, _Part, _pooled, pool
-from evalbook._errors import ConfigurationError
-from evalbook._interop._imported import Imported, ImportedSample, ImportedScore, to_run_data
-from evalbook._model._stats import mean_ci
+from _public import POOL_COLUMNS, wilson
+
+pool = eb.pool
+ConfigurationError = eb.ConfigurationError
+INSPECT_LOG = Path(__file__).resolve().parents[1] / "interop" / "fixtures" / "inspect" / "tiny.eval"
 
 # a case's value per epoch: a number in [0, 1], or None (unscored: not counted)
 Cell = float | None
@@ -158,27 +160,70 @@ def test_the_interval_is_stratified_by_run() -> None:
     assert pooled["ci_low"] < pooled["mean"] < pooled["ci_high"]
 
 
+def _one_sample_ci(x: np.ndarray) -> tuple[float, float]:
+    """The 95 % interval of `x` taken as one sample, by hand: Wilson for 0/1 values, else
+    Student's t (within [0, 1]), the rule of docs/statistics.md."""
+    n, mean = x.size, float(x.mean())
+    if np.isin(x, (0.0, 1.0)).all():
+        return wilson(float(x.sum()), n)
+    half = float(scipy.stats.t.ppf(0.975, n - 1)) * float(x.std(ddof=1)) / math.sqrt(n)
+    return max(0.0, mean - half), min(1.0, mean + half)
+
+
 def _coverage(
     draw: Any, sizes: Sequence[int], truth: Sequence[float], reps: int
 ) -> tuple[int, int]:
     """How many of `reps` pooled intervals of seeded samples hold the true pooled mean:
-    stratified (pool's), and the cases taken as one sample (for the record)."""
+    stratified (pool's), and the cases taken as one sample (for the record).
+
+    Run r holds every sample's cases of that run, its data column `rep` naming the sample:
+    `eb.pool(runs, by="rep")` pools each sample's runs apart, one row per sample.
+    """
     target = float(np.dot(sizes, truth) / sum(sizes))
     rng = np.random.default_rng(21)
-    held = one_sample = 0
+    drawn: list[list[np.ndarray]] = [[] for _ in sizes]
+    one_sample = 0
     for _ in range(reps):
-        parts, xs = [], []
-        for r, (n, p) in enumerate(zip(sizes, truth, strict=True)):
-            x = draw(rng, n, p)
-            xs.append(x)
-            parts.append(
-                _Part(f"r{r}", None, np.array([0]), x[:, None], np.ones((n, 1), np.int64), None)
-            )
-        row = _pooled(parts, [np.zeros(n, np.int64) for n in sizes], 1, 1).iloc[0]
-        held += int(row["ci_low"] <= target <= row["ci_high"])
-        _, low, high = mean_ci(np.concatenate(xs))
+        xs = [draw(rng, n, p) for n, p in zip(sizes, truth, strict=True)]
+        for r, x in enumerate(xs):
+            drawn[r].append(x)
+        low, high = _one_sample_ci(np.concatenate(xs))
         one_sample += int(low <= target <= high)
+    runs = []
+    for r, n in enumerate(sizes):
+        frame = pd.DataFrame({"v": np.concatenate(drawn[r]), "rep": np.repeat(np.arange(reps), n)})
+        runs.append(
+            eb.run(
+                frame,
+                scorers=[eb.scorer("ok")(lambda v: v)],
+                output_column="v",
+                name=f"r{r}",
+                store=None,
+                progress=False,
+                concurrency=64,
+            )
+        )
+    table = pool(runs, by="rep")
+    assert table["rep"].tolist() == list(range(reps)) and (table["n_runs"] == len(sizes)).all()
+    # a sample's row is the pool of that sample's runs alone
+    first = pool([run_of(run, 0) for run in runs]).iloc[0]
+    assert (first["mean"], first["ci_low"], first["ci_high"]) == pytest.approx(
+        tuple(table.iloc[0][["mean", "ci_low", "ci_high"]]), rel=1e-12
+    )
+    held = int(((table["ci_low"] <= target) & (target <= table["ci_high"])).sum())
     return held, one_sample
+
+
+def run_of(run: eb.Run, rep: int) -> eb.Run:
+    """A run of the cases of sample `rep` of `run` only."""
+    values = run.data.loc[run.data["rep"] == rep, "v"].reset_index(drop=True)
+    return eb.run(
+        pd.DataFrame({"v": values}),
+        scorers=[eb.scorer("ok")(lambda v: v)],
+        output_column="v",
+        store=None,
+        progress=False,
+    )
 
 
 @pytest.mark.parametrize(
@@ -376,18 +421,18 @@ def test_epochs_are_reduced_per_case_before_pooling() -> None:
 
 
 def test_an_imported_run_pools_with_a_run_of_evalbook_by_score_name() -> None:
-    samples = [
-        ImportedSample(case_id=f"s{i}", scores={"ok": v}) for i, v in enumerate([1, 0, 1, 1.5])
-    ]
-    samples.append(ImportedSample(case_id="s4", outcome="errored", error_type="Boom"))
-    imported = to_run_data(
-        Imported("lm-eval", Path("samples.jsonl"), "task", [ImportedScore("ok")], samples)
-    )
-    own = _run([[0.0]] * 5, name="own")
-    row = pool([imported, own]).iloc[0]
-    # the imported 1.5 is an invalid_score record and the errored sample is not counted:
-    # 3 counted there (2 of them 1) and 5 zeros here
-    assert (row["counted"], row["n_runs"]) == (8, 2)
-    assert row["mean"] == pytest.approx(2 / 8)
-    with pytest.raises(ConfigurationError, match=r"run 'task' has no such data column"):
+    pytest.importorskip("inspect_ai", reason="the extra evalbook[inspect]")
+    # tiny.eval's too_big: 1.5 for case a (an invalid_score record), 0.25 for b, and three
+    # cases errored or timed out; two epochs (tests/interop/fixtures/inspect/README.md)
+    imported = eb.import_results(INSPECT_LOG, format="inspect")
+    assert imported.name == "tiny"
+    own = _run([[0.0]] * 5, name="own", score="too_big")
+    row = pool([imported, own]).set_index("score").loc["too_big"]
+    # only b's two samples are counted there (its case value 0.25), and 5 zeros here
+    assert (row["counted"], row["n_runs"]) == (2 + 5, 2)
+    assert row["mean"] == pytest.approx(0.25 / 6)
+    assert pool([imported, own]).set_index("score").loc["match", "n_runs"] == 1
+    with pytest.raises(ConfigurationError, match=r"run 'own' has no such data column"):
+        pool([imported, own], by="level")
+    with pytest.raises(ConfigurationError, match=r"run 'tiny' has no such data column"):
         pool([imported, own], by="i")

@@ -32,7 +32,7 @@ from _hostile import (
 )
 
 import evalbook as eb
-from evalbook._util._text import visible
+from _public import raw_controls
 
 
 class ReprScript:
@@ -151,7 +151,7 @@ def test_hostile_amounts_leave_the_call_unknown(
         assert isinstance(message, str), label
         name = {"dict": "input_tokens", "object": "output_tokens"}.get(channel, channel)
         assert f"{name} must be a finite number >= 0" in message, (label, message)
-        assert visible(message) == message, (label, message)  # no control shown raw
+        assert raw_controls(message) == [], (label, message)  # no control shown raw
         message.encode("utf-8")  # no lone surrogate: it is written to the log
     warned = [r for r in caplog.records if "invalid usage" in r.getMessage()]
     assert len(warned) == 1, [r.getMessage() for r in warned]

@@ -2,7 +2,8 @@
 
 A usage refusal message quotes the refused value, and a stored run's message is whatever its
 files say. Both kinds go through every view that shows usage: the HTML card
-(`run._repr_html_()`), the case explorer's sample HTML, `repr(run)` and `evalbook show`.
+(`run._repr_html_()`), the case explorer's page of each case (`eb.show(run)`), `repr(run)` and
+`evalbook show` (run as a user runs it).
 No view may carry raw markup (`<script>`, `<img`) or a raw control / bidi character; the
 views that show the message show it escaped (docs/cost.md, docs/notebooks.md).
 """
@@ -10,17 +11,18 @@ views that show the message show it escaped (docs/cost.md, docs/notebooks.md).
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
-import pytest
 
 import evalbook as eb
-from evalbook._cli._main import main
-from evalbook._render._cases import case_html
+from _public import case_pages
 
 HOSTILE = "<script>alert(1)</script><img src=x onerror=alert(2)>\x1b[31m\u202egnp.exe\x00"
 RAW = ("\x1b", "\u202e", "\x00")
@@ -58,14 +60,28 @@ def _stored(tmp_path: Path) -> eb.Run:
     return run
 
 
-def _views(run: eb.Run, capsys: pytest.CaptureFixture[str]) -> dict[str, str]:
+def _evalbook_show(path: Path) -> str:
+    """What `evalbook show PATH` prints (`python -m evalbook`, as a user runs it)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("FORCE_COLOR", "EVALBOOK_DEBUG")}
+    proc = subprocess.run(
+        [sys.executable, "-m", "evalbook", "show", str(path)],
+        env={**env, "EVALBOOK_PROGRESS": "0"},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    return proc.stdout
+
+
+def _views(run: eb.Run) -> dict[str, str]:
     out = {"card": run._repr_html_(), "repr": repr(run)}
-    for pos in range(len(run.cases)):
-        out[f"case {pos}"] = case_html(run, pos)
-    capsys.readouterr()
+    pages = case_pages(run)
+    assert len(pages) == len(run.cases)
+    for pos, page in enumerate(pages):
+        out[f"case {pos}"] = page
     assert run.path is not None
-    assert main(["show", str(run.path)]) == 0
-    out["evalbook show"] = capsys.readouterr().out
+    out["evalbook show"] = _evalbook_show(run.path)
     return out
 
 
@@ -78,22 +94,18 @@ def _nothing_raw(views: dict[str, str]) -> None:
                 assert tag not in text.lower(), (name, tag)
 
 
-def test_a_refused_value_quoted_in_usage_is_shown_escaped(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_refused_value_quoted_in_usage_is_shown_escaped(tmp_path: Path) -> None:
     run = _stored(tmp_path)
     messages = run.usage()["invalid"].tolist()
     assert all(isinstance(m, str) and "<script>" in m for m in messages)  # quoted as text
-    views = _views(run, capsys)
+    views = _views(run)
     _nothing_raw(views)
     assert "&lt;script&gt;" in views["card"]  # the card shows the message, escaped
     assert "\\x1b" in views["evalbook show"] and "\\u202e" in views["repr"]
-    _nothing_raw(_views(eb.load_run(tmp_path / run.path.name), capsys))
+    _nothing_raw(_views(eb.load_run(tmp_path / run.path.name)))
 
 
-def test_a_stored_message_with_raw_controls_and_markup_is_shown_escaped(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_a_stored_message_with_raw_controls_and_markup_is_shown_escaped(tmp_path: Path) -> None:
     run = _stored(tmp_path)
     assert run.path is not None
     path = run.path / "cases.parquet"
@@ -107,6 +119,6 @@ def test_a_stored_message_with_raw_controls_and_markup_is_shown_escaped(
     pq.write_table(table.set_column(at, "usage", pa.array(texts, type=table.schema[at].type)), path)
     loaded = eb.load_run(run.path)
     assert loaded.usage()["invalid"].tolist() == [HOSTILE] * 4  # the views get it raw
-    views = _views(loaded, capsys)
+    views = _views(loaded)
     _nothing_raw(views)
     assert "&lt;script&gt;" in views["card"]

@@ -11,8 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
-from evalbook._errors import ConfigurationError
-from evalbook._model._stats import mean_ci, wilson
+from _public import wilson
+
+ConfigurationError = eb.ConfigurationError
 
 
 def _run(values: dict[str, list[float | None]], data: pd.DataFrame, epochs: int = 1) -> eb.Run:
@@ -34,6 +35,19 @@ def _run(values: dict[str, list[float | None]], data: pd.DataFrame, epochs: int 
     )
 
 
+def _alone(values: list[float]) -> pd.Series:
+    """The summary row of a run whose cases' values are `values`: the whole run's rule."""
+    data = pd.DataFrame({"v": values})
+    run = eb.run(
+        data,
+        scorers=[eb.scorer("s")(lambda v: v)],
+        output_column="v",
+        store=None,
+        progress=False,
+    )
+    return run.summary().iloc[0]
+
+
 def test_slices_match_a_pandas_groupby_of_reduced_and_scores() -> None:
     rng = np.random.default_rng(3)
     n = 60
@@ -50,9 +64,12 @@ def test_slices_match_a_pandas_groupby_of_reduced_and_scores() -> None:
     scores = run.scores.merge(data.assign(case_id=run.data.index.astype(str)), on="case_id")
     for row in got.itertuples():
         these = red[(red.topic == row.topic) & (red.lvl == row.lvl) & (red.score == row.score)]
-        m, lo, hi = mean_ci(these.loc[these.status == "scored", "value"].to_numpy())
-        assert row.mean == pytest.approx(m) and row.ci_low == pytest.approx(lo)
-        assert row.ci_high == pytest.approx(hi)
+        # the slice's interval: a run whose cases are that slice's case values, alone
+        alone = _alone(these.loc[these.status == "scored", "value"].tolist())
+        assert row.mean == pytest.approx(alone["mean"]) and row.ci_low == pytest.approx(
+            alone["ci_low"]
+        )
+        assert row.ci_high == pytest.approx(alone["ci_high"])
         samples = scores[
             (scores.topic == row.topic) & (scores.lvl == row.lvl) & (scores.score == row.score)
         ]
@@ -132,6 +149,9 @@ def test_slices_with_cluster_count_each_slices_clusters() -> None:
     data = pd.DataFrame({"t": ["a", "a", "a", "b", "b", "b"], "p": ["x", "x", "y", "z", "z", "z"]})
     got = _run({"s": [1.0, 0.0, 0.5, 1.0, 1.0, 0.0]}, data).summary(by="t", cluster="p")
     assert got["n_clusters"].tolist() == [2, 1]
-    # slice b is one cluster: the degenerate rule, Wilson of its mean over one trial
+    # slice b is one cluster: the degenerate rule, Wilson of its mean over one trial, which
+    # is the interval of a run of one case of that value
     b = got.iloc[1]
+    one = _alone([b["mean"]])
+    assert (b["ci_low"], b["ci_high"]) == pytest.approx((one["ci_low"], one["ci_high"]))
     assert (b["ci_low"], b["ci_high"]) == pytest.approx(wilson(b["mean"], 1))
