@@ -1,4 +1,4 @@
-"""docs/architecture.md stays true: every module of `src/evalbook/` is named in its layer's paragraph.
+"""docs/architecture.md stays true: every module of `src/evalbook/` is named in its layer.
 
 The "Layers" section has one paragraph per layer, opened by the layer's name in bold
 (`**`_store`**`, or `**`_cli`, `_magics`**` for two). A module is named there by its path
