@@ -22,7 +22,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from evalbook._model._stats import grouped_ci
+from evalbook._model._stats import GroupedCI, grouped_ci
 
 DESIGNS = ((20, 10), (50, 4))  # (clusters, cases per cluster)
 ICCS = (("strong", 0.3), ("mild", 0.05))
@@ -37,6 +37,14 @@ class Coverage(NamedTuple):
     width_ratio: float  # mean clustered width / mean plain width
 
 
+def intervals(
+    values: np.ndarray, group: np.ndarray, evals: int, cluster: np.ndarray
+) -> tuple[GroupedCI, GroupedCI]:
+    """The 95 % intervals of each simulated eval (`group` numbers them): without cluster= and
+    with it, as `run.summary()` and `run.summary(cluster=...)` compute them."""
+    return grouped_ci(values, group, evals), grouped_ci(values, group, evals, cluster)
+
+
 def simulate(
     sims: int, clusters: int, per: int, icc: float, mean: float = 0.6, seed: int = 17
 ) -> Coverage:
@@ -48,8 +56,7 @@ def simulate(
     n = clusters * per
     group = np.repeat(np.arange(sims), n)
     cluster = np.repeat(np.arange(sims * clusters), per)  # codes unique across evals
-    plain = grouped_ci(values, group, sims)
-    clustered = grouped_ci(values, group, sims, cluster)
+    plain, clustered = intervals(values, group, sims, cluster)
     hit_plain = (plain.low <= mean) & (mean <= plain.high)
     hit_clustered = (clustered.low <= mean) & (mean <= clustered.high)
     ratio = float(np.mean(clustered.high - clustered.low) / np.mean(plain.high - plain.low))

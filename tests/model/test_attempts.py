@@ -14,9 +14,11 @@ from hypothesis import strategies as st
 
 import evalbook as eb
 from _attempts_helpers import DATA, check_flaky, run_flaky
+from _public import ATTEMPT_COLUMNS
 from _runner_helpers import dask_client
-from evalbook._interop._imported import Imported, ImportedSample, ImportedScore, to_run_data
-from evalbook._model._attempts import ATTEMPT_COLUMNS, attempts_table
+
+# a real Inspect AI log: 5 samples x 2 epochs, "boom" errored (tests/interop/fixtures/inspect)
+INSPECT_LOG = Path(__file__).resolve().parents[1] / "interop" / "fixtures" / "inspect" / "tiny.eval"
 
 
 def test_a_flaky_task_shows_every_attempt_cell_by_cell() -> None:
@@ -114,29 +116,49 @@ def test_attempts_travel_back_from_dask() -> None:
 # -- imported runs ------------------------------------------------------------------------
 
 
-def _imported(attempts: int) -> Imported:
-    samples = [
-        ImportedSample("a", 1, {"q": "x"}, "out", "passed", scores={"acc": 1.0}),
-        ImportedSample(
-            "b", 1, {"q": "y"}, None, "errored", "RuntimeError", "down", {}, attempts=attempts
-        ),
+def _imported(tmp_path: Path, retries: int) -> eb.Run:
+    """tiny.eval as imported, its sample "boom" (epoch 1) retried `retries` times by Inspect
+    before its last error: what a log of `inspect eval --retry-on-error` holds."""
+    log_module = pytest.importorskip("inspect_ai.log", reason="the extra evalbook[inspect]")
+    log = log_module.read_eval_log(str(INSPECT_LOG))
+    assert log.samples is not None
+    boom = next(s for s in log.samples if s.id == "boom" and s.epoch == 1)
+    assert boom.error is not None
+    boom.error_retries = [
+        log_module.EvalRetryError(
+            message=f"RuntimeError('retry {i}')",
+            traceback=f"RuntimeError: retry {i}",
+            traceback_ansi=f"RuntimeError: retry {i}",
+        )
+        for i in range(retries)
     ]
-    return Imported("test", Path("x.json"), "t", [ImportedScore("acc")], samples, [], {})
+    path = tmp_path / "retried.json"
+    log_module.write_eval_log(log, str(path), format="json")
+    return eb.import_results(path, format="inspect")
 
 
-def test_an_imported_run_has_one_row_per_sample() -> None:
-    run = eb.Run._of(to_run_data(_imported(1)))
+def test_an_imported_run_has_one_row_per_sample(tmp_path: Path) -> None:
+    run = _imported(tmp_path, 0)
     table = run.attempts()
-    assert table["case_id"].tolist() == ["a", "b"]
-    assert table["outcome"].astype(str).tolist() == ["passed", "errored"]
-    assert table["error_message"].tolist() == [None, "down"]
+    cases = run.cases
+    assert list(table.columns) == ATTEMPT_COLUMNS and len(table) == len(cases) == 10
+    assert table["case_id"].tolist() == cases["case_id"].tolist()
+    assert table["attempt"].tolist() == [1] * 10
+    assert table["outcome"].astype(str).tolist() == cases["outcome"].astype(str).tolist()
+    assert table["error_message"].tolist() == cases["error_message"].tolist()
+    assert table.loc[table.case_id == "a", "error_message"].tolist() == [None, None]
+    assert "the solver broke on purpose" in table["error_message"][4]
 
 
-def test_retries_a_source_did_not_keep_are_rows_not_known() -> None:
-    run = eb.Run._of(to_run_data(_imported(3)))
-    table = attempts_table(run._results)
-    b = table[table.case_id == "b"]
+def test_retries_a_source_did_not_keep_are_rows_not_known(tmp_path: Path) -> None:
+    run = _imported(tmp_path, 2)
+    assert run.cases.loc[run.cases.case_id == "boom", "attempts"].tolist() == [3, 1]
+    table = run.attempts()
+    b = table[(table.case_id == "boom") & (table.epoch == 1)]
     assert b["attempt"].tolist() == [1, 2, 3]
     assert b["outcome"].isna().tolist() == [True, True, False]
-    assert b["error_message"].tolist() == [None, None, "down"]
+    assert b["outcome"].iloc[-1] == "errored"
+    assert [m is None for m in b["error_message"]] == [True, True, False]
+    assert "the solver broke on purpose" in b["error_message"].iloc[-1]
     assert b["duration_s"].isna().all()  # the sample's time is not one attempt's
+    assert len(table) == len(run.cases) + 2

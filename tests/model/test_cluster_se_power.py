@@ -1,4 +1,5 @@
-"""The clustered standard error and the power formulas against independent computations."""
+"""The clustered standard error, Student's t quantile and the power formulas against
+independent computations (loops, scipy): hand-written numerics, no public surface of their own."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from hypothesis import strategies as st
 from scipy import stats
 
 from evalbook._model._power import mde_of, n_for
-from evalbook._model._stats import cluster_se
+from evalbook._model._stats import cluster_se, t975
 
 
 @settings(max_examples=60, deadline=None)
@@ -58,3 +59,10 @@ def test_mde_and_sample_size_use_the_normal_quantiles_and_invert_each_other() ->
     assert math.isnan(mde_of(40, 0.0))  # no spread: unknown, never "detects everything"
     with pytest.raises(ValueError):
         n_for(0.0, 0.3)
+
+
+def test_t975_matches_scipy_without_importing_it() -> None:
+    for df in [*range(1, 200), 500, 1_000, 10_000, 1_000_000]:
+        assert abs(t975(df) - float(stats.t.ppf(0.975, df))) < 1e-9, df
+    with pytest.raises(ValueError, match="at least 1"):
+        t975(0)

@@ -3,52 +3,91 @@
 from __future__ import annotations
 
 import asyncio
+import functools
 import math
+import warnings
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
-from evalbook._model._contract import ERROR, SCORED, UNSCORED
-from evalbook._model._results import ERRORED, FAILED, PASSED, PENDING, TIMED_OUT
-from evalbook._model._scoring_rule import counted_values, format_pct
-from evalbook._model._stats import mean_ci, wilson
+from _public import wilson
 
 NAN = math.nan
 
 
-@pytest.mark.parametrize(
-    ("outcome", "status", "value", "zero", "expected"),
-    [
-        (PASSED, SCORED, 0.7, False, 0.7),
-        (PASSED, SCORED, 0.7, True, 0.7),
-        (PASSED, UNSCORED, NAN, False, NAN),
-        (PASSED, UNSCORED, NAN, True, NAN),
-        (PASSED, ERROR, NAN, False, NAN),
-        (PASSED, ERROR, NAN, True, 0.0),
-        (FAILED, SCORED, 1.0, False, 0.0),  # failed counts 0 whatever was recorded
-        (FAILED, UNSCORED, NAN, False, 0.0),
-        (FAILED, ERROR, NAN, False, 0.0),
-        (ERRORED, ERROR, NAN, False, NAN),
-        (ERRORED, ERROR, NAN, True, 0.0),
-        (TIMED_OUT, ERROR, NAN, False, NAN),
-        (TIMED_OUT, ERROR, NAN, True, 0.0),
-        (PENDING, SCORED, 0.0, True, NAN),
-    ],
-)
-def test_every_cell_of_the_rule(
-    outcome: int, status: int, value: float, zero: bool, expected: float
-) -> None:
-    got = counted_values(
-        np.array([outcome], dtype=np.int8),
-        np.array([status], dtype=np.int8),
-        np.array([value]),
-        np.array([zero]),
-    )[0]
+async def _cell_task(x: str, ctx: Any) -> str:
+    # async, so that only "slow" ever waits (see `_task` below); "spend" spends the budget,
+    # so that "pending", last (concurrency=1), never starts
+    if x.startswith("failed"):
+        {
+            "failed scored": lambda: ctx.record_score("s", 1.0),
+            "failed unscored": lambda: ctx.record_unscored("s", "why"),
+            "failed error": lambda: ctx.record_score("s", "1.0"),
+        }[x]()
+        ctx.fail("wrong")
+    if x == "errored":
+        raise RuntimeError("boom")
+    if x == "timed_out":
+        await asyncio.Event().wait()
+    if x == "spend":
+        ctx.record_usage(cost=5.0)
+    return x
+
+
+CELLS = {  # case: its outcome, its record's status, what counts (errors="exclude", "zero")
+    "passed scored": ("passed", "scored", 0.7, 0.7),
+    "passed unscored": ("passed", "unscored", NAN, NAN),
+    "passed error": ("passed", "error", NAN, 0.0),
+    "failed scored": ("failed", "scored", 0.0, 0.0),  # failed counts 0 whatever was recorded
+    "failed unscored": ("failed", "unscored", 0.0, 0.0),
+    "failed error": ("failed", "error", 0.0, 0.0),
+    "errored": ("errored", "error", NAN, 0.0),
+    "timed_out": ("timed_out", "error", NAN, 0.0),
+    "spend": ("passed", "scored", 1.0, 1.0),
+    "pending": (None, None, NAN, NAN),  # no final outcome: nothing counts, whatever the policy
+}
+
+
+@functools.cache
+def _cells(errors: str) -> pd.DataFrame:
+    """The cases and records of a run with one case per cell, as one table by case."""
+    s = eb.define_score("s", errors=errors)  # type: ignore[arg-type]
+
+    @eb.scorer(s)
+    def score(output: str) -> Any:
+        values = {"passed scored": 0.7, "passed unscored": eb.Unscored("n"), "spend": 1.0}
+        return values.get(output, "0.7")  # "passed error": an invalid value
+
+    df = pd.DataFrame({"x": list(CELLS)}, index=list(CELLS))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the budget's and the invalid value's warnings
+        run = eb.run(
+            df,
+            task=_cell_task,
+            scorers=[score],
+            timeout=0.2,
+            max_cost=1.0,
+            concurrency=1,
+            store=None,
+            progress=False,
+        )
+    table = run.scores.set_index("case_id")[["status", "counted"]].astype(object)
+    return table.assign(outcome=run.cases.set_index("case_id")["outcome"].astype(object))
+
+
+@pytest.mark.parametrize("errors", ["exclude", "zero"])
+@pytest.mark.parametrize("case", list(CELLS))
+def test_every_cell_of_the_rule(case: str, errors: str) -> None:
+    outcome, status, if_excluded, if_zero = CELLS[case]
+    row = _cells(errors).loc[case]
+    assert (None if pd.isna(row["outcome"]) else row["outcome"]) == outcome
+    assert (None if pd.isna(row["status"]) else row["status"]) == status
+    expected = if_zero if errors == "zero" else if_excluded
+    got = float(row["counted"])
     assert (math.isnan(got) and math.isnan(expected)) or got == expected
 
 
@@ -118,23 +157,37 @@ def test_mean_is_none_when_nothing_is_counted() -> None:
     assert "—" in run.headline.text
 
 
+def _summary(values: list[float]) -> pd.Series:
+    """The summary row of a run whose cases' values are `values`."""
+    run = eb.run(
+        pd.DataFrame({"v": values}),
+        scorers=[eb.scorer(eb.define_score("s", primary=True))(lambda v: v)],
+        output_column="v",
+        store=None,
+        progress=False,
+    )
+    return run.summary().iloc[0]
+
+
 def test_wilson_and_t_intervals_bracket_the_mean() -> None:
-    mean, lo, hi = mean_ci(np.array([1.0, 1.0, 0.0, 1.0]))
-    assert mean is not None and lo <= mean <= hi and lo >= 0 and hi <= 1
+    row = _summary([1.0, 1.0, 0.0, 1.0])
+    mean, lo, hi = row["mean"], row["ci_low"], row["ci_high"]
+    assert lo <= mean <= hi and lo >= 0 and hi <= 1
     assert (lo, hi) == pytest.approx(wilson(3, 4))
-    mean, lo, hi = mean_ci(np.array([0.2, 0.4, 0.9]))
-    assert mean is not None and lo < mean < hi
+    row = _summary([0.2, 0.4, 0.9])
+    assert row["ci_low"] < row["mean"] < row["ci_high"]
     # one value: the degenerate rule (docs/statistics.md), Wilson of the mean over 1 trial
-    assert mean_ci(np.array([0.3])) == (0.3, *wilson(0.3, 1))
-    assert mean_ci(np.array([]))[0] is None
+    row = _summary([0.3])
+    assert row["mean"] == 0.3 and (row["ci_low"], row["ci_high"]) == pytest.approx(wilson(0.3, 1))
+    assert math.isnan(_summary([])["mean"])
 
 
+# Each example is one run in memory (about 10 ms).
 @settings(max_examples=200, deadline=None)
 @given(st.lists(st.floats(min_value=0, max_value=1), min_size=1, max_size=40))
 def test_means_and_cis_stay_in_unit_interval(values: list[float]) -> None:
-    mean, lo, hi = mean_ci(np.array(values))
-    assert mean is not None
-    assert 0.0 <= lo <= mean <= hi <= 1.0
+    row = _summary(values)
+    assert 0.0 <= row["ci_low"] <= row["mean"] <= row["ci_high"] <= 1.0
 
 
 @pytest.mark.parametrize(
@@ -142,7 +195,18 @@ def test_means_and_cis_stay_in_unit_interval(values: list[float]) -> None:
     [(0.52, "52%"), (1.0, "100%"), (0.0, "0%"), (0.9996, "99.96%"), (0.001, "0.1%"), (None, "—")],
 )
 def test_percentages_never_round_to_the_bounds(x: float | None, text: str) -> None:
-    assert format_pct(x) == text
+    run = eb.run(
+        pd.DataFrame({"v": [x]}),
+        scorers=[
+            eb.scorer(eb.define_score("s", primary=True))(
+                lambda v: eb.Unscored("none") if v is None or v != v else v
+            )
+        ],
+        output_column="v",
+        store=None,
+        progress=False,
+    )
+    assert run.headline.text == f"s {text} · completed 100%"
 
 
 def _headline_run(scores: list[eb.ScoreDefinition], values: dict[str, float]) -> eb.Run:
@@ -183,14 +247,3 @@ def test_headline_of_an_empty_run() -> None:
     run = eb.run(pd.DataFrame({"x": []}), task=lambda x: x, store=None)
     assert run.headline.completion is None
     assert len(run.scores) == 0 and len(run.cases) == 0
-
-
-def test_t975_matches_scipy_without_importing_it() -> None:
-    from scipy import stats
-
-    from evalbook._model._stats import t975
-
-    for df in [*range(1, 200), 500, 1_000, 10_000, 1_000_000]:
-        assert abs(t975(df) - float(stats.t.ppf(0.975, df))) < 1e-9, df
-    with pytest.raises(ValueError, match="at least 1"):
-        t975(0)

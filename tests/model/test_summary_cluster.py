@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import math
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -11,13 +12,14 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pytest
+from scipy import stats
 
 import evalbook as eb
-from evalbook._model._stats import cluster_se, grouped_ci, mean_ci, t975, wilson
+from _public import wilson
 
 
-def _run(values: list[float], passage: list[str]) -> eb.Run:
-    data = pd.DataFrame({"passage": passage, "i": range(len(values))})
+def _run(values: list[float], passage: list[str], **columns: list[Any]) -> eb.Run:
+    data = pd.DataFrame({"passage": passage, "i": range(len(values)), **columns})
     return eb.run(
         data,
         task=lambda i: "o",
@@ -27,14 +29,27 @@ def _run(values: list[float], passage: list[str]) -> eb.Run:
     )
 
 
+def _cluster_se(x: np.ndarray, codes: np.ndarray) -> tuple[float, int]:
+    """The cluster-robust SE of the mean, by loops: sqrt(C/(C-1) * sum_c (sum dev)^2 / n^2)."""
+    groups = sorted(set(codes.tolist()))
+    mean = float(x.mean())
+    total = sum(float((x[codes == g] - mean).sum()) ** 2 for g in groups)
+    c = len(groups)
+    return math.sqrt(c / (c - 1) * total / x.size**2), c
+
+
+def _interval(row: pd.Series) -> tuple[float, float]:
+    return float(row["ci_low"]), float(row["ci_high"])
+
+
 def test_clustered_ci_is_mean_pm_t_of_c_minus_1_times_cluster_se() -> None:
     rng = np.random.default_rng(7)
     passage = [f"p{i // 4}" for i in range(40)]
     values = list((rng.random(40) < np.repeat(rng.random(10), 4)) * 1.0)  # binary, clustered
     row = _run(values, passage).summary(cluster="passage").iloc[0]
     x = np.array(values)
-    se, c = cluster_se(x, pd.factorize(pd.Series(passage))[0])
-    half = t975(c - 1) * se
+    se, c = _cluster_se(x, pd.factorize(pd.Series(passage))[0])
+    half = float(stats.t.ppf(0.975, c - 1)) * se
     assert row["n_clusters"] == c == 10
     assert row["ci_low"] == pytest.approx(max(0.0, x.mean() - half))
     assert row["ci_high"] == pytest.approx(min(1.0, x.mean() + half))
@@ -50,31 +65,39 @@ def test_without_cluster_each_case_is_its_own_cluster() -> None:
     assert (own["ci_low"], own["ci_high"]) == pytest.approx((row["ci_low"], row["ci_high"]))
 
 
-def test_grouped_ci_matches_one_group_at_a_time() -> None:
+def test_each_slice_is_its_cases_alone_clusters_included() -> None:
     rng = np.random.default_rng(1)
-    x = rng.random(300).round(1)
+    x = rng.random(300).round(1).tolist()
     g = rng.integers(0, 7, 300)
     cl = rng.integers(0, 40, 300)
-    got = grouped_ci(x, g, 7, cl)
+    got = _run(x, [f"p{c}" for c in cl], g=g.tolist()).summary(by="g", cluster="passage")
+    got = got.set_index("g")
+    assert sorted(got.index) == list(range(7))
     for j in range(7):
-        se, c = cluster_se(x[g == j], cl[g == j])
-        assert got.se[j] == pytest.approx(se) and got.n_clusters[j] == c
+        mine = np.flatnonzero(g == j)
+        alone = _run([x[i] for i in mine], [f"p{cl[i]}" for i in mine]).summary(cluster="passage")
+        se, c = _cluster_se(np.array(x)[mine], cl[mine])
+        assert got.loc[j, "n_clusters"] == alone["n_clusters"].iloc[0] == c
+        assert _interval(got.loc[j]) == pytest.approx(_interval(alone.iloc[0]), rel=1e-12)
+        half = float(stats.t.ppf(0.975, c - 1)) * se
+        assert got.loc[j, "ci_high"] - got.loc[j, "mean"] == pytest.approx(half, rel=1e-9)
 
 
 @pytest.mark.parametrize("n", [1, 2, 33])
 def test_degenerate_samples_get_wilson_of_the_mean_over_c(n: int) -> None:
     """One rule: no spread to estimate (one value, all equal, one cluster) -> wilson(mean*C, C)."""
-    _, lo, hi = mean_ci(np.full(n, 0.25))
+    lo, hi = _interval(_run([0.25] * n, [f"p{i}" for i in range(n)]).summary().iloc[0])
     assert (lo, hi) == pytest.approx(wilson(0.25 * n, n))
     assert lo < 0.25 < hi  # never a zero-width interval
-    one_cluster = grouped_ci(
-        np.array([0.2, 0.6] * n), np.zeros(2 * n, np.int64), 1, np.zeros(2 * n, np.int64)
-    )
-    assert (one_cluster.low[0], one_cluster.high[0]) == pytest.approx(wilson(0.4, 1))
+    one_cluster = _run([0.2, 0.6] * n, ["p"] * (2 * n)).summary(cluster="passage").iloc[0]
+    assert _interval(one_cluster) == pytest.approx(wilson(0.4, 1))
 
 
 def test_degenerate_intervals_narrow_with_more_values() -> None:
-    widths = [np.subtract(*mean_ci(np.full(n, 0.5))[:0:-1]) for n in (1, 4, 33, 1000)]
+    widths = []
+    for n in (1, 4, 33, 1000):
+        lo, hi = _interval(_run([0.5] * n, [f"p{i}" for i in range(n)]).summary().iloc[0])
+        widths.append(hi - lo)
     assert all(a > b for a, b in itertools.pairwise(widths))
 
 
@@ -108,9 +131,9 @@ def test_the_simulated_intervals_are_what_summary_gives_on_a_real_run() -> None:
     values = list((rng.random(200) < p) * 1.0)
     passage = [f"p{i // 10}" for i in range(200)]
     run = _run(values, passage)
-    x = np.array(values)
-    group = np.zeros(200, np.int64)
-    plain = grouped_ci(x, group, 1)
-    clustered = grouped_ci(x, group, 1, np.arange(200) // 10)
+    # the script's intervals of one simulated eval of these 200 cases in 20 passages
+    plain, clustered = _script().intervals(
+        np.array(values), np.zeros(200, np.int64), 1, np.arange(200) // 10
+    )
     for got, want in ((run.summary(), plain), (run.summary(cluster="passage"), clustered)):
         assert (got["ci_low"].iloc[0], got["ci_high"].iloc[0]) == (want.low[0], want.high[0])

@@ -20,9 +20,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
-from evalbook._render._cases import case_html
-from evalbook._render._run_html import summary_html, unscored_html
-from evalbook._runner._plan import make_plan
+from _public import case_pages
 
 S = "\ud800"  # a lone high surrogate
 T = "\udcff"  # a lone low surrogate (what `surrogateescape` makes of the byte 0xff)
@@ -145,16 +143,22 @@ def test_lone_surrogates_are_replaced_by_their_escape_and_valid_text_is_kept() -
 
 def test_the_input_data_is_cleaned_without_changing_the_callers_frame() -> None:
     original = data()
+    handed: dict[int, Any] = {}
+
+    def seen(k: int, q: Any) -> str:
+        handed[k] = q
+        return "o"
+
     with unicode_warnings() as caught:
-        plan = make_plan(original, task, [sx, sy], [R, P], None)
+        run = eb.run(original, task=seen, store=None, progress=False)
     assert len(caught) == 1  # the first replacement; the rest of the input is silent
-    assert list(plan.data.columns) == ["k", "q", "note" + ES]
-    assert plan.data["q"].tolist() == ["q" + ET, "", EVIL, ES, VALID, "\\ud83d"]
-    assert plan.data.index.tolist() == plan.case_ids == [escaped(i) for i in IDS]
-    assert plan.columns["q"] == plan.data["q"].tolist()  # what the task is handed
+    assert list(run.data.columns) == ["k", "q", "note" + ES]
+    assert run.data["q"].tolist() == ["q" + ET, "", EVIL, ES, VALID, "\\ud83d"]
+    assert run.data.index.tolist() == run.cases["case_id"].tolist() == [escaped(i) for i in IDS]
+    assert [handed[k] for k in range(6)] == run.data["q"].tolist()  # what the task is handed
     assert original["q"].iloc[0] == "q" + T and list(original.columns)[2] == "note" + S
     plain = pd.DataFrame({"k": [0, 1], "q": [VALID, EVIL]})
-    assert make_plan(plain, task, [], [], None).data is plain  # nothing to clean: no copy
+    assert eb.run(plain, task=seen, store=None, progress=False).data is plain  # no copy
 
 
 def test_a_run_warns_once_naming_the_case_and_the_field() -> None:
@@ -222,13 +226,9 @@ def test_text_repr_holds_the_text_as_the_tables_do() -> None:
 
 def test_html_is_valid_utf8_and_escapes_script_in_every_field() -> None:
     run = make()
-    pages = [
-        run._repr_html_(),
-        run.headline._repr_html_(),
-        summary_html(run.summary()),
-        unscored_html(run.unscored(), run.summary()),
-        *(case_html(run, pos) for pos in range(6)),
-    ]
+    view = eb.show(run)  # its Scores tab: the summary table; run's card: the unscored one
+    pages = [run._repr_html_(), run.headline._repr_html_(), view.scores.value, *case_pages(run)]
+    assert len(pages) == 3 + 6
     for page in pages:
         utf8(page)
         assert "<script" not in page
@@ -356,6 +356,6 @@ def test_any_text_in_any_field_is_kept_or_replaced_once_with_one_warning(
     if n > 2:
         assert scores["message"][2] == "RuntimeError: " + escaped(message)
     utf8(repr(run))
-    for page in [run._repr_html_(), *(case_html(run, pos) for pos in range(n))]:
+    for page in [run._repr_html_(), *case_pages(run)]:
         utf8(page)
         assert "<script" not in page  # user text is escaped; our markup has no script

@@ -1,17 +1,20 @@
-"""`clean` and the run's text boundary in `Results.set_case` (docs/design.md, "Text")."""
+"""The run's text boundary (docs/design.md, "Text"): every lone surrogate replaced by its
+escape where text enters a run, exactly those, once, with one warning per run; text and
+containers that need nothing come through as the very objects the user's code gave."""
 
 from __future__ import annotations
 
-import math
+import json
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
-from hypothesis import given
+import pandas as pd
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalbook._model._contract import SCORED, UNSCORED, Rec
-from evalbook._model._results import Finished, Results
-from evalbook._util._text import TextGate, clean
+import evalbook as eb
 
 S, ES = "\ud800", "\\ud800"
 
@@ -20,59 +23,102 @@ def escaped(text: str) -> str:
     return "".join(f"\\u{ord(c):04x}" if 0xD800 <= ord(c) <= 0xDFFF else c for c in text)
 
 
+@contextmanager
+def caught() -> Iterator[list[str]]:
+    """The warnings raised inside the block, as messages."""
+    with warnings.catch_warnings(record=True) as got:
+        warnings.simplefilter("always")
+        messages: list[str] = []
+        yield messages
+    messages.extend(str(w.message) for w in got)
+
+
+def _outputs(*outputs: Any, **options: Any) -> eb.Run:
+    """A run in memory whose task returns `outputs[k]` for case k."""
+    picked = list(outputs)
+    return eb.run(
+        pd.DataFrame({"k": range(len(picked))}),
+        task=lambda k: picked[k],
+        store=None,
+        progress=False,
+        **options,
+    )
+
+
+# Each example is one or two runs in memory (about 10 ms each).
+@settings(max_examples=100, deadline=None)
 @given(st.text(st.characters(exclude_categories=())))
-def test_clean_escapes_exactly_the_lone_surrogates(text: str) -> None:
-    cleaned = clean(text)
+def test_lone_surrogates_and_only_they_are_escaped(text: str) -> None:
+    with caught() as said:
+        run = _outputs(text)
+    cleaned = run.cases["output"][0]
     assert cleaned == escaped(text)
     cleaned.encode("utf-8")  # valid UTF-8 whatever came in
-    assert clean(cleaned) is cleaned  # once: the escape is plain ASCII
+    assert len(said) == (cleaned != text)
     if cleaned == text:
         assert cleaned is text  # nothing replaced: the very same object
+    with caught() as again:  # once: the escape is plain ASCII
+        assert _outputs(cleaned).cases["output"][0] is cleaned
+    assert again == []
 
 
-def test_clean_walks_containers_and_keeps_what_needs_nothing() -> None:
+def test_containers_are_walked_and_what_needs_nothing_is_kept() -> None:
     shared = [S]
     value: dict[str, Any] = {"k" + S: (1, S), "a": shared, "b": shared, "n": None, "x": 1.5}
-    assert clean(value) == {"k" + ES: (1, ES), "a": [ES], "b": [ES], "n": None, "x": 1.5}
-    assert value == {"k" + S: (1, S), "a": [S], "b": [S], "n": None, "x": 1.5}  # not changed
     plain = {"é": ["日本", ("😀", 3)], "n": None}
-    assert clean(plain) is plain
     loop: list[Any] = [S]
     loop.append(loop)
-    assert clean(loop)[0] == ES  # a container inside itself: no endless walk
     obj = object()
-    assert clean(obj) is obj
+    with caught() as said:
+        out = _outputs(value, plain, loop, obj).cases["output"].tolist()
+    assert len(said) == 1
+    assert out[0] == {"k" + ES: (1, ES), "a": [ES], "b": [ES], "n": None, "x": 1.5}
+    assert value == {"k" + S: (1, S), "a": [S], "b": [S], "n": None, "x": 1.5}  # not changed
+    assert out[1] is plain
+    assert out[2][0] == ES  # a container inside itself: no endless walk
+    assert out[3] is obj
 
 
-def _case(output: Any, rec: Rec) -> Finished:
-    return Finished(0, 1, output, None, None, 1.0, 0.5, [Rec(SCORED, 1.0), rec])
+def test_a_run_stores_the_cleaned_case_with_one_warning_per_run() -> None:
+    outputs = ["é ok", {"o": S}, S]
 
+    @eb.scorer("a")
+    def a(k: int) -> Any:
+        return eb.Score(1.0, metadata={S: 1}) if k == 1 else 1.0
 
-def test_set_case_stores_and_returns_the_cleaned_case_with_one_warning_per_run() -> None:
-    results = Results(["a", "b", "c"], 2)
-    plain = _case("é ok", Rec(SCORED, 0.5, rationale="fine", metadata={"raw": 50}))
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        assert results.set_case(0, plain) is plain  # nothing to replace: the case itself
-        odd = _case({"o": S}, Rec(UNSCORED, math.nan, "why" + S, metadata={S: 1}))
-        stored = results.set_case(1, odd)
-        results.set_case(2, _case(S, Rec(SCORED, 1.0, rationale=S)))
-    assert [str(w.message) for w in caught] == [
+    @eb.scorer("b")
+    def b(k: int) -> Any:
+        if k == 0:
+            return eb.Score(0.5, rationale="fine", metadata={"raw": 50})
+        return eb.Unscored("why" + S) if k == 1 else eb.Score(1.0, rationale=S)
+
+    df = pd.DataFrame({"k": range(3)}, index=["a", "b", "c"])
+    with caught() as said:
+        run = eb.run(
+            df,
+            task=lambda k: outputs[k],
+            scorers=[a, b],
+            concurrency=1,  # the cases in order: b is the first with a lone surrogate
+            store=None,
+            progress=False,
+        )
+    assert said == [
         "case 'b': output held a lone surrogate, replaced by \\ud800 (the first in this run; "
         "later ones are replaced without a warning)"
     ]
-    assert stored.output == {"o": ES} and stored.records[1].reason == "why" + ES
-    assert stored.records[0] is odd.records[0]  # a record that needed nothing is kept
-    assert results.output == ["é ok", {"o": ES}, ES]
-    assert results.reason[3] == "why" + ES and results.metadata[3] == {ES: 1}
-    assert results.rationale[5] == ES and results.rationale[1] == "fine"
+    out = run.cases["output"].tolist()
+    assert out == ["é ok", {"o": ES}, ES] and out[0] is outputs[0]  # nothing to replace: as given
+    scores = run.scores
+    assert scores["reason"].astype(object)[3] == "why" + ES
+    assert json.loads(scores["metadata"][2]) == {ES: 1}
+    assert json.loads(scores["metadata"][1]) == {"raw": 50}
+    assert scores["rationale"][5] == ES and scores["rationale"][1] == "fine"
 
 
-def test_results_share_the_gate_they_are_given() -> None:
-    gate = TextGate()
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        results = Results(["a" + S, "b"], 1, gate)  # the ids warn first
-        results.set_case(1, Finished(0, 1, S, None, None, 1.0, 0.5, [Rec(SCORED, 1.0)]))
-    assert len(caught) == 1 and gate.warned
-    assert results.case_ids == ["a" + ES, "b"] and results.output[1] == ES
+def test_the_ids_and_the_results_share_one_warning() -> None:
+    df = pd.DataFrame({"k": [0, 1]}, index=pd.Index(["a" + S, "b"], dtype=object))
+    with caught() as said:
+        run = eb.run(df, task=lambda k: [1, S][k], store=None, progress=False)
+    assert len(said) == 1 and said[0].startswith("the input data's index held")  # ids first
+    assert run.cases["case_id"].tolist() == ["a" + ES, "b"]
+    assert run.cases["output"].tolist() == [1, ES]
