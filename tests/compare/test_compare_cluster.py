@@ -18,6 +18,8 @@ import pytest
 from scipy import stats
 
 import evalbook as eb
+
+# hand-written numerics (Student's t tail, the clustered t) against scipy, at any t and df
 from evalbook._model._paired import CLUSTERED_T, clustered_t, paired, pearson, t_two_sided_p
 from evalbook._model._stats import cluster_se, t975
 

@@ -24,7 +24,7 @@ from pandas.testing import assert_frame_equal
 
 import evalbook as eb
 from _store_helpers import assert_same
-from evalbook._store import _sink
+from evalbook._store import _sink  # the fault is injected between the log and the final files
 
 FINAL = ("cases.parquet", "scores.parquet", "summary.json")
 

@@ -16,7 +16,7 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
-from evalbook._runner import _calls
+from evalbook._runner import _calls  # a worker pool that never takes a call up: no public way
 
 pytestmark = pytest.mark.slow  # hanging code, most of it in child processes
 

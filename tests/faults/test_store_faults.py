@@ -16,6 +16,8 @@ import pytest
 
 import evalbook as eb
 from _store_helpers import resealed
+
+# the lock is checked at the moment the store reads the log: a spy there, no public surface
 from evalbook._store import _door
 from evalbook._store._log._file import being_written
 
@@ -68,7 +70,7 @@ def test_a_resume_while_another_holds_the_log_is_refused_before_reading(
     folder = _interrupted(tmp_path)
     reads: list[Any] = []
     monkeypatch.setattr(_door, "replay", lambda path, **kw: reads.append(path))
-    from evalbook._store._log._file import LogFile
+    from evalbook._store._log._file import LogFile  # another run's hold on the log, in-process
 
     held = LogFile(folder / "events.jsonl", append=True)
     try:

@@ -11,6 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+# hand-written numerics against loops and scipy, with edge cases the public path refuses
 from evalbook._model._power import mde_of, n_for
 from evalbook._model._stats import cluster_se, t975
 

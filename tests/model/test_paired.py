@@ -22,6 +22,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
 
+# hand-written numerics against scipy and exact arithmetic, and simulations of them
 from evalbook._model._paired import (
     _EXACT_BINOM_MAX,
     _STIRLERR,

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import example, given
 from hypothesis import strategies as st
 
+# the estimators at counts no run reaches (n up to 10,000 epochs), against exact rationals
 from evalbook._model._reducers import pass_at_estimate, pass_hat_estimate
 
 COUNTS = [(n, c, k) for n in range(1, 31) for c in range(n + 1) for k in range(1, n + 1)]

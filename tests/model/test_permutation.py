@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 from scipy import stats
 
+# the sign-flip p-value's exact and approximate paths, at sizes chosen to hit each one
 from evalbook._model._paired import paired
 from evalbook._model._permutation import (
     EXACT_MAX,

@@ -15,8 +15,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
+
+# the reduction of any sample table (rows in any order, extra categories, a bad table),
+# beyond the ordered ones a run makes; the tables built with the scoring rule's own codes
 from evalbook._model._contract import ERROR, SCORED, STATUSES, UNSCORED
-from evalbook._model._definitions import ScoreDefinition
 from evalbook._model._epochs import (
     NEEDS_BINARY,
     REDUCED_COLUMNS,
@@ -27,6 +29,8 @@ from evalbook._model._epochs import (
 from evalbook._model._reducers import VOTE_REDUCERS, reduce_values
 from evalbook._model._results import ERRORED, FAILED, PASSED, PENDING, TIMED_OUT
 from evalbook._model._scoring_rule import counted_values
+
+ScoreDefinition = eb.ScoreDefinition
 
 
 @pytest.mark.parametrize(

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
-from evalbook._runner._meter import current_meter
+from evalbook._runner._meter import current_meter  # a scorer's own usage: no public channel
 
 SOURCES = ("task", "judge_a", "judge_b")
 AMOUNTS = ("input_tokens", "output_tokens", "cost")
