@@ -20,8 +20,8 @@ NAN = math.nan
 
 
 async def _cell_task(x: str, ctx: Any) -> str:
-    # async, so that only "slow" ever waits (see `_task` below); "spend" spends the budget,
-    # so that "pending", last (concurrency=1), never starts
+    # async, so that only "timed_out" ever waits (as "slow" in `_task` below); "spend" spends
+    # the budget, so that "pending", after it (concurrency=1: in order), never starts
     if x.startswith("failed"):
         {
             "failed scored": lambda: ctx.record_score("s", 1.0),
