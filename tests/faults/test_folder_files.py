@@ -206,3 +206,92 @@ def test_a_case_ended_twice_without_a_new_start_is_damage(tmp_path: Path) -> Non
     print(f"warned: {said}")
     assert any(f"line {index + 2}" in m and "a second case.ended" in m for m in said), said
     assert "errored" not in set(loaded.cases["outcome"].dropna())
+
+
+def _resume(path: Path) -> eb.Run:
+    scored = eb.scorer(eb.define_score("even", primary=True))(lambda x: _half(x))
+    return eb.run(DATA, task=lambda x: x, scorers=[scored], resume=path, progress=False)
+
+
+@pytest.mark.timeout(120)
+def test_a_resume_sets_a_damaged_sparse_log_aside_without_writing_its_holes(
+    tmp_path: Path,
+) -> None:
+    run = _stored(tmp_path / "runs")
+    assert run.path is not None
+    log = run.path / "events.jsonl"
+    lines = _lines(run)
+    index = next(i for i, raw in enumerate(lines) if b'"case.ended"' in raw)
+    lines[index] = lines[index].replace(b'"outcome":"', b'"outcome":"x')  # checksum fails
+    log.write_bytes(b"".join(lines))
+    with log.open("r+b") as f:
+        f.truncate(4 << 30)  # then 4 GiB of hole
+    for name in ("cases.parquet", "scores.parquet", "summary.json"):
+        (run.path / name).unlink()
+    start = time.perf_counter()
+    with pytest.warns(RuntimeWarning, match="damaged"):
+        resumed = _resume(run.path)
+    seconds = time.perf_counter() - start
+    copy = run.path / "events.jsonl.damaged-1"
+    written = copy.stat().st_blocks * 512
+    print(
+        f"resume in {seconds:.2f} s; the copy holds {copy.stat().st_size:,} bytes, "
+        f"{written:,} of them written; mode {oct(copy.stat().st_mode & 0o777)}"
+    )
+    assert copy.stat().st_size == 4 << 30  # every byte kept, holes as holes
+    with copy.open("rb") as f:
+        assert f.read(len(b"".join(lines))) == b"".join(lines)
+    assert written < 1 << 20
+    assert copy.stat().st_mode & 0o777 == 0o600
+    assert resumed.headline.value == run.headline.value
+
+
+def test_a_resume_that_fails_on_the_way_releases_the_folder(tmp_path: Path) -> None:
+    run = _stored(tmp_path / "runs")
+    assert run.path is not None
+    cases = run.path / "cases.parquet"
+    cases.unlink()
+    cases.mkdir()  # what a resume cannot remove: it fails after taking the lock
+    with pytest.raises(eb.ConfigurationError, match="cannot replace its stored files"):
+        _resume(run.path)
+    cases.rmdir()
+    resumed = _resume(run.path)  # not "another process is writing"
+    assert resumed.headline.value == run.headline.value
+
+
+def test_a_log_damaged_before_its_scores_says_why_it_cannot_be_resumed(
+    tmp_path: Path,
+) -> None:
+    run = _stored(tmp_path / "runs")
+    assert run.path is not None
+    lines = _lines(run)
+    lines[1] = lines[1].replace(b'"score.defined"', b'"score.defineX"')  # checksum fails
+    (run.path / "events.jsonl").write_bytes(b"".join(lines))
+    for name in ("cases.parquet", "scores.parquet", "summary.json"):
+        (run.path / name).unlink()
+    with pytest.raises(eb.ConfigurationError, match="damaged before its score definitions") as e:
+        _resume(run.path)
+    assert "line 2" in str(e.value) and "(none)" not in str(e.value)
+
+
+def test_folders_left_by_runs_killed_while_they_started_are_removed(tmp_path: Path) -> None:
+    store = tmp_path / "runs"
+    kept = _stored(store)
+    old = time.time() - 3600
+    empty = store / "killed-20260101T000000Z"
+    lone_tmp = store / "killed-20260101T000001Z"
+    young = store / "starting-now-20260101T000002Z"
+    foreign = store / "notes"
+    for folder in (empty, lone_tmp, young, foreign):
+        folder.mkdir()
+    (lone_tmp / ".events.jsonl.a1b2c3d4.tmp").write_bytes(b'{"schema_version":3')
+    (foreign / "todo.txt").write_text("mine")
+    for folder in (empty, lone_tmp, foreign):
+        os.utime(folder, (old, old))
+    _stored(store, name="next")  # a new run in the store cleans up
+    left = sorted(p.name for p in store.iterdir())
+    print(f"left in the store: {left}")
+    assert not empty.exists() and not lone_tmp.exists()
+    assert young.exists()  # it may be a run starting right now in another process
+    assert (foreign / "todo.txt").read_text() == "mine"  # not a run's leftovers: untouched
+    assert kept.path is not None and kept.path.exists()

@@ -74,6 +74,12 @@ class Reopened:
         self._log: LogFile | None = log
         self._found = found
 
+    @property
+    def damage_note(self) -> str | None:
+        """Where and how the log is damaged, as a message names it (None: it is not)."""
+        damage = self._found.damage
+        return None if damage is None else f"{damage.path}, line {damage.line}: {damage.reason}"
+
     def append(
         self,
         options: dict[str, Any],

@@ -402,6 +402,31 @@ def open_existing(
     except BaseException:  # a failed resume releases its lock: a second try may then run
         sink.close()
         raise
+    try:
+        _continue(sink, run, folder, content, results, todo, relog)
+    except BaseException as exc:  # a failed resume releases its lock: a second try may then run
+        sink.close()
+        if isinstance(exc, OSError):
+            raise ConfigurationError(
+                f"resume={str(folder)!r}: cannot replace its stored files "
+                f"({type(exc).__name__}: {exc}); make the folder writable (or free the path) "
+                "and resume again: nothing of the run was lost"
+            ) from None
+        raise
+    return Prepared(run.name, run.run_id, folder, results, todo, sink, run.started_at)
+
+
+def _continue(
+    sink: StoreSink,
+    run: RunStart,
+    folder: Path,
+    content: bytes | None,
+    results: Results,
+    todo: Sequence[int],
+    relog: str,
+) -> None:
+    """Log `run.resumed` (and the kept cases a cut log lost), then swap in the new data and
+    set the final files aside: from now on the log decides until the run ends."""
     sink.logged = results.n_samples - len(todo)
     staged: Path | None = None
     try:
@@ -431,4 +456,3 @@ def open_existing(
             (folder / DATA).unlink(missing_ok=True)
         for name in FINAL_FILES:  # stale from now on: the log decides until the run ends
             (folder / name).unlink(missing_ok=True)
-    return Prepared(run.name, run.run_id, folder, results, todo, sink, run.started_at)
