@@ -16,6 +16,7 @@ from typing import Any
 import pandas as pd
 
 from .._model._run_data import RunData
+from .._util._warn import warn
 from ._layout import EVENTS, open_regular
 from ._load import summary_of
 from ._log._file import being_written
@@ -118,7 +119,7 @@ def _row(folder: Path) -> dict[str, Any] | None:
     except NotARunLog:
         return None
     if log.damage is not None:
-        warnings.warn(log.damage.message(), RuntimeWarning, stacklevel=3)
+        warn(log.damage.message(), RuntimeWarning)
     run = RunData(
         name=log.name,
         id=log.run_id,
@@ -174,7 +175,7 @@ def runs(store: str | os.PathLike[str] = "runs") -> pd.DataFrame:
         try:
             row = _row(entry)
         except (ValueError, KeyError, TypeError, OSError) as exc:
-            warnings.warn(f"skipping {entry}: {exc}", RuntimeWarning, stacklevel=2)
+            warn(f"skipping {entry}: {exc}", RuntimeWarning)
             continue
         if row is not None:
             rows.append(row)

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,6 +19,7 @@ from .._model._run_data import RunData
 from .._model._scoring_rule import outcome_counts
 from .._model._tally import Tally, usage_from_json
 from .._util._text import clean
+from .._util._warn import warn
 from ._codec import OUTPUT_KINDS, read_file_outputs
 from ._layout import CASES, DATA, EVENTS, FINAL_FILES, PARQUET_CAP, SCORES, SUMMARY, read_regular
 from ._log._read import (
@@ -56,19 +56,17 @@ def _data(folder: Path, data_file: str | None, case_ids: list[str]) -> pd.DataFr
         except SchemaVersionError:
             raise
         except Exception as exc:  # garbage or cut short: the results are in the log anyway
-            warnings.warn(
+            warn(
                 f"{folder / DATA} cannot be read ({type(exc).__name__}: {exc}); the run loads "
                 "without its data columns (rescoring needs them: pass the data again)",
                 RuntimeWarning,
-                stacklevel=4,
             )
     elif data_file:  # the log names it, but a kill (or a full disk) came before it was written
-        warnings.warn(
+        warn(
             f"{folder / DATA} is missing (the run's log names it: the run was stopped while it "
             "started, or the disk was full); the run loads without its data columns "
             "(rescoring needs them: pass the data again)",
             RuntimeWarning,
-            stacklevel=4,
         )
     return pd.DataFrame(index=pd.Index(case_ids, dtype=object))
 
@@ -83,18 +81,16 @@ def summary_of(folder: Path) -> dict[str, Any] | None:
     except SchemaVersionError:
         raise
     except (OSError, ValueError) as exc:  # e.g. cut short by a power cut
-        warnings.warn(
+        warn(
             f"{folder / SUMMARY} cannot be read ({type(exc).__name__}: {exc}); using {EVENTS}",
             RuntimeWarning,
-            stacklevel=4,
         )
         return None
     reason = mismatch(folder, summary)
     if reason is not None:
-        warnings.warn(
+        warn(
             f"{folder}: the final files are not those of its log ({reason}); using {EVENTS}",
             RuntimeWarning,
-            stacklevel=4,
         )
         return None
     return summary
@@ -400,11 +396,10 @@ def _tries_from_log(folder: Path, results: Results, read: EventLog | None = None
                         found[replayed.case_id_of(pos), pos % k + 1] = tries
     except (OSError, ValueError) as exc:  # no log (an import), or one that cannot be read
         if log.exists():
-            warnings.warn(
+            warn(
                 f"{log} cannot be read ({exc}); run.attempts() shows the earlier attempts "
                 "of retried samples as not known",
                 RuntimeWarning,
-                stacklevel=5,
             )
         return
     for pos in retried:
@@ -430,7 +425,7 @@ def _from_log(folder: Path, warn_damage: bool = True, read: EventLog | None = No
         log = replay(folder / EVENTS, warn_damage=warn_damage)
     else:  # read already (a resume, under its lock): its warnings are due now that it decides
         log = read
-        warn_read(folder / EVENTS, log, warn_damage=warn_damage, stacklevel=4)
+        warn_read(folder / EVENTS, log, warn_damage=warn_damage)
     return RunData(
         name=log.name,
         id=log.run_id,
@@ -453,13 +448,12 @@ def read_run(path: str | os.PathLike[str], *, warn_incomplete: bool = True) -> R
     if warn_incomplete:
         missing = int(np.count_nonzero(run.results.outcome == PENDING))
         if missing:
-            warnings.warn(
+            warn(
                 f"run {run.name!r} ({run.path}) is incomplete: {missing} of "
                 f"{run.results.n_samples} {'samples' if run.results.epochs > 1 else 'cases'} "
                 "have no final outcome (the run was interrupted "
                 "or is still running); resume it with eb.run(..., resume=path)",
                 RuntimeWarning,
-                stacklevel=3,
             )
     return run
 
@@ -488,19 +482,17 @@ def _read(folder: Path, warn_damage: bool = True, log: EventLog | None = None) -
             if not (folder / EVENTS).exists():
                 if not isinstance(exc, _Disagree):
                     raise
-                warnings.warn(  # nothing else to read: what the files hold, not silently
+                warn(
                     f"{folder}: the final files disagree ({exc}) and there is no {EVENTS}; "
                     "the run loads as its Parquet files hold it",
                     RuntimeWarning,
-                    stacklevel=3,
                 )
                 run = exc.run
                 run.data = _data(folder, exc.summary.get("data_file"), run.results.case_ids)
                 return run
-            warnings.warn(
+            warn(
                 f"{folder}: the final files cannot be read ({exc}); loading from {EVENTS}",
                 RuntimeWarning,
-                stacklevel=3,
             )
     if log is not None or (folder / EVENTS).exists():
         return _from_log(folder, warn_damage, log)

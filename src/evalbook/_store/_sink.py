@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import os
 import uuid
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from .._model._definitions import ScoreDefinition
 from .._model._results import PENDING, Finished, Results
 from .._model._scoring_rule import outcome_counts
 from .._util._fs import remove_stale_temps, stage_bytes
+from .._util._warn import warn
 from .._version import __version__
 from ._layout import DATA, EVENTS, FINAL_FILES, STORE_FILES, now_iso, open_regular
 from ._log._file import LogFile, LogInUse
@@ -72,11 +72,10 @@ def _cause(exc: BaseException) -> str:
 
 def _warn_not_stored(exc: BaseException, what: str | Path, folder: Path, kept: str) -> None:
     """The one warning of a run whose store stops taking writes: it goes on in memory."""
-    warnings.warn(
+    warn(
         f"evalbook could not write {what}: {_cause(exc)}. The run goes on in memory and "
         f"returns every case; {kept}. To store the whole run: {_elsewhere(folder)}.",
         RuntimeWarning,
-        stacklevel=4,
     )
 
 
@@ -178,12 +177,11 @@ def encode_data(frame: pd.DataFrame, folder: Path) -> bytes | None:
     try:
         return parquet_bytes(frame, "data", index=True)
     except Exception as exc:  # columns pyarrow cannot hold (mixed objects): go on without
-        warnings.warn(
+        warn(
             f"evalbook could not store the input data in {folder / DATA} ({exc}); the run is "
             "stored without it, so a loaded copy has no data columns to rescore with (rescore "
             "the run in memory, or pass data Parquet can hold)",
             RuntimeWarning,
-            stacklevel=3,
         )
         return None
 
@@ -308,12 +306,11 @@ class Prepared:
         try:
             finish_files(run, self.started_at, ended_at, status)
         except Exception as exc:  # none of the final files is left: the log decides
-            warnings.warn(
+            warn(
                 f"evalbook could not write the final files of {run.path}: {_cause(exc)}. The run "
                 f"log is complete, so eb.load_run() still works. To store them too: "
                 f"{_elsewhere(sink.folder)}.",
                 RuntimeWarning,
-                stacklevel=2,
             )
 
 

@@ -10,9 +10,10 @@ the six characters `\\ud800`. Everything past that point holds valid Unicode onl
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Iterator
 from typing import Any, TypeVar, cast
+
+from ._warn import warn
 
 __all__ = ["MAX_DEPTH", "TextGate", "clean", "nested_deeper_than", "safe_str", "visible"]
 
@@ -296,9 +297,8 @@ class TextGate:
                 if self.scope is None
                 else f" (the first in this {self.scope}; later ones are replaced without a warning)"
             )
-            warnings.warn(
+            warn(
                 f"{where} held a lone surrogate, replaced by {_first_surrogate(value)}{more}",
                 UnicodeWarning,
-                stacklevel=3,
             )
         return cleaned

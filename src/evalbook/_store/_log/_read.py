@@ -9,7 +9,6 @@ docs/file-formats.md.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from ..._model._definitions import Grader, ScoreDefinition
 from ..._model._results import OUTCOMES, PENDING, Attempt, Finished, Results
 from ..._model._tally import usage_from_json
 from ..._util._text import TextGate
+from ..._util._warn import warn
 from .._codec import decode_output
 from ._file import LineReader, LineTooLong, LogFile, count_lines
 from ._format import (
@@ -135,11 +135,10 @@ class EventLog:
 def warn_invalid(path: Path, invalid: Sequence[str]) -> None:
     """One warning for the stored values of `path` that are not valid scores."""
     shown = ", ".join(invalid[:3]) + (" …" if len(invalid) > 3 else "")
-    warnings.warn(
+    warn(
         f"{path}: {len(invalid)} stored score value(s) are not valid scores ({shown}); "
         "they load as invalid_score errors, not as numbers",
         RuntimeWarning,
-        stacklevel=4,
     )
 
 
@@ -452,11 +451,11 @@ def replay(path: Path, *, warn: bool = True, warn_damage: bool = True) -> EventL
         except _Late as late:  # each try stops at an earlier line: this ends
             stop = late.bad
     if warn:
-        warn_read(path, log, warn_damage=warn_damage, stacklevel=4)
+        warn_read(path, log, warn_damage=warn_damage)
     return log
 
 
-def warn_read(path: Path, log: EventLog, *, warn_damage: bool, stacklevel: int = 3) -> None:
+def warn_read(path: Path, log: EventLog, *, warn_damage: bool) -> None:
     """The warnings of a read of `path` (`replay`'s), given once its caller uses what it read.
 
     A resume reads the log before it knows whether the log or the final files decide; only
@@ -467,7 +466,7 @@ def warn_read(path: Path, log: EventLog, *, warn_damage: bool, stacklevel: int =
     if log.invalid:
         warn_invalid(path, log.invalid)
     if log.damage is not None and warn_damage:
-        warnings.warn(log.damage.message(), RuntimeWarning, stacklevel=stacklevel)
+        warn(log.damage.message(), RuntimeWarning)
 
 
 def tries_in_log(path: Path) -> dict[tuple[str, int], tuple[Attempt, ...]]:
@@ -522,12 +521,11 @@ def prepare_append(log: LogFile, encoder: LineEncoder, results: Results, found: 
         if results.outcome[pos] != PENDING
         and found.results.outcome[where[results.case_id_of(pos)] * k + pos % k] == PENDING
     ]
-    warnings.warn(
+    warn(
         f"{log.path}, line {found.damage.line}: {found.damage.reason}; the damaged log is kept "
         f"as {copy.name} and the log is cut at that line, so the resume continues after the "
         "last good line and runs every case without a final outcome before it"
         + (f" ({len(lost)} kept cases were logged again)" if lost else ""),
         RuntimeWarning,
-        stacklevel=3,
     )
     return "".join(encoder.case_ended(pos, results) for pos in lost)
