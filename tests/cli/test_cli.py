@@ -208,7 +208,7 @@ def test_every_command_in_the_cli_doc_runs_as_shown(
 def test_functions_of_a_run_file_travel_by_value(project: Path) -> None:
     """Dask workers cannot import the file: its functions must pickle by value."""
     cloudpickle = pytest.importorskip("cloudpickle")
-    from evalbook._cli._commands import import_file
+    from evalbook._cli._cmd_run import import_file
 
     module = import_file("evals.py")
     blob = cloudpickle.dumps(module.model)

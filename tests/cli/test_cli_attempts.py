@@ -11,7 +11,7 @@ import pytest
 import evalbook as eb
 from _attempts_helpers import run_flaky
 from _cli_helpers import assert_user_error, cli, in_process
-from evalbook._cli import _attempts
+from evalbook._cli import _cmd_show as _attempts
 
 
 def flaky_store(tmp_path: Path) -> Path:

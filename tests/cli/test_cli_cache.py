@@ -115,13 +115,13 @@ def test_a_folder_that_cannot_be_read_or_cleared_is_one_line(
     def denied(path: object) -> None:
         raise PermissionError(13, "Permission denied", str(tmp_path / "c" / "ab"))
 
-    monkeypatch.setattr("evalbook._cli._cache.cache_clear", denied)
+    monkeypatch.setattr("evalbook._cli._cmd_cache.cache_clear", denied)
     code, out, err = in_process(capsys, "cache", "clear", str(tmp_path / "c"), "--yes")
     assert (code, out) == (2, "")
     assert err == (
         f"evalbook cache: error: cannot clear the cache folder '{tmp_path / 'c'}': "
         f"Permission denied ({tmp_path / 'c' / 'ab'})\n"
     )
-    monkeypatch.setattr("evalbook._cli._cache.cache_info", denied)
+    monkeypatch.setattr("evalbook._cli._cmd_cache.cache_info", denied)
     code, _, err = in_process(capsys, "cache", "info", str(tmp_path / "c"))
     assert code == 2 and "cannot read the cache folder" in err

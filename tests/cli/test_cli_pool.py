@@ -13,7 +13,7 @@ import pytest
 from tests._cli_helpers import assert_user_error, cli, in_process
 
 import evalbook as eb
-from evalbook._cli._pool import pooled_table
+from evalbook._cli._cmd_show import pooled_table
 from evalbook._compare._pool import pool
 
 
