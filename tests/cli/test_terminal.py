@@ -1,4 +1,9 @@
-"""Terminal output: aligned tables, safe untrusted text, colour only on a TTY."""
+"""Terminal output: aligned tables, safe untrusted text, colour only on a TTY.
+
+A unit of the CLI (`_cli/_terminal.py`) tested directly: its rules (escaping, cutting at a
+display width, alignment, when to colour) are checked over any text, which no command can
+be fed; the commands' output is tested through the CLI in the other files.
+"""
 
 from __future__ import annotations
 
