@@ -1,7 +1,8 @@
 """The `evalbook` CLI on stored runs: `show`, `runs`, `export`, `compare` and `gate`.
 
-Checked in-process through the console script's entry point (`main(argv)`) and as real subprocesses, against a store made once
-for the module; the gate's conditions themselves are tested in test_cli_gate.py.
+Checked in-process through the console script's entry point (`main(argv)`) and as real
+subprocesses, against a store made once for the module; the gate's conditions themselves are
+tested in test_cli_gate.py.
 """
 
 from __future__ import annotations
