@@ -1,4 +1,4 @@
-"""`evalbook gate RUN ...`: parse the conditions, check them (`evalbook._compare._gate`), print
+"""`evalbook gate RUN ...`: parse the conditions, check them (`_compare/_gate.py`), print
 each; exit 0 when every condition holds, 1 when one fails."""
 
 from __future__ import annotations
@@ -7,8 +7,8 @@ import argparse
 import sys
 
 from .._api._refs import resolve_run
-from .._compare._gate import GateSpec
-from .._compare._gate_against import run_gate
+from .._compare._gate import run_gate
+from .._compare._gate_checks import GateSpec
 from ._args import (
     EXIT_GATE_FAILED,
     EXIT_OK,
