@@ -134,8 +134,10 @@ def reopen(folder: Path, label: str) -> Reopened:
     try:
         found = replay(folder / EVENTS, warn=False)  # warned of once it is known what decides
         run = read_stored(folder, found)
-        summary = summary_of(folder)
-        started = summary.get("started_at") if summary is not None else found.started_at
+        started = found.started_at  # the log's run.started says it as summary.json does
+        if started is None:  # a log written before it did
+            summary = summary_of(folder)
+            started = summary.get("started_at") if summary is not None else None
         started_at = str(started) if started is not None else first_started_at(run.results)
     except FileNotFoundError as exc:
         log.close()

@@ -22,20 +22,29 @@ __all__ = [
     "DATA",
     "EVENTS",
     "FINAL_FILES",
+    "PARQUET_CAP",
     "SCORES",
     "STORE_FILES",
     "SUMMARY",
+    "SUMMARY_CAP",
     "check_run_name",
     "first_started_at",
     "new_run_folder",
     "now_iso",
     "open_regular",
+    "read_regular",
 ]
 
 EVENTS = "events.jsonl"
 CASES, SCORES, SUMMARY, DATA = "cases.parquet", "scores.parquet", "summary.json", "data.parquet"
 FINAL_FILES = (CASES, SCORES, SUMMARY)
 STORE_FILES = (EVENTS, DATA, *FINAL_FILES)  # every file of a run folder evalbook writes
+# The most a file of a run folder may hold before it is refused unread (`read_regular`):
+# summary.json holds definitions, options and the summary rows (a few KB; 64 MiB is far
+# beyond any real one); a Parquet file is read whole into memory, so beyond 16 GiB a
+# file is not a run's table but a mistake (or a sparse file) that would fill the memory
+SUMMARY_CAP = 64 << 20
+PARQUET_CAP = 16 << 30
 _NAME = re.compile(r"\w[\w.+-]*")
 _MAX_NAME = 100
 
@@ -128,3 +137,20 @@ def open_regular(path: Path, flags: int = os.O_RDONLY) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def read_regular(path: Path, cap: int) -> bytes:
+    """The bytes of a file of a run folder (`open_regular`), if it holds at most `cap`.
+
+    A file larger than `cap` (a sparse file, a log named like a summary) is an OSError that
+    says so, and no more than `cap` + 1 bytes are ever read.
+    """
+    with os.fdopen(open_regular(path), "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        data = f.read(cap + 1) if size <= cap else b""
+    if size > cap or len(data) > cap:
+        raise OSError(
+            f"{path} holds {max(size, len(data)):,} bytes, more than a {path.name} can "
+            f"({cap:,}); not read"
+        )
+    return data

@@ -396,7 +396,7 @@ def open_existing(
     try:
         # locked uncut, so that reading it warned of a truncated line; now cut there, and a
         # damaged log set aside
-        prepare_append(log, encoder, results, found)
+        relog = prepare_append(log, encoder, results, found)
         remove_stale_temps(folder, STORE_FILES)  # the lock is held: no writer uses them
         content = encode_data(frame, folder)
     except BaseException:  # a failed resume releases its lock: a second try may then run
@@ -419,6 +419,8 @@ def open_existing(
             case_ids=list(run.case_ids),
         )
     )
+    if relog:
+        sink.write(relog)
     if sink.error is not None:
         if staged is not None:
             staged.unlink(missing_ok=True)

@@ -181,6 +181,15 @@ class _Replay:
         self.starts: dict[tuple[str, int], dict[int, float]] = {}
         self.ended: dict[str, Any] | None = None
         self.invalid: list[str] = []
+        # samples whose current attempt has started and not ended: a sample ends once per
+        # start, so a second `case.ended` without a new start is damage, not a new result
+        self.running: set[tuple[str, int]] = set()
+
+    def _sample_event(self, event: dict[str, Any]) -> tuple[str, int]:
+        """`_case`, for an event of a sample: none may follow `run.ended` (until a resume)."""
+        if self.ended is not None:
+            raise ValueError("an event of a sample after run.ended (and no run.resumed)")
+        return self._case(event)
 
     def _case(self, event: dict[str, Any]) -> tuple[str, int]:
         """The sample (case id, epoch) an event is about; versions 1-2 have epoch 1 only."""
@@ -195,7 +204,7 @@ class _Replay:
     def line(self, number: int, offset: int, event: dict[str, Any]) -> None:
         kind = field_text(event, "event")
         if kind == "score.recorded":
-            cid = self._case(event)
+            cid = self._sample_event(event)
             name = field_text(event, "score")
             if self.derived.get(name) is not event.get("derived", False):
                 raise ValueError(
@@ -204,10 +213,17 @@ class _Replay:
                 )
             self.pending.setdefault(cid, {})[name] = _rec(event, self.invalid)
         elif kind == "case.ended":
-            cid = self._case(event)
+            cid = self._sample_event(event)
+            if cid in self.finished and cid not in self.running:
+                raise ValueError(
+                    f"a second case.ended of case {cid[0]!r}, epoch {cid[1]}, that no "
+                    f"case.started precedes (it ended at line {self.finished[cid][0]})"
+                )
+            self.running.discard(cid)
             self.finished[cid] = (number, offset, self._ended_case(event, cid))
         elif kind == "case.started":
-            cid = self._case(event)
+            cid = self._sample_event(event)
+            self.running.add(cid)
             attempt = field_int(event, "attempt", low=1)
             # a number, as it was always read (informative: the sample's lines decide)
             at = (
@@ -240,7 +256,8 @@ class _Replay:
             self.ended = event
         elif kind == "run.started":
             raise ValueError("a second run.started event")
-        # another event name: a later writer's addition, with nothing this reader needs
+        else:  # a later writer's event comes with a later schema_version, refused before
+            raise ValueError(f"an unknown event {kind!r}")
 
     def _ended_case(self, event: dict[str, Any], cid: tuple[str, int]) -> Finished:
         outcome = _OUTCOME_CODES.get(event["outcome"])
@@ -481,20 +498,21 @@ def tries_in_log(path: Path) -> dict[tuple[str, int], tuple[Attempt, ...]]:
     return found
 
 
-def prepare_append(log: LogFile, encoder: LineEncoder, results: Results, found: EventLog) -> None:
+def prepare_append(log: LogFile, encoder: LineEncoder, results: Results, found: EventLog) -> str:
     """Make a stored log ready for a resume to append to it (the log's lock is held).
 
     `found` is what the resume read of this log, under the same lock: the log is not read
     again. What a crash left after the last complete line is cut (at `found.end`). A log
     damaged at some line is copied whole to `events.jsonl.damaged-<n>` (nothing is lost) and
     cut at that line, with one warning: appending after the damage would hide what the
-    resume logs from every later read (reading stops at the damaged line). The kept cases
-    (`results`) that the cut log no longer holds (a resume that read the final files, not
-    the log) are logged again.
+    resume logs from every later read (reading stops at the damaged line). Returns the lines
+    that log again the kept cases (`results`) that the cut log no longer holds (a resume that
+    read the final files, not the log): they go after the resume's `run.resumed` line, since
+    no sample's line may follow a `run.ended` the cut log may end with.
     """
     if found.damage is None:
         log.cut_at(found.end)
-        return
+        return ""
     copy = log.set_aside(found.damage.offset)
     where = {cid: pos for pos, cid in enumerate(found.results.case_ids)}
     k = results.epochs
@@ -504,8 +522,6 @@ def prepare_append(log: LogFile, encoder: LineEncoder, results: Results, found: 
         if results.outcome[pos] != PENDING
         and found.results.outcome[where[results.case_id_of(pos)] * k + pos % k] == PENDING
     ]
-    if lost:
-        log.write("".join(encoder.case_ended(pos, results) for pos in lost).encode())
     warnings.warn(
         f"{log.path}, line {found.damage.line}: {found.damage.reason}; the damaged log is kept "
         f"as {copy.name} and the log is cut at that line, so the resume continues after the "
@@ -514,3 +530,4 @@ def prepare_append(log: LogFile, encoder: LineEncoder, results: Results, found: 
         RuntimeWarning,
         stacklevel=3,
     )
+    return "".join(encoder.case_ended(pos, results) for pos in lost)
