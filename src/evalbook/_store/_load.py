@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .._model._contract import ERROR, SCORED, STATUSES, InvalidScore, validate_value
-from .._model._definitions import Grader, ScoreDefinition
+from .._model._definitions import Grader, ScoreDefinition, reading_stored
 from .._model._results import OUTCOMES, PENDING, Results
 from .._model._run_data import RunData
 from .._model._scoring_rule import outcome_counts
@@ -267,7 +267,7 @@ def _results_from_files(folder: Path, n_scores: int, files: Any, changed: list[s
     results.metadata = metadata
     graders, set_grader = _sparse(scores.column("record_grader"), size)
     for i in set_grader.tolist():
-        graders[i] = Grader(**clean(json.loads(graders[i])))
+        graders[i] = Grader.model_validate(clean(json.loads(graders[i])))
     results.grader = graders
     # after the sparse columns (assigning them resets it): the records that hold anything
     sets = (set_reason, set_message, set_rationale, set_metadata, set_grader)
@@ -336,6 +336,11 @@ def _agrees(folder: Path, summary: dict[str, Any], run: RunData) -> None:
 
 
 def _from_files(folder: Path, log: EventLog | None = None) -> RunData:
+    with reading_stored():
+        return _read_files(folder, log)
+
+
+def _read_files(folder: Path, log: EventLog | None) -> RunData:
     try:
         summary = read_summary(folder / SUMMARY)
         definitions = [ScoreDefinition.model_validate(d) for d in summary["definitions"]]
