@@ -295,3 +295,21 @@ def test_folders_left_by_runs_killed_while_they_started_are_removed(tmp_path: Pa
     assert young.exists()  # it may be a run starting right now in another process
     assert (foreign / "todo.txt").read_text() == "mine"  # not a run's leftovers: untouched
     assert kept.path is not None and kept.path.exists()
+
+
+def test_a_run_another_process_is_writing_is_not_called_interrupted(tmp_path: Path) -> None:
+    fcntl = pytest.importorskip("fcntl")
+    run = _stored(tmp_path / "runs")
+    assert run.path is not None
+    lines = _lines(run)
+    (run.path / "events.jsonl").write_bytes(b"".join(lines[: len(lines) // 2]))
+    for name in ("cases.parquet", "scores.parquet", "summary.json"):
+        (run.path / name).unlink()
+    with (run.path / "events.jsonl").open("ab") as writer:
+        fcntl.flock(writer.fileno(), fcntl.LOCK_EX)  # what a live writer holds
+        _, running = _load(run.path)
+    _, stopped = _load(run.path)
+    print(f"while written: {running}; after: {stopped}")
+    assert any("another process is running it right now" in m for m in running), running
+    assert not any("resume it" in m for m in running)
+    assert any("interrupted); resume it" in m for m in stopped), stopped

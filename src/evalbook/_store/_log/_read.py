@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._model._contract import ERROR, SCORED, UNSCORED, InvalidScore, Rec, validate_value
-from ..._model._definitions import Grader, ScoreDefinition
+from ..._model._definitions import Grader, ScoreDefinition, reading_stored
 from ..._model._results import OUTCOMES, PENDING, Attempt, Finished, Results
 from ..._model._tally import usage_from_json
 from ..._util._text import TextGate
@@ -75,7 +75,7 @@ def _rec(event: dict[str, Any], invalid: list[str]) -> Rec:
     """A `score.recorded` event's record; a value the score contract rejects (8.5, Infinity,
     `true`, `"1"`) is an `invalid_score` error, noted in `invalid`, never a number."""
     grader = event.get("grader")
-    g = Grader(**grader) if grader is not None else None
+    g = Grader.model_validate(grader) if grader is not None else None
     rationale = field_text(event, "rationale", optional=True)
     metadata = event.get("metadata")
     kinds = [k for k in ("value", "unscored", "error") if k in event]
@@ -446,7 +446,8 @@ def replay(path: Path, *, warn: bool = True, warn_damage: bool = True) -> EventL
     stop: Bad | None = None
     while True:
         try:
-            log = _read(path, stop)
+            with reading_stored():
+                log = _read(path, stop)
             break
         except _Late as late:  # each try stops at an earlier line: this ends
             stop = late.bad
