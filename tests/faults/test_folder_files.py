@@ -412,5 +412,5 @@ def test_resuming_a_folder_left_by_a_start_up_kill_says_nothing_ran(tmp_path: Pa
     folder = tmp_path / "runs" / "killed-20260101T000000Z"
     folder.mkdir(parents=True)
     (folder / ".events.jsonl.a1b2c3d4.tmp").write_bytes(b"")
-    with pytest.raises(eb.ConfigurationError, match="nothing of it ran; run it again"):
+    with pytest.raises(eb.ConfigurationError, match=r"nothing of it ran\); run it again"):
         _resume(folder)
