@@ -14,6 +14,8 @@ import pytest
 
 import evalbook as eb
 from _judge_helpers import Scripted, meta, one, run, score
+
+# the judge's reply parsing, retry rules and cache keys, case by case
 from evalbook._judges._cache import ResponseCache
 from evalbook._judges._replies import Vote, backoff_delay, is_transient, judge_request, parse_reply
 

@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
+
+# the engine's extension points (Executor, RunSink) and parts, which have no public name
 from evalbook._model._contract import Rec, error_rec
 from evalbook._model._results import Finished
 from evalbook._runner._calls import Threads
