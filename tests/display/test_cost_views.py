@@ -22,8 +22,8 @@ from display_fixtures import case_view
 # (a crafted stored run's source names and refusals, built directly), the one spelling of money,
 # tokens and seconds.
 from evalbook._cli._terminal import usage_lines, usage_source_table
-from evalbook._model._usage import Tally
-from evalbook._runner._usage import current_meter
+from evalbook._model._tally import Tally
+from evalbook._runner._meter import current_meter
 from evalbook._util._fmt import (
     format_money,
     format_money_ci,

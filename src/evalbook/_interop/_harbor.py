@@ -20,7 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from .._model._contract import Unscored
-from .._model._usage import InvalidUsage, Tally, amount
+from .._model._tally import InvalidUsage, Tally, amount
 from ._imported import Format, FormatError, Imported, ImportedSample, ImportedScore
 
 __all__ = ["FORMAT", "read_harbor"]
