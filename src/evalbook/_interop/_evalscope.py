@@ -29,7 +29,6 @@ from __future__ import annotations
 import json
 import math
 import re
-import warnings
 from collections import Counter
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -37,6 +36,7 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from .._model._contract import Score, ScoreError, Unscored
+from .._util._warn import warn
 from ._imported import (
     Format,
     FormatError,
@@ -319,12 +319,11 @@ def _check_means(
                     continue
                 mean = math.fsum(got) / len(got)
                 if isinstance(want, int | float) and abs(mean - want) > 0.5e-4 + 1e-12:
-                    warnings.warn(
+                    warn(
                         f"{path.name}: the mean of {name} over its {len(got)} lines is "
                         f"{mean:.6g}, the report says {want!r}: a line may be damaged "
                         "(EvalScope writes no checksum); check the file",
                         RuntimeWarning,
-                        stacklevel=4,
                     )
 
 

@@ -28,13 +28,13 @@ from __future__ import annotations
 import hashlib
 import json
 import math
-import warnings
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .._model._contract import Score, Unscored
+from .._util._warn import warn
 from ._imported import (
     Format,
     FormatError,
@@ -228,12 +228,11 @@ def _check_means(
             continue
         mean = math.fsum(got) / len(got)
         if not math.isclose(mean, want, rel_tol=1e-9, abs_tol=1e-12):
-            warnings.warn(
+            warn(
                 f"{path.name}: the mean of {key} over its {len(got)} lines is {mean!r}, the "
                 f"results file says {want!r}: a line may be damaged (lm-eval writes no "
                 "checksum of its values); check the file",
                 RuntimeWarning,
-                stacklevel=4,
             )
 
 
