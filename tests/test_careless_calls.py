@@ -125,3 +125,23 @@ def test_a_float_noise_delta_reads_as_zero() -> None:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert "e-1" not in text, text  # no "−1.1e-14 pp"
+
+
+def test_an_interrupted_run_says_what_it_kept_and_how_to_resume(tmp_path: Path) -> None:
+    data = pd.DataFrame({"x": list(range(6))})
+
+    def task(x: int) -> int:
+        if x == 3:
+            raise KeyboardInterrupt  # what Ctrl-C in a notebook raises in the run
+        return x
+
+    with (
+        pytest.raises(KeyboardInterrupt),
+        pytest.warns(RuntimeWarning, match=r"was interrupted with \d of 6 samples done") as said,
+    ):
+        eb.run(data, task=task, scorers=SCORERS, store=tmp_path, concurrency=1, progress=False)
+    message = next(str(w.message) for w in said if "interrupted" in str(w.message))
+    folder = message.split("stored in ")[1].split(":")[0]
+    assert "resume=" in message and Path(folder).exists()
+    rest = eb.run(data, task=lambda x: x, scorers=SCORERS, resume=folder, progress=False)
+    assert rest.headline.completion == 1.0

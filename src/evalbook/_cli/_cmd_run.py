@@ -13,6 +13,7 @@ import dataclasses
 import importlib.util
 import sys
 import traceback
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -164,9 +165,12 @@ def run(args: argparse.Namespace) -> int:
             options["resume"], name = retry, retry.name
         before = _run_folders(store)
         try:
-            result = run_eval(
-                data, ev.task, scorers=ev.scorers, scores=ev.scores, name=name, **options
-            )
+            with warnings.catch_warnings():
+                # the CLI says it itself, in its own words (_say_interrupted)
+                warnings.filterwarnings("ignore", message=r"run .* was interrupted")
+                result = run_eval(
+                    data, ev.task, scorers=ev.scorers, scores=ev.scores, name=name, **options
+                )
         except KeyboardInterrupt:
             _say_interrupted(var, store, before, args.file)
             raise
