@@ -22,6 +22,7 @@ from .._util._text import clean
 from .._util._warn import warn
 from ._codec import OUTPUT_KINDS, read_file_outputs
 from ._layout import CASES, DATA, EVENTS, FINAL_FILES, PARQUET_CAP, SCORES, SUMMARY, read_regular
+from ._log._file import being_written
 from ._log._read import (
     EventLog,
     SchemaVersionError,
@@ -453,13 +454,19 @@ def read_run(path: str | os.PathLike[str], *, warn_incomplete: bool = True) -> R
     if warn_incomplete:
         missing = int(np.count_nonzero(run.results.outcome == PENDING))
         if missing:
-            warn(
+            what = "samples" if run.results.epochs > 1 else "cases"
+            head = (
                 f"run {run.name!r} ({run.path}) is incomplete: {missing} of "
-                f"{run.results.n_samples} {'samples' if run.results.epochs > 1 else 'cases'} "
-                "have no final outcome (the run was interrupted "
-                "or is still running); resume it with eb.run(..., resume=path)",
-                RuntimeWarning,
+                f"{run.results.n_samples} {what} have no final outcome"
             )
+            if run.path is not None and being_written(run.path / EVENTS):
+                tail = "; another process is running it right now: load it again once it ends"
+            else:
+                tail = (
+                    " (the run was interrupted); resume it: eb.run(..., resume=path), or "
+                    "evalbook run FILE --resume path"
+                )
+            warn(head + tail, RuntimeWarning)
     return run
 
 
