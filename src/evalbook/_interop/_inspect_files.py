@@ -8,7 +8,8 @@ sample (`_sample_filename`; a re-logged member supersedes the earlier one of its
 its local header, and reads members without checking CRCs. `JSONRecorder._read_header_streaming`
 (`log/_recorders/json.py`): a `.json` log is one object whose keys come in `EvalLog`'s field
 order, `version` and `status` first, `samples` near the end, NaN written as a JSON constant.
-What is damaged is reported, never read (docs/interop.md, "Inspect AI").
+What is damaged is reported, never read (docs/interop.md, "Inspect AI"). Files are opened
+through `_reading.py`: a regular file within the cap, a member within it too.
 """
 
 from __future__ import annotations
@@ -63,7 +64,7 @@ def _is_eval(path: Path) -> bool:
         if not first.startswith(_ZIP):
             return False
         try:
-            with zipfile.ZipFile(path) as zf:
+            with open_file(path) as f, zipfile.ZipFile(f) as zf:
                 names = set(zf.namelist())
         except zipfile.BadZipFile:
             return first[_LOCAL.size : _LOCAL.size + len(_START)] == _START.encode()
