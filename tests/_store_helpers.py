@@ -104,7 +104,7 @@ _SEAL = re.compile(r',"crc":"[0-9a-f]{8}"\}$')
 
 def resealed(text: str) -> str:
     """Log text whose lines were edited by hand, each line sealed again (its checksum now)."""
-    from evalbook._store._events import seal
+    from evalbook._store._log._read import seal
 
     lines = text.splitlines()
     return "".join(seal(_SEAL.sub("}", line)) if line.strip() else "\n" for line in lines)

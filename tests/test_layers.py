@@ -48,7 +48,7 @@ def test_the_package_keeps_the_contract(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("module", "upward"),
     [
-        ("_model/_scores.py", "from evalbook._store import _load"),  # model -> store
+        ("_model/_definitions.py", "from evalbook._store import _load"),  # model -> store
         ("_store/_load.py", "from evalbook._runner import _engine"),  # store -> runner
         ("_util/_fmt.py", "import evalbook.display"),  # a leaf -> display
         ("_render/_style.py", "from evalbook._model import _run_data"),  # renderers -> model

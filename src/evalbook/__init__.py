@@ -21,9 +21,17 @@ from ._judges._judge import judge
 from ._judges._pairwise import pairwise_judge
 from ._judges._wrap import wrap_openai
 from ._model._contract import Score, Unscored
+from ._model._definitions import (
+    Grader,
+    ScoreDefinition,
+    all_of,
+    any_of,
+    at_least,
+    define_score,
+    mean_of,
+)
 from ._model._reducers import pass_at, pass_hat
 from ._model._scorers import scorer
-from ._model._scores import Grader, ScoreDefinition, all_of, any_of, at_least, define_score, mean_of
 from ._store._listing import runs
 from ._version import __version__ as __version__
 from .display import show

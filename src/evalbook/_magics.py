@@ -38,10 +38,10 @@ from ._compare._pool import pool
 from ._errors import ConfigurationError
 from ._interop._formats import FORMATS
 from ._interop._otel import export_otel
-from ._model._scores import ScoreDefinition
+from ._model._definitions import ScoreDefinition
 from ._model._slices import SMALL
-from ._store._events import SchemaVersionError
 from ._store._listing import runs
+from ._store._log._read import SchemaVersionError
 from .display import show
 
 __all__ = ["load_ipython_extension", "task_from_cell"]

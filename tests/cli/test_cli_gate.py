@@ -1,4 +1,4 @@
-"""The gate's conditions as a pure function over in-memory runs (`evalbook._compare._gate`)."""
+"""The gate's conditions as a pure function over in-memory runs (`_compare._gate_checks`)."""
 
 from __future__ import annotations
 
@@ -8,7 +8,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import evalbook as eb
-from evalbook._compare._gate import GateError, GateSpec, check_gate, gate_target
+from evalbook._compare._gate_checks import GateError, GateSpec, check_gate, gate_target
 from evalbook._util._fmt import format_pair
 
 

@@ -16,7 +16,7 @@ from IPython.testing.globalipapp import start_ipython
 
 import evalbook as eb
 from _cli_helpers import assert_user_error, cli, in_process
-from evalbook._compare._gate import GateSpec, check_gate, format_amounts
+from evalbook._compare._gate_checks import GateSpec, check_gate, format_amounts
 
 OK = eb.define_score("ok", primary=True)
 

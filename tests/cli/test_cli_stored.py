@@ -24,7 +24,7 @@ from _cli_helpers import (
     in_process,
 )
 from evalbook._cli._main import main
-from evalbook._store._events import SCHEMA_VERSION
+from evalbook._store._log._read import SCHEMA_VERSION
 
 # -- stored runs: show, runs, export, compare, gate ------------------------------------------
 

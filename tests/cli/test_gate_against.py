@@ -14,7 +14,7 @@ import pytest
 from tests._cli_helpers import in_process
 
 import evalbook as eb
-from evalbook._compare._gate_against import gate_against
+from evalbook._compare._gate import gate_against
 
 _Z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)  # 1.96 + 0.84, independently
 

@@ -14,7 +14,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
-from evalbook._compare._usage import USAGE_DELTA_COLUMNS
+from evalbook._compare._cost_deltas import USAGE_DELTA_COLUMNS
 
 Costs = Mapping[str, Sequence[float | None]]  # case id -> cost per epoch (None: none recorded)
 
@@ -194,7 +194,7 @@ def test_loaded_runs_compare_like_in_memory_ones(tmp_path: Path) -> None:
 
 
 def test_a_cases_table_not_one_row_per_sample_is_a_clear_error() -> None:
-    from evalbook._compare._usage import case_means
+    from evalbook._compare._cost_deltas import case_means
 
     class Broken:  # a run-like object: two cases, three rows (one case twice, one epoch)
         name = "broken"

@@ -18,11 +18,11 @@ import pytest
 import evalbook as eb
 from _page import visible_text
 from evalbook._cli._main import main
-from evalbook._model._usage import Tally
+from evalbook._model._tally import Tally
 from evalbook._render._cases import case_html
 from evalbook._render._compare_html import comparison_html, comparison_text
 from evalbook._render._run_html import run_html
-from evalbook._runner._usage import current_meter
+from evalbook._runner._meter import current_meter
 from evalbook._util._fmt import (
     format_money,
     format_money_ci,

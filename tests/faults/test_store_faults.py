@@ -17,7 +17,7 @@ import pytest
 import evalbook as eb
 from _store_helpers import resealed
 from evalbook._store import _door
-from evalbook._store._log import being_written
+from evalbook._store._log._file import being_written
 
 DATA = pd.DataFrame({"id": ["a", "b", "c"], "question": ["x", "y", "z"]}).set_index("id")
 
@@ -68,7 +68,7 @@ def test_a_resume_while_another_holds_the_log_is_refused_before_reading(
     folder = _interrupted(tmp_path)
     reads: list[Any] = []
     monkeypatch.setattr(_door, "replay", lambda path, **kw: reads.append(path))
-    from evalbook._store._log import LogFile
+    from evalbook._store._log._file import LogFile
 
     held = LogFile(folder / "events.jsonl", append=True)
     try:

@@ -36,7 +36,7 @@ from pandas.testing import assert_frame_equal
 from test_byte_flips import BAD, Trials, line
 
 import evalbook as eb
-from evalbook._runner._usage import current_meter
+from evalbook._runner._meter import current_meter
 
 N_CASES = 24
 Tables = tuple[pd.DataFrame, ...]

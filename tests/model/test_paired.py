@@ -34,9 +34,9 @@ from evalbook._model._paired import (
     mcnemar_p,
     newcombe_ci,
     paired,
-    sign_flip_p,
     t_ci,
 )
+from evalbook._model._permutation import sign_flip_p
 
 N = 200  # cases per simulated comparison
 S = 2000  # simulated comparisons per scenario

@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 
 import evalbook as eb
 from evalbook._model._contract import ERROR, SCORED, STATUSES, UNSCORED
+from evalbook._model._definitions import ScoreDefinition
 from evalbook._model._epochs import (
     NEEDS_BINARY,
     REDUCED_COLUMNS,
@@ -25,8 +26,7 @@ from evalbook._model._epochs import (
 )
 from evalbook._model._reducers import VOTE_REDUCERS, reduce_values
 from evalbook._model._results import ERRORED, FAILED, PASSED, PENDING, TIMED_OUT
-from evalbook._model._scores import ScoreDefinition
-from evalbook._model._scoring import counted_values
+from evalbook._model._scoring_rule import counted_values
 
 
 @pytest.mark.parametrize(

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 import evalbook as eb
 from evalbook._model._contract import ERROR, SCORED, UNSCORED
 from evalbook._model._results import ERRORED, FAILED, PASSED, PENDING, TIMED_OUT
-from evalbook._model._scoring import counted_values, format_pct
+from evalbook._model._scoring_rule import counted_values, format_pct
 from evalbook._model._stats import mean_ci, wilson
 
 NAN = math.nan

@@ -8,7 +8,7 @@ from typing import Any
 import pandas as pd
 
 import evalbook as eb
-from evalbook._model._scoring import SUMMARY_COLUMNS
+from evalbook._model._scoring_rule import SUMMARY_COLUMNS
 from evalbook._model._tables import CASE_COLUMNS, SCORE_COLUMNS
 
 judge_grader = eb.Grader(kind="model", id="judge", model="gpt-x")
@@ -116,7 +116,7 @@ def test_text_repr() -> None:
 
 
 def test_tables_are_the_same_with_or_without_the_touched_index() -> None:
-    from evalbook._model._scoring import counted_of
+    from evalbook._model._scoring_rule import counted_of
     from evalbook._model._tables import scores_table
 
     r = make()

@@ -24,7 +24,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
-from evalbook._runner._usage import current_meter
+from evalbook._runner._meter import current_meter
 
 SOURCES = ("task", "judge_a", "judge_b")
 AMOUNTS = ("input_tokens", "output_tokens", "cost")

@@ -24,8 +24,8 @@ import evalbook as eb
 from _openai_server import Server
 from _runner_helpers import dask_client, run
 from evalbook._model._results import PASSED, Finished, Results
-from evalbook._model._usage import Tally
-from evalbook._runner._engine import _Engine
+from evalbook._model._tally import Tally
+from evalbook._runner._engine import Engine
 from evalbook._runner._limits import limiter_for
 from evalbook._runner._options import RunOptions
 from evalbook._runner._plan import make_plan
@@ -113,7 +113,7 @@ def test_a_batch_applied_twice_counts_its_cost_once(client: Any) -> None:
     runner = DaskRunner(client, plan)
     options = RunOptions(store=None, progress=False, max_cost=10.0)
     results = Results(plan.case_ids, 0)
-    engine = _Engine(plan, options, None, results=results)  # type: ignore[arg-type]  # no sample runs here
+    engine = Engine(plan, options, None, results=results)  # type: ignore[arg-type]  # no sample runs here
     usage = {"task": Tally(calls=1, cost=1.5)}
     rows = [(p, Finished(PASSED, 1, p, None, None, 0.0, 0.0, [], usage)) for p in range(3)]
     done = [False] * 3

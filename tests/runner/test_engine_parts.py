@@ -13,7 +13,7 @@ import evalbook as eb
 from evalbook._model._contract import Rec, error_rec
 from evalbook._model._results import Finished
 from evalbook._runner._calls import Threads
-from evalbook._runner._engine import Executor, LocalExecutor, _Engine, warn_invalid
+from evalbook._runner._engine import Engine, Executor, LocalExecutor, warn_invalid
 from evalbook._runner._options import RunOptions
 from evalbook._runner._plan import make_plan
 
@@ -24,7 +24,7 @@ class Reversed:
     def __init__(self) -> None:
         self.order: list[int] = []
 
-    async def execute(self, engine: _Engine, positions: Sequence[int], /) -> None:
+    async def execute(self, engine: Engine, positions: Sequence[int], /) -> None:
         for pos in reversed(positions):
             self.order.append(pos)
             await engine.case(pos)
@@ -57,7 +57,7 @@ def _engine_run(executor: Executor) -> Collect:
 
     async def main() -> None:
         options = RunOptions(attempts=2, store=None)
-        engine = _Engine(plan, options, Threads(), results=None, sink=sink)
+        engine = Engine(plan, options, Threads(), results=None, sink=sink)
         await executor.execute(engine, range(3))
 
     asyncio.run(main())

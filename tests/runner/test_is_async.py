@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from evalbook._util._inspect import is_async
+from evalbook._util._callables import is_async
 
 
 async def coro(x: int = 0) -> int:

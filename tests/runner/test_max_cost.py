@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
-from evalbook._runner._usage import current_meter
+from evalbook._runner._meter import current_meter
 
 
 def _workload(

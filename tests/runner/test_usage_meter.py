@@ -15,7 +15,7 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
-from evalbook._runner._usage import current_meter, current_source
+from evalbook._runner._meter import current_meter, current_source
 
 
 def fake_call(tokens: int) -> str:

@@ -13,7 +13,7 @@ import pytest
 
 from _store_helpers import drop_final_files, run_t
 from evalbook._store import _listing
-from evalbook._store._log import MAX_LINE
+from evalbook._store._log._file import MAX_LINE
 
 SCRIPT = textwrap.dedent(
     """

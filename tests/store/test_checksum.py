@@ -15,7 +15,7 @@ from pandas.testing import assert_frame_equal
 
 import evalbook as eb
 from _store_helpers import DATA, drop_final_files, exact, judge, passed, resealed, run_t, task_fn
-from evalbook._store._events import DamagedLog, replay
+from evalbook._store._log._read import DamagedLog, replay
 
 SEAL = re.compile(rb',"crc":"([0-9a-f]{8})"\}$')
 

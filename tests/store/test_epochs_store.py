@@ -80,7 +80,7 @@ def test_a_log_line_with_an_epoch_above_the_runs_is_damage_at_that_line(tmp_path
     body["epoch"] = 4
     del body["crc"]
     text = json.dumps(body, separators=(",", ":"))
-    from evalbook._store._events import seal  # the writer's own sealing: a valid checksum
+    from evalbook._store._log._read import seal  # the writer's own sealing: a valid checksum
 
     lines[at] = seal(text)
     log.write_text("".join(lines))

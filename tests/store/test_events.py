@@ -14,8 +14,8 @@ import evalbook as eb
 from _strategies import records, runs, text
 from evalbook._model._contract import SCORED, Rec
 from evalbook._model._results import PENDING, Finished, Results
-from evalbook._store._encoder import LineEncoder
-from evalbook._store._events import read_events, replay
+from evalbook._store._log._read import read_events, replay
+from evalbook._store._log._write import LineEncoder
 from evalbook._store._sink import start_events
 
 

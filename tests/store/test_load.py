@@ -17,7 +17,7 @@ from _store_helpers import (
     exact,
     run_t,
 )
-from evalbook._store._events import SCHEMA_VERSION
+from evalbook._store._log._read import SCHEMA_VERSION
 
 # -- load_run -------------------------------------------------------------------------------
 

@@ -16,8 +16,8 @@ import evalbook as eb
 from _store_helpers import as_v2, resealed
 from evalbook._model._contract import ERROR, SCORED, UNSCORED, Rec
 from evalbook._model._results import Finished
-from evalbook._store._encoder import LineEncoder, event_line
-from evalbook._store._events import replay
+from evalbook._store._log._read import replay
+from evalbook._store._log._write import LineEncoder, event_line
 from evalbook._store._sink import StoreSink
 
 FIXTURES = Path(__file__).parent / "fixtures"
@@ -89,7 +89,7 @@ def test_the_log_lines_are_the_bytes_0_1_0_wrote(tmp_path: Path) -> None:
 def test_one_os_write_per_finished_case(tmp_path: Path, monkeypatch: Any) -> None:
     import os
 
-    from evalbook._store import _log
+    from evalbook._store._log import _file as _log
 
     sizes: list[int] = []
     real = os.write

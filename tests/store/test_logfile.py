@@ -12,9 +12,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalbook._store import _log
-from evalbook._store._events import read_events
-from evalbook._store._log import LogFile, LogInUse, cut_partial_line, strip_padding
+from evalbook._store._log import _file as _log
+from evalbook._store._log._file import LogFile, LogInUse, cut_partial_line, strip_padding
+from evalbook._store._log._read import read_events
 
 FIXTURES = Path(__file__).parent / "fixtures"
 
@@ -54,7 +54,7 @@ def test_a_killed_writer_leaves_a_log_that_reads_and_resumes(tmp_path: Path) -> 
         f"""
         import os, signal
         from pathlib import Path
-        from evalbook._store._log import LogFile
+        from evalbook._store._log._file import LogFile
         log = LogFile(Path({str(path)!r}), append=False)
         for i in range(1000):
             log.write(b'{{"schema_version":2,"event":"x","n":%d}}\\n' % i)
@@ -200,7 +200,7 @@ def test_a_file_system_without_locks_still_gets_its_log(
 
 
 def test_being_written_while_a_writer_holds_the_log(tmp_path: Path) -> None:
-    from evalbook._store._log import being_written
+    from evalbook._store._log._file import being_written
 
     path = tmp_path / "events.jsonl"
     assert not being_written(path)  # no file yet

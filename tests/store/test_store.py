@@ -18,9 +18,8 @@ from _store_helpers import (
     events_of,
     run_t,
 )
-from evalbook._store import _events as _events
-from evalbook._store._events import SCHEMA_VERSION
 from evalbook._store._layout import check_run_name
+from evalbook._store._log._read import SCHEMA_VERSION
 
 # -- folders and names ----------------------------------------------------------------------
 
@@ -173,7 +172,7 @@ def test_save_an_in_memoryrun_t(tmp_path: Path) -> None:
 
 
 def test_a_full_disk_does_not_stop_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from evalbook._store import _log
+    from evalbook._store._log import _file as _log
 
     real_write = os.write
     calls = {"n": 0}

@@ -7,8 +7,8 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from .._model._definitions import ScoreDefinition
 from .._model._scorers import Scorer
-from .._model._scores import ScoreDefinition
 from .._runner._drive import execute
 from .._runner._options import RunOptions
 from .._runner._sync import run_sync

@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+from .._model._definitions import ScoreDefinition
 from .._model._scorers import Scorer
-from .._model._scores import ScoreDefinition
 from .._runner._options import RunOptions
 from ._entry import run_with
 from ._run import Run

@@ -18,8 +18,8 @@ from typing import Any
 import pandas as pd
 
 from .._errors import ConfigurationError
-from .._store._events import SchemaVersionError
 from .._store._listing import runs
+from .._store._log._read import SchemaVersionError
 from .._util._text import safe_str
 from ._entry import load_run
 from ._run import Run

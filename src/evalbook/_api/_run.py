@@ -10,9 +10,9 @@ from typing import Any
 import pandas as pd
 
 from .._model._attempts import attempts_table
+from .._model._definitions import ScoreDefinition
 from .._model._run_data import RunData
 from .._model._scorers import Scorer
-from .._model._scores import ScoreDefinition
 from .._render._run_html import run_html
 from .._render._run_plots import RunPlots
 from .._runner._rescore import rescore
@@ -37,12 +37,19 @@ class Run(RunData):
 
     @classmethod
     def _of(cls, data: RunData) -> Run:
-        """The public Run over data the runner or the store produced (no copy)."""
+        """The public Run over data the runner or the store produced (the same parts, not copies;
+        its tables are built on first use)."""
         if isinstance(data, Run):
             return data
-        run = cls.__new__(cls)
-        run.__dict__.update(data.__dict__)
-        return run
+        return cls(
+            name=data.name,
+            id=data.id,
+            definitions=data.definitions,
+            data=data.data,
+            results=data.results,
+            options=data.options,
+            path=data.path,
+        )
 
     def save(self, store: str | os.PathLike[str] | None = None) -> Path:
         """Write the run's folder (log, tables, summary) and return its path.

@@ -181,7 +181,7 @@ def _retry(args: argparse.Namespace, out: Out, store: Any) -> RetryErrors | None
         )
         if k
     )
-    total = len(source._results.case_ids)
+    total = len(source.results.case_ids)
     message = f"retrying {n} of {total} case{'s' if total != 1 else ''} ({why}) from {line}"
     # said once the stored run and the file are known to match, before any case runs
     return dataclasses.replace(retry, ready=lambda: out.line(message))

@@ -12,8 +12,8 @@ import pandas as pd
 from .._api._eval import Eval
 from .._errors import SkipScore
 from .._judges._judge import judge
+from .._model._definitions import Grader, all_of, at_least, define_score
 from .._model._scorers import scorer
-from .._model._scores import Grader, all_of, at_least, define_score
 
 __all__ = ["demo_eval"]
 

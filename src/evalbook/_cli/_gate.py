@@ -8,8 +8,8 @@ from collections.abc import Callable
 from typing import Any
 
 from .._api._refs import resolve_run
-from .._compare._gate import GateSpec
-from .._compare._gate_against import run_gate
+from .._compare._gate import run_gate
+from .._compare._gate_checks import GateSpec
 from ._args import EXIT_GATE_FAILED, EXIT_OK, CliError, count, fraction, seconds, usd
 from ._terminal import Out, clean
 

@@ -16,7 +16,7 @@ from collections.abc import Sequence
 from typing import TextIO
 
 from .._api._refs import TABLES, RefError
-from .._compare._gate import GateError
+from .._compare._gate_checks import GateError
 from .._errors import ConfigurationError
 from .._version import __version__
 from . import _attempts as attempts

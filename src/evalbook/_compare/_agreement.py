@@ -28,8 +28,8 @@ from .._model._agreement_stats import (
     percentile_ci,
 )
 from .._model._contract import safe_repr
+from .._model._definitions import ScoreDefinition
 from .._model._run_data import RunData
-from .._model._scores import ScoreDefinition
 from .._render._agreement_html import agreement_html
 from .._util._text import safe_str
 from ._pairing import case_ids

@@ -14,12 +14,13 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError
+from .._model._definitions import ScoreDefinition
 from .._model._paired import PairedResult, holm, paired
 from .._model._run_data import RunData
-from .._model._scores import ScoreDefinition
 from .._model._slices import SMALL, cluster_codes, slices_of
 from .._render._compare_html import comparison_html, comparison_text
 from .._render._compare_plots import ComparisonPlots
+from ._cost_deltas import UsageDeltas, cost_warnings
 from ._pairing import (
     case_frame,
     case_ids,
@@ -29,10 +30,16 @@ from ._pairing import (
     first_epoch_rows,
     positions,
 )
-from ._usage import UsageDeltas, cost_warnings
 from ._warnings import definition_warnings, primary_of, primary_warning
 
-__all__ = ["CHANGES", "COMPARISON_COLUMNS", "PAIR_COLUMNS", "Comparison", "compare"]
+__all__ = [
+    "CHANGES",
+    "COMPARISON_COLUMNS",
+    "PAIR_COLUMNS",
+    "Comparison",
+    "compare",
+    "paired_result",
+]
 
 COMPARISON_COLUMNS = [
     "score",
@@ -214,6 +221,11 @@ def _select(a: RunData, b: RunData, score: ScoreSelection, common: list[str]) ->
 
 
 # -- pairing ----------------------------------------------------------------------------------
+
+
+def paired_result(comparison: Comparison, score: str) -> PairedResult:
+    """The paired numbers of one score over the whole comparison (`eb.mde(like=)` plans on them)."""
+    return comparison._overall[score]
 
 
 def compare(

@@ -1,323 +1,176 @@
-"""The CI gate's logic: conditions over a run's summary, each checked with its observed value.
+"""The gate: every condition of a `GateSpec` on a run, and the result `evalbook gate` prints.
 
-`evalbook gate` (docs/cli.md) parses its options into a `GateSpec`, calls `check_gate` and
-prints the `Check`s; `gate_against` is the non-inferiority gate against a baseline run
-(`evalbook gate RUN --against BASE --max-drop X`), the same from a notebook or a pytest test.
+`run_gate` checks a run's own conditions (`_gate_checks.check_gate`), then, with a baseline,
+non-inferiority (`_non_inferiority`), and returns a `GateResult`. `gate_against(run, base,
+max_drop=...)` is the same gate as a Python function, for notebooks and pytest (docs/cli.md).
 Nothing here reads files or prints.
 """
 
 from __future__ import annotations
 
-import math
-from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any
 
+from .._errors import ConfigurationError
 from .._model._run_data import RunData
-from .._util._fmt import format_amounts, format_pair, format_pct, format_pp
-from ._compare import compare
+from ._gate_checks import (
+    Check,
+    GateError,
+    GateSpec,
+    baseline_change,
+    check_gate,
+    gate_target,
+    pending_note,
+)
+from ._non_inferiority import NonInferiority, non_inferiority
 
-__all__ = [
-    "Check",
-    "GateError",
-    "GateSpec",
-    "baseline_change",
-    "check_gate",
-    "gate_target",
-    "pending_note",
-]
-
-# Observed values within this distance of a threshold count as equal to it, so that a mean
-# computed as 0.7000000000000001 or 0.6999999999999999 meets `--min 0.7`.
-_EPS = 1e-9
-
-
-class GateError(Exception):
-    """The gate was asked something it cannot answer (unknown score, missing baseline score)."""
+__all__ = ["GateResult", "gate_against", "run_gate"]
 
 
 @dataclass(frozen=True)
-class GateSpec:
-    """The conditions of one gate; None means "not checked"."""
+class GateResult:
+    """What a gate found: every check, the notes, and (with a baseline) the paired numbers.
 
-    score: str | None = None
-    min: float | None = None
-    min_ci_low: float | None = None
-    max_errors: int | None = None
-    max_unscored_rate: float | None = None
-    max_regression: float | None = None
-    min_completion: float | None = None
-    max_drop: float | None = None  # with a baseline to gate against (`--against`)
-    max_cost: float | None = None  # US dollars, the run's total recorded cost
-    max_latency_p95: float | None = None  # seconds, `usage_summary().latency_p95_s`
+    `passed` is True when every check holds. `str(result)` is the report `evalbook gate`
+    prints (without colour), so a failed `assert result.passed, result` shows it.
+    """
 
-    def any(self) -> bool:
-        """Whether at least one condition is set."""
-        return any(
-            v is not None
-            for v in (
-                self.min,
-                self.min_ci_low,
-                self.max_errors,
-                self.max_unscored_rate,
-                self.max_regression,
-                self.min_completion,
-                self.max_drop,
-                self.max_cost,
-                self.max_latency_p95,
-            )
-        )
-
-
-@dataclass(frozen=True)
-class Target:
-    """What the gate measures: one score of a run, or (no headline score) its passed rate."""
-
-    score: str | None
-    label: str
-    mean: float | None
-    ci_low: float | None
-    errors: int
-    unscored: int
-    n_cases: int
+    run: str
+    checks: tuple[Check, ...]
+    notes: tuple[str, ...] = ()
+    against: NonInferiority | None = None
 
     @property
-    def name(self) -> str:
-        """The score name, or `passed rate`."""
-        return self.score if self.score is not None else "passed rate"
+    def passed(self) -> bool:
+        """Whether every condition holds (an incomplete run never passes)."""
+        return all(c.holds for c in self.checks)
+
+    @property
+    def delta(self) -> float | None:
+        """The paired delta (run − baseline), when gated against a baseline."""
+        return None if self.against is None else self.against.delta
+
+    @property
+    def ci(self) -> tuple[float, float] | None:
+        """The delta's 95 % CI, when gated against a baseline and one exists."""
+        a = self.against
+        if a is None or a.ci_low is None or a.ci_high is None:
+            return None
+        return (a.ci_low, a.ci_high)
+
+    @property
+    def mde(self) -> float | None:
+        """The comparison's minimum detectable effect (80 % power, two-sided α = 0.05)."""
+        return None if self.against is None else self.against.mde
+
+    @property
+    def n_needed(self) -> int | None:
+        """About how many paired cases would make the mde ≤ max_drop (when underpowered)."""
+        return None if self.against is None else self.against.n_needed
+
+    @property
+    def verdict(self) -> str:
+        """`gate passed: 2 conditions hold` or `gate failed: 1 of 2 conditions`."""
+        n, failed = len(self.checks), sum(not c.holds for c in self.checks)
+        if failed:
+            return f"gate failed: {failed} of {n} conditions"
+        return f"gate passed: {n} conditions hold" if n != 1 else "gate passed: 1 condition holds"
+
+    @property
+    def lines(self) -> list[str]:
+        """The report's lines: notes, then each check (`ok` / `FAIL`) and its details."""
+        out = [f"note: {note}" for note in self.notes]
+        for check in self.checks:
+            out.append(f"{'ok  ' if check.holds else 'FAIL'}  {check.text}")
+            out.extend(f"      {line}" for line in check.details)
+        out.append(self.verdict)
+        return out
+
+    def __str__(self) -> str:
+        return "\n".join(self.lines)
 
 
-@dataclass(frozen=True)
-class Check:
-    """One condition of the gate, with what was measured."""
-
-    flag: str
-    holds: bool
-    text: str
-    details: tuple[str, ...] = ()  # lines printed under the check (the power of --max-drop)
-
-
-def _num(x: Any) -> float | None:
-    if x is None:
-        return None
-    value = float(x)
-    return None if math.isnan(value) else value
-
-
-def gate_target(run: RunData, score: str | None) -> Target:
-    """The score the gate measures: `score`, else the headline's score, else the passed rate.
+def run_gate(
+    run: RunData,
+    spec: GateSpec,
+    *,
+    baseline: RunData | None = None,
+    against: RunData | None = None,
+) -> GateResult:
+    """Every condition of `spec` on `run`: `check_gate`, then `--max-drop` against `against`.
 
     Raises:
-        GateError: `score` is not a score of the run.
+        GateError: an unknown score, or a condition that does not apply (as `check_gate`).
     """
-    summary = run.summary()
-    names = [str(s) for s in summary["score"]]
-    if score is None:
-        score = run.headline.score
-        if score is None:
-            h = run.headline
-            counts = h.counts
-            return Target(
-                None,
-                h.label,
-                h.value,
-                None if h.ci is None else h.ci[0],
-                counts.get("errored", 0) + counts.get("timed_out", 0),
-                0,
-                h.n_samples,
+    notes: list[str] = []
+    regression = None if baseline is None else baseline_change(baseline, run, notes)
+    checks = check_gate(run, spec, regression)
+    found = None
+    if spec.max_drop is not None or against is not None:
+        if spec.max_drop is None or against is None:
+            raise GateError("--against BASE and --max-drop X go together: give both")
+        target = gate_target(run, spec.score)
+        if target.score is None:
+            raise GateError(
+                "--max-drop needs a score: this run has no primary score, so pass --score NAME"
             )
-    if score not in names:
-        known = ", ".join(names) or "none"
-        raise GateError(f"unknown score {score!r}; this run's scores are: {known}")
-    row = summary.iloc[names.index(score)]
-    return Target(
-        score,
-        str(row["label"]),
-        _num(row["mean"]),
-        _num(row["ci_low"]),
-        int(row["errors"]),
-        int(row["unscored"]),
-        int(row["n_cases"]) * run.headline.epochs,  # the counts are of samples
-    )
+        pending = pending_note(against)
+        if pending is not None:
+            notes.append(f"the baseline {pending[len('the run ') :]}")
+        found = non_inferiority(against, run, target.score, spec.max_drop, notes)
+        checks.append(found.check())
+    return GateResult(run.name, tuple(checks), tuple(notes), found)
 
 
-def check_gate(
-    run: RunData, spec: GateSpec, regression: Callable[[str], float | None] | None = None
-) -> list[Check]:
-    """Check every condition of `spec` on `run`.
+def gate_against(
+    run: RunData,
+    base: RunData,
+    *,
+    max_drop: float,
+    score: str | None = None,
+    min_completion: float | None = None,
+) -> GateResult:
+    """Non-inferiority of `run` against the baseline run `base`, as `evalbook gate RUN
+    --against BASE --max-drop X` checks it (docs/cli.md).
 
-    An incomplete run (interrupted, or still running: some cases have no final outcome)
-    never passes: a failing `incomplete` check is added whatever `spec` asks.
-    `regression(score)` returns the change of `score` from the baseline to this run
-    (this run's mean minus the baseline's; None when nothing can be compared); it is needed
-    only when `spec.max_regression` is set.
+    It passes when the 95 % CI lower bound of the paired delta (run − base, on `score`, by
+    default the run's headline score) is ≥ −`max_drop`, and `run` is complete (an incomplete
+    or running run never passes) with, if given, a completion ≥ `min_completion`. The result
+    carries the delta, its CI, the mde and, when the mde exceeds `max_drop`, about how many
+    paired cases would be needed; being underpowered alone never fails the gate.
 
     Raises:
-        GateError: an unknown score, or a condition that does not apply to the target.
+        ConfigurationError: `max_drop` or `min_completion` is not a fraction (`max_drop` must be
+            above 0), or `score` is not a score of both runs.
 
     Example:
         >>> import pandas as pd, evalbook as eb
-        >>> run = eb.run(pd.DataFrame({"x": ["a", "b"]}), task=lambda x: x,
-        ...              scorers=[lambda output: 1.0], store=None, progress=False)
-        >>> [c.holds for c in check_gate(run, GateSpec(min=0.9, max_errors=0))]
-        [True, True]
+        >>> df = pd.DataFrame({"x": range(40)})
+        >>> ok = eb.define_score("ok", primary=True)
+        >>> base = eb.run(df, task=lambda x: x, scorers=[eb.scorer(ok)(lambda x: float(x % 4 > 0))],
+        ...               name="base", store=None, progress=False)
+        >>> new = eb.run(df, task=lambda x: x, scorers=[eb.scorer(ok)(lambda x: 1.0)],
+        ...              name="new", store=None, progress=False)
+        >>> result = gate_against(new, base, max_drop=0.05)
+        >>> result.passed, round(result.delta, 2), result.n_needed
+        (True, 0.25, 604)
+        >>> print(result)  # doctest: +ELLIPSIS
+        ok    ok: delta +25.0 pp vs baseline, 95% CI [...]: lower bound ... >= −5.0 pp (--max-drop)
+              mde ... pp (80% power, two-sided 5%, 40 paired cases)
+        ...
+        gate passed: 1 condition holds
     """
-    target = gate_target(run, spec.score)
-    name = target.name
-    checks: list[Check] = []
-    pending = pending_note(run)
-    if pending is not None:
-        # A false pass otherwise: the cases that never ran could each have failed.
-        checks.append(Check("incomplete", False, f"{pending}; an incomplete run never passes"))
-    if spec.min_completion is not None:
-        checks.append(_check_completion(run, spec.min_completion))
-    if spec.min is not None:
-        checks.append(_check_min(name, "mean", "--min", target.mean, spec.min))
-    if spec.min_ci_low is not None:
-        checks.append(_check_min(name, "CI low", "--min-ci-low", target.ci_low, spec.min_ci_low))
-    if spec.max_errors is not None:
-        ok = target.errors <= spec.max_errors
-        rel = "<=" if ok else ">"
-        what = "error record" if target.score is not None else "errored or timed-out case"
-        what += "" if target.errors == 1 else "s"
-        message = f"{name}: {target.errors} {what} {rel} max {spec.max_errors} (--max-errors)"
-        checks.append(Check("--max-errors", ok, message))
-    if spec.max_unscored_rate is not None:
-        if target.score is None:
-            raise GateError(
-                "--max-unscored-rate needs a score: this run has no primary score, "
-                "so pass --score NAME"
-            )
-        rate = target.unscored / target.n_cases if target.n_cases else 0.0
-        ok = rate <= spec.max_unscored_rate + _EPS
-        obs, thr = format_pair(rate, spec.max_unscored_rate)
-        rel = "<=" if ok else ">"
-        message = (
-            f"{name}: unscored rate {obs} ({target.unscored} of {target.n_cases}) {rel} "
-            f"max {thr} (--max-unscored-rate)"
+    if isinstance(max_drop, bool) or not isinstance(max_drop, int | float):
+        raise ConfigurationError(f"max_drop must be a fraction such as 0.05, got {max_drop!r}")
+    if not 0 < max_drop <= 1:
+        raise ConfigurationError(
+            f"max_drop must be above 0 and at most 1 (a drop of 0.05 is 5 pp), got {max_drop!r}"
         )
-        checks.append(Check("--max-unscored-rate", ok, message))
-    if spec.max_regression is not None:
-        checks.append(_check_regression(target, spec.max_regression, regression))
-    if spec.max_cost is not None or spec.max_latency_p95 is not None:
-        usage = run.usage_summary().iloc[0]
-        if spec.max_cost is not None:
-            checks.append(_check_cost(usage, run.headline.n_samples, spec.max_cost))
-        if spec.max_latency_p95 is not None:
-            checks.append(_check_latency(_num(usage["latency_p95_s"]), spec.max_latency_p95))
-    return checks
-
-
-def _check_cost(usage: Any, n_samples: int, max_cost: float) -> Check:
-    """`--max-cost`: the run's total recorded cost; an unknown cost fails (it is never $0)."""
-    flag = "--max-cost"
-    cost, known = _num(usage["cost"]), int(usage["n_cost_known"])
-    if cost is None:
-        return Check(
-            flag,
-            False,
-            f"cost unknown: no sample recorded a cost, and an unknown cost is never counted as "
-            f"$0 (max {format_amounts(max_cost, max_cost, '$')[1]}) ({flag})",
+    if min_completion is not None and not 0 <= min_completion <= 1:
+        raise ConfigurationError(
+            f"min_completion must be a fraction between 0 and 1, got {min_completion!r}"
         )
-    ok = cost <= max_cost + _EPS
-    obs, thr = format_amounts(cost, max_cost, "$")
-    partial = f" (known for {known} of {n_samples} samples)" if known < n_samples else ""
-    rel = "<=" if ok else ">"
-    return Check(flag, ok, f"cost {obs}{partial} {rel} max {thr} ({flag})")
-
-
-def _check_latency(p95: float | None, max_s: float) -> Check:
-    """`--max-latency-p95`: the 95th percentile of the samples' durations (those that ran)."""
-    flag = "--max-latency-p95"
-    if p95 is None:
-        thr = format_amounts(max_s, max_s, " s")[1]
-        return Check(flag, False, f"latency p95 is — (no sample ran) > max {thr} ({flag})")
-    ok = p95 <= max_s + _EPS
-    obs, thr = format_amounts(p95, max_s, " s")
-    return Check(flag, ok, f"latency p95 {obs} {'<=' if ok else '>'} max {thr} ({flag})")
-
-
-def _check_min(name: str, what: str, flag: str, observed: float | None, thr: float) -> Check:
-    if observed is None:
-        return Check(
-            flag, False, f"{name}: {what} is — (no counted values) < min {format_pct(thr)} ({flag})"
-        )
-    ok = observed >= thr - _EPS
-    obs, thr_text = format_pair(observed, thr)
-    rel = ">=" if ok else "<"
-    return Check(flag, ok, f"{name}: {what} {obs} {rel} min {thr_text} ({flag})")
-
-
-def _check_completion(run: RunData, thr: float) -> Check:
-    """`--min-completion`: the share of cases passed or failed (not errored, timed out, not run)."""
-    h = run.headline
-    done = h.counts.get("passed", 0) + h.counts.get("failed", 0)
-    flag = "--min-completion"
-    if not h.n_samples:
-        return Check(flag, False, f"completion is — (no cases) < min {format_pct(thr)} ({flag})")
-    rate = done / h.n_samples
-    ok = rate >= thr - _EPS
-    obs, thr_text = format_pair(rate, thr)
-    rel = ">=" if ok else "<"
-    message = f"completion {obs} ({done} of {h.n_samples} passed or failed) {rel} min {thr_text}"
-    return Check(flag, ok, f"{message} ({flag})")
-
-
-def _check_regression(
-    target: Target, max_drop: float, regression: Callable[[str], float | None] | None
-) -> Check:
-    if target.score is None:
-        raise GateError(
-            "--max-regression needs a score: this run has no primary score, so pass --score NAME"
-        )
-    if regression is None:
-        raise GateError("--max-regression needs --baseline RUN")
-    delta = regression(target.score)
-    flag = "--max-regression"
-    if delta is None:
-        return Check(
-            flag,
-            False,
-            f"{target.score}: no change measurable against the baseline (no paired counted "
-            f"values) ({flag} {format_pp(max_drop, signed=False)})",
-        )
-    drop = -delta
-    ok = drop <= max_drop + _EPS
-    if drop <= 0:
-        obs, thr = format_pp(delta), format_pp(max_drop, signed=False)
-        return Check(flag, ok, f"{target.score}: change {obs} vs baseline (no drop) ({flag} {thr})")
-    obs, thr = format_pair(drop, max_drop, points=True)
-    rel = "<=" if ok else ">"
-    return Check(flag, ok, f"{target.score}: drop {obs} vs baseline {rel} max {thr} ({flag})")
-
-
-def baseline_change(
-    baseline: RunData, run: RunData, notes: list[str]
-) -> Callable[[str], float | None]:
-    """`regression` for `check_gate`: a score's paired change from `baseline` to `run`.
-
-    The comparison's warnings are added to `notes` (they say what makes the change less than
-    like for like).
-    """
-
-    def change(score: str) -> float | None:
-        if score not in {d.name for d in baseline.definitions}:
-            raise GateError(f"the baseline run {baseline.name!r} has no score {score!r}")
-        comparison = compare(baseline, run, score=score)
-        notes.extend(comparison.warnings)
-        rows = comparison.summary[comparison.summary["score"].astype(str) == score]
-        if rows.empty:
-            return None
-        return _num(rows.iloc[0]["delta"])
-
-    return change
-
-
-def pending_note(run: RunData) -> str | None:
-    """A note when some cases of `run` have no final outcome (an incomplete run), else None."""
-    pending = run.headline.n_samples - sum(run.headline.counts.values())
-    if pending <= 0:
-        return None
-    what = "samples" if run.headline.epochs > 1 else "cases"
-    cases = f"{pending} {what} have" if pending != 1 else f"1 {what[:-1]} has"
-    return f"the run is incomplete: {cases} no final outcome"
+    spec = GateSpec(score=score, max_drop=float(max_drop), min_completion=min_completion)
+    try:
+        return run_gate(run, spec, against=base)
+    except GateError as exc:
+        raise ConfigurationError(str(exc)) from None

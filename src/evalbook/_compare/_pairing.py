@@ -42,7 +42,7 @@ def case_values(run: RunData) -> pd.DataFrame:
     epoch, the counted value); a run-like object without one gives its scores' `counted`.
     """
     if isinstance(run, RunData):
-        return run._reduced
+        return run.reduced()
     scores = run.scores
     return pd.DataFrame(
         {"case_id": scores["case_id"], "score": scores["score"], "value": scores["counted"]}
@@ -51,7 +51,7 @@ def case_values(run: RunData) -> pd.DataFrame:
 
 def _epochs(run: RunData) -> int:
     """How many epochs each case of `run` has (1 for a run-like object without epochs)."""
-    return run._results.epochs if isinstance(run, RunData) else 1
+    return run.results.epochs if isinstance(run, RunData) else 1
 
 
 def _canonical(

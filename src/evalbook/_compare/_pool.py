@@ -34,7 +34,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError
-from .._model._scores import ScoreDefinition
+from .._model._definitions import ScoreDefinition
 from .._model._slices import cluster_codes, slices_of
 from .._model._stats import GroupedCI, grouped_ci, t975, wilson_arrays
 from .._render._frames import PoolTable

@@ -10,9 +10,9 @@ import math
 from numbers import Integral, Real
 
 from .._errors import ConfigurationError
+from .._model._definitions import ScoreDefinition
 from .._model._power import mde_of, n_for
-from .._model._scores import ScoreDefinition
-from ._compare import Comparison
+from ._compare import Comparison, paired_result
 
 __all__ = ["mde", "sample_size"]
 
@@ -70,7 +70,7 @@ def _sd(
             if names
             else f"{who}: that comparison compared no score"
         )
-    r = like._overall[name]
+    r = paired_result(like, name)
     if not r.sd_delta > 0:  # NaN (fewer than 2 pairs, or clusters) or 0 (no spread)
         raise ConfigurationError(
             f"{who}: score {name!r} of that comparison has no spread of paired deltas to "

@@ -19,8 +19,8 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
+from .._model._definitions import AllOf, AnyOf, AtLeast, MeanOf, ScoreDefinition
 from .._model._run_data import RunData
-from .._model._scores import AllOf, AnyOf, AtLeast, MeanOf, ScoreDefinition
 
 __all__ = ["definition_warnings", "primary_of", "primary_warning"]
 

@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import Any
 
 from .._model._contract import Unscored
-from .._model._usage import InvalidUsage, Tally, amount
+from .._model._tally import InvalidUsage, Tally, amount
 from ._imported import FormatError, Imported, ImportedSample, ImportedScore
 from ._reading import FileError, Refused, decode, head, read_bytes, read_json
 

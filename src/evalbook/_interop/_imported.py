@@ -22,10 +22,10 @@ import pandas as pd
 
 from .._errors import ConfigurationError
 from .._model._contract import UNSCORED, Rec, error_rec, record_of
+from .._model._definitions import ScoreDefinition, define_score
 from .._model._results import ERRORED, FAILED, OUTCOMES, PASSED, TIMED_OUT, Finished, Results
 from .._model._run_data import RunData
-from .._model._scores import ScoreDefinition, define_score
-from .._model._usage import Tally
+from .._model._tally import Tally
 from .._store._layout import check_run_name
 from .._util._text import TextGate, safe_str
 

@@ -33,7 +33,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from .._model._contract import Score, ScoreError, Unscored
-from .._model._usage import InvalidUsage, Tally, amount
+from .._model._tally import InvalidUsage, Tally, amount
 from ._imported import FormatError, Imported, ImportedSample, ImportedScore
 from ._inspect_files import EXPECTED, damaged, logs_in, not_inspect, read_eval, read_json, sniff
 

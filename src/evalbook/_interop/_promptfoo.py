@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from .._model._contract import Score, Unscored
-from .._model._usage import InvalidUsage, Tally, amount
+from .._model._tally import InvalidUsage, Tally, amount
 from ._imported import FormatError, Imported, ImportedSample, ImportedScore
 from ._reading import NotJson, decode, head, read_bytes
 

@@ -17,8 +17,8 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, Protocol, TypeAlias
 
 from .._errors import ConfigurationError
-from .._runner._usage import current_meter
-from .._util._inspect import is_async
+from .._runner._meter import current_meter
+from .._util._callables import is_async
 from ._wrap import WrappedOpenAI, wrap_openai
 
 __all__ = ["JudgeClient", "JudgeReply", "OpenAIJudgeClient", "openai_client"]

@@ -23,13 +23,13 @@ from typing import Any, Literal
 
 from .._errors import ConfigurationError
 from .._model._contract import Score, ScoreError
+from .._model._definitions import Grader, ScoreDefinition, define_score
 from .._model._reducers import reduce_values, vote_reducer
 from .._model._scorers import Scorer
-from .._model._scores import Grader, ScoreDefinition, define_score
 from .._runner._calls import AttemptTimeout, Threads, within
 from .._runner._engine import is_sample_error
-from .._runner._usage import current_meter, source
-from .._util._inspect import is_async
+from .._runner._meter import current_meter, source
+from .._util._callables import is_async
 from .._util._text import safe_str
 from ._clients import JudgeClient
 from ._options import JudgeOptions, check_votes, finite_number, whole_number

@@ -13,7 +13,7 @@ import os
 from dataclasses import dataclass
 
 from .._errors import ConfigurationError
-from .._model._scores import ScoreDefinition
+from .._model._definitions import ScoreDefinition
 from ._cache import ResponseCache
 from ._clients import JudgeClient
 

@@ -27,10 +27,10 @@ import pandas as pd
 
 from .._errors import ConfigurationError
 from .._model._contract import Score, ScoreError, Unscored, safe_repr
+from .._model._definitions import Grader, ScoreDefinition
 from .._model._run_data import RunData
 from .._model._scorers import Scorer
-from .._model._scores import Grader, ScoreDefinition
-from .._runner._usage import source
+from .._runner._meter import source
 from ._clients import JudgeClient
 from ._judge import Caller, definition_of
 from ._options import JudgeOptions, check_votes

@@ -14,7 +14,7 @@ import numbers
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, Protocol
 
-from .._model._usage import InvalidUsage, amount, token_counts
+from .._model._tally import InvalidUsage, amount, token_counts
 
 __all__ = [
     "ENDPOINTS",

@@ -40,8 +40,8 @@ from typing import Any
 from .._errors import ConfigurationError
 from .._model._contract import safe_repr
 from .._runner._limits import Limiter, limiter_for
-from .._runner._usage import Meter, current_meter, current_source
-from .._util._inspect import is_async
+from .._runner._meter import Meter, current_meter, current_source
+from .._util._callables import is_async
 from ._cache import ResponseCache
 from ._replies import backoff_delay, is_transient
 from ._sdk import (

@@ -14,7 +14,7 @@ import numpy as np
 import pandas as pd
 
 from ._results import OUTCOMES, PENDING, Results
-from ._tables import _sparse_categorical, _text, _timestamps
+from ._tables import sparse_categorical, text_column, timestamps
 
 __all__ = ["ATTEMPT_COLUMNS", "attempts_table"]
 
@@ -72,13 +72,13 @@ def attempts_table(results: Results) -> pd.DataFrame:
     ids = np.asarray(results.sample_case_ids(), dtype=object)
     return pd.DataFrame(
         {
-            "case_id": _text(ids[sample].tolist()),
+            "case_id": text_column(ids[sample].tolist()),
             "epoch": results.sample_epochs()[sample],
             "attempt": attempt.astype(np.int32),
             "outcome": pd.Categorical.from_codes(outcome, categories=pd.Index(OUTCOMES)),
-            "error_type": _sparse_categorical(error_type.tolist()),  # as in run.cases
-            "error_message": _text(error_message.tolist()),
-            "started_at": _timestamps(started),
+            "error_type": sparse_categorical(error_type.tolist()),  # as in run.cases
+            "error_message": text_column(error_message.tolist()),
+            "started_at": timestamps(started),
             "duration_s": duration,
         },
         columns=ATTEMPT_COLUMNS,

@@ -19,7 +19,7 @@ import numpy as np
 
 from .._errors import SkipScore
 from .._util._text import safe_str
-from ._scores import Grader, ScoreDefinition
+from ._definitions import Grader, ScoreDefinition
 
 __all__ = [
     "ERROR",

@@ -2,7 +2,7 @@
 cases and epochs (docs/repeats.md).
 
 The input is the long table of sample records, one row per (case, epoch, score), with the
-`counted` column that the scoring rule gives (`counted_values`, `_model/_scoring.py`):
+`counted` column that the scoring rule gives (`counted_values`, `_model/_scoring_rule.py`):
 the reduction never decides what counts, it reduces what was counted. Everything is
 computed per group with numpy (sorts, `bincount`, `reduceat`), never a Python loop per case.
 """
@@ -18,8 +18,8 @@ import numpy as np
 import pandas as pd
 
 from ._contract import ERROR, SCORED, STATUSES, UNSCORED
+from ._definitions import ScoreDefinition
 from ._reducers import is_pass_at, pass_at_estimate, pass_hat_estimate, reducer_k
-from ._scores import ScoreDefinition
 
 __all__ = [
     "NEEDS_BINARY",

@@ -22,8 +22,8 @@ from typing import Any
 
 import pandas as pd
 
+from ._definitions import ScoreDefinition
 from ._results import Results
-from ._scores import ScoreDefinition
 
 __all__ = ["JUDGE_STATS_COLUMNS", "judge_stats"]
 

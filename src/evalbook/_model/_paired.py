@@ -49,14 +49,12 @@ __all__ = [
     "newcombe_ci",
     "paired",
     "pearson",
-    "sign_flip_p",
     "t_ci",
     "t_two_sided_p",
 ]
 
 Floats = NDArray[np.float64]
 
-SEED = 20_240_601  # kept for callers; the sign-flip p-value is no longer random
 
 MCNEMAR = "exact McNemar"
 SIGN_FLIP = "sign-flip permutation"
@@ -229,16 +227,6 @@ def t_ci(deltas: Floats, z: float | None = None) -> tuple[Floats, Floats]:
     return np.maximum(-1.0, mean - half), np.minimum(1.0, mean + half)
 
 
-def sign_flip_p(deltas: Floats, seed: int = SEED) -> Floats:
-    """Two-sided p-values of the paired sign-flip permutation test of `mean(delta) == 0`.
-
-    One row of `deltas` per comparison; exact, or a saddle-point approximation with no Monte
-    Carlo floor (`_permutation.sign_flip_p`, docs/statistics.md). `seed` is kept for callers
-    and not used: nothing is random.
-    """
-    return _permutation.sign_flip_p(deltas)
-
-
 def _beta_fraction(a: float, b: float, x: float) -> float:
     """The continued fraction of the incomplete beta function (modified Lentz's method)."""
     tiny = 1e-300
@@ -377,9 +365,7 @@ class PairedResult:
     n_clusters: int  # without clusters, n_paired: each case its own cluster
 
 
-def paired(
-    a: Floats, b: Floats, seed: int = SEED, clusters: NDArray[np.int64] | None = None
-) -> PairedResult:
+def paired(a: Floats, b: Floats, clusters: NDArray[np.int64] | None = None) -> PairedResult:
     """Compare paired values `a[i]`, `b[i]` (no NaN): means, delta = mean_b - mean_a, CI, p.
 
     With `clusters` (an integer code per pair) the test is the clustered t (`clustered_t`)
@@ -415,7 +401,7 @@ def paired(
         test = MCNEMAR
     else:
         lo, hi = t_ci(d[None, :])
-        p = sign_flip_p(d[None, :], seed)
+        p = _permutation.sign_flip_p(d[None, :])
         test = SIGN_FLIP
     if clusters is None:
         sd = float(d.std(ddof=1)) if n >= 2 else math.nan

@@ -19,8 +19,8 @@ import numpy as np
 
 from .._util._text import TextGate
 from ._contract import Rec
-from ._scores import Grader
-from ._usage import Tally
+from ._definitions import Grader
+from ._tally import Tally
 
 __all__ = ["OUTCOMES", "Attempt", "Finished", "Results"]
 

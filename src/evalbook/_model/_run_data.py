@@ -16,11 +16,11 @@ import pandas as pd
 
 from .._util._fmt import format_ci, format_pct, refused_note, usage_line
 from .._util._text import visible
+from ._definitions import ScoreDefinition
 from ._epochs import reduce_scores, variance_parts
 from ._judge_stats import judge_stats
 from ._results import Results
-from ._scores import ScoreDefinition
-from ._scoring import SUMMARY_COLUMNS, Headline, counted_of, headline_of, summarize
+from ._scoring_rule import SUMMARY_COLUMNS, Headline, counted_of, headline_of, summarize
 from ._slices import cluster_codes, slices_of
 from ._tables import cases_table, scores_table, unscored_table
 from ._usage_tables import usage_summary, usage_table
@@ -49,6 +49,11 @@ class RunData:
         self.path = path
         self.options = dict(options or {})
         self._results = results
+
+    @property
+    def results(self) -> Results:
+        """The run's records, column-wise (`Results`): what the store writes, other layers read."""
+        return self._results
 
     @cached_property
     def _counted(self) -> np.ndarray:

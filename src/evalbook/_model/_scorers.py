@@ -7,7 +7,7 @@ from collections.abc import Callable, Iterable
 from typing import Any, overload
 
 from .._errors import ConfigurationError
-from ._scores import ScoreDefinition, define_score
+from ._definitions import ScoreDefinition, define_score
 
 __all__ = ["Scorer", "as_scorers", "func_name", "scorer"]
 

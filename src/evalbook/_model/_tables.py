@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 
 from ._contract import STATUSES
+from ._definitions import ScoreDefinition
 from ._results import OUTCOMES, PENDING, Results
-from ._scores import ScoreDefinition
 from ._usage_tables import sample_amounts
 
 __all__ = [
@@ -19,7 +19,10 @@ __all__ = [
     "SCORE_COLUMNS",
     "cases_table",
     "scores_table",
+    "sparse_categorical",
+    "text_column",
     "timestamp_ns",
+    "timestamps",
     "unscored_table",
 ]
 
@@ -64,7 +67,7 @@ def _object(values: list[Any]) -> np.ndarray:
     return np.fromiter(values, dtype=object, count=len(values))
 
 
-def _text(values: list[Any]) -> pd.Series[Any]:
+def text_column(values: list[Any]) -> pd.Series[Any]:
     """Free text (or arbitrary objects) as an object column, None where missing, no inference."""
     return pd.Series(_object(values), dtype=object, copy=False)
 
@@ -90,9 +93,7 @@ def _text_categorical(codes: np.ndarray, categories: list[str]) -> pd.Categorica
     return pd.Categorical.from_codes(codes, categories=pd.Index(categories, dtype=object))
 
 
-def _sparse_categorical(
-    values: list[Any], touched: np.ndarray | None = None
-) -> pd.Categorical[str]:
+def sparse_categorical(values: list[Any], touched: np.ndarray | None = None) -> pd.Categorical[str]:
     """A categorical of a mostly-None column, factorising only the present entries."""
     if values.count(None) == len(values):  # e.g. error_type when nothing failed
         return _text_categorical(np.full(len(values), -1, dtype=np.int32), [])
@@ -109,7 +110,7 @@ def _sparse_categorical(
     return _text_categorical(codes, uniques)
 
 
-def _timestamps(seconds: np.ndarray[Any, np.dtype[np.float64]]) -> pd.DatetimeIndex:
+def timestamps(seconds: np.ndarray[Any, np.dtype[np.float64]]) -> pd.DatetimeIndex:
     """Unix seconds (taken in whole µs; NaN: not started) as UTC timestamps, exactly.
 
     Converting through integer microseconds (not `unit="s"` floats) keeps the conversion
@@ -135,14 +136,14 @@ def cases_table(results: Results) -> pd.DataFrame:
     tokens_in, tokens_out, cost = sample_amounts(results)
     return pd.DataFrame(
         {
-            "case_id": _text(results.sample_case_ids()),
+            "case_id": text_column(results.sample_case_ids()),
             "epoch": results.sample_epochs(),
             "outcome": _codes(results.outcome, OUTCOMES),  # -1 (not run) becomes NaN
             "attempts": results.attempts.copy(),
-            "output": _text(results.output),
-            "error_type": _sparse_categorical(results.error_type),
-            "error_message": _text(results.error_message),
-            "started_at": _timestamps(results.started_at),
+            "output": text_column(results.output),
+            "error_type": sparse_categorical(results.error_type),
+            "error_message": text_column(results.error_message),
+            "started_at": timestamps(results.started_at),
             "duration_s": results.duration_s.copy(),
             "input_tokens": tokens_in,
             "output_tokens": tokens_out,
@@ -215,7 +216,7 @@ def scores_table(
             "status": _codes(_status_codes(results, s), STATUSES),
             "value": results.value.copy(),
             "counted": counted,
-            "reason": _sparse_categorical(results.reason, touched),
+            "reason": sparse_categorical(results.reason, touched),
             "message": pd.Series(_sparse(results.message, touched), dtype=object, copy=False),
             "rationale": pd.Series(_sparse(results.rationale, touched), dtype=object, copy=False),
             "grader_kind": graders["kind"],

@@ -13,7 +13,7 @@ import pandas as pd
 
 from ._results import PENDING, Results
 from ._stats import cluster_se, t975
-from ._usage import sample_totals
+from ._tally import sample_totals
 
 __all__ = [
     "USAGE_COLUMNS",

@@ -24,10 +24,12 @@ __all__ = [
     "PALETTE",
     "corner_note",
     "error_bars",
+    "fallback_text",
     "figure",
     "figure_text",
     "graph_objects",
     "plotly_modules",
+    "set_fallback",
 ]
 
 # Lines the theme does not colour (error bars, zero lines): plotly.js draws an error bar #444
@@ -89,6 +91,18 @@ def _figure_class() -> Any:
     Figure.__module__ = "evalbook.display"
     Figure.__qualname__ = "Figure"
     return Figure
+
+
+def set_fallback(fig: Any, html: str, text: str) -> None:
+    """Give `fig` (from `figure()`) what it says for viewers that run no JavaScript: `html`
+    goes before the chart's HTML, `text` is its text/plain form."""
+    fig._fallback = (html, text)
+
+
+def fallback_text(fig: Any) -> str | None:
+    """The text/plain form `set_fallback` gave `fig` (None: it has none)."""
+    fallback: tuple[str, str] | None = fig._fallback
+    return None if fallback is None else fallback[1]
 
 
 def figure(**kwargs: Any) -> Any:

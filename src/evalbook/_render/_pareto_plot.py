@@ -16,7 +16,7 @@ from typing import Any
 
 from .._util._fmt import format_pct
 from .._util._text import visible
-from ._figure import error_bars, figure, figure_text, graph_objects
+from ._figure import error_bars, figure, figure_text, graph_objects, set_fallback
 from ._protocols import RunLike
 from ._style import MUTED, STATUS_COLORS, esc, root
 
@@ -154,7 +154,8 @@ def pareto_figure(runs: Iterable[RunLike] | Mapping[str, RunLike]) -> Any:
     text = visible(
         f"Pareto front (cost per sample against {label}): {names}" + (f" · {note}" if note else "")
     )
-    fig._fallback = (
+    set_fallback(
+        fig,
         root(f'<div style="{MUTED}; margin: 4px 0 8px 0">{esc(text, 4000)}</div>', "pareto"),
         text,
     )

@@ -108,7 +108,7 @@ def headline_html(h: HeadlineLike, summary: pd.DataFrame | None = None, cost: st
     `cost` (already-escaped HTML: the run's cost line, `_cost.py`) when given.
 
     Example:
-        >>> from evalbook._model._scoring import Headline
+        >>> from evalbook._model._scoring_rule import Headline
         >>> "91%" in headline_html(Headline("pass", "Pass", 0.91, (0.6, 0.98), 1.0, {}, 12))
         True
     """

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .._util._text import visible
-from ._figure import PALETTE, corner_note, figure, figure_text, graph_objects
+from ._figure import PALETTE, corner_note, figure, figure_text, graph_objects, set_fallback
 from ._flaky import CLASSES, flakiness, flakiness_html
 from ._protocols import RunLike
 from ._style import MUTED, STATUS_COLORS, esc, root
@@ -165,7 +165,7 @@ def flakiness_figure(run: RunLike, score: str | None = None) -> Any:
             yaxis_title="cases",
             legend_title_text=figure_text(f.score),
         )
-    fig._fallback = (flakiness_html(f), visible(f.message))
+    set_fallback(fig, flakiness_html(f), visible(f.message))
     return fig
 
 
@@ -211,7 +211,7 @@ def consistency_figure(run: RunLike, score: str | None = None) -> Any:
         yaxis_title="cases",
         showlegend=False,
     )
-    fig._fallback = _consistency_fallback(f.label, f.epochs, rate, apart)
+    set_fallback(fig, *_consistency_fallback(f.label, f.epochs, rate, apart))
     return fig
 
 

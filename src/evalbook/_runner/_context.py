@@ -7,10 +7,10 @@ from typing import Any
 
 from .._errors import ConfigurationError
 from .._model._contract import UNSCORED, Rec, Score, record_of, safe_repr
-from .._model._scores import Grader, ScoreDefinition
-from .._model._usage import TASK
+from .._model._definitions import Grader, ScoreDefinition
+from .._model._tally import TASK
 from .._util._text import safe_str
-from ._usage import Meter
+from ._meter import Meter
 
 __all__ = ["CaseContext", "CaseFailed"]
 

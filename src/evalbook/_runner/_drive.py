@@ -12,16 +12,16 @@ from typing import Any
 import pandas as pd
 
 from .._errors import ConfigurationError
+from .._model._definitions import ScoreDefinition
 from .._model._run_data import RunData
 from .._model._scorers import Scorer
-from .._model._scores import ScoreDefinition
 from .._store._door import Prepared
 from ._calls import Threads, close_abandoned
-from ._engine import Executor, Kept, LocalExecutor, _Engine
+from ._engine import Engine, Executor, Kept, LocalExecutor
+from ._meter import Ledger, known_cost, warn_usage
 from ._options import RunOptions
 from ._plan import Plan, check_epochs, make_plan
 from ._prepare import prepare
-from ._usage import Ledger, known_cost, warn_usage
 
 __all__ = ["drive", "execute"]
 
@@ -98,7 +98,7 @@ async def drive(
     threads = Threads()
     # the budget counts what the run has recorded so far: a resume's kept samples too
     ledger = Ledger(options.prices, options.max_cost, spent=known_cost(prepared.results))
-    engine = _Engine(
+    engine = Engine(
         plan,
         options,
         threads,

@@ -33,12 +33,13 @@ from .._util._text import safe_str
 from ._binding import call_args
 from ._calls import AttemptTimeout, Threads, call, within
 from ._context import CaseContext
+from ._meter import Ledger, Meter, metering
 from ._options import RunOptions
 from ._plan import BoundScorer, Plan
 from ._scorer_calls import INVALID, awaitable_again, is_sample_error, scored_async, scored_sync
-from ._usage import Ledger, Meter, metering
 
 __all__ = [
+    "Engine",
     "Executor",
     "Kept",
     "LocalExecutor",
@@ -69,7 +70,7 @@ class Executor(Protocol):
     the engine's `Results`, sink and tick (on Dask the driver applies the rows it gets back).
     """
 
-    async def execute(self, engine: _Engine, positions: Sequence[int], /) -> None:
+    async def execute(self, engine: Engine, positions: Sequence[int], /) -> None:
         """Run every case of `positions`; return once all of them have finished."""
 
 
@@ -87,7 +88,7 @@ class Kept:
     sources: frozenset[str] = frozenset()  # usage sources kept with those records
 
 
-class _Engine:
+class Engine:
     """Runs single cases of a plan and hands each finished one on; one engine per run.
 
     With `kept`, a case is not run but rescored: its outcome and output come from the source.
@@ -424,7 +425,7 @@ class LocalExecutor:
     def __init__(self, concurrency: int) -> None:
         self.concurrency = concurrency
 
-    async def execute(self, engine: _Engine, positions: Sequence[int], /) -> None:
+    async def execute(self, engine: Engine, positions: Sequence[int], /) -> None:
         """Run every case of `positions` (see `Executor`)."""
         queue = iter(positions)
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .._errors import ConfigurationError
-from .._model._usage import check_prices
+from .._model._tally import check_prices
 
 __all__ = ["RunOptions"]
 

@@ -9,10 +9,10 @@ from typing import Any
 import pandas as pd
 
 from .._errors import ConfigurationError, ScorerSignatureError
+from .._model._definitions import Combine, ScoreDefinition
 from .._model._reducers import reducer_k
 from .._model._scorers import Scorer, as_scorers, func_name
-from .._model._scores import Combine, ScoreDefinition
-from .._util._inspect import is_async
+from .._util._callables import is_async
 from .._util._text import TextGate
 from ._binding import Binding, bind
 

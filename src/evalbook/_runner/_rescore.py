@@ -10,9 +10,9 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError
+from .._model._definitions import ScoreDefinition
 from .._model._results import PENDING
 from .._model._scorers import Scorer, as_scorers
-from .._model._scores import ScoreDefinition
 from ._drive import drive
 from ._engine import Kept, LocalExecutor
 from ._options import RunOptions
@@ -48,12 +48,12 @@ async def arescore(
         column += "_"
     frame = source.data.copy(deep=False)
     # the column only binds `output` by name: each sample's own output comes from the source
-    k = source._results.epochs
-    outputs = np.empty(source._results.n_cases, dtype=object)
-    outputs[:] = source._results.output[::k]
+    k = source.results.epochs
+    outputs = np.empty(source.results.n_cases, dtype=object)
+    outputs[:] = source.results.output[::k]
     frame[column] = pd.Series(outputs, index=frame.index, dtype=object)
     plan = make_plan(frame, None, scorer_list, [*kept_defs, *scores], column)
-    if plan.case_ids != source._results.case_ids:
+    if plan.case_ids != source.results.case_ids:
         raise ConfigurationError(
             "run.rescore(): the run's data does not give the run's case ids; it cannot be rescored"
         )
@@ -75,7 +75,7 @@ async def arescore(
     options = dataclasses.replace(options, epochs=k)  # a rescore keeps the source's epochs
     check_epochs(plan.definitions, k)
     prepared = prepare(plan, source.data, run_name, recorded, store=store, epochs=k)
-    todo = [p for p in range(source._results.n_samples) if source._results.outcome[p] != PENDING]
+    todo = [p for p in range(source.results.n_samples) if source.results.outcome[p] != PENDING]
     return await drive(
         plan,
         prepared,
@@ -84,7 +84,7 @@ async def arescore(
         LocalExecutor(options.concurrency),
         source.data,
         recorded,
-        kept=Kept(source._results, kept, frozenset(plan.definitions[j].name for j in kept)),
+        kept=Kept(source.results, kept, frozenset(plan.definitions[j].name for j in kept)),
     )
 
 

@@ -66,7 +66,7 @@ class RetryErrors:
 
     def counts(self) -> dict[str, int]:
         """How many of the source's samples run again, by why: errored, timed out, not run."""
-        outcome = self.source._results.outcome
+        outcome = self.source.results.outcome
         return {
             "errored": int((outcome == ERRORED).sum()),
             "timed_out": int((outcome == TIMED_OUT).sum()),
@@ -113,7 +113,7 @@ def _check_same(
             "Pass the same scorers and scores, or use run.rescore(...) to score stored "
             "outputs with other scorers"
         )
-    old_ids, new_ids = set(source._results.case_ids), set(plan.case_ids)
+    old_ids, new_ids = set(source.results.case_ids), set(plan.case_ids)
     if old_ids != new_ids:
         missing, extra = old_ids - new_ids, new_ids - old_ids
         parts = []
@@ -126,7 +126,7 @@ def _check_same(
         raise ConfigurationError(
             f"{what} needs the same cases as the stored run {source.name!r}: " + "; ".join(parts)
         )
-    stored_k, k = source._results.epochs, options.get("epochs", 1)
+    stored_k, k = source.results.epochs, options.get("epochs", 1)
     if stored_k != k:
         raise ConfigurationError(
             f"{what} needs the same epochs as the stored run {source.name!r} (stored: "
@@ -167,7 +167,7 @@ def _kept(
 
     A resume keeps every final outcome; a retry of errors only the passed and failed cases.
     """
-    src = source._results
+    src = source.results
     k = src.epochs  # the same as the plan's (`_check_same`)
     results = Results(plan.case_ids, len(plan.definitions), plan.text, k)  # one warning a run
     where = {cid: i for i, cid in enumerate(src.case_ids)}
@@ -193,7 +193,7 @@ def _from_memory(
     results, todo = _kept(source, plan)
     # in memory it is the same run, so it keeps its id; in a new folder, a new stored run
     run_id = source.id if store is None else new_run_id()
-    started_at = first_started_at(source._results)
+    started_at = first_started_at(source.results)
     start = RunStart(source.name, options, plan.definitions, plan.case_ids, run_id, started_at)
     return open_run(store, start, frame, results, todo)
 

@@ -21,8 +21,8 @@ from .._model._contract import (
     skip_rec,
 )
 from ._binding import call_args
+from ._meter import source
 from ._plan import BoundScorer
-from ._usage import source
 
 __all__ = ["INVALID", "awaitable_again", "is_sample_error", "scored_async", "scored_sync"]
 

@@ -19,13 +19,13 @@ from typing import Any
 import pandas as pd
 
 from .._errors import ConfigurationError
+from .._model._definitions import ScoreDefinition
 from .._model._results import Results
 from .._model._run_data import RunData
-from .._model._scores import ScoreDefinition
-from ._events import EventLog, replay
 from ._layout import EVENTS, FINAL_FILES, first_started_at, new_run_folder
 from ._load import not_a_run, read_stored, run_folder, summary_of
-from ._log import LogFile
+from ._log._file import LogFile
+from ._log._read import EventLog, replay
 from ._sink import Prepared, RunStart, lock_log, new_run_id, open_existing, open_new
 
 __all__ = [
@@ -136,7 +136,7 @@ def reopen(folder: Path, label: str) -> Reopened:
         run = read_stored(folder, found)
         summary = summary_of(folder)
         started = summary.get("started_at") if summary is not None else found.started_at
-        started_at = str(started) if started is not None else first_started_at(run._results)
+        started_at = str(started) if started is not None else first_started_at(run.results)
     except FileNotFoundError as exc:
         log.close()
         raise ConfigurationError(f"{label}: {exc}") from None

@@ -16,10 +16,10 @@ from typing import Any
 import pandas as pd
 
 from .._model._run_data import RunData
-from ._events import READ_VERSIONS, SCHEMA_VERSION, NotARunLog, replay, version_error
 from ._layout import EVENTS, open_regular
 from ._load import summary_of
-from ._log import LineReader, being_written
+from ._log._file import LineReader, being_written
+from ._log._read import READ_VERSIONS, SCHEMA_VERSION, NotARunLog, replay, version_error
 from ._sink import finish_status
 
 __all__ = ["runs", "stored_started_at"]

@@ -14,14 +14,15 @@ import pandas as pd
 import pyarrow as pa
 
 from .._model._contract import ERROR, SCORED, STATUSES, InvalidScore, validate_value
+from .._model._definitions import Grader, ScoreDefinition
 from .._model._results import OUTCOMES, PENDING, Results
 from .._model._run_data import RunData
-from .._model._scores import Grader, ScoreDefinition
-from .._model._scoring import outcome_counts
-from .._model._usage import Tally, usage_from_json
+from .._model._scoring_rule import outcome_counts
+from .._model._tally import Tally, usage_from_json
 from .._util._text import clean
 from ._codec import OUTPUT_KINDS, read_file_outputs
-from ._events import (
+from ._layout import CASES, DATA, EVENTS, FINAL_FILES, SCORES, SUMMARY
+from ._log._read import (
     EventLog,
     SchemaVersionError,
     replay,
@@ -29,7 +30,6 @@ from ._events import (
     warn_invalid,
     warn_read,
 )
-from ._layout import CASES, DATA, EVENTS, FINAL_FILES, SCORES, SUMMARY
 from ._parquet import frame_of, read_parquet, text_list
 from ._summary import read_summary, records
 
@@ -276,7 +276,7 @@ def _agrees(folder: Path, summary: dict[str, Any], run: RunData) -> None:
     """ValueError unless the tables read agree with `summary.json`: its case count, outcome
     counts and per-score means and counts (a damaged Parquet file must not load as a
     different run)."""
-    results = run._results
+    results = run.results
     if summary.get("n_cases") != results.n_cases:
         raise ValueError(
             f"{folder / CASES} holds {results.n_cases} cases, {SUMMARY} says "
@@ -424,11 +424,11 @@ def read_run(path: str | os.PathLike[str], *, warn_incomplete: bool = True) -> R
     """
     run = _read(run_folder(path), warn_damage=warn_incomplete)
     if warn_incomplete:
-        missing = int(np.count_nonzero(run._results.outcome == PENDING))
+        missing = int(np.count_nonzero(run.results.outcome == PENDING))
         if missing:
             warnings.warn(
                 f"run {run.name!r} ({run.path}) is incomplete: {missing} of "
-                f"{run._results.n_samples} {'samples' if run._results.epochs > 1 else 'cases'} "
+                f"{run.results.n_samples} {'samples' if run.results.epochs > 1 else 'cases'} "
                 "have no final outcome (the run was interrupted "
                 "or is still running); resume it with eb.run(..., resume=path)",
                 RuntimeWarning,
@@ -468,7 +468,7 @@ def _read(folder: Path, warn_damage: bool = True, log: EventLog | None = None) -
                     stacklevel=3,
                 )
                 run = exc.run
-                run.data = _data(folder, exc.summary.get("data_file"), run._results.case_ids)
+                run.data = _data(folder, exc.summary.get("data_file"), run.results.case_ids)
                 return run
             warnings.warn(
                 f"{folder}: the final files cannot be read ({exc}); loading from {EVENTS}",

@@ -20,7 +20,7 @@ import pyarrow.parquet as pq
 
 from .._util._fs import atomic_write
 from .._util._text import clean
-from ._events import FILE_READ_VERSIONS, SCHEMA_VERSION, version_error
+from ._log._read import FILE_READ_VERSIONS, SCHEMA_VERSION, version_error
 
 __all__ = [
     "NULL_COLUMNS",

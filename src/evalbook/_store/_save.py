@@ -13,11 +13,11 @@ import numpy as np
 from .._errors import ConfigurationError
 from .._model._results import PENDING
 from .._util._fs import remove_stale_temps, write_text
-from ._encoder import LineEncoder
-from ._events import DamagedLog, replay
 from ._layout import EVENTS, STORE_FILES, first_started_at, new_run_folder, now_iso
 from ._listing import stored_started_at
-from ._log import set_aside
+from ._log._file import set_aside
+from ._log._read import DamagedLog, replay
+from ._log._write import LineEncoder
 from ._sink import disk_full, ended_event, finish_status, lock_log, start_events, write_data
 from ._summary import finish_files
 
@@ -30,7 +30,7 @@ __all__ = ["save_run"]
 def full_log(run: RunData, started_at: str, data_file: str | None) -> str:
     """The whole event log of a run, rebuilt from memory (one attempt line per case that
     says when it started)."""
-    results = run._results
+    results = run.results
     encoder = LineEncoder(run.definitions, results.case_ids, results.epochs)
     parts = [
         start_events(
@@ -61,8 +61,8 @@ def _log_matches(folder: Path, run: RunData) -> bool:
     if log.damage is not None:
         set_aside(folder / EVENTS, None)
         return False
-    return log.case_ids == run._results.case_ids and bool(
-        np.array_equal(log.results.outcome, run._results.outcome)
+    return log.case_ids == run.results.case_ids and bool(
+        np.array_equal(log.results.outcome, run.results.outcome)
     )
 
 
@@ -100,15 +100,15 @@ def save_run(run: RunData, store: str | os.PathLike[str] | None = None) -> Path:
             ) from None
         try:
             remove_stale_temps(folder, STORE_FILES)
-            started_at = stored_started_at(folder) or first_started_at(run._results)
+            started_at = stored_started_at(folder) or first_started_at(run.results)
             _write(run, folder, started_at, rewrite_log=not _log_matches(folder, run))
         finally:
             log.close()
         return folder
     if run.path is None:
-        started_at = first_started_at(run._results)
+        started_at = first_started_at(run.results)
     else:  # a stored run copied elsewhere keeps when it started
-        started_at = stored_started_at(run.path) or first_started_at(run._results)
+        started_at = stored_started_at(run.path) or first_started_at(run.results)
     folder = new_run_folder("runs" if store is None else store, run.name)
     try:
         _write(run, folder, started_at, rewrite_log=True)
@@ -131,7 +131,7 @@ def _write(run: RunData, folder: Path, started_at: str, *, rewrite_log: bool) ->
         if rewrite_log:
             write_text(folder / EVENTS, full_log(run, started_at, data_file))
         run.path = folder
-        finish_files(run, started_at, now_iso(), finish_status(run._results))
+        finish_files(run, started_at, now_iso(), finish_status(run.results))
     except OSError as exc:
         run.path = saved_path
         if not disk_full(exc):

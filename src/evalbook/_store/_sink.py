@@ -21,15 +21,15 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError
+from .._model._definitions import ScoreDefinition
 from .._model._results import PENDING, Finished, Results
-from .._model._scores import ScoreDefinition
-from .._model._scoring import outcome_counts
+from .._model._scoring_rule import outcome_counts
 from .._util._fs import remove_stale_temps, stage_bytes
 from .._version import __version__
-from ._encoder import LineEncoder, event_line
-from ._events import EventLog, prepare_append
 from ._layout import DATA, EVENTS, FINAL_FILES, STORE_FILES, now_iso, open_regular
-from ._log import LogFile, LogInUse
+from ._log._file import LogFile, LogInUse
+from ._log._read import EventLog, prepare_append
+from ._log._write import LineEncoder, event_line
 from ._parquet import parquet_bytes
 from ._summary import finish_files
 
@@ -94,7 +94,7 @@ class StoreSink:
     Each finished case (the `case.started` lines noted since the last write, its
     `score.recorded` lines, then `case.ended`) is one `os.write`, done before `case_ended`
     returns, so a crash of the process loses at most the cases in flight (see
-    `_log.LogFile`). A failing write (e.g. a full disk) leaves no partial line, warns once
+    `_log._file.LogFile`). A failing write (e.g. a full disk) leaves no partial line, warns once
     and turns the sink off: what was logged stays, the run itself carries on in memory.
     `logged` counts the finished cases the log holds.
     """
@@ -116,7 +116,7 @@ class StoreSink:
         self.logged = 0
 
     def write(self, text: str) -> None:
-        """Append whole event lines (ASCII, as `_events` writes them)."""
+        """Append whole event lines (ASCII, as `_log._write` writes them)."""
         if self.error is not None:
             return
         try:
@@ -299,9 +299,9 @@ class Prepared:
         if self.sink is None:
             return
         sink = self.sink
-        status = finish_status(run._results)
+        status = finish_status(run.results)
         ended_at = now_iso()
-        sink.write(ended_event(run._results, ended_at, status))
+        sink.write(ended_event(run.results, ended_at, status))
         sink.close()
         if sink.error is not None:
             return

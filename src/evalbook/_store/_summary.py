@@ -16,12 +16,12 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pandas as pd
 
-from .._model._scoring import outcome_counts
+from .._model._scoring_rule import outcome_counts
 from .._util import _fs
 from .._util._text import clean
 from .._version import __version__
-from ._events import FILE_READ_VERSIONS, SCHEMA_VERSION, version_error
 from ._layout import CASES, DATA, FINAL_FILES, SCORES, SUMMARY
+from ._log._read import FILE_READ_VERSIONS, SCHEMA_VERSION, version_error
 from ._parquet import write_arrow, write_parquet
 from ._table_files import cases_file_arrow, scores_file_table
 
@@ -107,7 +107,7 @@ def _write_final(
     run: RunData, folder: Path, started_at: str, ended_at: str | None, status: str
 ) -> None:
     """The three final files, `summary.json` last."""
-    write_arrow(cases_file_arrow(run._results), folder / CASES, "cases")
+    write_arrow(cases_file_arrow(run.results), folder / CASES, "cases")
     write_parquet(scores_file_table(run), folder / SCORES, "scores")
     h = run.headline
     write_json(
@@ -118,9 +118,9 @@ def _write_final(
             "started_at": started_at,
             "ended_at": ended_at,
             "status": status,
-            "n_cases": run._results.n_cases,
+            "n_cases": run.results.n_cases,
             "completion": h.completion,
-            "counts": outcome_counts(run._results),
+            "counts": outcome_counts(run.results),
             "evalbook_version": __version__,
             "data_file": DATA if (folder / DATA).exists() else None,
             "options": run.options,
@@ -134,6 +134,6 @@ def _write_final(
             },
             "definitions": [d.model_dump(mode="json") for d in run.definitions],
             "summary": records(run.summary()),
-            **({"usage": records(run.usage_summary())[0]} if any(run._results.usage) else {}),
+            **({"usage": records(run.usage_summary())[0]} if any(run.results.usage) else {}),
         },
     )

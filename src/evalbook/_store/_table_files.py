@@ -20,12 +20,12 @@ import pandas as pd
 import pyarrow as pa
 
 from .._model._results import OUTCOMES, Results
-from .._model._tables import CASE_COLUMNS, _sparse_categorical, timestamp_ns
-from .._model._usage import usage_json
+from .._model._tables import CASE_COLUMNS, sparse_categorical, timestamp_ns
+from .._model._tally import usage_json
 from .._model._usage_tables import sample_amounts
 from .._util._fs import write_text
 from ._codec import OUTPUT_KINDS, output_columns
-from ._encoder import dumps
+from ._log._write import dumps
 from ._parquet import NULL_COLUMNS, column_array, text_array, write_parquet
 
 if TYPE_CHECKING:
@@ -53,12 +53,12 @@ _NAT = np.iinfo(np.int64).min
 def cases_file_table(run: RunData) -> pd.DataFrame:
     """`run.cases` with `output` as text, its `output_kind` next to it, and `usage` last."""
     table = run.cases.copy(deep=False)
-    texts, codes = output_columns(run._results.output)
+    texts, codes = output_columns(run.results.output)
     kinds = pd.Categorical.from_codes(codes, dtype=pd.CategoricalDtype(list(OUTPUT_KINDS)))
     table["output"] = pd.Series(texts, index=table.index, dtype=object, copy=False)
     at = list(table.columns).index("output") + 1
     table.insert(at, "output_kind", pd.Series(kinds, index=table.index))
-    usage = np.asarray(usage_texts(run._results), dtype=object)
+    usage = np.asarray(usage_texts(run.results), dtype=object)
     table["usage"] = pd.Series(usage, index=table.index, dtype=object, copy=False)
     return table
 
@@ -105,7 +105,7 @@ def _mostly_none(values: list[Any], *, categorical: bool) -> Any:
     if values.count(None) == len(values):
         return pa.nulls(len(values))
     if categorical:
-        return column_array(pd.Series(_sparse_categorical(values)))
+        return column_array(pd.Series(sparse_categorical(values)))
     return text_array(values)
 
 
@@ -123,7 +123,7 @@ def _codes_array(codes: np.ndarray, categories: Sequence[str]) -> Any:
 def scores_file_table(run: RunData) -> pd.DataFrame:
     """`run.scores` with `record_grader`: the record's own grader as JSON (else empty)."""
     table = run.scores.copy(deep=False)
-    results = run._results
+    results = run.results
     graders = np.full(len(table), None, dtype=object)
     # only the records that hold anything in their sparse columns can have a grader
     where = range(len(table)) if results.touched is None else results.touched

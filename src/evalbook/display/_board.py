@@ -23,6 +23,7 @@ import pandas as pd
 from .._compare._leaderboard import leaderboard
 from .._model._run_data import RunData
 from .._render._board_html import board_card_html, board_text, cost_cell
+from .._render._figure import fallback_text
 from .._render._pareto_plot import pareto_figure
 
 __all__ = ["BoardView", "board_view"]
@@ -88,7 +89,7 @@ class BoardView:
 
     def text(self) -> str:
         """The view as text (its text/plain form and repr)."""
-        fallback = None if self.figure is None else self.figure._fallback[1]
+        fallback = None if self.figure is None else fallback_text(self.figure)
         return board_text(self.board, self.costs, self.note, fallback)
 
     def _repr_mimebundle_(self, **kwargs: Any) -> dict[str, Any]:

@@ -32,7 +32,7 @@ from .._render._cases import ALL, case_html, epochs_of
 from .._render._run_slices import slice_columns
 from .._render._style import MUTED, shorten
 from .._util._text import visible
-from ._widget_base import LABEL_LIMIT, NONE, OUTCOMES, STATUSES, _html, _Static, _whole_toggle
+from ._widget_base import LABEL_LIMIT, NONE, OUTCOMES, STATUSES, Static, html_output, whole_toggle
 
 __all__ = ["CaseTable"]
 
@@ -46,7 +46,7 @@ _LINE = {"width": "max-content", "flex": "0 0 auto", "overflow": "visible", "mar
 _SORT_MARKS = {False: " ▲", True: " ▼"}
 
 
-class CaseTable(_Static):
+class CaseTable(Static):
     """The case table: a page of samples, sorted and filtered on the tables; "open" shows a
     row's case in full (the case explorer's view). Its bundle's HTML is the static table."""
 
@@ -72,15 +72,15 @@ class CaseTable(_Static):
         order = [("input order", None), *((shorten(visible(c), 60), c) for c in self.labels)]
         self.sort = w.Dropdown(options=order, value=None, description="sort by", layout=small)
         self.descending = w.ToggleButton(value=False, description="descending")
-        self.whole = _whole_toggle()
-        self.count = _html("")
+        self.whole = whole_toggle()
+        self.count = html_output("")
         self.header_buttons = [self._header_button(c) for c in self.labels]
         self.header = w.HBox(self.header_buttons, layout=w.Layout(**_LINE))
         self.rows = w.VBox([], layout=w.Layout(**_LINE))
         self.previous = w.Button(description="◀ previous", layout=w.Layout(width="110px"))
         self.next = w.Button(description="next ▶", layout=w.Layout(width="110px"))
-        self.page_label = _html("")
-        self.detail = _html("")
+        self.page_label = html_output("")
+        self.detail = html_output("")
         self.page = 0
         self.selected: int | None = None
         self._quiet = False  # a header click sets two controls and refreshes once

@@ -1,6 +1,6 @@
 """What every interactive view shares (ipywidgets; imported lazily, only by `eb.show`).
 
-`_Static` is a VBox whose display bundle also carries static HTML and a text summary, so that
+`Static` is a VBox whose display bundle also carries static HTML and a text summary, so that
 a notebook opened without a kernel (nbconvert, GitHub, a viewer without widget support) still
 shows the results; the rest are the views' common controls and constants.
 """
@@ -14,7 +14,18 @@ import ipywidgets as w
 from .._render._cases import ALL
 from .._render._style import MUTED
 
-__all__ = ["LABEL_LIMIT", "LIVE_NOTE", "NONE", "OUTCOMES", "STATUSES", "WIDGET_VIEW"]
+__all__ = [
+    "LABEL_LIMIT",
+    "LIVE_NOTE",
+    "NONE",
+    "OUTCOMES",
+    "STATUSES",
+    "WIDGET_VIEW",
+    "Static",
+    "html_output",
+    "list_output",
+    "whole_toggle",
+]
 
 LABEL_LIMIT = 160  # characters of a list entry (a case id can be any text)
 OUTCOMES = [ALL, "passed", "failed", "errored", "timed_out"]
@@ -24,11 +35,11 @@ LIVE_NOTE = "(interactive view: run the notebook with widgets to use it; static 
 NONE = "(none)"
 
 
-def _html(value: str) -> Any:
+def html_output(value: str) -> Any:
     return w.HTML(value=value)
 
 
-class _Static(w.VBox):  # type: ignore[misc]
+class Static(w.VBox):  # type: ignore[misc]
     """A VBox whose display bundle also holds static HTML and a text summary."""
 
     _static_html: str = ""
@@ -62,7 +73,7 @@ class _Static(w.VBox):  # type: ignore[misc]
         display({WIDGET_VIEW: live, "text/plain": LIVE_NOTE}, raw=True)
 
 
-def _whole_toggle() -> Any:
+def whole_toggle() -> Any:
     """The expand control of a case view: long texts shown whole (up to `WHOLE_LIMIT`)."""
     return w.ToggleButton(
         value=False,
@@ -72,7 +83,7 @@ def _whole_toggle() -> Any:
     )
 
 
-def _list(view: Any, options: list[tuple[str, int]], count: str, empty: str) -> None:
+def list_output(view: Any, options: list[tuple[str, int]], count: str, empty: str) -> None:
     """Fill a view's case list (`count` above it, `empty` in the detail when it is empty)."""
     view.count.value = f'<span style="{MUTED}">{count}</span>'
     view.cases.options = options

@@ -49,7 +49,7 @@ from ._widget_base import LABEL_LIMIT as _LABEL_LIMIT
 from ._widget_base import NONE as _NONE
 from ._widget_base import OUTCOMES as _OUTCOMES
 from ._widget_base import STATUSES as _STATUSES
-from ._widget_base import _html, _list, _Static, _whole_toggle
+from ._widget_base import Static, html_output, list_output, whole_toggle
 
 __all__ = ["show"]
 
@@ -78,10 +78,10 @@ class CaseExplorer(w.VBox):  # type: ignore[misc]
         self.range = w.FloatRangeSlider(
             value=(0.0, 1.0), min=0.0, max=1.0, step=0.05, description="value", readout_format=".2f"
         )
-        self.count = _html("")
+        self.count = html_output("")
         self.cases = w.Select(options=[], rows=10, layout=w.Layout(width="100%"))
-        self.detail = _html("")
-        self.whole = _whole_toggle()
+        self.detail = html_output("")
+        self.whole = whole_toggle()
         for control in (self.outcome, self.score, self.status, self.range):
             control.observe(self._refresh, names="value")
         self.cases.observe(self._show_case, names="value")
@@ -134,7 +134,7 @@ class CaseExplorer(w.VBox):  # type: ignore[misc]
         shown = f" (first {_MAX_OPTIONS} listed)" if len(positions) > _MAX_OPTIONS else ""
         size = f" × {k} epochs" if k > 1 else ""
         count = f"{len(positions)} of {case_count(self.run)} cases{size} match{shown}"
-        _list(self, options, count, "No case matches these filters.")
+        list_output(self, options, count, "No case matches these filters.")
 
     def _show_case(self, change: Any) -> None:
         pos = change["new"] if isinstance(change, dict) else change
@@ -161,7 +161,7 @@ class ScoresTab(w.VBox):  # type: ignore[misc]
             description="Cluster by",
             layout=layout,
         )
-        self.table = _html("")
+        self.table = html_output("")
         for control in (self.by, self.cluster):
             control.observe(self._refresh, names="value")
         controls = [w.HBox([self.by, self.cluster], layout=w.Layout(flex_flow="row wrap"))]
@@ -178,7 +178,7 @@ class ScoresTab(w.VBox):  # type: ignore[misc]
         self.table.value = root(html, "run-summary")
 
 
-class RunView(_Static):
+class RunView(Static):
     """`eb.show(run)`: tabs Headline, Scores, Unscored reasons, Cases, Case table."""
 
     def __init__(self, run: RunData) -> None:
@@ -189,21 +189,21 @@ class RunView(_Static):
         self.table = CaseTable(run)
         self.tabs = w.Tab(
             children=[
-                _html(root(run_cards_html(run) + consistency_html(run), "run-cards")),
+                html_output(root(run_cards_html(run) + consistency_html(run), "run-cards")),
                 self.scores,
-                _html(root(unscored_html(run.unscored(), summary), "run-unscored")),
+                html_output(root(unscored_html(run.unscored(), summary), "run-unscored")),
                 self.explorer,
                 self.table,
             ],
             titles=("Headline", "Scores", "Unscored reasons", "Cases", "Case table"),
         )
-        super().__init__([_html(root(run_header_html(run), "run-header")), self.tabs])
+        super().__init__([html_output(root(run_header_html(run), "run-header")), self.tabs])
         # where widgets don't run, the Case table tab's static table follows the run's card
         self._static_html = run_html(run) + self.table._static_html
         self._static_text = repr(run)
 
 
-class ComparisonView(_Static):
+class ComparisonView(Static):
     """`eb.show(comparison)`: tabs Summary, Cases (filter by change and score), Warnings."""
 
     def __init__(self, comp: Any) -> None:
@@ -213,10 +213,10 @@ class ComparisonView(_Static):
         scores = list(dict.fromkeys(table["score"].astype(str))) if len(table) else []
         self.change = w.Dropdown(options=_CHANGES, value=_CHANGED, description="change")
         self.score = w.Dropdown(options=[ALL, *scores], value=ALL, description="score")
-        self.count = _html("")
+        self.count = html_output("")
         self.cases = w.Select(options=[], rows=10, layout=w.Layout(width="100%"))
-        self.detail = _html("")
-        self.whole = _whole_toggle()
+        self.detail = html_output("")
+        self.whole = whole_toggle()
         for control in (self.change, self.score):
             control.observe(self._refresh, names="value")
         self.cases.observe(self._show_case, names="value")
@@ -225,7 +225,11 @@ class ComparisonView(_Static):
         explorer = w.VBox([controls, self.count, self.cases, self.detail])
         warnings = warnings_html(list(comp.warnings)) or f'<div style="{MUTED}">No warnings.</div>'
         self.tabs = w.Tab(
-            children=[_html(comparison_html(comp)), explorer, _html(root(warnings, "warnings"))],
+            children=[
+                html_output(comparison_html(comp)),
+                explorer,
+                html_output(root(warnings, "warnings")),
+            ],
             titles=("Summary", "Cases", f"Warnings ({len(comp.warnings)})"),
         )
         super().__init__([self.tabs])
@@ -253,7 +257,7 @@ class ComparisonView(_Static):
             )
             options.append((shorten(visible(label), _LABEL_LIMIT), int(i)))
         count = f"{len(rows)} of {len(table)} pairs match"
-        _list(self, options, count, _no_pair(self.change.value, self.score.value))
+        list_output(self, options, count, _no_pair(self.change.value, self.score.value))
 
     def _show_case(self, change: Any) -> None:
         i = change["new"] if isinstance(change, dict) else change

@@ -33,8 +33,8 @@ from typing import Any
 from ..._errors import ConfigurationError
 from ..._model._contract import error_rec, safe_repr
 from ..._model._results import ERRORED, Finished
-from ..._model._usage import sample_totals
-from .._engine import _Engine, warn_invalid
+from ..._model._tally import sample_totals
+from .._engine import Engine, warn_invalid
 from .._plan import Plan
 from ._limits import limits_name
 from ._shared import Guarded, close_shared, forget_local, open_shared
@@ -208,7 +208,7 @@ class DaskRunner:
         self.scorer_at = {j: b.scorer.name for b in plan.scorers for j in b.positions}
         self.flow: _Flow | None = None
 
-    async def execute(self, engine: _Engine, positions: Sequence[int], /) -> None:
+    async def execute(self, engine: Engine, positions: Sequence[int], /) -> None:
         """Run `positions` on the cluster; results go to `engine.results`, sink and tick."""
         todo = list(positions)
         if not todo:
@@ -225,7 +225,7 @@ class DaskRunner:
                     flow.cancel()  # cancelled futures wake the driver thread, which returns
                 raise
 
-    def _drive(self, engine: _Engine, todo: list[int], stop: threading.Event) -> None:
+    def _drive(self, engine: Engine, todo: list[int], stop: threading.Event) -> None:
         if self.client is not None:
             self._stream(self.client, engine, todo, stop)
             return
@@ -236,7 +236,7 @@ class DaskRunner:
         ):
             self._stream(client, engine, todo, stop)
 
-    def _stream(self, client: Any, engine: _Engine, todo: list[int], stop: threading.Event) -> None:
+    def _stream(self, client: Any, engine: Engine, todo: list[int], stop: threading.Event) -> None:
         dist = _distributed()
         slots = sum(client.nthreads().values())
         order = epoch_major(todo, engine.epochs)
@@ -291,7 +291,7 @@ class DaskRunner:
                 except Exception:  # the scheduler drops it with the cluster anyway
                     log.debug("could not close semaphore %s", limit, exc_info=True)
 
-    def apply(self, engine: _Engine, rows: Iterable[Row], done: list[bool]) -> None:
+    def apply(self, engine: Engine, rows: Iterable[Row], done: list[bool]) -> None:
         """Store each row not applied before, log it, and count its cost in the ledger."""
         results, sink, tick, ledger = engine.results, engine.sink, engine.tick, engine.ledger
         assert results is not None  # the driver's engine keeps the run's results
@@ -305,7 +305,7 @@ class DaskRunner:
                     ledger.spent += cost
                 for tally in case.usage.values():
                     if tally.invalid is not None:  # warned of once per run, on the driver
-                        ledger._invalid(results.case_id_of(pos), tally.invalid)
+                        ledger.note_invalid(results.case_id_of(pos), tally.invalid)
                         break
             if sink is not None:
                 now = time.time_ns() // 1000  # logged as the case arrives from the cluster
@@ -334,7 +334,7 @@ class _Flow:
     """
 
     def __init__(
-        self, runner: DaskRunner, client: Any, engine: _Engine, token: str, options: tuple[Any, ...]
+        self, runner: DaskRunner, client: Any, engine: Engine, token: str, options: tuple[Any, ...]
     ) -> None:
         self.runner = runner
         self.client = client

@@ -1,6 +1,6 @@
 """Scale-out on Dask, the worker side: run one batch of cases with the local engine.
 
-A batch runs on the worker's event loop with the local runner's `_Engine` (sync functions in
+A batch runs on the worker's event loop with the local runner's `Engine` (sync functions in
 threads), so every backend produces the same records; the engine hands its finished cases to a
 sink (`_Rows`) like any run. `concurrency=` is a cluster-wide `distributed.Semaphore` whose
 leases the batch's lanes hold (`_Leased`, an `Executor`). The batch returns one compact row per
@@ -26,11 +26,11 @@ from typing import Any
 from ..._model._contract import safe_repr
 from ..._model._results import Finished
 from .._calls import Threads, close_abandoned
-from .._engine import Executor, LocalExecutor, _Engine
+from .._engine import Engine, Executor, LocalExecutor
 from .._limits import LIMITERS
+from .._meter import Ledger
 from .._options import RunOptions
 from .._plan import Plan
-from .._usage import Ledger
 from ._limits import cluster_limiters, drop_limiters
 from ._shared import Guarded, dist
 
@@ -86,8 +86,8 @@ class _BatchLedger(Ledger):
         )
         self.total = None
 
-    def _spend(self, cost: float, model: str | None, priced: bool) -> None:
-        super()._spend(cost, model, priced)
+    def spend(self, cost: float, model: str | None, priced: bool) -> None:
+        super().spend(cost, model, priced)
         total = self.total
         if total is not None and cost == cost and cost > 0:
             try:
@@ -162,7 +162,7 @@ class _Leased:
         self.limit = limit  # a distributed.Semaphore
         self.concurrency = concurrency
 
-    async def execute(self, engine: _Engine, positions: Sequence[int], /) -> None:
+    async def execute(self, engine: Engine, positions: Sequence[int], /) -> None:
         """Run every case of `positions` (see `Executor`)."""
         queue = deque(positions)
         most = min(self.concurrency, len(queue))
@@ -283,7 +283,7 @@ async def run_batch(
     address = dist().get_worker().scheduler.address
     total = Guarded(address, spend_name(token), spent) if max_cost is not None else None
     ledger = _BatchLedger(options.prices, max_cost, spent, total)
-    engine = _Engine(
+    engine = Engine(
         plan, options, threads, results=None, sink=out, epoch_at=epoch_at, ledger=ledger
     )
     engine.warned.update(b.scorer.name for b in plan.scorers)  # the driver warns, once

@@ -2,7 +2,7 @@
 
 Writing is on the hot path (once per finished sample): `LineEncoder` assembles a sample's
 lines from pieces encoded once per run, with the C string encoder of `json`, and seals each
-with its checksum (`_lines.seal`). The format is documented in docs/file-formats.md.
+with its checksum (`_format.seal`). The format is documented in docs/file-formats.md.
 """
 
 from __future__ import annotations
@@ -12,12 +12,12 @@ from collections.abc import Mapping, Sequence
 from json.encoder import encode_basestring_ascii as _enc
 from typing import Any
 
-from .._model._contract import SCORED, UNSCORED, Rec
-from .._model._results import OUTCOMES, Attempt, Finished, Results
-from .._model._scores import ScoreDefinition
-from .._model._usage import Tally, usage_json
-from ._codec import encode_output
-from ._lines import SCHEMA_VERSION, seal
+from ..._model._contract import SCORED, UNSCORED, Rec
+from ..._model._definitions import ScoreDefinition
+from ..._model._results import OUTCOMES, Attempt, Finished, Results
+from ..._model._tally import Tally, usage_json
+from .._codec import encode_output
+from ._format import SCHEMA_VERSION, seal
 
 __all__ = ["LineEncoder", "dumps", "event_line"]
 

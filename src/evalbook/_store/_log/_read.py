@@ -1,8 +1,8 @@
 """Reading the event log of the run store (`events.jsonl`, one JSON object per line).
 
-`replay` takes the checked lines of `_lines` and rebuilds the run's `Results`; a damaged line
-ends the read there (`Damage`), the events before it count. Writing is `_encoder`'s. The
-versions and the line checks live in `_lines` (re-exported here). The format is documented in
+`replay` takes the checked lines of `_format` and rebuilds the run's `Results`; a damaged line
+ends the read there (`Damage`), the events before it count. Writing is `_write`'s. The
+versions and the line checks live in `_format` (re-exported here). The format is documented in
 docs/file-formats.md.
 """
 
@@ -15,14 +15,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .._model._contract import ERROR, SCORED, UNSCORED, InvalidScore, Rec, validate_value
-from .._model._results import OUTCOMES, PENDING, Attempt, Finished, Results
-from .._model._scores import Grader, ScoreDefinition
-from .._model._usage import usage_from_json
-from .._util._text import TextGate
-from ._codec import decode_output
-from ._encoder import LineEncoder
-from ._lines import (
+from ..._model._contract import ERROR, SCORED, UNSCORED, InvalidScore, Rec, validate_value
+from ..._model._definitions import Grader, ScoreDefinition
+from ..._model._results import OUTCOMES, PENDING, Attempt, Finished, Results
+from ..._model._tally import usage_from_json
+from ..._util._text import TextGate
+from .._codec import decode_output
+from ._file import LineReader, LineTooLong, LogFile, count_lines
+from ._format import (
     _SURROGATE_ESCAPE,
     FILE_READ_VERSIONS,
     READ_VERSIONS,
@@ -43,7 +43,7 @@ from ._lines import (
     version_error,
     warn_truncated,
 )
-from ._log import LineReader, LineTooLong, LogFile, count_lines
+from ._write import LineEncoder
 
 __all__ = [
     "FILE_READ_VERSIONS",

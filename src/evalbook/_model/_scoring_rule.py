@@ -14,8 +14,8 @@ from .._render._run_html import headline_only_html
 from .._util._fmt import format_pct
 from .._util._text import visible
 from ._contract import ERROR, SCORED, UNSCORED
+from ._definitions import ScoreDefinition
 from ._results import ERRORED, FAILED, OUTCOMES, PASSED, TIMED_OUT, Results
-from ._scores import ScoreDefinition
 from ._slices import Slices
 from ._stats import grouped_ci, wilson
 

@@ -3,7 +3,7 @@
 A sample's usage is a `{source: Tally}` map: `"task"` for the task's calls and a judge's
 (or scorer's) score name for its calls. Amounts add up over the calls that reported them;
 an amount no call reported stays NaN (unknown), never 0. Nothing here does I/O or asyncio:
-the runner's meter (`_runner/_usage.py`) fills tallies, the store writes them, the tables
+the runner's meter (`_runner/_meter.py`) fills tallies, the store writes them, the tables
 read them.
 """
 
@@ -56,7 +56,7 @@ def amount(name: str, value: object) -> float | None:
         >>> amount("cost", -1)
         Traceback (most recent call last):
         ...
-        evalbook._model._usage.InvalidUsage: cost must be a finite number >= 0, got -1
+        evalbook._model._tally.InvalidUsage: cost must be a finite number >= 0, got -1
     """
     if value is None:
         return None

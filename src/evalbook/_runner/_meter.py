@@ -25,7 +25,7 @@ from contextvars import ContextVar
 from typing import Any
 
 from .._model._results import Results
-from .._model._usage import (
+from .._model._tally import (
     TASK,
     InvalidUsage,
     Prices,
@@ -114,14 +114,16 @@ class Ledger:
         """Whether the budget is reached: then no new sample starts."""
         return self.max_cost is not None and self.spent >= self.max_cost
 
-    def _spend(self, cost: float, model: str | None, priced: bool) -> None:
+    def spend(self, cost: float, model: str | None, priced: bool) -> None:
+        """Add one call's cost (NaN: unknown; an unpriced model is counted by name)."""
         with self._lock:
             if cost == cost:
                 self.spent += cost
             elif model is not None and not priced and self.prices is not None:
                 self.unpriced[model] = self.unpriced.get(model, 0) + 1
 
-    def _invalid(self, case_id: str, message: str) -> None:
+    def note_invalid(self, case_id: str, message: str) -> None:
+        """Warn (once per run) that a call reported usage that is not valid."""
         with self._lock:
             first, self._warned_invalid = not self._warned_invalid, True
         if first:
@@ -195,7 +197,7 @@ class Meter:
             value = cost_of(self.ledger.prices, (model, response_model), t_in, t_out)
             priced = value == value
         if bad is None and not cached:
-            self.ledger._spend(value, model or response_model, priced or paid is not None)
+            self.ledger.spend(value, model or response_model, priced or paid is not None)
         with self._lock:
             if self.closed:  # a call left behind at a deadline: paid, but the sample is logged
                 return
@@ -207,7 +209,7 @@ class Meter:
             if bad is not None and tally.invalid is None:
                 tally.invalid = bad
         if bad is not None:
-            self.ledger._invalid(self.case_id, bad)
+            self.ledger.note_invalid(self.case_id, bad)
 
     def occurrence(self, key: str) -> int:
         """How many calls with this key this sample made before (0 for the first).

@@ -1,9 +1,9 @@
 """The lines of `events.jsonl`: their versions, their checksum, and reading them checked.
 
 Every version 3 line ends with `"crc":"xxxxxxxx"`, the CRC-32 of the line as written without
-that field (`seal` writes it). `read_events` streams a log (bounded by `_log.MAX_LINE`) and
+that field (`seal` writes it). `read_events` streams a log (bounded by `_file.MAX_LINE`) and
 checks every line: its checksum, that it is a JSON object, and that it is of the log's one
-version. A line that fails is damage (`Bad`); `_events.replay` recovers up to it. The format
+version. A line that fails is damage (`Bad`); `_read.replay` recovers up to it. The format
 is documented in docs/file-formats.md.
 """
 
@@ -20,9 +20,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, BinaryIO
 
-from .._util._text import TextGate
-from ._layout import open_regular
-from ._log import LineReader
+from ..._util._text import TextGate
+from .._layout import open_regular
+from ._file import LineReader
 
 __all__ = [
     "FILE_READ_VERSIONS",
