@@ -13,6 +13,7 @@ import os
 import shutil
 import sys
 import time
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -167,3 +168,13 @@ def test_a_line_not_utf8_or_cut_short_is_skipped_and_named_by_file_and_line(
     assert f"{damaged.name}:2: not UTF-8" in skipped, skipped
     assert f"{damaged.name}:{len(lines) + 1}: not JSON (" in skipped, skipped
     assert run.options["imported"]["skipped"] >= 2
+
+
+@pytest.mark.parametrize(("fmt", "folder"), [("lm-eval", LM_EVAL), ("evalscope", EVALSCOPE)])
+def test_intact_files_agree_with_the_means_their_harness_reported(fmt: str, folder: Path) -> None:
+    # EvalScope's report rounds its means to 4 decimals: the check allows half a last digit
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        run = eb.import_results(folder, format=fmt)
+    assert [str(w.message) for w in caught if "the mean of" in str(w.message)] == []
+    assert run.options["imported"]["skipped"] == 0
