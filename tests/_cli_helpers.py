@@ -1,6 +1,8 @@
 """Shared helpers of the CLI tests (test_cli, test_cli_stored).
 
-The eval files they run, and the CLI run as a subprocess (`cli`) or in-process (`in_process`).
+The eval files they run, and the CLI run as a subprocess (`cli`) or in-process (`in_process`,
+`main`). In-process, the CLI is the `evalbook` console script's entry point as installed (the
+`console_scripts` entry point named `evalbook`), so the tests call what a user runs.
 """
 
 from __future__ import annotations
@@ -9,11 +11,16 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable, Sequence
+from importlib.metadata import entry_points
 from pathlib import Path
 
 import pytest
 
-from evalbook._cli._main import main
+_SCRIPTS = list(entry_points(group="console_scripts", name="evalbook"))
+assert _SCRIPTS, "the evalbook console script is not installed (pip install -e .)"
+main: Callable[[Sequence[str]], int] = _SCRIPTS[0].load()
+"""`evalbook ARGS` in this process: `main(["show", "qa"])` is the exit code."""
 
 EVAL_FILE = textwrap.dedent(
     """

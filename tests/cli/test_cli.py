@@ -1,6 +1,7 @@
 """The `evalbook` CLI: help and entry points, `run`, `demo`, and every command of docs/cli.md.
 
-Most behaviour is checked in-process through `main(argv)`; each command and each kind of
+Most behaviour is checked in-process through the console script's entry point (`main(argv)`,
+tests/_cli_helpers.py); each command and each kind of
 user error is also run once as a real subprocess (`python -m evalbook` and the console script).
 The commands on stored runs (`show`, `runs`, `export`, `compare`, `gate`) are in
 test_cli_stored.py.
@@ -24,8 +25,8 @@ from _cli_helpers import (
     cli,
     cli_env,
     in_process,
+    main,
 )
-from evalbook._cli._main import main
 
 
 @pytest.fixture
@@ -205,14 +206,32 @@ def test_every_command_in_the_cli_doc_runs_as_shown(
                     assert line in shown, line
 
 
-def test_functions_of_a_run_file_travel_by_value(project: Path) -> None:
-    """Dask workers cannot import the file: its functions must pickle by value."""
-    cloudpickle = pytest.importorskip("cloudpickle")
-    from evalbook._cli._commands import import_file
+def test_functions_of_a_run_file_travel_by_value(
+    project: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Dask workers cannot import the file: its functions must pickle by value.
 
-    module = import_file("evals.py")
-    blob = cloudpickle.dumps(module.model)
-    del sys.modules[module.__name__]
+    The file's task pickles itself while `evalbook run` runs it; the blob must load and work
+    once the file's module is gone from `sys.modules` (as on a worker that never imported it).
+    """
+    cloudpickle = pytest.importorskip("cloudpickle")
+    (project / "travels.py").write_text(
+        EVAL_FILE.replace(
+            "def model(question):\n",
+            "def model(question):\n"
+            "    import cloudpickle, pathlib\n"
+            "    pathlib.Path('model.pkl').write_bytes(cloudpickle.dumps(model))\n",
+        )
+    )
+    code, _, err = in_process(capsys, "run", "travels.py", "--no-store", "--limit", "1")
+    assert code == 0, err
+    blob = (project / "model.pkl").read_bytes()
+    (name,) = [
+        n
+        for n, m in sys.modules.items()
+        if getattr(m, "__file__", None) == str((project / "travels.py").resolve())
+    ]
+    del sys.modules[name]
     assert cloudpickle.loads(blob)("2+2") == "4"
 
 

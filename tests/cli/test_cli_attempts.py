@@ -11,7 +11,8 @@ import pytest
 import evalbook as eb
 from _attempts_helpers import run_flaky
 from _cli_helpers import assert_user_error, cli, in_process
-from evalbook._cli import _attempts
+
+SHOWN = 200  # retried samples `show --attempts` lists; the rest are counted (docs/cli.md)
 
 
 def flaky_store(tmp_path: Path) -> Path:
@@ -92,14 +93,25 @@ def test_hostile_text_is_shown_escaped_and_short(
 
 
 def test_more_retried_samples_than_shown_are_counted(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    monkeypatch.setattr(_attempts, "MAX_SAMPLES", 2)
-    store = flaky_store(tmp_path)
-    code, out, _ = in_process(capsys, "show", "flaky", "--attempts", "--store", str(store))
+    # 101 cases x 2 epochs, every sample retried once: the last case's 2 samples are not shown
+    calls: dict[tuple[str, int], int] = {}
+
+    def task(q: str, epoch: int) -> str:
+        calls[q, epoch] = calls.get((q, epoch), 0) + 1
+        if calls[q, epoch] == 1:
+            raise ConnectionError("late" if q == "c100" else "reset")
+        return q
+
+    data = pd.DataFrame({"q": [f"c{i:03d}" for i in range(101)]})
+    eb.run(data, task=task, attempts=2, epochs=2, store=tmp_path, name="many", progress=False)
+    code, out, _ = in_process(capsys, "show", "many", "--attempts", "--store", str(tmp_path))
     assert code == 0
-    assert "… 1 more retried samples: see run.attempts()" in out
-    assert "TimeoutError" not in out  # s's epoch 2, the third retried sample, is not listed
+    assert "… 2 more retried samples: see run.attempts()" in out
+    assert sum("ConnectionError: reset" in line for line in out.splitlines()) == SHOWN
+    assert "late" not in out  # the last case's samples, beyond the first SHOWN, are not listed
+    assert "202 of 202 samples had more than one attempt (404 attempts); the other 0 had one" in out
 
 
 def test_attempts_of_an_old_log_mark_what_is_not_known(

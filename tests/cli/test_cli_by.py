@@ -12,10 +12,30 @@ import pytest
 from tests._cli_helpers import in_process
 
 import evalbook as eb
-from evalbook._util._fmt import format_ci, format_pp, format_pp_ci
 
 N = 60
 HOSTILE = "x\x1b[31m\u202e"
+
+
+# How the terminal spells a share and a difference of shares (docs/cli.md): written out here,
+# so that a change of spelling fails. Enough for this data (no share within 0.5 % of 0 or 1).
+def format_pct(x: float) -> str:
+    return f"{x * 100:.0f}%"
+
+
+def format_ci(low: float, high: float) -> str:
+    return f"[{format_pct(low)}, {format_pct(high)}]"
+
+
+def format_pp(x: float, *, signed: bool = True) -> str:
+    if x == 0:
+        return "0 pp"
+    sign = ("+" if x > 0 else "\u2212") if signed else ""  # U+2212, the minus sign
+    return f"{sign}{abs(x) * 100:.1f} pp"
+
+
+def format_pp_ci(low: float, high: float) -> str:
+    return f"[{format_pp(low)}, {format_pp(high)}]"
 
 
 def _data() -> pd.DataFrame:

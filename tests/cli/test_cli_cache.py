@@ -3,21 +3,43 @@
 from __future__ import annotations
 
 import io
+import os
 import re
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
 import pytest
 
+import evalbook as eb
 from _cli_helpers import cli, in_process
-from evalbook._judges._cache import MARKER, ResponseCache
+
+MARKER = "evalbook-cache.json"  # the file that says a folder is a cache (docs/file-formats.md)
 
 
-def _filled(folder: Path, n: int = 3) -> ResponseCache:
-    cache = ResponseCache(folder)
-    for i in range(n):
-        key = cache.key({"i": i}, epoch=1, occurrence=0)
-        cache.put(key, {"score": i, "text": "x" * 600}, model="gpt-a" if i else "gpt-b")
-    return cache
+class Filled:
+    """A cache folder filled by judges, as a user fills one: `n` replies, the first from
+    `gpt-b` and the others from `gpt-a`, each with a 600-character justification."""
+
+    def __init__(self, folder: Path, n: int = 3) -> None:
+        self.folder, self.n, self.asked = folder, n, 0
+        self.ask()
+
+    def ask(self) -> None:
+        """Judge the cases again: a reply not in the cache is asked of the client."""
+
+        def client(messages: list[dict[str, Any]], tool: dict[str, Any]) -> dict[str, Any]:
+            self.asked += 1
+            return {"score": 1, "justification": "x" * 600}
+
+        data = pd.DataFrame({"q": [f"q{i}" for i in range(self.n)]})
+        for model, rows in (("gpt-b", data[:1]), ("gpt-a", data[1:])):
+            judged = eb.judge("fine", "{output}", client=client, model=model, cache=self.folder)
+            eb.run(rows, task=lambda q: q, scorers=[judged], store=None, progress=False)
+
+
+def _filled(folder: Path, n: int = 3) -> Filled:
+    return Filled(folder, n)
 
 
 def test_info_prints_entries_size_models_and_dates(
@@ -39,10 +61,11 @@ def test_clear_removes_the_entries_and_keeps_the_cache(
     code, out, err = in_process(capsys, "cache", "clear", str(folder), "--yes")
     assert (code, out, err) == (0, f"removed 3 entries from {folder}\n", "")
     assert [p.name for p in folder.iterdir()] == [MARKER]
-    key = cache.key({"i": 0}, epoch=1, occurrence=0)
-    assert key is not None and cache.get(key) == (False, None)
     code, out, _ = in_process(capsys, "cache", "info", str(folder))
     assert code == 0 and "entries 0 (0 bytes)" in out
+    assert cache.asked == 3
+    cache.ask()  # every reply was deleted: each is asked again, none read from the cache
+    assert cache.asked == 6
 
 
 def test_clear_asks_on_a_terminal_and_refuses_without_one(
@@ -111,17 +134,30 @@ def test_a_folder_that_cannot_be_read_or_cleared_is_one_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
     _filled(tmp_path / "c")
+    inside = str(tmp_path / "c") + os.sep
+    unlink, scandir = os.unlink, os.scandir
 
-    def denied(path: object) -> None:
-        raise PermissionError(13, "Permission denied", str(tmp_path / "c" / "ab"))
+    def no_unlink(path: Any, *args: Any, **kwargs: Any) -> None:
+        if str(path).startswith(inside):  # an entry the user may not delete
+            raise PermissionError(13, "Permission denied", str(path))
+        unlink(path, *args, **kwargs)
 
-    monkeypatch.setattr("evalbook._cli._cache.cache_clear", denied)
+    monkeypatch.setattr(os, "unlink", no_unlink)
     code, out, err = in_process(capsys, "cache", "clear", str(tmp_path / "c"), "--yes")
     assert (code, out) == (2, "")
+    (entry,) = re.findall(r"\((.*)\)\n$", err)
     assert err == (
         f"evalbook cache: error: cannot clear the cache folder '{tmp_path / 'c'}': "
-        f"Permission denied ({tmp_path / 'c' / 'ab'})\n"
+        f"Permission denied ({entry})\n"
     )
-    monkeypatch.setattr("evalbook._cli._cache.cache_info", denied)
+    assert entry.startswith(inside) and entry.endswith(".json")
+    assert len(list((tmp_path / "c").glob("*/*.json"))) == 3  # nothing was deleted
+
+    def no_scandir(path: Any = ".") -> Any:
+        if str(path).startswith(str(tmp_path / "c")):  # a folder the user may not list
+            raise PermissionError(13, "Permission denied", str(path))
+        return scandir(path)
+
+    monkeypatch.setattr(os, "scandir", no_scandir)
     code, _, err = in_process(capsys, "cache", "info", str(tmp_path / "c"))
-    assert code == 2 and "cannot read the cache folder" in err
+    assert code == 2 and "cannot read the cache folder" in err and len(err.splitlines()) == 1

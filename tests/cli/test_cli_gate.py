@@ -1,4 +1,12 @@
-"""The gate's conditions as a pure function over in-memory runs (`_compare._gate_checks`)."""
+"""The gate's conditions as a pure function over in-memory runs (`_compare/_gate_checks.py`),
+and how the gate spells a measured value beside its threshold (`format_pair`,
+`format_amounts`).
+
+Private on purpose: these are units with no public surface of their own (a baseline's change
+is injected as a function; the spelling is checked over any pair of values). `evalbook gate`
+itself is tested through the CLI in test_cli_stored.py, test_cli_gate_cost.py and
+test_gate_against.py.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +17,7 @@ from hypothesis import strategies as st
 
 import evalbook as eb
 from evalbook._compare._gate_checks import GateError, GateSpec, check_gate, gate_target
-from evalbook._util._fmt import format_pair
+from evalbook._util._fmt import format_amounts, format_pair
 
 
 def _run(values: list[object], *, primary: bool = True, extra: bool = False) -> eb.Run:
@@ -136,6 +144,13 @@ def test_format_pair_never_shows_unequal_values_as_equal(observed: float, thresh
         obs, thr = format_pair(observed, threshold, points=points)
         if abs(observed - threshold) > 1e-7:
             assert obs != thr
+
+
+def test_format_amounts_never_shows_unequal_values_equal() -> None:
+    assert format_amounts(1.0004, 1.0, "$") == ("$1.0004", "$1")
+    assert format_amounts(0.99999, 1.0, "$") == ("$0.99999", "$1")
+    assert format_amounts(1.0 + 1e-12, 1.0, "$") == ("$1", "$1")  # float noise: equal
+    assert format_amounts(1234.5, 1000.0, " s") == ("1234 s", "1000 s")
 
 
 def test_min_completion_counts_passed_or_failed_cases_only() -> None:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import re
 import textwrap
 import time
 from pathlib import Path
@@ -16,7 +17,6 @@ from IPython.testing.globalipapp import start_ipython
 
 import evalbook as eb
 from _cli_helpers import assert_user_error, cli, in_process
-from evalbook._compare._gate_checks import GateSpec, check_gate, format_amounts
 
 OK = eb.define_score("ok", primary=True)
 
@@ -85,8 +85,11 @@ def test_max_latency_p95(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> 
     assert p95 >= 0.05
     code, out, _ = _gate(capsys, run, "--max-latency-p95", "0.01")
     assert code == 1
-    obs, _ = format_amounts(p95, 0.01, " s")
-    assert f"FAIL  latency p95 {obs} > max 0.01 s (--max-latency-p95)" in out
+    (obs,) = re.findall(
+        r"^FAIL  latency p95 (\d+\.?\d*) s > max 0\.01 s \(--max-latency-p95\)$", out, re.M
+    )
+    decimals = len(obs.partition(".")[2])
+    assert float(obs) == pytest.approx(p95, abs=0.5 * 10**-decimals)  # the p95, as far as shown
     code, out, _ = _gate(capsys, run, "--max-latency-p95", "600", "--max-cost", "0.2")
     assert code == 0, out
     assert "latency p95" in out and "<= max 600 s" in out
@@ -118,22 +121,36 @@ def test_bad_value_in_a_subprocess_has_no_traceback(tmp_path: Path) -> None:
     assert_user_error(cli("gate", "somerun", "--max-cost", "-0.5", cwd=tmp_path), "--max-cost")
 
 
-def test_check_gate_with_cost_and_latency() -> None:
-    run = _run([0.1, 0.2], None)
-    checks = check_gate(run, GateSpec(max_cost=0.3, max_latency_p95=600.0))
-    assert [(c.flag, c.holds) for c in checks] == [
-        ("--max-cost", True),
-        ("--max-latency-p95", True),
-    ]
-    assert not check_gate(run, GateSpec(max_cost=0.29))[0].holds
-    assert GateSpec(max_cost=0.0).any() and GateSpec(max_latency_p95=1.0).any()
+def test_cost_and_latency_conditions_together(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    run = _run([0.1, 0.2], tmp_path)
+    code, out, _ = _gate(capsys, run, "--max-cost", "0.3", "--max-latency-p95", "600")
+    assert code == 0, out
+    checks = [line for line in out.splitlines() if line.startswith(("ok", "FAIL"))]
+    assert len(checks) == 2
+    assert checks[0] == "ok    cost $0.3 <= max $0.3 (--max-cost)"
+    assert checks[1].startswith("ok    latency p95 ") and checks[1].endswith("(--max-latency-p95)")
+    code, out, _ = _gate(capsys, run, "--max-cost", "0.29")
+    assert code == 1 and "FAIL  cost $0.3 > max $0.29 (--max-cost)" in out
+    for condition in (["--max-cost", "0"], ["--max-latency-p95", "1"]):  # each is a condition
+        code, out, err = _gate(capsys, run, *condition)
+        assert code in (0, 1) and "no condition" not in err, (out, err)
 
 
-def test_format_amounts_never_shows_unequal_values_equal() -> None:
-    assert format_amounts(1.0004, 1.0, "$") == ("$1.0004", "$1")
-    assert format_amounts(0.99999, 1.0, "$") == ("$0.99999", "$1")
-    assert format_amounts(1.0 + 1e-12, 1.0, "$") == ("$1", "$1")  # float noise: equal
-    assert format_amounts(1234.5, 1000.0, " s") == ("1234 s", "1000 s")
+@pytest.mark.parametrize(
+    ("cost", "limit", "line"),
+    [
+        (1.0004, "1", "FAIL  cost $1.0004 > max $1 (--max-cost)"),
+        (0.99999, "1", "ok    cost $0.99999 <= max $1 (--max-cost)"),
+        (1.0 + 1e-12, "1", "ok    cost $1 <= max $1 (--max-cost)"),  # float noise: equal
+    ],
+)
+def test_a_cost_near_its_limit_never_reads_equal_to_it(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], cost: float, limit: str, line: str
+) -> None:
+    code, out, _ = _gate(capsys, _run([cost], tmp_path), "--max-cost", limit)
+    assert line in out.splitlines() and code == (1 if line.startswith("FAIL") else 0), out
 
 
 # -- the --max-cost run option --------------------------------------------------------------

@@ -6,6 +6,7 @@ error; names, labels and notes show escaped.
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pandas as pd
@@ -13,8 +14,6 @@ import pytest
 from tests._cli_helpers import assert_user_error, cli, in_process
 
 import evalbook as eb
-from evalbook._cli._pool import pooled_table
-from evalbook._compare._pool import pool
 
 
 def _store(name: str, hits: int, n: int, *, primary: str = "x", label: str | None = None) -> eb.Run:
@@ -65,10 +64,24 @@ def test_pool_by_a_column_gives_a_row_per_slice_and_score(
     a, b = _store("a", 80, 90), _store("b", 2, 10)
     code, out, _ = in_process(capsys, "show", "a", "b", "--pool", "--by", "topic")
     assert code == 0
-    table = pooled_table(pool([a, b], by=["topic"]), ["topic"])
-    assert len(table) == 2 + 2 * 2  # a header, its rule, 2 slices x 2 scores
-    start = out.splitlines().index(table[0])
-    assert out.splitlines()[start : start + len(table)] == table
+    lines = out.splitlines()
+    start = lines.index("topic  score  label  mean      95% CI  counted  runs")
+    assert set(lines[start + 1]) == {"-", " "}  # the rule under the header
+    rows = [re.split(r"\s{2,}", line.strip()) for line in lines[start + 2 : start + 6]]
+    assert lines[start + 6] == ""  # 2 slices x 2 scores, then the table ends
+    want = eb.pool([a, b], by="topic")
+    assert rows == [
+        [
+            r.topic,
+            r.score,
+            r.label,
+            f"{r.mean:.0%}",
+            f"[{r.ci_low:.0%}, {r.ci_high:.0%}]",
+            str(r.counted),
+            str(r.n_runs),
+        ]
+        for r in want.itertuples()
+    ]
 
 
 def test_show_of_one_run_is_unchanged_and_several_without_pool_are_an_error(

@@ -1,11 +1,13 @@
 """The `evalbook` CLI on stored runs: `show`, `runs`, `export`, `compare` and `gate`.
 
-Checked in-process through `main(argv)` and as real subprocesses, against a store made once
-for the module; the gate's conditions themselves are tested in test_cli_gate.py.
+Checked in-process through the console script's entry point (`main(argv)`) and as real
+subprocesses, against a store made once for the module; the gate's conditions themselves are
+tested in test_cli_gate.py.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import subprocess
@@ -22,9 +24,20 @@ from _cli_helpers import (
     cli,
     cli_env,
     in_process,
+    main,
 )
-from evalbook._cli._main import main
-from evalbook._store._log._read import SCHEMA_VERSION
+
+
+def _as_version_99(summary: Path) -> int:
+    """Rewrite a run's summary.json as schema version 99; the version it had (this
+    evalbook's, docs/file-formats.md)."""
+    version = int(json.loads(summary.read_text())["schema_version"])
+    text = summary.read_text()
+    changed = text.replace(f'"schema_version": {version}', '"schema_version": 99')
+    assert changed != text
+    summary.write_text(changed)
+    return version
+
 
 # -- stored runs: show, runs, export, compare, gate ------------------------------------------
 
@@ -207,13 +220,10 @@ def test_unreadable_runs_are_one_line_errors(
 ) -> None:
     folder = tmp_path / "copy"
     shutil.copytree(next((store / "runs").glob("qa-*")), folder)
-    summary = folder / "summary.json"
-    summary.write_text(
-        summary.read_text().replace(f'"schema_version": {SCHEMA_VERSION}', '"schema_version": 99')
-    )
+    version = _as_version_99(folder / "summary.json")
     code, out, err = in_process(capsys, "show", str(folder))
     assert code == 2 and out == "" and len(err.splitlines()) == 1
-    assert "cannot read the run" in err and "99" in err and str(SCHEMA_VERSION) in err
+    assert "cannot read the run" in err and "99" in err and str(version) in err
     (tmp_path / "empty").mkdir()
     code, _, err = in_process(capsys, "gate", str(tmp_path / "empty"), "--min", "0.5")
     assert code == 2 and "is not a stored run" in err
@@ -292,10 +302,7 @@ def test_a_warning_about_a_damaged_run_is_one_clean_line(
     copy.mkdir()
     folder = copy / "qa-damaged"
     shutil.copytree(next((store / "runs").glob("qa-*")), folder)
-    summary = folder / "summary.json"
-    summary.write_text(
-        summary.read_text().replace(f'"schema_version": {SCHEMA_VERSION}', '"schema_version": 99')
-    )
+    _as_version_99(folder / "summary.json")
     code, out, err = in_process(capsys, "runs", str(copy))
     assert code == 0 and "no runs in" in out, err
     (line,) = err.splitlines()

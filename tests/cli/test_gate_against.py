@@ -1,5 +1,10 @@
 """The gate against a baseline (non-inferiority): `evalbook gate RUN --against BASE --max-drop X`
-and `gate_against` in Python, on stored runs built with known paired deltas."""
+and `gate_against` in Python, on stored runs built with known paired deltas.
+
+`gate_against` (`_compare/_gate_against.py`) is imported for what the CLI cannot show: the
+exact delta, CI, mde and N behind the rounded lines it prints, and the checks of its own
+arguments (the CLI's parser refuses those values before they reach it).
+"""
 
 from __future__ import annotations
 

@@ -17,7 +17,7 @@ from IPython.core.error import UsageError
 from IPython.testing.globalipapp import start_ipython
 
 import evalbook as eb
-from evalbook._cli._main import main
+from _cli_helpers import main
 
 
 @pytest.fixture(scope="module")
@@ -99,10 +99,14 @@ def test_a_run_of_another_version_or_damaged_reads_as_the_cli_says(
 def test_an_os_error_reading_the_store_is_one_line(
     ip: Any, store: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    def denied(path: Any) -> pd.DataFrame:
-        raise PermissionError(13, "Permission denied", str(path))
+    iterdir = Path.iterdir
 
-    monkeypatch.setattr("evalbook._magics.runs", denied)
+    def denied(self: Path) -> Any:
+        if self == store:  # a store the user may not list
+            raise PermissionError(13, "Permission denied", str(self))
+        return iterdir(self)
+
+    monkeypatch.setattr(Path, "iterdir", denied)
     assert _magic_error(ip, f"runs {store}") == f"{store}: Permission denied"
 
 

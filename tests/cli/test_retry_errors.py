@@ -1,5 +1,10 @@
 """`evalbook run FILE --retry-errors RUN`: a new run that re-runs RUN's errored and timed-out
-cases (and those that never ran) and keeps the rest as they were (docs/cli.md)."""
+cases (and those that never ran) and keeps the rest as they were (docs/cli.md).
+
+Through the CLI, but for one test: the in-memory form `eb.run(..., resume=RetryErrors(run,
+name))`, on which `--retry-errors` is built, has no public surface of its own (the CLI's
+option needs a stored run), so that test imports `RetryErrors` from `_runner`.
+"""
 
 from __future__ import annotations
 
@@ -15,8 +20,7 @@ import pytest
 from pandas.testing import assert_frame_equal
 
 import evalbook as eb
-from _cli_helpers import in_process
-from evalbook._cli._main import main
+from _cli_helpers import in_process, main
 from evalbook._runner._resume import RetryErrors
 
 # Until the file "fixed" exists, case 2 and 5 raise and case 4 overruns timeout= (it waits for

@@ -1,4 +1,9 @@
-"""Terminal output: aligned tables, safe untrusted text, colour only on a TTY."""
+"""Terminal output: aligned tables, safe untrusted text, colour only on a TTY.
+
+A unit of the CLI (`_cli/_terminal.py`) tested directly: its rules (escaping, cutting at a
+display width, alignment, when to colour) are checked over any text, which no command can
+be fed; the commands' output is tested through the CLI in the other files.
+"""
 
 from __future__ import annotations
 
@@ -11,8 +16,8 @@ from hypothesis import strategies as st
 
 from evalbook._cli._terminal import (
     Out,
-    clean,
     display_width,
+    for_terminal,
     render_table,
     summary_table,
     wants_colour,
@@ -39,15 +44,15 @@ def test_colour_only_on_a_tty(monkeypatch: pytest.MonkeyPatch) -> None:
 
 
 def test_clean_escapes_control_characters_and_cuts() -> None:
-    assert clean("a\x1b[2Jb\nc") == "a\\x1b[2Jb\\nc"
-    assert clean("abcdefghij", 5) == "abcd…"
-    assert clean(None) == "" and clean(float("nan")) == ""
-    assert display_width(clean("读法自然读法自然", 7)) <= 7
+    assert for_terminal("a\x1b[2Jb\nc") == "a\\x1b[2Jb\\nc"
+    assert for_terminal("abcdefghij", 5) == "abcd…"
+    assert for_terminal(None) == "" and for_terminal(float("nan")) == ""
+    assert display_width(for_terminal("读法自然读法自然", 7)) <= 7
 
 
 @given(st.text())
 def test_clean_never_leaves_a_control_character(text: str) -> None:
-    cleaned = clean(text)
+    cleaned = for_terminal(text)
     assert "\x1b" not in cleaned and "\n" not in cleaned and "\r" not in cleaned
 
 

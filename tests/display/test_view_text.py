@@ -9,7 +9,7 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
-from evalbook._cli._commands import print_run
+from evalbook._cli._run_report import print_run
 from evalbook._cli._terminal import Out
 from evalbook._render._cases import TEXT_LIMIT, case_html
 

@@ -257,6 +257,12 @@ def export_table(run: Run, path: str | os.PathLike[str], table: str = "scores") 
         ...              scorers=[lambda output: 1.0], progress=False)
         >>> export_table(run, pathlib.Path(tempfile.mkdtemp()) / "scores.csv").rows
         2
+        >>> empty = pathlib.Path(tempfile.mkdtemp())
+        >>> try:  # the shells' parsers offer TABLES only; a caller of its own is told too
+        ...     export_table(run, empty / "t.csv", "nope")
+        ... except RefError as exc:
+        ...     print(str(exc).split(";")[0], list(empty.iterdir()))
+        unknown table 'nope' []
     """
     target = Path(path).expanduser()
     kind = EXPORT_SUFFIXES.get(target.suffix.lower())

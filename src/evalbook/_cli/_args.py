@@ -1,4 +1,5 @@
-"""What every CLI command shares: exit codes, the one-line user error, argument types.
+"""What every CLI command shares: exit codes, the one-line user error, argument types, and
+the options several commands take (RUN, `--store`, `--by` / `--cluster`).
 
 Exit codes: 0 success · 1 a gate condition failed · 2 bad usage or a user error (missing
 file, unknown run, bad number, unknown score, configuration error) · 3 an unexpected error.
@@ -11,11 +12,14 @@ import math
 import sys
 from typing import NoReturn
 
+from .._api._refs import column_names
+
 __all__ = [
     "EXIT_GATE_FAILED",
     "EXIT_OK",
     "EXIT_UNEXPECTED",
     "EXIT_USAGE",
+    "RUN_HELP",
     "CliError",
     "Parser",
     "count",
@@ -24,6 +28,9 @@ __all__ = [
     "positive_int",
     "say_error",
     "seconds",
+    "slice_columns",
+    "slice_options",
+    "store_option",
     "usd",
 ]
 
@@ -131,3 +138,40 @@ def fraction(text: str) -> float:
             f"expected a fraction between 0 and 1 (e.g. 0.8 or 80%), got {text!r}"
         )
     return value
+
+
+# -- the options several commands take -------------------------------------------------------
+
+RUN_HELP = "a run folder, or a run name in the store (the latest run of that name wins)"
+
+
+def store_option(p: argparse.ArgumentParser) -> None:
+    """`--store DIR`, where RUN names are looked up (default `./runs`)."""
+    p.add_argument(
+        "--store",
+        metavar="DIR",
+        default="runs",
+        help="run store where RUN names are looked up (default: ./runs)",
+    )
+
+
+def slice_options(p: argparse.ArgumentParser) -> None:
+    """`--by COL` and `--cluster COL` (`show`, `compare`)."""
+    p.add_argument(
+        "--by",
+        metavar="COL",
+        help="one row per (slice, score): a column of the run's input data (or several, "
+        "comma-separated); slices with fewer than 10 counted cases are flagged small",
+    )
+    p.add_argument(
+        "--cluster",
+        metavar="COL",
+        help="a column of the input data whose cases are not independent (e.g. a passage): "
+        "cluster-robust intervals on its clusters (default: the run's own cluster column)",
+    )
+
+
+def slice_columns(text: str | None) -> list[str]:
+    """`--by a,b` as its column names ([] without `--by`): `_api._refs.column_names`, the
+    magics' parser too, so that both say the same of the same mistake."""
+    return column_names(text)

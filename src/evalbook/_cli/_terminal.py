@@ -28,7 +28,8 @@ if TYPE_CHECKING:
 __all__ = [
     "SMALL",
     "Out",
-    "clean",
+    "display_width",
+    "for_terminal",
     "is_small",
     "render_table",
     "slice_value",
@@ -86,12 +87,12 @@ class Out:
             self.line(text)
 
 
-def clean(value: Any, width: int | None = None) -> str:
+def for_terminal(value: Any, width: int | None = None) -> str:
     """Untrusted text made safe for a terminal: control characters (ANSI escapes, newlines)
     are shown escaped, and long text is cut to `width` with an ellipsis.
 
     Example:
-        >>> clean("red\\x1b[31m\\nnext")
+        >>> for_terminal("red\\x1b[31m\\nnext")
         'red\\\\x1b[31m\\\\nnext'
     """
     if value is None or (isinstance(value, float) and math.isnan(value)):
@@ -159,7 +160,7 @@ def slice_value(value: Any) -> str:
     """A slice's value in a table cell: missing values (their own slice) as `—`."""
     if value is None or (isinstance(value, float) and math.isnan(value)) or value is pd.NA:
         return "—"
-    return clean(value, 30)
+    return for_terminal(value, 30)
 
 
 def is_small(n: object) -> bool:
@@ -187,9 +188,9 @@ def summary_table(
     flags = ["small" if is_small(n) else "" for n in sizes]
     rows = [
         [
-            clean(r.score) + (" *" if bool(r.primary) else ""),
-            clean(r.label, 40),
-            *([clean(r.reducer)] if reducers else []),
+            for_terminal(r.score) + (" *" if bool(r.primary) else ""),
+            for_terminal(r.label, 40),
+            *([for_terminal(r.reducer)] if reducers else []),
             format_pct(r.mean),
             format_ci(r.ci_low, r.ci_high),
             *(format_count(getattr(r, c)) for c in counts),
@@ -206,7 +207,7 @@ def summary_table(
     if by:
         for row, flag in zip(rows, flags, strict=True):
             row.append(flag)
-    text = [*(clean(c) for c in by), "score", "label", *(["reducer"] if reducers else [])]
+    text = [*(for_terminal(c) for c in by), "score", "label", *(["reducer"] if reducers else [])]
     headers = [*text, "mean", "95% CI", *counts, *(["clusters"] if clusters else [])]
     headers += [""] if by else []
     right = [False] * len(text) + [True] * (len(headers) - len(text))
@@ -225,7 +226,12 @@ def unscored_table_text(unscored: pd.DataFrame) -> list[str]:
     if unscored.empty:
         return []
     rows = [
-        [clean(r.score), clean(r.status), clean(r.reason, 60), format_count(r.n)]
+        [
+            for_terminal(r.score),
+            for_terminal(r.status),
+            for_terminal(r.reason, 60),
+            format_count(r.n),
+        ]
         for r in unscored.itertuples(index=False)
     ]
     return render_table(["score", "status", "reason", "n"], rows, [False, False, False, True])
@@ -241,7 +247,7 @@ def usage_lines(run: RunData) -> list[str]:
     if not line:
         return []
     note = run_usage_note(run)
-    return [clean(line)] + ([clean(note, 200)] if note else [])
+    return [for_terminal(line)] + ([for_terminal(note, 200)] if note else [])
 
 
 def usage_source_table(run: RunData) -> list[str]:
@@ -251,11 +257,13 @@ def usage_source_table(run: RunData) -> list[str]:
     if sources.empty:
         return []
     shown = sources.head(MAX_SOURCES)  # a crafted run may hold any number of sources
-    rows = [[clean(c, 40) for c in source_cells(r)] for _, r in shown.iterrows()]
+    rows = [[for_terminal(c, 40) for c in source_cells(r)] for _, r in shown.iterrows()]
     lines = render_table(SOURCE_COLUMNS, rows, [False, True, True, True, True, True])
     if len(sources) > MAX_SOURCES:
         lines.append(f"… {len(sources) - MAX_SOURCES} more sources: see run.usage()")
     for _, r in shown.iterrows():
         if isinstance(r["invalid"], str):
-            lines.append(f"{clean(r['source'], 40)}: usage refused: {clean(r['invalid'], 200)}")
+            lines.append(
+                f"{for_terminal(r['source'], 40)}: usage refused: {for_terminal(r['invalid'], 200)}"
+            )
     return lines

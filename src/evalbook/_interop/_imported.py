@@ -12,7 +12,6 @@ from __future__ import annotations
 import math
 import re
 import uuid
-import warnings
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -28,6 +27,7 @@ from .._model._run_data import RunData
 from .._model._tally import Tally
 from .._store._layout import check_run_name
 from .._util._text import TextGate, safe_str
+from .._util._warn import warn
 
 __all__ = [
     "FormatError",
@@ -201,11 +201,10 @@ def _warn_skipped(imported: Imported, skipped: list[str], kept: int) -> None:
         return
     quoted = "; ".join(skipped[:_QUOTED])
     more = f"; and {len(skipped) - _QUOTED} more" if len(skipped) > _QUOTED else ""
-    warnings.warn(
+    warn(
         f"{imported.path}: imported {kept} samples as {imported.format}, skipped "
         f"{len(skipped)} part(s) that could not be read: {quoted}{more}",
         RuntimeWarning,
-        stacklevel=3,
     )
 
 

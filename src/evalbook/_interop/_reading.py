@@ -14,12 +14,12 @@ import json
 import math
 import os
 import stat
-import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import IO, Any
 
+from .._util._warn import warn
 from ._imported import FormatError
 
 __all__ = [
@@ -253,8 +253,7 @@ def check_means(
     a number. A mean is checked only when every case the harness counted has a number here
     (`count` numbers in `values[name]`). The reported mean may be rounded to `decimals`; it then
     agrees within half its last digit. `source` names where the harness reported it ("the
-    results file"). Called from an importer's `read`, so the warning points at
-    `import_results` (check_means <- read <- import_run <- import_results).
+    results file"). The warning points at the user's line (`_util/_warn.py`).
     """
     for total in reported:
         # a harness's own mean counts True as 1 (Python's sum, numpy's mean): so does the check
@@ -270,10 +269,9 @@ def check_means(
         if decimals is not None and abs(mean - want) <= 0.5 * 10.0**-decimals + 1e-12:
             continue
         shown = repr(mean) if decimals is None else f"{mean:.6g}"
-        warnings.warn(
+        warn(
             f"{file.name}: the mean of {total.name} over its {len(got)} lines is {shown}, "
             f"{source} says {want!r}: a line may be damaged ({harness} writes no checksum of "
             "its values); check the file",
             RuntimeWarning,
-            stacklevel=4,
         )

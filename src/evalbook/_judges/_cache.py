@@ -28,7 +28,6 @@ import os
 import re
 import stat
 import threading
-import warnings
 from collections import Counter
 from collections.abc import Mapping
 from datetime import UTC, datetime
@@ -36,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 from .._util._fs import write_text
+from .._util._warn import warn
 
 __all__ = [
     "MARKER",
@@ -213,13 +213,12 @@ class ResponseCache:
             if self._broken:
                 return
             self._broken = True
-        warnings.warn(
+        warn(
             f"the response cache {str(self.folder)!r} cannot be written "
             f"({type(exc).__name__}: {getattr(exc, 'strerror', None) or exc}); the run goes "
             "on uncached. "
             "Give cache= a folder you can write to, or cache=None.",
             RuntimeWarning,
-            stacklevel=3,
         )
 
 

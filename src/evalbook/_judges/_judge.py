@@ -111,7 +111,7 @@ def _check_scale(
             f"scale must be (low, high), two finite numbers with low < high, got {scale!r}; "
             "e.g. scale=(0, 100) or scale=(1, 5)"
         )
-    name = vote_reducer(reducer, stacklevel=4)  # the warning names the user's eb.judge()
+    name = vote_reducer(reducer)  # a warning names the user's eb.judge() line
     if quorum is not None and not whole_number(quorum, 1, votes):
         raise ConfigurationError(
             f"quorum must be None or an integer from 1 to votes ({votes}), got {quorum!r}"

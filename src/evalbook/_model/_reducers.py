@@ -17,12 +17,12 @@ from __future__ import annotations
 import math
 import re
 import statistics
-import warnings
 from collections import Counter
 from collections.abc import Sequence
 from numbers import Integral
 
 from .._errors import ConfigurationError
+from .._util._warn import warn
 
 __all__ = [
     "OLD_NAMES",
@@ -94,19 +94,15 @@ def check_reducer(reducer: object) -> str:
     raise ConfigurationError(f"reducer must be one of {_CHOICES}; got {reducer!r}")
 
 
-def vote_reducer(reducer: object, stacklevel: int = 3) -> str:
-    """A judge's `reducer=`, checked; `"majority"` is `"mode"`, with a DeprecationWarning.
-
-    `stacklevel` points the warning at the user's call (3: the caller's caller).
-    """
+def vote_reducer(reducer: object) -> str:
+    """A judge's `reducer=`, checked; `"majority"` is `"mode"`, with a DeprecationWarning."""
     if isinstance(reducer, str) and reducer in OLD_NAMES:
         new = OLD_NAMES[reducer]
-        warnings.warn(
+        warn(
             f'reducer="{reducer}" is deprecated: it is the same rule as "{new}" (the most '
             f"frequent value; a tie goes to the smallest), which is its name for epochs "
             f'too; pass reducer="{new}"',
             DeprecationWarning,
-            stacklevel=stacklevel,
         )
         return new
     if isinstance(reducer, str) and reducer in VOTE_REDUCERS:

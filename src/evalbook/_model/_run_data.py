@@ -5,7 +5,6 @@ No I/O here: the public `Run` (in `evalbook._api`) adds saving, exporting, resco
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -16,6 +15,7 @@ import pandas as pd
 
 from .._util._fmt import format_ci, format_pct, refused_note, usage_line
 from .._util._text import visible
+from .._util._warn import warn
 from ._definitions import ScoreDefinition
 from ._epochs import reduce_scores, variance_parts
 from ._judge_stats import judge_stats
@@ -97,12 +97,11 @@ class RunData:
         if default not in self.data.columns:
             # the run's intervals cannot be clustered without the column: say so, once
             # (the cached summary), rather than fail every view of a stored run
-            warnings.warn(
+            warn(
                 f"run {self.name!r} is clustered by {default!r} (eb.run(cluster=)), but its "
                 "data has no such column (a run loaded without its data.parquet?): its "
                 "intervals are not clustered",
                 RuntimeWarning,
-                stacklevel=4,
             )
             return None
         return str(default)

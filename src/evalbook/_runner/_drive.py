@@ -16,6 +16,7 @@ from .._model._definitions import ScoreDefinition
 from .._model._run_data import RunData
 from .._model._scorers import Scorer
 from .._store._door import Prepared
+from .._util._warn import warn
 from ._calls import Threads, close_abandoned
 from ._engine import Engine, Executor, Kept, LocalExecutor
 from ._meter import Ledger, known_cost, warn_usage
@@ -36,7 +37,24 @@ def _progress(total: int, enabled: bool, name: str) -> Any:
 
 def _as_frame(data: Any) -> pd.DataFrame:
     if isinstance(data, pd.DataFrame):
-        return data
+        frame = data
+    elif data is None:  # pd.DataFrame(None) is an empty frame: the run would have no case
+        raise ConfigurationError(
+            "data is None: pass the cases as a pandas DataFrame, one row per case (e.g. "
+            "pd.read_csv('cases.csv'))"
+        )
+    else:
+        frame = _converted(data)
+    if len(frame) == 0:
+        warn(
+            "data has no rows: the run has no cases, so it has no results and no headline "
+            "(was the frame filtered to nothing?)",
+            UserWarning,
+        )
+    return frame
+
+
+def _converted(data: Any) -> pd.DataFrame:
     try:
         return pd.DataFrame(data)
     except Exception as exc:

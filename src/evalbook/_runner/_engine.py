@@ -29,7 +29,7 @@ from .._model._results import (
     Finished,
     Results,
 )
-from .._util._text import safe_str
+from .._util._text import MAX_DEPTH, nested_deeper_than, safe_str
 from ._binding import call_args
 from ._calls import AttemptTimeout, Threads, call, within
 from ._context import CaseContext
@@ -304,6 +304,12 @@ class Engine:
             del values["ctx"]
         if handed_back_awaitable(output):  # awaited once (a sync wrapper's): never a chain
             return ERRORED, None, "TypeError", awaitable_again("task", output)
+        if nested_deeper_than(output, MAX_DEPTH):  # nothing could store, show or score it
+            why = (
+                f"the task's output nests lists, dicts or tuples more than {MAX_DEPTH} levels "
+                "deep; a run keeps outputs as JSON: return a flatter value, or its text"
+            )
+            return ERRORED, None, "ValueError", why
         return PASSED, output, None, None
 
     async def _score(self, values: dict[str, Any], recs: list[Rec | None]) -> None:

@@ -18,7 +18,6 @@ import dataclasses
 import logging
 import math
 import threading
-import warnings
 from collections.abc import Collection, Mapping
 from contextlib import AbstractContextManager
 from contextvars import ContextVar
@@ -35,6 +34,7 @@ from .._model._tally import (
     sample_totals,
     token_counts,
 )
+from .._util._warn import warn
 
 __all__ = [
     "Ledger",
@@ -245,22 +245,20 @@ def known_cost(results: Results) -> float:
 def warn_usage(ledger: Ledger, name: str) -> None:
     """At a run's end: one warning if the budget stopped samples, one for unpriced models."""
     if ledger.not_started:
-        warnings.warn(
+        warn(
             f"run {name!r} reached its budget max_cost=${ledger.max_cost:g} "
             f"(${ledger.spent:.4g} recorded): {ledger.not_started} sample(s) did not start "
             "and the run is incomplete; resume it with a higher budget, e.g. "
             "eb.run(..., resume=run, max_cost=...)",
             RuntimeWarning,
-            stacklevel=4,
         )
     if ledger.unpriced:
         models = ", ".join(f"{m!r} ({n} calls)" for m, n in sorted(ledger.unpriced.items()))
-        warnings.warn(
+        warn(
             f"run {name!r}: no price for {models}; their cost is unknown (NaN), so cost totals "
             "cover the priced calls only; add them to prices={model: (usd_per_1M_in, "
             "usd_per_1M_out)}",
             RuntimeWarning,
-            stacklevel=4,
         )
 
 

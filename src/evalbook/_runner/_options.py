@@ -69,6 +69,12 @@ class RunOptions:
                 "cluster= takes the name of a column of the data whose cases belong together "
                 f"(e.g. cluster='passage'), or None; got {self.cluster!r}"
             )
+        if self.store is not None and not isinstance(self.store, str | os.PathLike):
+            raise ConfigurationError(
+                f"store= takes the folder that holds runs (a str or pathlib.Path, e.g. "
+                f"store='runs'), or None to keep the run in memory; got {self.store!r} "
+                f"({type(self.store).__name__})"
+            )
         object.__setattr__(self, "prices", check_prices(self.prices))
         m = self.max_cost
         if m is not None and (

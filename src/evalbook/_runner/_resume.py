@@ -100,10 +100,20 @@ def _examples(ids: set[str]) -> str:
 
 
 def _check_same(
-    source: RunData, plan: Plan, options: dict[str, Any], what: str = "resume="
+    source: RunData,
+    plan: Plan,
+    options: dict[str, Any],
+    what: str = "resume=",
+    damage: str | None = None,
 ) -> None:
     stored = [d.model_dump(mode="json") for d in source.definitions]
     now = [d.model_dump(mode="json") for d in plan.definitions]
+    if not stored and now and damage is not None:
+        raise ConfigurationError(
+            f"{what} cannot continue the stored run {source.name!r}: its log is damaged "
+            f"before its score definitions ({damage}), so no result it holds can be tied to "
+            "a score. eb.load_run(path) shows what it holds; run again into a new folder"
+        )
     if stored != now:
         old = ", ".join(d.name for d in source.definitions) or "(none)"
         new = ", ".join(d.name for d in plan.definitions) or "(none)"
@@ -153,7 +163,7 @@ def resume_source(
     if folder is None:
         return _from_memory(resume, plan, frame, options, store)
     with reopen(folder, f"resume={str(resume)!r}") as stored:
-        _check_same(stored.run, plan, options)
+        _check_same(stored.run, plan, options, damage=stored.damage_note)
         results, todo = _kept(stored.run, plan)
         return stored.append(options, plan.definitions, frame, results, todo)
 

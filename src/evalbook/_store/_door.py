@@ -74,6 +74,12 @@ class Reopened:
         self._log: LogFile | None = log
         self._found = found
 
+    @property
+    def damage_note(self) -> str | None:
+        """Where and how the log is damaged, as a message names it (None: it is not)."""
+        damage = self._found.damage
+        return None if damage is None else f"{damage.path}, line {damage.line}: {damage.reason}"
+
     def append(
         self,
         options: dict[str, Any],
@@ -134,8 +140,10 @@ def reopen(folder: Path, label: str) -> Reopened:
     try:
         found = replay(folder / EVENTS, warn=False)  # warned of once it is known what decides
         run = read_stored(folder, found)
-        summary = summary_of(folder)
-        started = summary.get("started_at") if summary is not None else found.started_at
+        started = found.started_at  # the log's run.started says it as summary.json does
+        if started is None:  # a log written before it did
+            summary = summary_of(folder)
+            started = summary.get("started_at") if summary is not None else None
         started_at = str(started) if started is not None else first_started_at(run.results)
     except FileNotFoundError as exc:
         log.close()

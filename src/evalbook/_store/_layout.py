@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import time
 from datetime import UTC, datetime
 from pathlib import Path
 
@@ -16,26 +17,37 @@ import numpy as np
 
 from .._errors import ConfigurationError
 from .._model._results import Results
+from .._util._fs import is_temp_of
 
 __all__ = [
     "CASES",
     "DATA",
     "EVENTS",
     "FINAL_FILES",
+    "PARQUET_CAP",
     "SCORES",
     "STORE_FILES",
     "SUMMARY",
+    "SUMMARY_CAP",
     "check_run_name",
     "first_started_at",
     "new_run_folder",
     "now_iso",
     "open_regular",
+    "read_regular",
+    "remove_stillborn",
 ]
 
 EVENTS = "events.jsonl"
 CASES, SCORES, SUMMARY, DATA = "cases.parquet", "scores.parquet", "summary.json", "data.parquet"
 FINAL_FILES = (CASES, SCORES, SUMMARY)
 STORE_FILES = (EVENTS, DATA, *FINAL_FILES)  # every file of a run folder evalbook writes
+# The most a file of a run folder may hold before it is refused unread (`read_regular`):
+# summary.json holds definitions, options and the summary rows (a few KB; 64 MiB is far
+# beyond any real one); a Parquet file is read whole into memory, so beyond 16 GiB a
+# file is not a run's table but a mistake (or a sparse file) that would fill the memory
+SUMMARY_CAP = 64 << 20
+PARQUET_CAP = 16 << 30
 _NAME = re.compile(r"\w[\w.+-]*")
 _MAX_NAME = 100
 
@@ -77,6 +89,44 @@ def check_run_name(name: str) -> str:
     return name
 
 
+# A run folder's first file appears within milliseconds of the folder: one that still has
+# none after this long was left by a run killed while it started (nothing of it ran)
+_STILLBORN_AGE_S = 60.0
+
+
+def remove_stillborn(root: Path) -> list[Path]:
+    """Remove the run folders of `root` that a run killed while it started left behind.
+
+    Such a folder holds nothing but the temporary files of its first writes (or nothing at
+    all) and is older than a minute, so that a run starting right now in another process is
+    never touched. Anything else is left alone. Returns what was removed.
+    """
+    removed: list[Path] = []
+    now = time.time()
+    try:
+        entries = list(os.scandir(root))
+    except OSError:
+        return removed
+    for entry in entries:
+        try:
+            if not entry.is_dir(follow_symlinks=False) or entry.name.startswith("."):
+                continue
+            if now - entry.stat(follow_symlinks=False).st_mtime < _STILLBORN_AGE_S:
+                continue
+            inside = list(os.scandir(entry.path))
+            if not all(
+                f.is_file(follow_symlinks=False) and is_temp_of(f.name, STORE_FILES) for f in inside
+            ):
+                continue
+            for f in inside:
+                os.unlink(f.path)
+            os.rmdir(entry.path)
+            removed.append(Path(entry.path))
+        except OSError:  # gone meanwhile, or not ours to remove: leave it
+            continue
+    return removed
+
+
 def new_run_folder(store: str | os.PathLike[str], name: str) -> Path:
     """Create `store/<name>-<timestamp>/` (exclusively: concurrent runs never share one)."""
     check_run_name(name)
@@ -87,6 +137,7 @@ def new_run_folder(store: str | os.PathLike[str], name: str) -> Path:
         raise ConfigurationError(
             f"store={str(store)!r}: cannot create the folder ({exc})"
         ) from None
+    remove_stillborn(root)
     stamp = datetime.now(UTC).strftime("%Y%m%dT%H%M%SZ")
     for n in range(1, 10_000):
         folder = root / (f"{name}-{stamp}" if n == 1 else f"{name}-{stamp}-{n}")
@@ -128,3 +179,20 @@ def open_regular(path: Path, flags: int = os.O_RDONLY) -> int:
         os.close(fd)
         raise
     return fd
+
+
+def read_regular(path: Path, cap: int) -> bytes:
+    """The bytes of a file of a run folder (`open_regular`), if it holds at most `cap`.
+
+    A file larger than `cap` (a sparse file, a log named like a summary) is an OSError that
+    says so, and no more than `cap` + 1 bytes are ever read.
+    """
+    with os.fdopen(open_regular(path), "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        data = f.read(cap + 1) if size <= cap else b""
+    if size > cap or len(data) > cap:
+        raise OSError(
+            f"{path} holds {max(size, len(data)):,} bytes, more than a {path.name} can "
+            f"({cap:,}); not read"
+        )
+    return data

@@ -16,11 +16,13 @@ from typing import Any
 import pandas as pd
 
 from .._model._run_data import RunData
+from .._util._warn import warn
 from ._layout import EVENTS, open_regular
 from ._load import summary_of
-from ._log._file import LineReader, being_written
+from ._log._file import being_written
 from ._log._read import READ_VERSIONS, SCHEMA_VERSION, NotARunLog, replay, version_error
 from ._sink import finish_status
+from ._ties import first_event
 
 __all__ = ["runs", "stored_started_at"]
 
@@ -31,15 +33,6 @@ LIST_REPLAY_BYTES = 32 << 20
 _TAIL_BYTES = 1 << 16
 
 
-def _first_event(path: Path) -> dict[str, Any] | None:
-    """The first event of a log, read alone (a bounded read); None if it is not one."""
-    with os.fdopen(open_regular(path), "rb") as f:
-        for _, _, raw in LineReader(f, path):  # LineTooLong past the bound
-            first = json.loads(raw)
-            return first if isinstance(first, dict) else None
-    return None
-
-
 def stored_started_at(folder: Path) -> str | None:
     """When a stored run started, from its summary or the first line of its log."""
     summary = summary_of(folder)
@@ -47,7 +40,7 @@ def stored_started_at(folder: Path) -> str | None:
         value = summary.get("started_at")
         return None if value is None else str(value)
     try:
-        first = _first_event(folder / EVENTS)
+        first = first_event(folder / EVENTS)
     except (OSError, ValueError):
         return None
     value = first.get("started_at") if first is not None else None
@@ -70,7 +63,7 @@ def _last_event(path: Path, size: int) -> dict[str, Any] | None:
 def _large_log_row(folder: Path, size: int) -> dict[str, Any] | None:
     """The listing row of a large log without summary.json: its first line and its end."""
     path = folder / EVENTS
-    first = _first_event(path)
+    first = first_event(path)
     if first is None or first.get("event") != "run.started":
         return None
     found = first.get("schema_version")
@@ -126,7 +119,7 @@ def _row(folder: Path) -> dict[str, Any] | None:
     except NotARunLog:
         return None
     if log.damage is not None:
-        warnings.warn(log.damage.message(), RuntimeWarning, stacklevel=3)
+        warn(log.damage.message(), RuntimeWarning)
     run = RunData(
         name=log.name,
         id=log.run_id,
@@ -182,7 +175,7 @@ def runs(store: str | os.PathLike[str] = "runs") -> pd.DataFrame:
         try:
             row = _row(entry)
         except (ValueError, KeyError, TypeError, OSError) as exc:
-            warnings.warn(f"skipping {entry}: {exc}", RuntimeWarning, stacklevel=2)
+            warn(f"skipping {entry}: {exc}", RuntimeWarning)
             continue
         if row is not None:
             rows.append(row)

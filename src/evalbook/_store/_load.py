@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import os
-import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
@@ -20,8 +19,9 @@ from .._model._run_data import RunData
 from .._model._scoring_rule import outcome_counts
 from .._model._tally import Tally, usage_from_json
 from .._util._text import clean
+from .._util._warn import warn
 from ._codec import OUTPUT_KINDS, read_file_outputs
-from ._layout import CASES, DATA, EVENTS, FINAL_FILES, SCORES, SUMMARY
+from ._layout import CASES, DATA, EVENTS, FINAL_FILES, PARQUET_CAP, SCORES, SUMMARY, read_regular
 from ._log._read import (
     EventLog,
     SchemaVersionError,
@@ -32,6 +32,7 @@ from ._log._read import (
 )
 from ._parquet import frame_of, read_parquet, text_list
 from ._summary import read_summary, records
+from ._ties import crc_of, mismatch
 
 __all__ = ["read_run", "read_stored", "run_folder", "summary_of"]
 
@@ -55,38 +56,44 @@ def _data(folder: Path, data_file: str | None, case_ids: list[str]) -> pd.DataFr
         except SchemaVersionError:
             raise
         except Exception as exc:  # garbage or cut short: the results are in the log anyway
-            warnings.warn(
+            warn(
                 f"{folder / DATA} cannot be read ({type(exc).__name__}: {exc}); the run loads "
                 "without its data columns (rescoring needs them: pass the data again)",
                 RuntimeWarning,
-                stacklevel=4,
             )
     elif data_file:  # the log names it, but a kill (or a full disk) came before it was written
-        warnings.warn(
+        warn(
             f"{folder / DATA} is missing (the run's log names it: the run was stopped while it "
             "started, or the disk was full); the run loads without its data columns "
             "(rescoring needs them: pass the data again)",
             RuntimeWarning,
-            stacklevel=4,
         )
     return pd.DataFrame(index=pd.Index(case_ids, dtype=object))
 
 
 def summary_of(folder: Path) -> dict[str, Any] | None:
-    """The run's `summary.json`; None when absent, or damaged (a warning: the log decides)."""
+    """The run's `summary.json`; None when absent, damaged, or not of the folder's log (a
+    warning: the log decides)."""
     if not (folder / SUMMARY).exists():
         return None
     try:
-        return read_summary(folder / SUMMARY)
+        summary = read_summary(folder / SUMMARY)
     except SchemaVersionError:
         raise
     except (OSError, ValueError) as exc:  # e.g. cut short by a power cut
-        warnings.warn(
+        warn(
             f"{folder / SUMMARY} cannot be read ({type(exc).__name__}: {exc}); using {EVENTS}",
             RuntimeWarning,
-            stacklevel=4,
         )
         return None
+    reason = mismatch(folder, summary)
+    if reason is not None:
+        warn(
+            f"{folder}: the final files are not those of its log ({reason}); using {EVENTS}",
+            RuntimeWarning,
+        )
+        return None
+    return summary
 
 
 def _codes(column: Any, names: tuple[str, ...], missing: int, strict: bool = True) -> np.ndarray:
@@ -169,14 +176,23 @@ def _checked_values(column: Any, status: np.ndarray) -> tuple[np.ndarray, np.nda
     return values, np.asarray(bad, dtype=np.intp)
 
 
-def _table(path: Path) -> Any:
-    """A final Parquet file; an error that cannot be read names it."""
+def _table(path: Path, recorded: Any, changed: list[str]) -> Any:
+    """A final Parquet file; an error that cannot be read names it. Its CRC-32 is checked
+    against the one `summary.json` recorded (`recorded`, the summary's `files` entry, if
+    any): a file changed since is said in `changed` (the log then decides, if there is one)."""
     try:
-        return read_parquet(path)
+        data = read_regular(path, PARQUET_CAP)
+        arrow = read_parquet(path, data)
     except SchemaVersionError:
         raise
     except Exception as exc:  # pyarrow's errors do not always say which file
         raise ValueError(f"{path} cannot be read ({type(exc).__name__}: {exc})") from exc
+    if isinstance(recorded, dict) and recorded.get("crc") != crc_of(data):
+        changed.append(
+            f"{path} is not the file summary.json was written with (its checksum differs: "
+            "it was changed or replaced after the run ended)"
+        )
+    return arrow
 
 
 def _samples(folder: Path, ids: list[str], cases: Any) -> tuple[list[str], int]:
@@ -198,9 +214,10 @@ def _samples(folder: Path, ids: list[str], cases: Any) -> tuple[list[str], int]:
     return unique, k
 
 
-def _results_from_files(folder: Path, n_scores: int) -> Results:
-    cases = _table(folder / CASES)
-    scores = _table(folder / SCORES)
+def _results_from_files(folder: Path, n_scores: int, files: Any, changed: list[str]) -> Results:
+    files = files if isinstance(files, dict) else {}
+    cases = _table(folder / CASES, files.get(CASES), changed)
+    scores = _table(folder / SCORES, files.get(SCORES), changed)
     ids = text_list(cases.column("case_id"))
     if not all(type(x) is str for x in ids):
         ids = [str(x) for x in ids]
@@ -329,7 +346,11 @@ def _from_files(folder: Path, log: EventLog | None = None) -> RunData:
         raise ValueError(
             f"{folder / SUMMARY} cannot be read ({type(exc).__name__}: {exc})"
         ) from exc
-    results = _results_from_files(folder, len(definitions))
+    reason = mismatch(folder, summary, None if log is None else log.run_id)
+    if reason is not None:
+        raise ValueError(f"they are not those of its log: {reason}")
+    changed: list[str] = []
+    results = _results_from_files(folder, len(definitions), summary.get("files"), changed)
     run = RunData(
         name=name,
         id=run_id,
@@ -342,7 +363,9 @@ def _from_files(folder: Path, log: EventLog | None = None) -> RunData:
     try:
         _agrees(folder, summary, run)
     except ValueError as exc:
-        raise _Disagree(str(exc), run, summary) from None
+        changed.append(str(exc))
+    if changed:
+        raise _Disagree("; ".join(changed), run, summary)
     run.data = _data(folder, summary.get("data_file"), results.case_ids)
     if np.any(results.attempts > 1):  # the retried samples' attempts are in the log only
         _tries_from_log(folder, results, log)
@@ -373,11 +396,10 @@ def _tries_from_log(folder: Path, results: Results, read: EventLog | None = None
                         found[replayed.case_id_of(pos), pos % k + 1] = tries
     except (OSError, ValueError) as exc:  # no log (an import), or one that cannot be read
         if log.exists():
-            warnings.warn(
+            warn(
                 f"{log} cannot be read ({exc}); run.attempts() shows the earlier attempts "
                 "of retried samples as not known",
                 RuntimeWarning,
-                stacklevel=5,
             )
         return
     for pos in retried:
@@ -403,7 +425,7 @@ def _from_log(folder: Path, warn_damage: bool = True, read: EventLog | None = No
         log = replay(folder / EVENTS, warn_damage=warn_damage)
     else:  # read already (a resume, under its lock): its warnings are due now that it decides
         log = read
-        warn_read(folder / EVENTS, log, warn_damage=warn_damage, stacklevel=4)
+        warn_read(folder / EVENTS, log, warn_damage=warn_damage)
     return RunData(
         name=log.name,
         id=log.run_id,
@@ -426,13 +448,12 @@ def read_run(path: str | os.PathLike[str], *, warn_incomplete: bool = True) -> R
     if warn_incomplete:
         missing = int(np.count_nonzero(run.results.outcome == PENDING))
         if missing:
-            warnings.warn(
+            warn(
                 f"run {run.name!r} ({run.path}) is incomplete: {missing} of "
                 f"{run.results.n_samples} {'samples' if run.results.epochs > 1 else 'cases'} "
                 "have no final outcome (the run was interrupted "
                 "or is still running); resume it with eb.run(..., resume=path)",
                 RuntimeWarning,
-                stacklevel=3,
             )
     return run
 
@@ -461,19 +482,17 @@ def _read(folder: Path, warn_damage: bool = True, log: EventLog | None = None) -
             if not (folder / EVENTS).exists():
                 if not isinstance(exc, _Disagree):
                     raise
-                warnings.warn(  # nothing else to read: what the files hold, not silently
+                warn(
                     f"{folder}: the final files disagree ({exc}) and there is no {EVENTS}; "
                     "the run loads as its Parquet files hold it",
                     RuntimeWarning,
-                    stacklevel=3,
                 )
                 run = exc.run
                 run.data = _data(folder, exc.summary.get("data_file"), run.results.case_ids)
                 return run
-            warnings.warn(
+            warn(
                 f"{folder}: the final files cannot be read ({exc}); loading from {EVENTS}",
                 RuntimeWarning,
-                stacklevel=3,
             )
     if log is not None or (folder / EVENTS).exists():
         return _from_log(folder, warn_damage, log)

@@ -20,6 +20,7 @@ import pyarrow.parquet as pq
 
 from .._util._fs import atomic_write
 from .._util._text import clean
+from ._layout import PARQUET_CAP, read_regular
 from ._log._read import FILE_READ_VERSIONS, SCHEMA_VERSION, version_error
 
 __all__ = [
@@ -197,10 +198,16 @@ def frame_of(arrow: Any) -> pd.DataFrame:
     return frame
 
 
-def read_parquet(path: Path) -> Any:
-    """Read a Parquet file of the store as an Arrow table, checking its `schema_version`."""
+def read_parquet(path: Path, data: bytes | None = None) -> Any:
+    """Read a Parquet file of the store as an Arrow table, checking its `schema_version`.
 
-    arrow = pq.read_table(path, page_checksum_verification=True)  # files without: unchecked
+    `data`: the file's bytes, already read (`_layout.read_regular`), else the file is read
+    through `open_regular` (a regular file of its folder, never a FIFO or a link out).
+    """
+    if data is None:
+        data = read_regular(path, PARQUET_CAP)
+    source = pa.BufferReader(data)
+    arrow = pq.read_table(source, page_checksum_verification=True)  # files without: unchecked
     raw = (arrow.schema.metadata or {}).get(_META_KEY)
     found = json.loads(raw).get("schema_version") if raw else None
     if found not in FILE_READ_VERSIONS:

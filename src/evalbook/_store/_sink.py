@@ -11,7 +11,6 @@ from __future__ import annotations
 import errno
 import os
 import uuid
-import warnings
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -25,6 +24,7 @@ from .._model._definitions import ScoreDefinition
 from .._model._results import PENDING, Finished, Results
 from .._model._scoring_rule import outcome_counts
 from .._util._fs import remove_stale_temps, stage_bytes
+from .._util._warn import warn
 from .._version import __version__
 from ._layout import DATA, EVENTS, FINAL_FILES, STORE_FILES, now_iso, open_regular
 from ._log._file import LogFile, LogInUse
@@ -72,11 +72,10 @@ def _cause(exc: BaseException) -> str:
 
 def _warn_not_stored(exc: BaseException, what: str | Path, folder: Path, kept: str) -> None:
     """The one warning of a run whose store stops taking writes: it goes on in memory."""
-    warnings.warn(
+    warn(
         f"evalbook could not write {what}: {_cause(exc)}. The run goes on in memory and "
         f"returns every case; {kept}. To store the whole run: {_elsewhere(folder)}.",
         RuntimeWarning,
-        stacklevel=4,
     )
 
 
@@ -178,12 +177,11 @@ def encode_data(frame: pd.DataFrame, folder: Path) -> bytes | None:
     try:
         return parquet_bytes(frame, "data", index=True)
     except Exception as exc:  # columns pyarrow cannot hold (mixed objects): go on without
-        warnings.warn(
+        warn(
             f"evalbook could not store the input data in {folder / DATA} ({exc}); the run is "
             "stored without it, so a loaded copy has no data columns to rescore with (rescore "
             "the run in memory, or pass data Parquet can hold)",
             RuntimeWarning,
-            stacklevel=3,
         )
         return None
 
@@ -308,12 +306,11 @@ class Prepared:
         try:
             finish_files(run, self.started_at, ended_at, status)
         except Exception as exc:  # none of the final files is left: the log decides
-            warnings.warn(
+            warn(
                 f"evalbook could not write the final files of {run.path}: {_cause(exc)}. The run "
                 f"log is complete, so eb.load_run() still works. To store them too: "
                 f"{_elsewhere(sink.folder)}.",
                 RuntimeWarning,
-                stacklevel=2,
             )
 
 
@@ -396,12 +393,37 @@ def open_existing(
     try:
         # locked uncut, so that reading it warned of a truncated line; now cut there, and a
         # damaged log set aside
-        prepare_append(log, encoder, results, found)
+        relog = prepare_append(log, encoder, results, found)
         remove_stale_temps(folder, STORE_FILES)  # the lock is held: no writer uses them
         content = encode_data(frame, folder)
     except BaseException:  # a failed resume releases its lock: a second try may then run
         sink.close()
         raise
+    try:
+        _continue(sink, run, folder, content, results, todo, relog)
+    except BaseException as exc:  # a failed resume releases its lock: a second try may then run
+        sink.close()
+        if isinstance(exc, OSError):
+            raise ConfigurationError(
+                f"resume={str(folder)!r}: cannot replace its stored files "
+                f"({type(exc).__name__}: {exc}); make the folder writable (or free the path) "
+                "and resume again: nothing of the run was lost"
+            ) from None
+        raise
+    return Prepared(run.name, run.run_id, folder, results, todo, sink, run.started_at)
+
+
+def _continue(
+    sink: StoreSink,
+    run: RunStart,
+    folder: Path,
+    content: bytes | None,
+    results: Results,
+    todo: Sequence[int],
+    relog: str,
+) -> None:
+    """Log `run.resumed` (and the kept cases a cut log lost), then swap in the new data and
+    set the final files aside: from now on the log decides until the run ends."""
     sink.logged = results.n_samples - len(todo)
     staged: Path | None = None
     try:
@@ -419,6 +441,8 @@ def open_existing(
             case_ids=list(run.case_ids),
         )
     )
+    if relog:
+        sink.write(relog)
     if sink.error is not None:
         if staged is not None:
             staged.unlink(missing_ok=True)
@@ -429,4 +453,3 @@ def open_existing(
             (folder / DATA).unlink(missing_ok=True)
         for name in FINAL_FILES:  # stale from now on: the log decides until the run ends
             (folder / name).unlink(missing_ok=True)
-    return Prepared(run.name, run.run_id, folder, results, todo, sink, run.started_at)

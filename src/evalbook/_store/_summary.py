@@ -20,10 +20,20 @@ from .._model._scoring_rule import outcome_counts
 from .._util import _fs
 from .._util._text import clean
 from .._version import __version__
-from ._layout import CASES, DATA, FINAL_FILES, SCORES, SUMMARY
+from ._layout import (
+    CASES,
+    DATA,
+    FINAL_FILES,
+    PARQUET_CAP,
+    SCORES,
+    SUMMARY,
+    SUMMARY_CAP,
+    read_regular,
+)
 from ._log._read import FILE_READ_VERSIONS, SCHEMA_VERSION, version_error
 from ._parquet import write_arrow, write_parquet
 from ._table_files import cases_file_arrow, scores_file_table
+from ._ties import crc_of, log_tie
 
 if TYPE_CHECKING:
     from .._model._run_data import RunData
@@ -71,9 +81,12 @@ def write_json(path: Path, data: dict[str, Any]) -> None:
 
 
 def read_summary(path: Path) -> dict[str, Any]:
-    """A `summary.json`, its `schema_version` checked (text with lone surrogates escaped)."""
-    with path.open(encoding="utf-8") as f:
-        data = json.load(f)
+    """A `summary.json`, its `schema_version` checked (text with lone surrogates escaped).
+
+    Read bounded (`read_regular`): a FIFO, a link out of the folder or a file over
+    `SUMMARY_CAP` is an OSError, never a wait or a full memory.
+    """
+    data = json.loads(read_regular(path, SUMMARY_CAP).decode("utf-8"))
     if not isinstance(data, dict):
         raise ValueError(f"{path} is not a JSON object")
     found = data.get("schema_version")
@@ -109,6 +122,10 @@ def _write_final(
     """The three final files, `summary.json` last."""
     write_arrow(cases_file_arrow(run.results), folder / CASES, "cases")
     write_parquet(scores_file_table(run), folder / SCORES, "scores")
+    # what ties these files to the folder's log and to each other (`_ties`)
+    files = {
+        name: {"crc": crc_of(read_regular(folder / name, PARQUET_CAP))} for name in (CASES, SCORES)
+    }
     h = run.headline
     write_json(
         folder / SUMMARY,
@@ -135,5 +152,7 @@ def _write_final(
             "definitions": [d.model_dump(mode="json") for d in run.definitions],
             "summary": records(run.summary()),
             **({"usage": records(run.usage_summary())[0]} if any(run.results.usage) else {}),
+            "files": files,
+            "log": log_tie(folder),
         },
     )

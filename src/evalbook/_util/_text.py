@@ -10,11 +10,16 @@ the six characters `\\ud800`. Everything past that point holds valid Unicode onl
 from __future__ import annotations
 
 import re
-import warnings
 from collections.abc import Iterator
 from typing import Any, TypeVar, cast
 
-__all__ = ["TextGate", "clean", "safe_str", "visible"]
+from ._warn import warn
+
+__all__ = ["MAX_DEPTH", "TextGate", "clean", "nested_deeper_than", "safe_str", "visible"]
+
+# How deeply lists, dicts and tuples may nest in what a run keeps (a task's output): beyond,
+# Python's recursion (json, repr, this module's walks) would fail, and no real output nests so
+MAX_DEPTH = 100
 
 T = TypeVar("T")
 
@@ -74,6 +79,33 @@ def _rebuild(value: Any, path: set[int]) -> Any:
         return items if kind is list else tuple(items)
     finally:
         path.discard(id(value))
+
+
+def nested_deeper_than(value: Any, limit: int) -> bool:
+    """Whether lists, dicts and tuples nest in `value` more than `limit` levels deep.
+
+    Walks without recursion (a loop over a stack), so any depth is measured; a container met
+    again inside itself is not walked twice.
+
+    Example:
+        >>> nested_deeper_than([[1], {"a": (2,)}], 2), nested_deeper_than([[[1]]], 2)
+        (False, True)
+    """
+    stack: list[tuple[Any, int]] = [(value, 0)]
+    seen: set[int] = set()
+    while stack:
+        item, depth = stack.pop()
+        kind = type(item)
+        if kind is not dict and kind is not list and kind is not tuple:
+            continue
+        if depth >= limit:
+            return True
+        if id(item) in seen:
+            continue
+        seen.add(id(item))
+        children = item.values() if kind is dict else item
+        stack.extend((child, depth + 1) for child in children)
+    return False
 
 
 def clean(value: T) -> T:
@@ -265,9 +297,8 @@ class TextGate:
                 if self.scope is None
                 else f" (the first in this {self.scope}; later ones are replaced without a warning)"
             )
-            warnings.warn(
+            warn(
                 f"{where} held a lone surrogate, replaced by {_first_surrogate(value)}{more}",
                 UnicodeWarning,
-                stacklevel=3,
             )
         return cleaned

@@ -9,9 +9,9 @@ plots (plotly) are imported only when asked for, so `import evalbook` stays ligh
 from __future__ import annotations
 
 import importlib
-import warnings
 from typing import Any
 
+from .._util._warn import warn
 from ._board import board_view
 
 __all__ = ["show"]
@@ -37,11 +37,10 @@ def __getattr__(name: str) -> Any:
     module = _DEPRECATED.get(name)
     if module is None:
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    warnings.warn(
+    warn(
         f"evalbook.display.{name} is deprecated and will be removed in the next release; "
         "use eb.show(obj), or the object's own HTML repr",
         DeprecationWarning,
-        stacklevel=2,
     )
     value: Any = getattr(importlib.import_module(module, __name__), name)
     return value

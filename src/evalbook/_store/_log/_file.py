@@ -160,11 +160,14 @@ def set_aside(path: Path, offset: int | None) -> Path:
     for n in range(1, 10_000):
         copy = path.with_name(f"{path.name}.damaged-{n}")
         try:
-            fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0))
+            # 0600, as the store's other files: a log may hold what its cases held
+            fd = os.open(
+                copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o600
+            )
         except FileExistsError:
             continue
         with os.fdopen(fd, "wb") as out, path.open("rb") as src:
-            shutil.copyfileobj(src, out)
+            _copy_data(src, out)
             out.flush()
             os.fsync(out.fileno())
         break
@@ -173,6 +176,34 @@ def set_aside(path: Path, offset: int | None) -> Path:
     if offset is not None:
         os.truncate(path, offset)
     return copy
+
+
+def _copy_data(src: BinaryIO, out: BinaryIO) -> None:
+    """Copy `src` to `out` byte for byte, its holes kept holes: a sparse file of 4 GiB that
+    holds a few KB of lines costs a few KB to copy (where the system says where data is)."""
+    size = os.fstat(src.fileno()).st_size
+    seek_data, seek_hole = getattr(os, "SEEK_DATA", None), getattr(os, "SEEK_HOLE", None)
+    if seek_data is None or seek_hole is None:
+        shutil.copyfileobj(src, out)
+        return
+    at = 0
+    while at < size:
+        try:
+            start = os.lseek(src.fileno(), at, seek_data)
+        except OSError:  # ENXIO: no data after `at`, only a hole to the end
+            break
+        end = os.lseek(src.fileno(), start, seek_hole)
+        src.seek(start)
+        out.seek(start)
+        left = end - start
+        while left > 0:
+            chunk = src.read(min(left, 1 << 20))
+            if not chunk:
+                break
+            out.write(chunk)
+            left -= len(chunk)
+        at = end
+    out.truncate(size)  # the last hole, if any, as a hole
 
 
 def _lock(fd: int, path: Path) -> None:

@@ -13,7 +13,6 @@ import json
 import math
 import os
 import re
-import warnings
 import zlib
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ..._util._text import TextGate
+from ..._util._warn import warn
 from .._layout import open_regular
 from ._file import LineReader
 
@@ -191,11 +191,10 @@ def open_log(path: Path) -> BinaryIO:
 
 
 def warn_truncated(path: Path, number: int) -> None:
-    warnings.warn(
+    warn(
         f"{path}: the last line (line {number}) is truncated (the run was interrupted while "
         "writing it); it is ignored",
         RuntimeWarning,
-        stacklevel=4,
     )
 
 

@@ -9,7 +9,6 @@ docs/file-formats.md.
 from __future__ import annotations
 
 import math
-import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -20,6 +19,7 @@ from ..._model._definitions import Grader, ScoreDefinition
 from ..._model._results import OUTCOMES, PENDING, Attempt, Finished, Results
 from ..._model._tally import usage_from_json
 from ..._util._text import TextGate
+from ..._util._warn import warn
 from .._codec import decode_output
 from ._file import LineReader, LineTooLong, LogFile, count_lines
 from ._format import (
@@ -135,11 +135,10 @@ class EventLog:
 def warn_invalid(path: Path, invalid: Sequence[str]) -> None:
     """One warning for the stored values of `path` that are not valid scores."""
     shown = ", ".join(invalid[:3]) + (" …" if len(invalid) > 3 else "")
-    warnings.warn(
+    warn(
         f"{path}: {len(invalid)} stored score value(s) are not valid scores ({shown}); "
         "they load as invalid_score errors, not as numbers",
         RuntimeWarning,
-        stacklevel=4,
     )
 
 
@@ -181,6 +180,15 @@ class _Replay:
         self.starts: dict[tuple[str, int], dict[int, float]] = {}
         self.ended: dict[str, Any] | None = None
         self.invalid: list[str] = []
+        # samples whose current attempt has started and not ended: a sample ends once per
+        # start, so a second `case.ended` without a new start is damage, not a new result
+        self.running: set[tuple[str, int]] = set()
+
+    def _sample_event(self, event: dict[str, Any]) -> tuple[str, int]:
+        """`_case`, for an event of a sample: none may follow `run.ended` (until a resume)."""
+        if self.ended is not None:
+            raise ValueError("an event of a sample after run.ended (and no run.resumed)")
+        return self._case(event)
 
     def _case(self, event: dict[str, Any]) -> tuple[str, int]:
         """The sample (case id, epoch) an event is about; versions 1-2 have epoch 1 only."""
@@ -195,7 +203,7 @@ class _Replay:
     def line(self, number: int, offset: int, event: dict[str, Any]) -> None:
         kind = field_text(event, "event")
         if kind == "score.recorded":
-            cid = self._case(event)
+            cid = self._sample_event(event)
             name = field_text(event, "score")
             if self.derived.get(name) is not event.get("derived", False):
                 raise ValueError(
@@ -204,10 +212,17 @@ class _Replay:
                 )
             self.pending.setdefault(cid, {})[name] = _rec(event, self.invalid)
         elif kind == "case.ended":
-            cid = self._case(event)
+            cid = self._sample_event(event)
+            if cid in self.finished and cid not in self.running:
+                raise ValueError(
+                    f"a second case.ended of case {cid[0]!r}, epoch {cid[1]}, that no "
+                    f"case.started precedes (it ended at line {self.finished[cid][0]})"
+                )
+            self.running.discard(cid)
             self.finished[cid] = (number, offset, self._ended_case(event, cid))
         elif kind == "case.started":
-            cid = self._case(event)
+            cid = self._sample_event(event)
+            self.running.add(cid)
             attempt = field_int(event, "attempt", low=1)
             # a number, as it was always read (informative: the sample's lines decide)
             at = (
@@ -240,7 +255,8 @@ class _Replay:
             self.ended = event
         elif kind == "run.started":
             raise ValueError("a second run.started event")
-        # another event name: a later writer's addition, with nothing this reader needs
+        else:  # a later writer's event comes with a later schema_version, refused before
+            raise ValueError(f"an unknown event {kind!r}")
 
     def _ended_case(self, event: dict[str, Any], cid: tuple[str, int]) -> Finished:
         outcome = _OUTCOME_CODES.get(event["outcome"])
@@ -435,11 +451,11 @@ def replay(path: Path, *, warn: bool = True, warn_damage: bool = True) -> EventL
         except _Late as late:  # each try stops at an earlier line: this ends
             stop = late.bad
     if warn:
-        warn_read(path, log, warn_damage=warn_damage, stacklevel=4)
+        warn_read(path, log, warn_damage=warn_damage)
     return log
 
 
-def warn_read(path: Path, log: EventLog, *, warn_damage: bool, stacklevel: int = 3) -> None:
+def warn_read(path: Path, log: EventLog, *, warn_damage: bool) -> None:
     """The warnings of a read of `path` (`replay`'s), given once its caller uses what it read.
 
     A resume reads the log before it knows whether the log or the final files decide; only
@@ -450,7 +466,7 @@ def warn_read(path: Path, log: EventLog, *, warn_damage: bool, stacklevel: int =
     if log.invalid:
         warn_invalid(path, log.invalid)
     if log.damage is not None and warn_damage:
-        warnings.warn(log.damage.message(), RuntimeWarning, stacklevel=stacklevel)
+        warn(log.damage.message(), RuntimeWarning)
 
 
 def tries_in_log(path: Path) -> dict[tuple[str, int], tuple[Attempt, ...]]:
@@ -481,20 +497,21 @@ def tries_in_log(path: Path) -> dict[tuple[str, int], tuple[Attempt, ...]]:
     return found
 
 
-def prepare_append(log: LogFile, encoder: LineEncoder, results: Results, found: EventLog) -> None:
+def prepare_append(log: LogFile, encoder: LineEncoder, results: Results, found: EventLog) -> str:
     """Make a stored log ready for a resume to append to it (the log's lock is held).
 
     `found` is what the resume read of this log, under the same lock: the log is not read
     again. What a crash left after the last complete line is cut (at `found.end`). A log
     damaged at some line is copied whole to `events.jsonl.damaged-<n>` (nothing is lost) and
     cut at that line, with one warning: appending after the damage would hide what the
-    resume logs from every later read (reading stops at the damaged line). The kept cases
-    (`results`) that the cut log no longer holds (a resume that read the final files, not
-    the log) are logged again.
+    resume logs from every later read (reading stops at the damaged line). Returns the lines
+    that log again the kept cases (`results`) that the cut log no longer holds (a resume that
+    read the final files, not the log): they go after the resume's `run.resumed` line, since
+    no sample's line may follow a `run.ended` the cut log may end with.
     """
     if found.damage is None:
         log.cut_at(found.end)
-        return
+        return ""
     copy = log.set_aside(found.damage.offset)
     where = {cid: pos for pos, cid in enumerate(found.results.case_ids)}
     k = results.epochs
@@ -504,13 +521,11 @@ def prepare_append(log: LogFile, encoder: LineEncoder, results: Results, found: 
         if results.outcome[pos] != PENDING
         and found.results.outcome[where[results.case_id_of(pos)] * k + pos % k] == PENDING
     ]
-    if lost:
-        log.write("".join(encoder.case_ended(pos, results) for pos in lost).encode())
-    warnings.warn(
+    warn(
         f"{log.path}, line {found.damage.line}: {found.damage.reason}; the damaged log is kept "
         f"as {copy.name} and the log is cut at that line, so the resume continues after the "
         "last good line and runs every case without a final outcome before it"
         + (f" ({len(lost)} kept cases were logged again)" if lost else ""),
         RuntimeWarning,
-        stacklevel=3,
     )
+    return "".join(encoder.case_ended(pos, results) for pos in lost)

@@ -13,20 +13,22 @@ from typing import Any
 
 from .._judges._cache import CacheFolderError, cache_clear, cache_info
 from ._args import EXIT_OK, CliError
-from ._terminal import Out, clean
+from ._terminal import Out, for_terminal
 
-__all__ = ["add_cache_parser", "format_size"]
+__all__ = ["DESCRIPTION", "HELP", "NAME", "add_arguments", "format_size", "run"]
 
 
-def add_cache_parser(sub: Any) -> None:
-    """Add the `cache` command (`info`, `clear`) to the CLI's sub-parsers."""
-    p = sub.add_parser(
-        "cache",
-        help="what a response cache folder holds, or empty it",
-        description="Inspect or empty a response cache: the folder given as cache= to "
-        "eb.judge or eb.wrap_openai. Every entry is safe to delete (a deleted one is asked "
-        "again on the next run).",
-    )
+NAME = "cache"
+HELP = "what a response cache folder holds, or empty it"
+DESCRIPTION = (
+    "Inspect or empty a response cache: the folder given as cache= to "
+    "eb.judge or eb.wrap_openai. Every entry is safe to delete (a deleted one is asked "
+    "again on the next run)."
+)
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """The actions `info PATH` and `clear PATH [--yes]`."""
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
     info = actions.add_parser(
         "info",
@@ -35,7 +37,6 @@ def add_cache_parser(sub: Any) -> None:
         "that gave them and when the oldest and newest were written.",
     )
     info.add_argument("path", metavar="PATH", help="the cache folder")
-    info.set_defaults(func=cmd_cache_info)
     clear = actions.add_parser(
         "clear",
         help="delete every entry of a cache folder",
@@ -44,7 +45,13 @@ def add_cache_parser(sub: Any) -> None:
     )
     clear.add_argument("path", metavar="PATH", help="the cache folder")
     clear.add_argument("--yes", action="store_true", help="do not ask for confirmation")
-    clear.set_defaults(func=cmd_cache_clear)
+
+
+def run(args: argparse.Namespace) -> int:
+    """`evalbook cache info|clear PATH`: the action's one block or one line."""
+    if args.action == "clear":
+        return _clear(args)
+    return _info_block(args)
 
 
 def format_size(n: int) -> str:
@@ -77,22 +84,22 @@ def _info(path: str) -> dict[str, Any]:
         raise _os_error("read", path, exc) from None
 
 
-def cmd_cache_info(args: argparse.Namespace) -> int:
+def _info_block(args: argparse.Namespace) -> int:
     """`evalbook cache info PATH`: one block."""
     info = _info(args.path)
     out = Out(sys.stdout)
-    out.line(f"cache   {clean(info['path'])}")
+    out.line(f"cache   {for_terminal(info['path'])}")
     out.line(f"entries {info['entries']} ({format_size(info['bytes'])})")
     if info["unreadable"]:
         out.line(f"        {info['unreadable']} unreadable (asked again when needed)")
-    models = ", ".join(f"{clean(m, 60)} ({n})" for m, n in info["models"].items())
+    models = ", ".join(f"{for_terminal(m, 60)} ({n})" for m, n in info["models"].items())
     out.line(f"models  {models or '-'}")
     if info["oldest"] is not None:
-        out.line(f"written {clean(info['oldest'])} to {clean(info['newest'])} (UTC)")
+        out.line(f"written {for_terminal(info['oldest'])} to {for_terminal(info['newest'])} (UTC)")
     return EXIT_OK
 
 
-def cmd_cache_clear(args: argparse.Namespace) -> int:
+def _clear(args: argparse.Namespace) -> int:
     """`evalbook cache clear PATH [--yes]`: one line."""
     info = _info(args.path)  # refuses a missing folder or one that is not a cache
     if not args.yes:

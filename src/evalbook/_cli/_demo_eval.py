@@ -1,5 +1,5 @@
-"""The bundled offline demo: a small arithmetic dataset, a deterministic local "model" and a
-judge whose client is scripted (no network)."""
+"""The bundled offline demo (`evalbook demo` runs it): a small arithmetic dataset, a
+deterministic local "model" and a judge whose client is scripted (no network)."""
 
 from __future__ import annotations
 

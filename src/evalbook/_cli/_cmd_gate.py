@@ -1,38 +1,46 @@
-"""`evalbook gate`: parse the conditions, check them (`evalbook._compare._gate`), print each."""
+"""`evalbook gate RUN ...`: parse the conditions, check them (`_compare/_gate.py`), print
+each; exit 0 when every condition holds, 1 when one fails."""
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
-from typing import Any
 
 from .._api._refs import resolve_run
 from .._compare._gate import run_gate
 from .._compare._gate_checks import GateSpec
-from ._args import EXIT_GATE_FAILED, EXIT_OK, CliError, count, fraction, seconds, usd
-from ._terminal import Out, clean
+from ._args import (
+    EXIT_GATE_FAILED,
+    EXIT_OK,
+    RUN_HELP,
+    CliError,
+    count,
+    fraction,
+    seconds,
+    store_option,
+    usd,
+)
+from ._terminal import Out, for_terminal
 
-__all__ = ["add_gate_parser"]
+__all__ = ["DESCRIPTION", "HELP", "NAME", "add_arguments", "drop", "run"]
+
+NAME = "gate"
+HELP = "check a run against thresholds (exit 0 pass, 1 fail, 2 bad usage)"
+DESCRIPTION = (
+    "Check conditions on one score of a run (default: its headline score). "
+    "Exit 0 when every condition holds, 1 when any fails (each failure is printed with "
+    "its measured value and threshold), 2 on bad usage. Fractions are written 0.8 or 80%. "
+    "With --against BASE --max-drop X it fails when the paired delta's 95% CI lower bound "
+    "is below -X; an underpowered comparison (mde > X) is reported, and fails only through "
+    "that bound. --max-cost checks the run's total recorded cost (unknown cost fails) and "
+    "--max-latency-p95 the 95th percentile of the samples' durations. An incomplete or "
+    "running run never passes."
+)
 
 
-def add_gate_parser(
-    sub: Any, run_help: str, store_option: Callable[[argparse.ArgumentParser], None]
-) -> None:
-    """Add the `gate` command to the CLI's sub-parsers."""
-    p = sub.add_parser(
-        "gate",
-        help="check a run against thresholds (exit 0 pass, 1 fail, 2 bad usage)",
-        description="Check conditions on one score of a run (default: its headline score). "
-        "Exit 0 when every condition holds, 1 when any fails (each failure is printed with "
-        "its measured value and threshold), 2 on bad usage. Fractions are written 0.8 or 80%. "
-        "With --against BASE --max-drop X it fails when the paired delta's 95% CI lower bound "
-        "is below -X; an underpowered comparison (mde > X) is reported, and fails only through "
-        "that bound. --max-cost checks the run's total recorded cost (unknown cost fails) and "
-        "--max-latency-p95 the 95th percentile of the samples' durations. An incomplete or "
-        "running run never passes.",
-    )
-    p.add_argument("run", metavar="RUN", help=run_help)
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    """RUN, the conditions, `--against` / `--baseline`, `--store`."""
+    p.add_argument("run", metavar="RUN", help=RUN_HELP)
     p.add_argument("--score", metavar="NAME", help="score to check (default: the headline's)")
     p.add_argument("--min", type=fraction, metavar="X", help="the mean must be >= X")
     p.add_argument(
@@ -85,7 +93,6 @@ def add_gate_parser(
         help="the 95th percentile of the samples' durations must be <= S seconds",
     )
     store_option(p)
-    p.set_defaults(func=cmd_gate)
 
 
 def drop(text: str) -> float:
@@ -99,7 +106,7 @@ def drop(text: str) -> float:
     return value
 
 
-def cmd_gate(args: argparse.Namespace) -> int:
+def run(args: argparse.Namespace) -> int:
     """`evalbook gate RUN ...`: 0 when every condition holds, 1 when one fails."""
     spec = GateSpec(
         score=args.score,
@@ -123,26 +130,28 @@ def cmd_gate(args: argparse.Namespace) -> int:
             "--max-unscored-rate, --min-completion, --max-cost, --max-latency-p95, "
             "--baseline RUN --max-regression D, --against BASE --max-drop X"
         )
-    run = resolve_run(args.run, args.store)
+    gated = resolve_run(args.run, args.store)
     baseline = resolve_run(args.baseline, args.store) if args.baseline is not None else None
     against = resolve_run(args.against, args.store) if args.against is not None else None
     out = Out(sys.stdout)
-    result = run_gate(run, spec, baseline=baseline, against=against)
-    where = f" ({run.path})" if run.path is not None else ""
-    out.line(f"gate {clean(run.name)}{where}: {clean(run.headline.text)}")
+    result = run_gate(gated, spec, baseline=baseline, against=against)
+    where = f" ({gated.path})" if gated.path is not None else ""
+    out.line(f"gate {for_terminal(gated.name)}{where}: {for_terminal(gated.headline.text)}")
     if against is not None:
         where = f" ({against.path})" if against.path is not None else ""
-        out.line(f"against {clean(against.name)}{where}: {clean(against.headline.text)}")
+        out.line(
+            f"against {for_terminal(against.name)}{where}: {for_terminal(against.headline.text)}"
+        )
     for note in result.notes:
-        out.line(f"note: {clean(note)}", "yellow")
+        out.line(f"note: {for_terminal(note)}", "yellow")
     for check in result.checks:
         if check.holds:
-            out.line(f"{out.style('ok  ', 'green')}  {clean(check.text)}")
+            out.line(f"{out.style('ok  ', 'green')}  {for_terminal(check.text)}")
         else:
-            out.line(f"{out.style('FAIL', 'red', 'bold')}  {clean(check.text)}")
+            out.line(f"{out.style('FAIL', 'red', 'bold')}  {for_terminal(check.text)}")
         for detail in check.details:
             styles = ("yellow",) if detail.startswith("underpowered") else ()
-            out.line(f"      {clean(detail)}", *styles)
+            out.line(f"      {for_terminal(detail)}", *styles)
     if not result.passed:
         out.line(result.verdict, "red", "bold")
         return EXIT_GATE_FAILED
