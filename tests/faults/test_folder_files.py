@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
+import tempfile
 import time
 import warnings
 from pathlib import Path
@@ -295,3 +297,112 @@ def test_folders_left_by_runs_killed_while_they_started_are_removed(tmp_path: Pa
     assert young.exists()  # it may be a run starting right now in another process
     assert (foreign / "todo.txt").read_text() == "mine"  # not a run's leftovers: untouched
     assert kept.path is not None and kept.path.exists()
+
+
+def test_a_run_another_process_is_writing_is_not_called_interrupted(tmp_path: Path) -> None:
+    fcntl = pytest.importorskip("fcntl")
+    run = _stored(tmp_path / "runs")
+    assert run.path is not None
+    lines = _lines(run)
+    (run.path / "events.jsonl").write_bytes(b"".join(lines[: len(lines) // 2]))
+    for name in ("cases.parquet", "scores.parquet", "summary.json"):
+        (run.path / name).unlink()
+    with (run.path / "events.jsonl").open("ab") as writer:
+        fcntl.flock(writer.fileno(), fcntl.LOCK_EX)  # what a live writer holds
+        _, running = _load(run.path)
+    _, stopped = _load(run.path)
+    print(f"while written: {running}; after: {stopped}")
+    assert any("another process is running it right now" in m for m in running), running
+    assert not any("resume it" in m for m in running)
+    assert any("interrupted); resume it" in m for m in stopped), stopped
+
+
+# -- the sweep: every final file, every kind of fault (tools/faults_folder_files.py: long form) --
+
+FILES = ("summary.json", "cases.parquet", "scores.parquet", "data.parquet")
+FAULTS = ("fifo", "link out", "sparse", "directory", "flip", "cut", "swap", "copied")
+
+
+def _fault(folder: Path, other: Path, name: str, fault: str, rng: random.Random) -> None:
+    path = folder / name
+    if fault == "copied":
+        for final in ("cases.parquet", "scores.parquet", "summary.json"):
+            shutil.copyfile(other / final, folder / final)
+        return
+    if fault == "swap":
+        _swap_two_values(folder / "scores.parquet")
+        return
+    data = path.read_bytes()
+    path.unlink()
+    if fault == "fifo":
+        os.mkfifo(path)
+    elif fault == "link out":
+        path.symlink_to(other / name)
+    elif fault == "sparse":
+        with path.open("wb") as f:
+            f.truncate(17 << 30)  # beyond every cap
+    elif fault == "directory":
+        path.mkdir()
+    elif fault == "flip":
+        at = rng.randrange(len(data))
+        path.write_bytes(data[:at] + bytes([data[at] ^ (1 << rng.randrange(8))]) + data[at + 1 :])
+    else:
+        path.write_bytes(data[: rng.randrange(len(data))])
+
+
+def folder_trials(trials: int, seed: int) -> dict[str, int]:
+    """`trials` damaged run folders, each loaded: how many were identical to the run the log
+    holds, detected (a warning), raised, slow (over 10 s) or silently different."""
+    rng = random.Random(seed)
+    counts = dict.fromkeys(("identical", "detected", "raised", "slow", "silently different"), 0)
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Path(tmp)
+        base = _stored(store / "base")
+        other = _stored(store / "other", name="half", scorer=lambda x: 1.0)
+        assert base.path is not None and other.path is not None
+        for trial in range(trials):
+            fault = rng.choice(FAULTS)
+            name = rng.choice(FILES) if fault not in ("swap", "copied") else "scores.parquet"
+            folder = store / f"t{trial}"
+            shutil.copytree(base.path, folder)
+            _fault(folder, other.path, name, fault, rng)
+            start = time.perf_counter()
+            try:
+                loaded, said = _load(folder)
+            except Exception:
+                counts["raised"] += 1
+                continue
+            finally:
+                if time.perf_counter() - start > 10:
+                    counts["slow"] += 1
+            same = loaded.scores.equals(base.scores) and loaded.cases.equals(base.cases)
+            same = same and loaded.id == base.id
+            if same:
+                counts["detected" if said else "identical"] += 1
+            elif said:
+                counts["detected"] += 1  # said, and loaded what the log holds, or less
+            else:
+                counts["silently different"] += 1
+    return counts
+
+
+@pytest.mark.timeout(300)
+def test_every_fault_of_every_final_file_is_seen_or_harmless() -> None:
+    counts = folder_trials(24, seed=5)
+    print(f"24 damaged folders: {counts}")
+    assert counts["silently different"] == 0 and counts["raised"] == 0 and counts["slow"] == 0
+    assert counts["detected"] > 0
+
+
+def test_an_empty_log_says_it_is_empty_and_resume_is_a_configuration_error(
+    tmp_path: Path,
+) -> None:
+    run = _stored(tmp_path / "runs")
+    assert run.path is not None
+    for name in ("cases.parquet", "scores.parquet", "summary.json"):
+        (run.path / name).unlink()
+    (run.path / "events.jsonl").write_bytes(b"")
+    with pytest.raises(ValueError, match="is empty: the run wrote nothing"):
+        eb.load_run(run.path)
+    with pytest.raises(eb.ConfigurationError, match="is empty: the run wrote nothing"):
+        _resume(run.path)

@@ -462,3 +462,20 @@ def test_a_compatible_client_gets_its_own_replies_back_and_its_usage_read(tmp_pa
     assert len(asked) == len(DATA)  # the second run was answered from the cache
     assert list(first.usage()["input_tokens"]) == [3] * len(DATA)  # a dict's usage is read
     assert list(again.usage()["cached_calls"]) == [1] * len(DATA)
+
+
+def test_a_cache_hit_answers_with_the_type_of_a_miss_for_an_sdk_subclass(
+    server: Server, tmp_path: Path
+) -> None:
+    class MyClient(openai.OpenAI):  # type: ignore[misc]  # defined outside the openai package
+        pass
+
+    client = eb.wrap_openai(
+        MyClient(base_url=server.url, api_key="test-key", timeout=10), cache=tmp_path / "c"
+    )
+    request = {"model": "m", "messages": [{"role": "user", "content": "one two"}]}
+    miss = client.chat.completions.create(**request)
+    hit = client.chat.completions.create(**request)
+    assert server.count() == 1  # the second answer came from the cache
+    assert type(hit) is type(miss)
+    assert hit.choices[0].message.content == miss.choices[0].message.content

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import asyncio
 import math
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -115,6 +116,22 @@ def test_prices_turn_tokens_into_cost_and_unpriced_models_warn_once() -> None:
     assert run.cases["cost"].tolist() == [2.0, 2.0]
     assert run.usage_summary()["cost"].iloc[0] == 4.0
     assert run.options["prices"] == {"m": [1.0, 2.0]}
+
+
+def test_a_priced_call_without_tokens_is_of_unknown_cost_not_of_an_unpriced_model() -> None:
+    # what a call retried after a 429 records: the model, no tokens
+    def task(q: str, ctx: Any) -> str:
+        ctx.record_usage(model="judge-model")
+        ctx.record_usage(input_tokens=1_000_000, output_tokens=0, model="judge-model")
+        return q
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # no "no price for 'judge-model'"
+        run = eb.run(
+            frame(2), task=task, store=None, progress=False, prices={"judge-model": (1.0, 2.0)}
+        )
+    assert run.cases["cost"].tolist() == [1.0, 1.0]  # the known part; the other call is unknown
+    assert run.usage()["calls"].tolist() == [2, 2]
 
 
 def test_rescore_keeps_the_task_usage_and_records_new_scoring(tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 
 def _mixed_cases(n: int) -> list[Finished]:
     rng = random.Random(7)
-    g = eb.Grader(kind="llm", id="j", model="m")
+    g = eb.Grader(kind="model", id="j", model="m")
     cases = []
     for i in range(n):
         records = [

@@ -13,11 +13,13 @@ from .._runner._drive import execute
 from .._runner._options import RunOptions
 from .._runner._sync import run_sync
 from .._store._load import read_run
+from .._util._callables import suggest_keywords
 from ._run import Run
 
 __all__ = ["arun", "load_run", "run"]
 
 
+@suggest_keywords
 async def arun(
     data: Any,
     task: Callable[..., Any] | None = None,
@@ -52,6 +54,7 @@ async def arun(
     return Run._of(await execute(data, task, scorers, scores, options))
 
 
+@suggest_keywords
 def run(
     data: Any,
     task: Callable[..., Any] | None = None,

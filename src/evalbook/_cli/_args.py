@@ -16,6 +16,7 @@ from .._api._refs import column_names
 
 __all__ = [
     "EXIT_GATE_FAILED",
+    "EXIT_INCOMPLETE",
     "EXIT_OK",
     "EXIT_UNEXPECTED",
     "EXIT_USAGE",
@@ -35,6 +36,7 @@ __all__ = [
 ]
 
 EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_UNEXPECTED = 0, 1, 2, 3
+EXIT_INCOMPLETE = 4  # `run`: the run stopped before every sample ran (its budget)
 
 
 class CliError(Exception):

@@ -13,6 +13,7 @@ import dataclasses
 import importlib.util
 import sys
 import traceback
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +24,7 @@ from .._api._eval import Eval
 from .._api._refs import resolve_run
 from .._errors import ConfigurationError
 from .._runner._resume import RetryErrors
-from ._args import CliError, positive_int, seconds, usd
+from ._args import EXIT_INCOMPLETE, EXIT_OK, CliError, positive_int, seconds, usd
 from ._run_report import print_run
 from ._terminal import Out, for_terminal
 
@@ -137,6 +138,7 @@ def run(args: argparse.Namespace) -> int:
             names = ", ".join(var for var, _ in evals)
             raise CliError(f"{flag} RUN continues one run, but {args.file} defines {names}")
     out = Out(sys.stdout)
+    code = EXIT_OK
     for i, (var, ev) in enumerate(evals):
         options = dict(ev.run_options)
         base = ev.name or options.pop("name", None) or var
@@ -164,9 +166,12 @@ def run(args: argparse.Namespace) -> int:
             options["resume"], name = retry, retry.name
         before = _run_folders(store)
         try:
-            result = run_eval(
-                data, ev.task, scorers=ev.scorers, scores=ev.scores, name=name, **options
-            )
+            with warnings.catch_warnings():
+                # the CLI says it itself, in its own words (_say_interrupted)
+                warnings.filterwarnings("ignore", message=r"run .* was interrupted")
+                result = run_eval(
+                    data, ev.task, scorers=ev.scorers, scores=ev.scores, name=name, **options
+                )
         except KeyboardInterrupt:
             _say_interrupted(var, store, before, args.file)
             raise
@@ -179,7 +184,16 @@ def run(args: argparse.Namespace) -> int:
         if i:
             out.line()
         print_run(out, result, breakdown=False)
-    return 0
+        unrun = int(result.cases["outcome"].isna().sum())
+        if unrun:  # e.g. --max-cost stopped it: a CI step must not read this as a whole run
+            where = result.path if result.path is not None else "(not stored)"
+            sys.stderr.write(
+                f"evalbook run: Eval {for_terminal(var)!r} is incomplete: {unrun} samples did not "
+                f"run (a budget stopped it); resume it with evalbook run {args.file} --resume "
+                f"{for_terminal(str(where))}\n"
+            )
+            code = EXIT_INCOMPLETE
+    return code
 
 
 def _retry(args: argparse.Namespace, out: Out, store: Any) -> RetryErrors | None:

@@ -60,6 +60,8 @@ def leaderboard(runs: Iterable[RunData] | Mapping[str, RunData]) -> LeaderboardT
         items = [(str(k), r) for k, r in runs.items()]
     else:
         items = [(str(getattr(r, "name", "")), r) for r in runs]
+    if not items:  # as eb.pool([]) and eb.show([]): an empty board says nothing, loudly
+        raise ConfigurationError("leaderboard() needs at least one run; it was given none")
     records = []
     for name, run in items:
         if not hasattr(run, "headline"):

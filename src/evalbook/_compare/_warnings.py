@@ -22,7 +22,7 @@ import pandas as pd
 from .._model._definitions import AllOf, AnyOf, AtLeast, MeanOf, ScoreDefinition
 from .._model._run_data import RunData
 
-__all__ = ["definition_warnings", "primary_of", "primary_warning"]
+__all__ = ["definition_warnings", "epochs_warning", "primary_of", "primary_warning"]
 
 _RECORDED = ("kind", "id", "model")  # grader fields the scores table carries per record
 _GRADER_FIELDS = ("kind", "id", "model", "version", "votes", "reducer")
@@ -108,6 +108,20 @@ def _grader_sets(
         for f in _RECORDED:
             sets[f] = recorded[d.name][f]
     return {f: {v for v in s if v is not None} for f, s in sets.items()}
+
+
+def epochs_warning(a: RunData, b: RunData) -> list[str]:
+    """One sentence when the runs ran their cases a different number of times."""
+    if not isinstance(a, RunData) or not isinstance(b, RunData):
+        return []  # a run-like object without epochs
+    ka, kb = a.results.epochs, b.results.epochs
+    if ka == kb:
+        return []
+    return [
+        f"The runs have different epochs ({a.name!r}: {ka}, {b.name!r}: {kb}): each case's "
+        "value is reduced over a different number of samples, so the runs are not like for "
+        "like (a mean over 5 epochs varies less than one over 1)."
+    ]
 
 
 def definition_warnings(a: RunData, b: RunData, common: list[str]) -> list[str]:

@@ -346,6 +346,11 @@ def export_otel(
         import opentelemetry.sdk  # noqa: F401  # optional extra: only this export needs it
     except ImportError as exc:
         raise ImportError(f"export_otel needs OpenTelemetry: {INSTALL}") from exc
+    if not isinstance(run, RunData):
+        raise ConfigurationError(
+            f"export_otel takes a run (from eb.run or eb.load_run), not {type(run).__name__}"
+            + (": for a stored run, pass eb.load_run(path)" if isinstance(run, str) else "")
+        )
     if not isinstance(timeout, int | float) or isinstance(timeout, bool):
         raise ConfigurationError(f"timeout must be a number of seconds, not {timeout!r}")
     if not (math.isfinite(timeout) and timeout > 0):

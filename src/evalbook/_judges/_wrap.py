@@ -279,9 +279,12 @@ class WrappedOpenAI:
         self._evalbook_raw = client.with_options(max_retries=0)  # the wrapper retries
         self._evalbook_base_url = str(getattr(client, "base_url", "") or "")
         self._evalbook_async = _is_async_client(client)
-        # The openai SDK's clients answer with its types, and so do their cache hits; another
-        # client's hits are the JSON its replies were kept as.
-        self._evalbook_sdk_replies = type(client).__module__.split(".")[0] == "openai"
+        # The openai SDK's clients answer with its types, and so do their cache hits, also
+        # for a subclass of one defined elsewhere; another client's hits are the JSON its
+        # replies were kept as (a hit answers with the type a miss does)
+        self._evalbook_sdk_replies = any(
+            c.__module__.split(".")[0] == "openai" for c in type(client).__mro__
+        )
         endpoint = _AsyncEndpoint if self._evalbook_async else _Endpoint
         self.chat = _Chat(self, endpoint(self, "chat.completions"))
         if getattr(client, "responses", None) is not None:

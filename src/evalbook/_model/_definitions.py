@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import difflib
 import math
 import re
 from abc import abstractmethod
 from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from typing import Any, Literal, TypeAlias
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator, model_validator
@@ -15,6 +18,7 @@ from .._util._text import TextGate, clean
 from ._reducers import OLD_NAMES, check_reducer, reducer_k
 
 __all__ = [
+    "GRADER_KINDS",
     "AllOf",
     "AnyOf",
     "AtLeast",
@@ -26,6 +30,7 @@ __all__ = [
     "at_least",
     "define_score",
     "mean_of",
+    "reading_stored",
 ]
 
 _NAME = re.compile(r"^[A-Za-z0-9_.-]+$")
@@ -43,6 +48,24 @@ def _entering(data: Any, what: str, key: str) -> Any:
         return data
     name = clean(data.get(key))  # clean: the warning names it
     return TextGate(scope=None)(data, what if name is None else f"{what} {name!r}")
+
+
+# Who grades a score: a rule (exact match, a regex), a model (a judge), a person, or code
+# (a test suite, a checker program)
+GRADER_KINDS = ("rule", "model", "human", "code")
+# True while stored runs are read: a grader is read as it was written, whatever its kind
+_READING_STORED: ContextVar[bool] = ContextVar("evalbook_reading_stored", default=False)
+
+
+@contextlib.contextmanager
+def reading_stored() -> Iterator[None]:
+    """Within it, definitions and graders are read as stored: a kind made before the kinds
+    were checked (or by another writer) loads as written rather than failing the read."""
+    token = _READING_STORED.set(True)
+    try:
+        yield
+    finally:
+        _READING_STORED.reset(token)
 
 
 class Grader(_Frozen):
@@ -66,6 +89,13 @@ class Grader(_Frozen):
     reducer: str | None = None
 
     def __init__(self, kind: str, id: str, **data: Any) -> None:
+        # checked when a user makes one; a stored grader is read as it was written
+        if kind not in GRADER_KINDS and not _READING_STORED.get():
+            near = difflib.get_close_matches(str(kind), GRADER_KINDS, n=1)
+            raise ConfigurationError(
+                f"Grader kind {kind!r} is not one of {', '.join(GRADER_KINDS)}"
+                + (f": did you mean kind={near[0]!r}?" if near else "")
+            )
         fields: dict[str, Any] = {"kind": kind, "id": id, **data}
         super().__init__(**fields)
 
@@ -319,6 +349,10 @@ def define_score(
         >>> passed.derived
         True
     """
+    if type(primary) is not bool:  # pydantic would read "yes", 1 or "false" as a bool
+        raise ConfigurationError(
+            f"define_score({name!r}): primary= takes True or False, not {primary!r}"
+        )
     try:
         return ScoreDefinition(
             name=name,

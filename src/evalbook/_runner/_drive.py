@@ -5,6 +5,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 from collections.abc import Callable, Sequence
 from typing import Any
@@ -13,6 +14,7 @@ import pandas as pd
 
 from .._errors import ConfigurationError
 from .._model._definitions import ScoreDefinition
+from .._model._results import PENDING
 from .._model._run_data import RunData
 from .._model._scorers import Scorer
 from .._store._door import Prepared
@@ -97,6 +99,21 @@ async def execute(
     return await drive(plan, prepared, prepared.todo, options, executor, frame, recorded)
 
 
+def _say_interrupted(prepared: Prepared) -> None:
+    """What an interrupted run kept and how to go on (a notebook's Ctrl-C says no more)."""
+    results = prepared.results
+    done = int((results.outcome != PENDING).sum())
+    what = f"run {prepared.name!r} was interrupted with {done} of {results.n_samples} samples done"
+    if prepared.path is None or prepared.sink is None:
+        warn(f"{what}; with store=None nothing of it is kept", RuntimeWarning)
+        return
+    warn(
+        f"{what}, stored in {prepared.path}: run the rest with eb.run(..., "
+        f"resume={str(prepared.path)!r}) (or evalbook run FILE --resume {prepared.path})",
+        RuntimeWarning,
+    )
+
+
 async def drive(
     plan: Plan,
     prepared: Prepared,
@@ -128,8 +145,10 @@ async def drive(
     )
     try:
         await executor.execute(engine, todo)
-    except BaseException:
+    except BaseException as exc:
         prepared.close()  # the log stays resumable
+        if isinstance(exc, KeyboardInterrupt | asyncio.CancelledError):
+            _say_interrupted(prepared)
         raise
     finally:
         await close_abandoned()  # the loop may close next: no call abandoned at a deadline holds it

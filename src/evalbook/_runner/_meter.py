@@ -195,7 +195,10 @@ class Meter:
             value = paid
         else:
             value = cost_of(self.ledger.prices, (model, response_model), t_in, t_out)
-            priced = value == value
+            # whether the model has a price, known tokens or not: a retried call that reported
+            # no tokens is of unknown cost, not of an unpriced model
+            prices = self.ledger.prices or {}
+            priced = value == value or any(m in prices for m in (model, response_model) if m)
         if bad is None and not cached:
             self.ledger.spend(value, model or response_model, priced or paid is not None)
         with self._lock:

@@ -7,6 +7,7 @@ through it, so each option has one default and one error message.
 from __future__ import annotations
 
 import dataclasses
+import difflib
 import math
 import os
 from collections.abc import Mapping
@@ -99,9 +100,11 @@ class RunOptions:
         unknown = [k for k in options if k not in known]
         if unknown:
             names = ", ".join(repr(k) for k in unknown)
+            near = difflib.get_close_matches(unknown[0], known, n=1, cutoff=0.6)
+            hint = f" (did you mean {near[0]}=?)" if near else ""
             raise ConfigurationError(
-                f"unknown run option{'s' if len(unknown) > 1 else ''} {names}; run options are: "
-                + ", ".join(known)
+                f"unknown run option{'s' if len(unknown) > 1 else ''} {names}{hint}; run "
+                "options are: " + ", ".join(known)
             )
         return cls(**options)
 

@@ -10,7 +10,7 @@ import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError
-from .._model._definitions import ScoreDefinition
+from .._model._definitions import ScoreDefinition, reading_stored
 from .._model._results import PENDING
 from .._model._scorers import Scorer, as_scorers
 from ._drive import drive
@@ -28,7 +28,8 @@ __all__ = ["rescore"]
 
 def _plain(d: ScoreDefinition) -> ScoreDefinition:
     """The definition without the component objects a combinator may carry."""
-    return ScoreDefinition.model_validate(d.model_dump(mode="json"))
+    with reading_stored():  # a stored run's definition, as it was written
+        return ScoreDefinition.model_validate(d.model_dump(mode="json"))
 
 
 async def arescore(

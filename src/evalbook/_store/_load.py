@@ -13,7 +13,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .._model._contract import ERROR, SCORED, STATUSES, InvalidScore, validate_value
-from .._model._definitions import Grader, ScoreDefinition
+from .._model._definitions import Grader, ScoreDefinition, reading_stored
 from .._model._results import OUTCOMES, PENDING, Results
 from .._model._run_data import RunData
 from .._model._scoring_rule import outcome_counts
@@ -22,6 +22,7 @@ from .._util._text import clean
 from .._util._warn import warn
 from ._codec import OUTPUT_KINDS, read_file_outputs
 from ._layout import CASES, DATA, EVENTS, FINAL_FILES, PARQUET_CAP, SCORES, SUMMARY, read_regular
+from ._log._file import being_written
 from ._log._read import (
     EventLog,
     SchemaVersionError,
@@ -267,7 +268,7 @@ def _results_from_files(folder: Path, n_scores: int, files: Any, changed: list[s
     results.metadata = metadata
     graders, set_grader = _sparse(scores.column("record_grader"), size)
     for i in set_grader.tolist():
-        graders[i] = Grader(**clean(json.loads(graders[i])))
+        graders[i] = Grader.model_validate(clean(json.loads(graders[i])))
     results.grader = graders
     # after the sparse columns (assigning them resets it): the records that hold anything
     sets = (set_reason, set_message, set_rationale, set_metadata, set_grader)
@@ -336,6 +337,11 @@ def _agrees(folder: Path, summary: dict[str, Any], run: RunData) -> None:
 
 
 def _from_files(folder: Path, log: EventLog | None = None) -> RunData:
+    with reading_stored():
+        return _read_files(folder, log)
+
+
+def _read_files(folder: Path, log: EventLog | None) -> RunData:
     try:
         summary = read_summary(folder / SUMMARY)
         definitions = [ScoreDefinition.model_validate(d) for d in summary["definitions"]]
@@ -448,13 +454,19 @@ def read_run(path: str | os.PathLike[str], *, warn_incomplete: bool = True) -> R
     if warn_incomplete:
         missing = int(np.count_nonzero(run.results.outcome == PENDING))
         if missing:
-            warn(
+            what = "samples" if run.results.epochs > 1 else "cases"
+            head = (
                 f"run {run.name!r} ({run.path}) is incomplete: {missing} of "
-                f"{run.results.n_samples} {'samples' if run.results.epochs > 1 else 'cases'} "
-                "have no final outcome (the run was interrupted "
-                "or is still running); resume it with eb.run(..., resume=path)",
-                RuntimeWarning,
+                f"{run.results.n_samples} {what} have no final outcome"
             )
+            if run.path is not None and being_written(run.path / EVENTS):
+                tail = "; another process is running it right now: load it again once it ends"
+            else:
+                tail = (
+                    " (the run was interrupted); resume it: eb.run(..., resume=path), or "
+                    "evalbook run FILE --resume path"
+                )
+            warn(head + tail, RuntimeWarning)
     return run
 
 

@@ -19,6 +19,7 @@ import numpy as np
 import pandas as pd
 import pyarrow as pa
 
+from .._errors import ConfigurationError
 from .._model._results import OUTCOMES, Results
 from .._model._tables import CASE_COLUMNS, sparse_categorical, timestamp_ns
 from .._model._tally import usage_json
@@ -143,8 +144,20 @@ def scores_file_table(run: RunData) -> pd.DataFrame:
 
 
 def export(run: RunData, folder: str | os.PathLike[str], fmt: str) -> dict[str, Path]:
-    """Write `cases`, `scores` and `summary` tables into `folder` as CSV or Parquet."""
+    """Write `cases`, `scores` and `summary` tables into `folder` as CSV or Parquet.
+
+    Raises:
+        ConfigurationError: `folder` names a file (`x.parquet`, `x.csv`, an existing file):
+            three tables need a folder, and a file name made one that `pd.read_parquet`
+            reads as a single table mixing all three.
+    """
     target = Path(folder).expanduser().resolve()
+    if target.suffix.lower() in (".parquet", ".pq", ".csv") or target.is_file():
+        raise ConfigurationError(
+            f"run.to_{fmt}() writes three tables (cases, scores, summary) into a folder, and "
+            f"{str(folder)!r} names a file: pass a folder (e.g. {str(target.with_suffix(''))!r}), "
+            f"or write one table with run.scores.to_{fmt}({str(folder)!r})"
+        )
     target.mkdir(parents=True, exist_ok=True)
     tables = {
         "cases": cases_file_table(run),

@@ -90,21 +90,29 @@ def _pp_digits(points: float) -> str:
     return f"{abs(points):.2g}"
 
 
+# Shares are means of values in [0, 1]: two equal means summed in another order differ by
+# ~1e-16 per case; far below any difference a view should spell
+_FLOAT_NOISE = 1e-12
+
+
 def format_pp(x: object, *, signed: bool = True) -> str:
     """A difference of two shares in percentage points: `+4.0 pp`, `−2.5 pp`, `0 pp`.
 
-    `signed=False` drops the sign (for a size, e.g. a drop of `3.0 pp`).
+    `signed=False` drops the sign (for a size, e.g. a drop of `3.0 pp`). A difference below
+    1e-12 is the rounding of two equal means computed in another order, and reads `0 pp`.
 
     Example:
         >>> format_pp(0.04), format_pp(-0.025), format_pp(0.0), format_pp(0.0001)
         ('+4.0 pp', '−2.5 pp', '0 pp', '+0.01 pp')
+        >>> format_pp(-1.1e-14)
+        '0 pp'
         >>> format_pp(-0.1, signed=False), format_pp(None)
         ('10.0 pp', '—')
     """
     value = number(x)
     if value is None:
         return MISSING
-    if value == 0:
+    if abs(value) < _FLOAT_NOISE:
         return "0 pp"
     sign = ("+" if value > 0 else MINUS) if signed else ""
     return f"{sign}{_pp_digits(value * 100)} pp"

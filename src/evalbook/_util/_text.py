@@ -88,7 +88,7 @@ def nested_deeper_than(value: Any, limit: int) -> bool:
     again inside itself is not walked twice.
 
     Example:
-        >>> nested_deeper_than([[1], {"a": (2,)}], 2), nested_deeper_than([[[1]]], 2)
+        >>> nested_deeper_than([[1], {"a": 2}], 2), nested_deeper_than([[1], {"a": (2,)}], 2)
         (False, True)
     """
     stack: list[tuple[Any, int]] = [(value, 0)]

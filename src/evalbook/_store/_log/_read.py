@@ -15,7 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from ..._model._contract import ERROR, SCORED, UNSCORED, InvalidScore, Rec, validate_value
-from ..._model._definitions import Grader, ScoreDefinition
+from ..._model._definitions import Grader, ScoreDefinition, reading_stored
 from ..._model._results import OUTCOMES, PENDING, Attempt, Finished, Results
 from ..._model._tally import usage_from_json
 from ..._util._text import TextGate
@@ -75,7 +75,7 @@ def _rec(event: dict[str, Any], invalid: list[str]) -> Rec:
     """A `score.recorded` event's record; a value the score contract rejects (8.5, Infinity,
     `true`, `"1"`) is an `invalid_score` error, noted in `invalid`, never a number."""
     grader = event.get("grader")
-    g = Grader(**grader) if grader is not None else None
+    g = Grader.model_validate(grader) if grader is not None else None
     rationale = field_text(event, "rationale", optional=True)
     metadata = event.get("metadata")
     kinds = [k for k in ("value", "unscored", "error") if k in event]
@@ -365,7 +365,9 @@ def _read(path: Path, stop: Bad | None) -> EventLog:
         except (Bad, LineTooLong) as exc:
             reason = exc.reason if isinstance(exc, Bad) else str(exc).split(": ", 1)[1]
             raise DamagedLog(f"{path}, line 1: {reason}; it is not readable as a run log") from None
-        if first is None or first[2].get("event") != "run.started":
+        if first is None:  # a run killed before its first line (or a file made by hand)
+            raise NotARunLog(f"{path} is empty: the run wrote nothing, so there is nothing to read")
+        if first[2].get("event") != "run.started":
             raise NotARunLog(f"{path} does not start with a run.started event; it is not a run log")
         case_ids, options = _started(path, first[2])
         epochs = options.get("epochs", 1)
@@ -446,7 +448,8 @@ def replay(path: Path, *, warn: bool = True, warn_damage: bool = True) -> EventL
     stop: Bad | None = None
     while True:
         try:
-            log = _read(path, stop)
+            with reading_stored():
+                log = _read(path, stop)
             break
         except _Late as late:  # each try stops at an earlier line: this ends
             stop = late.bad
