@@ -406,3 +406,11 @@ def test_an_empty_log_says_it_is_empty_and_resume_is_a_configuration_error(
         eb.load_run(run.path)
     with pytest.raises(eb.ConfigurationError, match="is empty: the run wrote nothing"):
         _resume(run.path)
+
+
+def test_resuming_a_folder_left_by_a_start_up_kill_says_nothing_ran(tmp_path: Path) -> None:
+    folder = tmp_path / "runs" / "killed-20260101T000000Z"
+    folder.mkdir(parents=True)
+    (folder / ".events.jsonl.a1b2c3d4.tmp").write_bytes(b"")
+    with pytest.raises(eb.ConfigurationError, match=r"nothing of it ran\); run it again"):
+        _resume(folder)
