@@ -2,13 +2,14 @@
 
 from __future__ import annotations
 
-import asyncio
+import json
 import threading
+from dataclasses import dataclass
 from typing import Any
 
+import pandas as pd
+
 import evalbook as eb
-from evalbook._model._contract import Rec, record_of
-from evalbook._model._scorers import Scorer
 
 
 class Scripted:
@@ -37,12 +38,40 @@ def score(value: Any, justification: str = "because") -> dict[str, Any]:
     return {"score": value, "justification": justification}
 
 
-def judged(j: Scorer, **values: Any) -> Rec:
-    """Score one case with a judge, outside a run, and interpret it like the engine does."""
-    return record_of(asyncio.run(j.fn(**values)))
+@dataclass(frozen=True)
+class Record:
+    """A judge's record of one case, as `run.scores` holds it (missing text: None)."""
+
+    status: str  # "scored", "unscored" or "error"
+    value: float  # NaN unless scored
+    reason: str | None
+    message: str | None
+    rationale: str | None
+    metadata: dict[str, Any] | None
 
 
-def one(reply: Any, scale: tuple[float, float] = (0, 100), **options: Any) -> Rec:
+def _text(x: Any) -> str | None:
+    return None if x is None or pd.isna(x) else str(x)
+
+
+def judged(j: Any, **values: Any) -> Record:
+    """Score one case with a judge in a run of its own: `output=` is the case's output, the
+    other values its columns; the case's first record."""
+    data = pd.DataFrame({name: [value] for name, value in values.items()})
+    run = eb.run(data, scorers=[j], output_column="output", store=None, progress=False)
+    row = run.scores.iloc[0]
+    metadata = _text(row["metadata"])
+    return Record(
+        status=str(row["status"]),
+        value=float(row["value"]),
+        reason=_text(row["reason"]),
+        message=_text(row["message"]),
+        rationale=_text(row["rationale"]),
+        metadata=None if metadata is None else json.loads(metadata),
+    )
+
+
+def one(reply: Any, scale: tuple[float, float] = (0, 100), **options: Any) -> Record:
     client = reply if callable(reply) else Scripted(reply)
     options.setdefault("backoff", 0)
     return judged(eb.judge("q", "Rate {output}", client=client, scale=scale, **options), output="x")
@@ -54,6 +83,6 @@ def run(*args: Any, **kwargs: Any) -> eb.Run:
     return eb.run(*args, **kwargs)
 
 
-def meta(rec: Rec) -> dict[str, Any]:
+def meta(rec: Record) -> dict[str, Any]:
     assert rec.metadata is not None
     return rec.metadata

@@ -1,4 +1,5 @@
-"""Shared helpers of the runner tests: a run in memory, a tiny case set, a real Dask cluster."""
+"""Shared helpers of the runner tests: a run in memory, a tiny case set, a real Dask cluster,
+a model client that reports usage."""
 
 from __future__ import annotations
 
@@ -44,3 +45,35 @@ def dask_client(
         distributed.Client(cluster) as client,
     ):
         yield client
+
+
+class _Completions:
+    def create(self, **request: Any) -> dict[str, Any]:
+        tokens = int(request["messages"][0]["content"])
+        usage = {"prompt_tokens": tokens, "completion_tokens": 1}
+        return {"model": request["model"], "choices": [], "usage": usage}
+
+
+class _Chat:
+    completions = _Completions()
+
+
+class _FakeSDK:
+    """Stands in for `openai.OpenAI(...)` (no network): its reply reports usage."""
+
+    chat = _Chat()
+    max_retries = 0
+
+    def with_options(self, **options: Any) -> _FakeSDK:
+        return self
+
+
+def metered_client() -> Any:
+    """A client made by `eb.wrap_openai`: each call records into the sample that makes it,
+    under the current source (the task, or the score being computed; docs/cost.md)."""
+    return eb.wrap_openai(_FakeSDK())
+
+
+def call_model(client: Any, tokens: int, model: str = "m") -> None:
+    """One call whose reply reports `tokens` prompt tokens and 1 completion token."""
+    client.chat.completions.create(model=model, messages=[{"role": "user", "content": str(tokens)}])

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -99,13 +100,20 @@ def drop_final_files(folder: Path) -> None:
 
 # -- editing a log by hand (each version 3 line carries its checksum) ---------------------
 
+SCHEMA_VERSION = 3  # the version every file is written at (docs/file-formats.md)
+MAX_LINE_MIB = 64  # the longest line a log may have ("Bounded reads")
+
 _SEAL = re.compile(r',"crc":"[0-9a-f]{8}"\}$')
+
+
+def seal(obj: str) -> str:
+    """An event line as docs/file-formats.md ("The checksum") spells it: the JSON object
+    `obj` with `"crc"` last, the CRC-32 of `obj` exactly as written, 8 lowercase hex digits."""
+    return f'{obj[:-1]},"crc":"{zlib.crc32(obj.encode()):08x}"}}\n'
 
 
 def resealed(text: str) -> str:
     """Log text whose lines were edited by hand, each line sealed again (its checksum now)."""
-    from evalbook._store._log._read import seal
-
     lines = text.splitlines()
     return "".join(seal(_SEAL.sub("}", line)) if line.strip() else "\n" for line in lines)
 

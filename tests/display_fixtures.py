@@ -155,3 +155,50 @@ def costed_run(name: str, passed: int, cost: float | None, *, unpriced: int = 0)
     hit = eb.scorer(primary)(lambda output: float(int(output[1:]) < passed))
     data = pd.DataFrame({"q": [f"q{i}" for i in range(4)]})
     return eb.run(data, task=task, scorers=[hit], name=name, store=None, progress=False)
+
+
+# -- what a reader sees of a run in a notebook (eb.show's views; ipywidgets) ------------------
+
+
+def case_views(run: eb.Run, positions: Any, *, whole: bool = False) -> list[str]:
+    """The case explorer's detail (the Cases tab of `eb.show(run)`) for each case position
+    (input order), as a reader opens the case from the list; `whole` is its "whole texts"
+    toggle."""
+    import pytest  # the fixtures module is imported by tests only
+
+    pytest.importorskip("ipywidgets")
+    explorer = eb.show(run).explorer
+    explorer.whole.value = whole
+    shown = []
+    for pos in positions:
+        explorer.cases.value = int(pos)  # the entry of that case (every case is listed)
+        shown.append(str(explorer.detail.value))
+    return shown
+
+
+def case_view(run: eb.Run, pos: int, *, whole: bool = False) -> str:
+    """The case explorer's detail for case `pos` (see `case_views`)."""
+    return case_views(run, [pos], whole=whole)[0]
+
+
+def cases_where(run: eb.Run, **controls: Any) -> list[int]:
+    """The case positions the case explorer lists with its controls set (`outcome`, `score`,
+    `status`, `range`), in the order it lists them."""
+    import pytest
+
+    pytest.importorskip("ipywidgets")
+    explorer = eb.show(run).explorer
+    for name in ("score", "outcome", "status", "range"):  # a score before its status and range
+        if name in controls:
+            getattr(explorer, name).value = controls[name]
+    return [int(pos) for _, pos in explorer.cases.options]
+
+
+def tab_html(run: eb.Run, title: str) -> str:
+    """The HTML of one tab of `eb.show(run)`: "Headline", "Scores" or "Unscored reasons"."""
+    import pytest
+
+    pytest.importorskip("ipywidgets")
+    tabs = eb.show(run).tabs
+    titles = [tabs.get_title(i) for i in range(len(tabs.children))]
+    return str(tabs.children[titles.index(title)].value)

@@ -145,3 +145,12 @@ def test_an_interrupted_run_says_what_it_kept_and_how_to_resume(tmp_path: Path) 
     assert "resume=" in message and Path(folder).exists()
     rest = eb.run(data, task=lambda x: x, scorers=SCORERS, resume=folder, progress=False)
     assert rest.headline.completion == 1.0
+
+
+def test_a_resume_without_epochs_names_the_stored_runs_epochs(tmp_path: Path) -> None:
+    scorer = eb.scorer(eb.define_score("ok", reducer=eb.pass_at(3)))(lambda output: 1.0)
+    run = eb.run(DATA, task=lambda x: x, scorers=[scorer], store=tmp_path, epochs=5, progress=False)
+    with pytest.raises(
+        eb.ConfigurationError, match=r"stored: epochs=5; now: epochs=1\); pass epochs=5"
+    ):
+        eb.run(DATA, task=lambda x: x, scorers=[scorer], resume=run.path, progress=False)

@@ -125,14 +125,15 @@ def test_show_refuses_an_empty_list_and_items_that_are_not_runs() -> None:
         eb.show([costed_run("a", 1, 0.01), pd.DataFrame()])
 
 
-def test_a_long_board_lists_its_first_rows_and_says_how_many_more(
-    monkeypatch: pytest.MonkeyPatch,
-) -> None:
-    from evalbook._render import _board_html
+MAX_BOARD_ROWS = 100  # rows the card lists (a sweep's runs may be many, each row is markup)
 
-    monkeypatch.setattr(_board_html, "MAX_BOARD_ROWS", 2)
-    view = eb.show(_runs())
+
+def test_a_long_board_lists_its_first_rows_and_says_how_many_more() -> None:
+    # 98 runs right on every case rank with unpriced and partly (100 %), above dear and EVIL
+    top = [costed_run(f"top{i:02d}", 4, 0.01) for i in range(MAX_BOARD_ROWS - 2)]
+    view = eb.show(top + _runs())
     card = unescape(view.card_html())
     assert "… 2 more runs: see eb.leaderboard(runs)" in card
-    assert "partly" in card and "dear" not in card  # rows 3 and 4 are not listed
-    assert "dear" in view.text()  # the text form lists every run
+    assert "partly" in card and "top97" in card  # the first 100 rows are listed
+    assert "dear" not in card and EVIL not in card  # rows 101 and 102 are not
+    assert "dear" in view.text() and EVIL in view.text()  # the text form lists every run

@@ -3,19 +3,20 @@ case; the static table (first rows and a note) where widgets don't run."""
 
 from __future__ import annotations
 
+from typing import Any
+
 import pandas as pd
 import pytest
 
 import evalbook as eb
 from display_fixtures import EVIL, EVIL_ESCAPED, demo_run, evil_run
-from evalbook._render._case_table import (
-    STATIC_ROWS,
-    CaseTableFilter,
-    case_table_html,
-    column_labels,
-    table_frame,
-    table_rows,
-)
+
+pytest.importorskip("ipywidgets")
+
+STATIC_ROWS = 25  # rows of the static table (and of a page of the widget)
+# the table's controls, each set after those it depends on (a score's reasons, a slice's values)
+CONTROLS = ("score", "status", "reason", "range", "outcome", "slice_by", "slice_value", "sort",
+            "descending")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -23,18 +24,28 @@ def run() -> eb.Run:
     return demo_run()
 
 
-def _ids(run: eb.Run, f: CaseTableFilter) -> list[str]:
-    frame = table_frame(run)
-    return [str(frame["case_id"].iloc[int(i)]) for i in table_rows(frame, f)]
+def _ids(run: eb.Run, **controls: Any) -> list[str]:
+    """The case ids of the rows the Case table tab lists with its controls set."""
+    table = eb.show(run).table
+    for name in CONTROLS:
+        if name in controls:
+            getattr(table, name).value = controls[name]
+    return [str(table.frame["case_id"].iloc[int(i)]) for i in table.positions]
+
+
+def _static(run: eb.Run) -> str:
+    """The static table (the Case table tab's HTML where widgets don't run)."""
+    return str(eb.show(run).table._repr_mimebundle_()["text/html"])
 
 
 def test_the_columns_are_the_inputs_output_outcome_and_each_score(run: eb.Run) -> None:
-    assert column_labels(run) == [
+    table = eb.show(run).table
+    assert table.labels == [
         "case_id", "id", "question", "expected", "output", "outcome",
         "answer.correct", "answer.correct status", "answer.concise", "answer.concise status",
         "answer.pass", "answer.pass status",
     ]  # fmt: skip
-    frame = table_frame(run)
+    frame = table.frame
     assert len(frame) == len(run.cases)
     assert frame["answer.correct"].tolist() == pytest.approx(
         run.wide()["answer.correct"].tolist(), nan_ok=True
@@ -42,46 +53,43 @@ def test_the_columns_are_the_inputs_output_outcome_and_each_score(run: eb.Run) -
 
 
 def test_sorting_by_a_score_puts_missing_values_last(run: eb.Run) -> None:
-    ids = _ids(run, CaseTableFilter(sort="answer.correct"))
+    ids = _ids(run, sort="answer.correct")
     values = run.wide().set_index("case_id")["answer.correct"]
     got = [values[i] for i in ids]
     assert got[:2] == [0.0, 0.0] and pd.isna(got[-1]) and got[-2] == 1.0
-    down = _ids(run, CaseTableFilter(sort="answer.correct", descending=True))
+    down = _ids(run, sort="answer.correct", descending=True)
     assert values[down[0]] == 1.0 and down[-1] == ids[-1]
 
 
 def test_filters_by_outcome_status_reason_range_and_slice(run: eb.Run) -> None:
-    assert _ids(run, CaseTableFilter(outcome="errored")) == ["q09"]
-    unscored = CaseTableFilter(score="answer.concise", status="unscored")
-    assert _ids(run, unscored) == ["q12"]
-    reason = CaseTableFilter(score="answer.concise", reason="empty_output")
-    assert _ids(run, reason) == ["q12"]
-    wrong = _ids(run, CaseTableFilter(score="answer.correct", high=0.5))
+    assert _ids(run, outcome="errored") == ["q09"]
+    assert _ids(run, score="answer.concise", status="unscored") == ["q12"]
+    assert _ids(run, score="answer.concise", reason="empty_output") == ["q12"]
+    wrong = _ids(run, score="answer.correct", range=(0.0, 0.5))
     assert wrong == ["q05", "q10"]
-    assert _ids(run, CaseTableFilter(slice_by="expected", slice_value="42")) == ["q02", "q07"]
+    assert _ids(run, slice_by="expected", slice_value="42") == ["q02", "q07"]
 
 
 def test_the_static_table_shows_the_first_rows_and_says_how_many() -> None:
     df = pd.DataFrame({"q": [f"x{i}" for i in range(STATIC_ROWS + 30)]})
     big = eb.run(df, task=lambda q: q, scorers=[lambda output: 1.0], store=None, progress=False)
-    html = case_table_html(big)
+    html = _static(big)
     assert html.count('data-evalbook="case-row"') == STATIC_ROWS
     assert f"the first {STATIC_ROWS:,} of {STATIC_ROWS + 30:,} rows" in html
 
 
 def test_every_cell_is_escaped_and_long_output_is_shortened() -> None:
-    html = case_table_html(evil_run())
+    html = _static(evil_run())
     assert "<script" not in html and EVIL_ESCAPED in html
     df = pd.DataFrame({"q": ["a"]})
     long = eb.run(df, task=lambda q: "w" * 100_000, scorers=[lambda output: 1.0],
                   store=None, progress=False)  # fmt: skip
-    cell = case_table_html(long)
+    cell = _static(long)
     assert "show all 100,000 characters" in cell and "w" * 2_001 not in cell
     assert long.cases["output"][0] == "w" * 100_000
 
 
 def test_the_widget_sorts_filters_pages_and_opens_a_row(run: eb.Run) -> None:
-    pytest.importorskip("ipywidgets")
     view = eb.show(run)
     assert view.tabs.get_title(4) == "Case table"
     table = view.table
@@ -99,11 +107,10 @@ def test_the_widget_sorts_filters_pages_and_opens_a_row(run: eb.Run) -> None:
     table.slice_value.value = "42"
     assert len(table.rows.children) == 2
     bundle = table._repr_mimebundle_()
-    assert bundle["text/html"] == case_table_html(run)
+    assert bundle["text/html"] == _static(run)  # the static table: not the widget's state
 
 
 def test_the_widget_pages_a_long_run() -> None:
-    pytest.importorskip("ipywidgets")
     df = pd.DataFrame({"q": [f"x{i}" for i in range(60)], EVIL: [EVIL] * 60})
     big = eb.run(df, task=lambda q: q, scorers=[lambda output: 1.0], store=None, progress=False)
     table = eb.show(big).table
@@ -116,16 +123,15 @@ def test_the_widget_pages_a_long_run() -> None:
 
 
 def test_a_run_with_epochs_has_a_row_per_sample_and_a_row_opens_its_case() -> None:
-    pytest.importorskip("ipywidgets")
     df = pd.DataFrame({"q": ["a", "b"]})
     second = [lambda output: float(output.endswith("2"))]
     flaky = eb.run(df, task=lambda q, epoch: f"{q}{epoch}", epochs=3, store=None,
                    scorers=second, progress=False)  # fmt: skip
-    assert column_labels(flaky)[:2] == ["case_id", "epoch"]
-    frame = table_frame(flaky)
+    table = eb.show(flaky).table
+    assert table.labels[:2] == ["case_id", "epoch"]
+    frame = table.frame
     assert frame["output"].tolist() == ["a1", "a2", "a3", "b1", "b2", "b3"]
     assert frame["q"].tolist() == ["a", "a", "a", "b", "b", "b"]
-    table = eb.show(flaky).table
     table.rows.children[4].children[0].click()  # b's second epoch
     assert "3 epochs" in table.detail.value and "b2" in table.detail.value
 
@@ -134,6 +140,6 @@ def test_control_characters_in_cells_are_shown_escaped() -> None:
     df = pd.DataFrame({"q": ["\x1b[31mred\u202e"]})
     run = eb.run(df, task=lambda q: q + "\x00", scorers=[lambda output: 1.0],
                  store=None, progress=False)  # fmt: skip
-    html = case_table_html(run)
+    html = _static(run)
     assert "\\x1b[31mred\\u202e" in html and "\\x00" in html
     assert "\x1b" not in html and "\u202e" not in html and "\x00" not in html

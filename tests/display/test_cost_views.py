@@ -5,10 +5,8 @@ escaped in every view."""
 
 from __future__ import annotations
 
-import io
 import math
 import re
-from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -16,12 +14,15 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
+from _cli_helpers import cli
 from _page import visible_text
-from evalbook._cli._main import main
+from display_fixtures import case_view
+
+# Units with no public name: the terminal's usage lines (their bounds), a usage no run records
+# (a crafted stored run's source names and refusals, built directly), the one spelling of money,
+# tokens and seconds.
+from evalbook._cli._terminal import usage_lines, usage_source_table
 from evalbook._model._tally import Tally
-from evalbook._render._cases import case_html
-from evalbook._render._compare_html import comparison_html, comparison_text
-from evalbook._render._run_html import run_html
 from evalbook._runner._meter import current_meter
 from evalbook._util._fmt import (
     format_money,
@@ -33,6 +34,14 @@ from evalbook._util._fmt import (
 )
 
 EVIL = "<script>alert(1)</script>\x1b[31m\u202e"
+
+
+def run_card(run: eb.Run) -> str:
+    return run._repr_html_()
+
+
+def comparison_card(comp: eb.Comparison) -> str:
+    return comp._repr_html_()
 
 
 def _run(usage: Any = None, *, n: int = 4, epochs: int = 1) -> eb.Run:
@@ -118,7 +127,7 @@ def test_the_usage_line_names_what_is_unknown() -> None:
 
 
 def test_the_headline_card_shows_the_cost_line() -> None:
-    text = visible_text(run_html(_run(_priced)))
+    text = visible_text(run_card(_run(_priced)))
     assert (
         "Cost $0.0492 · $0.0123 per case [$0.0123, $0.0123] · 4.8k tokens in / 1.2k out · "
         "4 calls · p95 latency" in text
@@ -134,36 +143,36 @@ def test_dollars_are_kept_from_the_notebooks_tex() -> None:
     # JupyterLab typeset "$0.0706 · $0.00588" as math (seen in the browser): every amount
     # sits in a <code> styled as plain text
     for html in (
-        run_html(_evil(_run(_partly_priced))),
-        case_html(_run(_priced), 0),
-        comparison_html(eb.compare(_run(_costs(0.01)), _run(_costs(0.03)))),
+        run_card(_evil(_run(_partly_priced))),
+        case_view(_run(_priced), 0),
+        comparison_card(eb.compare(_run(_costs(0.01)), _run(_costs(0.03)))),
     ):
         assert "$" in visible_text(html) and "$" not in _outside_code(html)
 
 
 def test_a_run_without_usage_has_no_cost_line() -> None:
-    html = run_html(_run())
+    html = run_card(_run())
     assert 'data-evalbook="cost"' not in html and "Cost" not in visible_text(html)
 
 
 def test_an_unknown_cost_is_never_zero_dollars() -> None:
-    text = visible_text(run_html(_run(_tokens_only)))
+    text = visible_text(run_card(_run(_tokens_only)))
     assert "Cost unknown · 4.8k tokens in / 1.2k out · 4 calls" in text
     assert "$" not in text
 
 
 def test_partly_known_cost_says_of_how_many_samples() -> None:
-    text = visible_text(run_html(_run(_partly_priced)))
+    text = visible_text(run_card(_run(_partly_priced)))
     assert "Cost $0.03 (known for 3 of 4 samples) · $0.01 per case" in text
 
 
 def test_with_epochs_the_mean_is_per_sample() -> None:
-    text = visible_text(run_html(_run(_priced, n=2, epochs=2)))
+    text = visible_text(run_card(_run(_priced, n=2, epochs=2)))
     assert "$0.0123 per sample" in text and "known for" not in text
 
 
 def test_the_card_escapes_a_crafted_source_and_refusal() -> None:
-    html = run_html(_evil(_run(_priced)))
+    html = run_card(_evil(_run(_priced)))
     assert "<script>" not in html and "\x1b" not in html and "\u202e" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;\\x1b[31m\\u202e" in html
     text = visible_text(html)
@@ -175,10 +184,9 @@ def test_the_card_escapes_a_crafted_source_and_refusal() -> None:
 
 
 def _show(path: Path) -> str:
-    out = io.StringIO()
-    with redirect_stdout(out):
-        assert main(["show", str(path)]) == 0
-    return out.getvalue()
+    shown = cli("show", str(path), cwd=path.parent)
+    assert shown.returncode == 0, shown.stderr
+    return shown.stdout
 
 
 def test_repr_shows_the_cost_line_only_with_usage() -> None:
@@ -238,7 +246,7 @@ def test_show_escapes_a_stored_source_name_and_refusal(tmp_path: Path) -> None:
     assert "<script>alert(1)</script>\\x1b[31m\\u202e      2" in text
     assert "Cost unknown · 200 tokens in / 40 out · 4 calls" in text
     assert "task: usage refused: input_tokens must be a finite number >= 0, got '<script>" in text
-    html = run_html(eb.load_run(path))
+    html = run_card(eb.load_run(path))
     assert "<script>" not in html and "\x1b" not in html
     assert "&lt;script&gt;alert(1)&lt;/script&gt;\\x1b[31m\\u202e" in html
 
@@ -247,24 +255,24 @@ def test_show_escapes_a_stored_source_name_and_refusal(tmp_path: Path) -> None:
 
 
 def test_the_case_view_shows_the_samples_usage_by_source() -> None:
-    text = visible_text(case_html(_run(_partly_priced), 0))
+    text = visible_text(case_view(_run(_partly_priced), 0))
     assert "usage source calls cached tokens in tokens out cost task 1 1.2k 300 unknown" in text
-    text = visible_text(case_html(_run(_partly_priced), 1))
+    text = visible_text(case_view(_run(_partly_priced), 1))
     assert "task 1 1.2k 300 $0.01" in text and "$0.00" not in text
 
 
 def test_the_case_view_with_epochs_shows_each_epochs_usage() -> None:
-    text = visible_text(case_html(_run(_priced, n=1, epochs=3), 0))
+    text = visible_text(case_view(_run(_priced, n=1, epochs=3), 0))
     assert text.count("task 1 1.2k 300 $0.0123") == 3
 
 
 def test_a_case_view_without_usage_has_no_usage_section() -> None:
-    html = case_html(_run(), 0)
+    html = case_view(_run(), 0)
     assert 'data-evalbook="usage"' not in html and "tokens" not in visible_text(html)
 
 
 def test_the_case_view_escapes_a_crafted_source_and_refusal() -> None:
-    html = case_html(_evil(_run(_priced)), 0)
+    html = case_view(_evil(_run(_priced)), 0)
     assert "<script>" not in html and "\x1b" not in html and "\u202e" not in html
     text = visible_text(html)
     assert "<script>alert(1)</script>\\x1b[31m\\u202e 2 10 5 $0.50 task 1 — — $0.25" in text
@@ -273,14 +281,16 @@ def test_the_case_view_escapes_a_crafted_source_and_refusal() -> None:
 
 def test_the_explorer_lists_tokens_and_cost_only_with_usage() -> None:
     pytest.importorskip("ipywidgets")
-    from evalbook.display._widgets import CaseExplorer
 
-    labels = [label for label, _ in CaseExplorer(_run(_partly_priced)).cases.options]
+    def listed(run: eb.Run) -> list[str]:
+        return [label for label, _ in eb.show(run).explorer.cases.options]
+
+    labels = listed(_run(_partly_priced))
     assert labels[0] == "0 · passed · 1 · 1.2k/300 tokens · cost unknown"
     assert labels[1] == "1 · passed · 1 · 1.2k/300 tokens · $0.01"
-    plain = [label for label, _ in CaseExplorer(_run()).cases.options]
+    plain = listed(_run())
     assert plain[0] == "0 · passed · 1"
-    epochs = [label for label, _ in CaseExplorer(_run(_priced, n=1, epochs=2)).cases.options]
+    epochs = listed(_run(_priced, n=1, epochs=2))
     assert epochs == ["0 · ■■ 2/2 · 1 · 2.4k/600 tokens · $0.0246"]
 
 
@@ -300,21 +310,20 @@ def test_the_comparison_card_and_text_show_the_cost_and_latency_deltas() -> None
     # paired deltas 0.02, 0.04, 0.06, 0.08: mean 0.05, s/√4 = 0.01291, t(3) = 3.182
     row = comp.usage.iloc[0]
     assert round(float(row["delta"]), 6) == 0.05
-    text = visible_text(comparison_html(comp))
+    text = visible_text(comparison_card(comp))
     assert "Cost and latency B − A, paired by case" in text
     assert "cost per case $0.025 → $0.075 +$0.05 [+$0.00891, +$0.0911] · 4 paired" in text
     assert re.search(r"latency [\d.]+ s → [\d.]+ s [+−][\d.]+ s \[.+\] · 4 paired", text)
     line = "  cost per case $0.025 → $0.075  Δ +$0.05 [+$0.00891, +$0.0911] · 4 paired"
-    assert line in comparison_text(comp).splitlines()
-    assert line in repr(comp).splitlines()
+    assert line in repr(comp).splitlines()  # the comparison's one text form
 
 
 def test_the_comparison_has_no_cost_section_without_costs_in_both_runs() -> None:
     plain = eb.compare(_run(), _run())
-    assert "Cost and latency" not in visible_text(comparison_html(plain))
-    assert "cost per case" not in comparison_text(plain) and "latency" not in repr(plain)
+    assert "Cost and latency" not in visible_text(comparison_card(plain))
+    assert "cost per case" not in repr(plain) and "latency" not in repr(plain)
     one_sided = eb.compare(_run(_costs(0.01)), _run(_costs(None)))
-    assert "Cost and latency" not in visible_text(comparison_html(one_sided))
+    assert "Cost and latency" not in visible_text(comparison_card(one_sided))
     assert "cost per case" not in repr(one_sided)
     assert any("Cost unknown for 4 cases of run b" in w for w in one_sided.warnings)
 
@@ -331,10 +340,9 @@ def test_evalbook_compare_prints_the_cost_deltas(tmp_path: Path) -> None:
         return str(run.path)
 
     a, b = stored(0.01, tmp_path / "a"), stored(0.02, tmp_path / "b")
-    out = io.StringIO()
-    with redirect_stdout(out):
-        assert main(["compare", a, b]) == 0
-    lines = out.getvalue().splitlines()
+    compared = cli("compare", a, b, cwd=tmp_path)
+    assert compared.returncode == 0, compared.stderr
+    lines = compared.stdout.splitlines()
     # paired deltas 0.01, 0.02, 0.03: mean 0.02, s/√3 = 0.005774, t(2) = 4.303
     # the comparison's one text form (its repr): each line indented under the head line
     assert "  cost per case $0.02 → $0.04  Δ +$0.02 [−$0.00484, +$0.0448] · 3 paired" in lines
@@ -355,13 +363,11 @@ def _many_sources(run: eb.Run, n: int, name_length: int) -> eb.Run:
 
 def test_views_stay_bounded_with_many_long_sources() -> None:
     run = _many_sources(_run(_priced), 300, 100_000)  # 30 MB of names and messages
-    html = run_html(run)
+    html = run_card(run)
     assert len(html) < 200_000  # the run's sources: these 300 and the other samples' task
     assert "… 281 more sources: see run.usage()" in visible_text(html)
-    case = case_html(run, 0)
+    case = case_view(run, 0)
     assert len(case) < 200_000 and "… 280 more sources" in visible_text(case)
-    from evalbook._cli._terminal import usage_lines, usage_source_table
-
     lines = usage_source_table(run)
     assert len(lines) == 2 + 20 + 1 + 20 and max(map(len, lines)) < 400
     assert "… 281 more sources: see run.usage()" in lines

@@ -1,7 +1,8 @@
 """Epochs in the views: the reducer on the cards, each case's epoch strip, the flakiness plot.
 
 The run below has 6 cases × 5 epochs with known outcomes, so every strip and count is exact
-(the marks are documented in _render/_cases.py; docs/repeats.md describes epochs).
+(the marks are documented in _render/_cases.py; docs/repeats.md describes epochs). What a
+reader sees: `run._repr_html_()`, the tabs of `eb.show(run)` and its case explorer.
 """
 
 from __future__ import annotations
@@ -12,24 +13,19 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pytest
 
 import evalbook as eb
 from _page import Page, visible_text
-from display_fixtures import demo_run
-from evalbook._render._cases import (
-    CASE_TEXT_LIMIT,
-    MAX_EPOCHS,
-    STRIP_LIMIT,
-    CaseFilter,
-    case_html,
-    case_strips,
-    epoch_strip,
-    filter_cases,
-)
-from evalbook._render._run_html import run_cards_html, run_html, summary_html, unscored_html
+from _store_helpers import drop_final_files
+from display_fixtures import case_view, case_views, cases_where, demo_run, tab_html
+
+pytest.importorskip("ipywidgets")
+
+CASE_TEXT_LIMIT = 30_000  # characters of all the values a case view shows
+MAX_EPOCHS = 20  # epochs a case view lists in full
+STRIP_LIMIT = 50  # marks of an epoch strip
 
 H = "\x00\x1b[2J\u202e<script>alert(1)</script>"
 RAW = ("\x00", "\x1b", "\u202e")
@@ -77,16 +73,16 @@ def run() -> eb.Run:
 
 
 def test_cards_show_cases_times_epochs_and_each_scores_reducer(run: eb.Run) -> None:
-    text = visible_text(run_cards_html(run))
+    text = visible_text(tab_html(run, "Headline"))
     assert "6 cases × 5 epochs" in text
     assert re.search(r"Pass pass@3 95% CI", text), text  # the headline card, after its label
     assert re.search(r"Mean part mean", text), text  # the other score's card
-    header = visible_text(run_html(run)).split(" · run ")[0]
+    header = visible_text(run._repr_html_()).split(" · run ")[0]
     assert header == "epochs-demo · 6 cases × 5 epochs"  # cases, not the 30 samples
 
 
 def test_summary_grid_has_a_reducer_column_with_epochs(run: eb.Run) -> None:
-    text = visible_text(summary_html(run.summary()))
+    text = visible_text(tab_html(run, "Scores"))
     assert text.startswith("score reducer mean 95% CI counted")
     assert "Pass p pass@3" in text and "Mean part m mean" in text
 
@@ -99,8 +95,8 @@ def test_one_epoch_shows_a_reducer_only_when_it_is_not_the_mean() -> None:
         store=None,
         progress=False,
     )
-    assert "pass@1" in visible_text(run_cards_html(one))
-    assert visible_text(summary_html(one.summary())).startswith("score reducer mean")
+    assert "pass@1" in visible_text(tab_html(one, "Headline"))
+    assert visible_text(tab_html(one, "Scores")).startswith("score reducer mean")
     plain = eb.run(
         pd.DataFrame({"q": ["a", "b"]}),
         task=lambda q: q,
@@ -108,13 +104,13 @@ def test_one_epoch_shows_a_reducer_only_when_it_is_not_the_mean() -> None:
         store=None,
         progress=False,
     )
-    cards = visible_text(run_html(plain))
+    cards = visible_text(plain._repr_html_())
     assert "mean" not in cards and "epochs" not in cards and "2 cases · run" in cards
-    assert visible_text(summary_html(plain.summary())).startswith("score mean 95% CI")
+    assert visible_text(tab_html(plain, "Scores")).startswith("score mean 95% CI")
 
 
 def test_unscored_shares_are_of_samples(run: eb.Run) -> None:
-    text = visible_text(unscored_html(run.unscored(), run.summary()))
+    text = visible_text(tab_html(run, "Unscored reasons"))
     # p: 5 unscored samples (case skip) and 1 errored sample (case err) of 30
     assert "Pass p · 30 samples" in text
     assert re.search(r"unscored no_answer 5 17% ", text), text
@@ -127,48 +123,69 @@ STRIPS_P = ["■■■■■ 5/5", "■■□■■ 4/5", "□□□□□ 0/5",
 STRIPS_M = ["■■■■■ 5/5", "■■□■■ 4/5", "□□□□□ 0/5", "■✕■■■ 4/4", "○○○○○ 0/0", "▣▣▣▣▣ 2.5/5"]
 
 
+def _strips(run: eb.Run, score: str) -> list[str]:
+    """Each case's epoch strip for `score`, as the case explorer lists the cases."""
+    explorer = eb.show(run).explorer
+    explorer.score.value = score
+    return [label.split(" · ")[1] for label, _ in explorer.cases.options]
+
+
 def test_each_case_has_its_exact_strip(run: eb.Run) -> None:
-    assert case_strips(run, "p", range(6)) == STRIPS_P
-    assert case_strips(run, "m", range(6)) == STRIPS_M
-    assert epoch_strip(np.array([np.nan, 1.0]), [None, "scored"]) == "·■ 1/1"  # not run yet
-    many = epoch_strip(np.zeros(STRIP_LIMIT + 3), ["scored"] * (STRIP_LIMIT + 3))
-    assert many == "□" * STRIP_LIMIT + f"… (+3) 0/{STRIP_LIMIT + 3}"
+    assert _strips(run, "p") == STRIPS_P
+    assert _strips(run, "m") == STRIPS_M
+    k = STRIP_LIMIT + 3
+    many = eb.run(pd.DataFrame({"q": ["a"]}), task=lambda q: q, epochs=k, store=None,
+                  scorers=[lambda output: 0.0], progress=False)  # fmt: skip
+    assert _strips(many, "lambda") == ["□" * STRIP_LIMIT + f"… (+3) 0/{k}"]
+
+
+def test_an_epoch_not_run_yet_is_a_dot_in_the_strip(tmp_path: Path) -> None:
+    run = eb.run(pd.DataFrame({"q": ["a"]}), task=lambda q: q, epochs=2, store=tmp_path,
+                 scorers=[lambda output: 1.0], progress=False)  # fmt: skip
+    assert run.path is not None
+    drop_final_files(run.path)
+    log = run.path / "events.jsonl"  # as a crash leaves it: epoch 1 never ended
+    lines = log.read_text().splitlines(keepends=True)
+    log.write_text("".join(x for x in lines if '"epoch":1,' not in x))
+    with pytest.warns(RuntimeWarning, match="incomplete"):
+        loaded = eb.load_run(run.path)
+    assert _strips(loaded, "lambda") == ["·■ 1/1"]
 
 
 def test_the_case_view_shows_strip_reduced_value_and_every_epoch(run: eb.Run) -> None:
     reduced = run.reduced()
     assert list(reduced["case_id"].astype(str)[::2]) == list(P_VALUES)  # case order, per score
-    text = visible_text(case_html(run, 1))  # flaky: pass@3 of 4/5 is 1, mean 0.8
+    flaky, err, skip = case_views(run, (1, 3, 4))
+    text = visible_text(flaky)  # flaky: pass@3 of 4/5 is 1, mean 0.8
     assert "Pass p pass@3 scored 1 sd 0.447 ■■□■■ 4/5" in text
     assert "Mean part m mean scored 0.8 sd 0.447 ■■□■■ 4/5" in text
     for e in range(1, 6):
         assert f"epoch {e} passed attempts 1 flaky says {e}" in text
     assert text.index("epoch 3 passed") < text.index("Pass p scored 0 counted 0")
-    err = visible_text(case_html(run, 3))
+    err = visible_text(err)
     assert "err passed 4 errored 1 5 epochs" in err
     assert "epoch 2 errored attempts 1 error: RuntimeError boom at epoch 2 (no output)" in err
-    skip = visible_text(case_html(run, 4))
+    skip = visible_text(skip)
     assert "Pass p pass@3 unscored · no_answer ○○○○○ 0/0" in skip
 
 
 def test_one_epoch_views_have_no_strip(run: eb.Run) -> None:
     one = demo_run()  # its case view is also a snapshot (tests/render/test_static_html.py)
-    html = case_html(one, 1)
+    html = case_view(one, 1)
     assert 'data-evalbook="strip"' not in html and 'data-evalbook="epoch"' not in html
     assert "■" not in html and "□" not in html
-    assert 'data-evalbook="strip"' in case_html(run, 1)
+    assert 'data-evalbook="strip"' in case_view(run, 1)
 
 
 def test_filters_keep_a_case_when_one_epoch_matches(run: eb.Run) -> None:
-    assert filter_cases(run, CaseFilter(score="p", high=0.5)).tolist() == [1, 2, 5]
-    assert filter_cases(run, CaseFilter(score="p", low=0.5)).tolist() == [0, 1, 3, 5]
-    assert filter_cases(run, CaseFilter(outcome="errored")).tolist() == [3]
-    assert filter_cases(run, CaseFilter(score="p", status="unscored")).tolist() == [4]
-    assert filter_cases(run, CaseFilter()).tolist() == list(range(6))
+    assert cases_where(run, score="p", range=(0.0, 0.5)) == [1, 2, 5]
+    assert cases_where(run, score="p", range=(0.5, 1.0)) == [0, 1, 3, 5]
+    assert cases_where(run, outcome="errored") == [3]
+    assert cases_where(run, score="p", status="unscored") == [4]
+    assert cases_where(run) == list(range(6))
 
 
 def test_the_explorer_lists_cases_with_strip_and_reduced_value(run: eb.Run) -> None:
-    pytest.importorskip("ipywidgets")
     view = eb.show(run)
     explorer = view.explorer
     assert [label for label, _ in explorer.cases.options] == [
@@ -188,7 +205,6 @@ def test_the_explorer_lists_cases_with_strip_and_reduced_value(run: eb.Run) -> N
 
 
 def test_a_comparison_shows_the_pair_of_the_chosen_case(run: eb.Run) -> None:
-    pytest.importorskip("ipywidgets")
     view = eb.show(eb.compare(run, epoch_run(name="other")))
     view.change.value = "all"
     flaky = next(pos for label, pos in view.cases.options if label.startswith("flaky · p"))
@@ -216,7 +232,7 @@ def test_an_epoch_case_view_is_bounded_with_megabyte_texts(
         pd.DataFrame({"q": [mb]}), task=task, scorers=[long_scorer], epochs=30, store=None,
         progress=False,
     )  # fmt: skip
-    html = case_html(big, 0)
+    html = case_view(big, 0)
     size = len(html.encode("utf-8"))
     shown = visible_text(html)
     figure = f"epoch case view of 30 epochs with 1 MB texts: {size / 1000:.0f} KB"
@@ -240,7 +256,7 @@ def test_hostile_text_in_ids_and_outputs_is_escaped_in_the_epoch_views() -> None
     hostile_run = eb.run(
         df, task=lambda q: q + H, scorers=[hostile], epochs=2, name=H, store=None, progress=False
     )
-    views = [case_html(hostile_run, i) for i in range(2)] + [run_html(hostile_run)]
+    views = [*case_views(hostile_run, range(2)), hostile_run._repr_html_()]
     pytest.importorskip("plotly")
     fig = hostile_run.plot.flakiness()
     bundle = fig._repr_mimebundle_()
@@ -254,7 +270,6 @@ def test_hostile_text_in_ids_and_outputs_is_escaped_in_the_epoch_views() -> None
     figure_text.append(fig.layout.legend.title.text)
     assert not [t for t in figure_text if any(ch in t for ch in RAW)]
     assert "\\u202e" in fig.layout.title.text and "sometimes right (2)" in figure_text
-    pytest.importorskip("ipywidgets")
     labels = [label for label, _ in eb.show(hostile_run).explorer.cases.options]
     assert len(labels) == 2 and not [t for t in labels if any(ch in t for ch in RAW)]
     assert labels[0].endswith(" · ■□ 1/2 · 0.5")
@@ -338,7 +353,7 @@ def _exported(run: eb.Run) -> str:
         cell("run.plot.flakiness()", run.plot.flakiness()._repr_mimebundle_()),
         cell("run.plot.flakiness()", demo_run().plot.flakiness()._repr_mimebundle_()),
         # what the explorer's detail widget holds for the flaky case
-        cell("explorer", {"text/html": case_html(run, 1), "text/plain": "case"}),
+        cell("explorer", {"text/html": case_view(run, 1), "text/plain": "case"}),
     ]
     body, _ = nbconvert.HTMLExporter().from_notebook_node(nb)
     return str(body)

@@ -7,21 +7,22 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
-from display_fixtures import EVIL, EVIL_ESCAPED
-from evalbook._render._cases import PREVIEW_LIMIT, TEXT_LIMIT, case_html, expandable
+from display_fixtures import EVIL, EVIL_ESCAPED, case_view
 
 BIG = "start " + "z" * 100_000  # a 100 kB output
+PREVIEW_LIMIT = 400  # characters of a long text shown before its expand control
+TEXT_LIMIT = 10_000  # characters of one value in a case view (the start, then "show all")
 
 
-def _run() -> eb.Run:
-    df = pd.DataFrame({"id": ["big", "small"], "q": ["big", "small"]})
-    outputs = {"big": BIG, "small": "tiny"}
+def _run(outputs: dict[str, str] | None = None) -> eb.Run:
+    outputs = outputs or {"big": BIG, "small": "tiny"}
+    df = pd.DataFrame({"id": list(outputs), "q": list(outputs)})
     return eb.run(df, task=lambda q: outputs[q], scorers=[lambda output: 1.0],
                   store=None, progress=False)  # fmt: skip
 
 
 def test_a_long_text_shows_its_start_and_a_details_with_more() -> None:
-    html = case_html(_run(), 0)
+    html = case_view(_run(), 0)
     start, rest = html.split("<details", 1)
     assert "z" * (PREVIEW_LIMIT - 6) in start and "z" * PREVIEW_LIMIT not in start
     assert "show all 100,006 characters (the first 10,000 here, all in the tables)" in rest
@@ -29,12 +30,13 @@ def test_a_long_text_shows_its_start_and_a_details_with_more() -> None:
 
 
 def test_a_short_text_has_no_expand_control() -> None:
-    assert "<details" not in case_html(_run(), 1)
+    assert "<details" not in case_view(_run(), 1)
 
 
 def test_the_expanded_text_is_escaped() -> None:
-    html = expandable(EVIL * 100)
-    assert "<script" not in html and html.count(EVIL_ESCAPED) > 100
+    html = case_view(_run({"evil": EVIL * 100}), 0)
+    rest = html.split("<details", 1)[1]
+    assert "<script" not in html and rest.count(EVIL_ESCAPED) == 100  # the whole output
 
 
 def test_the_widgets_show_the_whole_text_on_demand_and_the_table_keeps_it() -> None:

@@ -2,10 +2,8 @@
 
 from __future__ import annotations
 
-import io
 import re
 import warnings
-from contextlib import redirect_stdout
 from pathlib import Path
 
 import pandas as pd
@@ -13,9 +11,10 @@ import pytest
 
 import evalbook as eb
 import evalbook.display as display
+from _cli_helpers import cli
 from _compare_helpers import make_run
-from evalbook._cli._main import main
-from evalbook._render._compare_html import comparison_html, comparison_text
+
+# the one spelling of each number and of escaped text: units with no public name
 from evalbook._render._style import esc
 from evalbook._util._fmt import (
     format_ci,
@@ -70,14 +69,12 @@ def test_every_view_of_a_comparison_spells_the_delta_the_same_way(tmp_path: Path
     assert delta == "+50.0 pp" and ci.startswith("[") and " pp]" in ci
     a.save(tmp_path)
     b.save(tmp_path)
-    cli = io.StringIO()
-    with redirect_stdout(cli):
-        assert main(["compare", "base", "cand", "--store", str(tmp_path)]) == 0
+    compared = cli("compare", "base", "cand", "--store", str(tmp_path), cwd=tmp_path)
+    assert compared.returncode == 0, compared.stderr
     views = {
-        "repr": repr(comparison),
-        "html": comparison_html(comparison),
-        "text": comparison_text(comparison),
-        "cli": cli.getvalue(),
+        "repr": repr(comparison),  # the comparison's one text form (also eb.show's)
+        "html": comparison._repr_html_(),
+        "cli": compared.stdout,
     }
     for name, text in views.items():
         assert delta in text and ci in text, name
@@ -91,6 +88,7 @@ def test_views_show_control_characters_escaped() -> None:
 
 
 def test_display_exports_only_show_and_the_old_names_still_import_with_a_warning() -> None:
+    # where the old names live now: what each deprecated name must still give
     from evalbook._render import _cases, _compare_html, _run_html
 
     assert display.__all__ == ["show"]

@@ -9,9 +9,10 @@ import pytest
 
 import evalbook as eb
 from display_fixtures import EVIL, EVIL_ESCAPED
-from evalbook._render._diff import DIFF_LIMIT, output_diff_html, word_diff
 
 pytest.importorskip("ipywidgets")
+
+DIFF_LIMIT = 10_000  # characters of each output the diff compares
 
 
 def _marked(html: str, kind: str) -> list[str]:
@@ -28,6 +29,22 @@ def _run(outputs: dict[str, str], name: str) -> eb.Run:
         store=None,
         progress=False,
     )
+
+
+def _pair(a: str, b: str) -> str:
+    """The output diff of one case whose output is `a` in run A and `b` in run B: the top of
+    the Cases tab's detail in `eb.show(eb.compare(A, B))`, before each run's case view."""
+    view = eb.show(eb.compare(_run({"q": a}, "A"), _run({"q": b}, "B")))
+    view.change.value = "all"
+    detail = view.detail.value
+    start = detail.index('data-evalbook="pair-view"')
+    return str(detail[start : detail.index('<div style="flex: 1 1 420px', start)])
+
+
+def word_diff(a: str, b: str) -> tuple[str, str]:
+    """The two sides of the output diff: the HTML of output A and of output B."""
+    left, right = re.findall(r'overflow-y: auto">(.*?)</div>', _pair(a, b), re.S)
+    return left, right
 
 
 def test_word_diff_marks_only_the_words_that_differ() -> None:
@@ -48,7 +65,7 @@ def test_a_100kb_output_is_diffed_on_its_start_and_says_so() -> None:
     at = a.index(" ", 5_000) + 1  # after a word
     b = a[:at] + "CHANGED " + a[at:]
     assert len(a) > 100_000
-    html = output_diff_html("A", a, "B", b)
+    html = _pair(a, b)
     assert _marked(html, "ins") == ["CHANGED"]
     assert html.count(f"diff of the first {DIFF_LIMIT:,} characters") == 2
     assert len(html) < 100_000

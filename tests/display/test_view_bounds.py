@@ -1,26 +1,26 @@
 """Every view of a run with 1 MB texts is bounded; the tables keep every character.
 
 Bounds (_render/_cases.py, _render/_run_html.py, _render/_style.py): a case view shows at most
-`TEXT_LIMIT` characters of one value and `CASE_TEXT_LIMIT` of all its values; a name, label,
-case id or reason at most `SHORT_LIMIT`; the unscored breakdown at most `MAX_REASONS`
-reasons per score. Before: a 1 MB reason made a 1 MB card, 200 such reasons a 180 MB run
-view, and one pair of a comparison's case view was 2 MB.
+`TEXT_LIMIT` (10,000) characters of one value and `CASE_TEXT_LIMIT` (30,000) of all its values;
+a name, label, case id or reason at most `SHORT_LIMIT` (1,000); the unscored breakdown at most
+`MAX_REASONS` (20) reasons per score. Before: a 1 MB reason made a 1 MB card, 200 such reasons
+a 180 MB run view, and one pair of a comparison's case view was 2 MB.
 """
 
 from __future__ import annotations
 
-import io
 from collections.abc import Callable
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
 
 import evalbook as eb
-from evalbook._cli._run_report import print_run
-from evalbook._cli._terminal import Out
-from evalbook._render._cases import CASE_TEXT_LIMIT, case_html
+from _cli_helpers import cli
+from display_fixtures import case_views
 
+CASE_TEXT_LIMIT = 30_000  # characters of all the values a case view shows
 MB = "y" * 1_000_000
 KB = 1000
 S, U = eb.define_score("s"), eb.define_score("u")
@@ -62,17 +62,18 @@ def run() -> eb.Run:
 
 
 def test_every_run_view_is_bounded_and_the_tables_keep_the_text(
-    run: eb.Run, record_property: Callable[[str, object], None]
+    run: eb.Run, record_property: Callable[[str, object], None], tmp_path: Path
 ) -> None:
     views = {
         "run html": (run._repr_html_(), 100 * KB),
         "headline html": (run.headline._repr_html_(), 10 * KB),
         "repr": (repr(run), 2 * KB),
     }
-    views.update({f"case {i}": (case_html(run, i), 60 * KB) for i in (0, 9)})
-    out = io.StringIO()
-    print_run(Out(out, colour=False), run, breakdown=True)
-    views["evalbook show"] = (out.getvalue(), 20 * KB)
+    cases = case_views(run, (0, 9))  # the case explorer's detail of cases 0 and 9
+    views.update({f"case {i}": (html, 60 * KB) for i, html in zip((0, 9), cases, strict=True)})
+    shown = cli("show", str(_run(40, "a").save(tmp_path)), cwd=tmp_path)  # the same run, stored
+    assert shown.returncode == 0, shown.stderr
+    views["evalbook show"] = (shown.stdout, 20 * KB)
     sizes = {view: _size(text) for view, (text, _) in views.items()}
     figure = ", ".join(f"{view} {size / KB:.0f} KB" for view, size in sizes.items())
     print(figure)

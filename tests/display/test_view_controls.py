@@ -9,8 +9,6 @@ is there).
 
 from __future__ import annotations
 
-import io
-from contextlib import redirect_stdout
 from pathlib import Path
 from typing import Any
 
@@ -18,9 +16,9 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
-from evalbook._cli._main import main
-from evalbook._render._cases import case_html
-from evalbook._util._text import visible
+from _cli_helpers import cli
+from display_fixtures import case_views
+from evalbook._util._text import visible  # the one escaping function: its own cases first
 
 H = "\x00\x1b[2J\u202e\u2066<script>alert(1)</script>"
 RAW = ("\x00", "\x1b", "\u202e", "\u2066")
@@ -71,7 +69,8 @@ def test_no_raw_control_or_markup_in_any_run_view() -> None:
         "run html": (run._repr_html_(), True),
         "headline html": (run.headline._repr_html_(), True),
     }
-    views.update({f"case {i}": (case_html(run, i), True) for i in range(3)})
+    shown = case_views(run, range(3))  # the case explorer's detail of each case
+    views.update({f"case {i}": (html, True) for i, html in enumerate(shown)})
     for view, (text, html) in views.items():
         _assert_clean(view, text, html=html)
     assert "\\u202e" in repr(run) and "\\u202e" in views["run html"][0]
@@ -111,10 +110,9 @@ def test_no_raw_control_or_markup_in_the_widgets() -> None:
 
 def test_no_raw_control_in_the_cli_show(tmp_path: Path) -> None:
     run = _run("hostile", store=tmp_path)
-    out = io.StringIO()
-    with redirect_stdout(out):
-        assert main(["show", str(run.path)]) == 0
-    text = out.getvalue()
+    shown = cli("show", str(run.path), cwd=tmp_path)
+    assert shown.returncode == 0, shown.stderr
+    text = shown.stdout
     _assert_clean("evalbook show", text, html=False)
     assert "\\u202e" in text
 

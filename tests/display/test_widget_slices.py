@@ -9,9 +9,12 @@ import pytest
 
 import evalbook as eb
 from display_fixtures import EVIL, EVIL_ESCAPED, demo_run
-from evalbook._model._slices import SMALL
-from evalbook._render._run_html import run_html, summary_html
-from evalbook._render._run_slices import MAX_SLICES
+
+# the summary table's renderer: each slice's block must be exactly that table of its row
+from evalbook._render._run_html import summary_html
+
+SMALL = 10  # a slice with fewer counted cases (or clusters) is flagged small
+MAX_SLICES = 50  # a column with more values is not offered to slice by
 
 CONTROL = "x\x1b[31m\u202e"  # an ANSI escape and a bidi override in a slice value
 
@@ -147,7 +150,8 @@ def test_the_static_html_is_unchanged_by_the_dropdowns(run: eb.Run) -> None:
     view.scores.by.value = "topic"
     view.scores.cluster.value = "passage"
     static = view._repr_mimebundle_()["text/html"]
-    assert static == run_html(run) + view.table._static_html  # the card, then the case table
+    table = view.table._repr_mimebundle_()["text/html"]
+    assert static == run._repr_html_() + table  # the card, then the case table
     assert 'data-evalbook="slice"' not in static
 
 

@@ -392,3 +392,25 @@ def test_every_fault_of_every_final_file_is_seen_or_harmless() -> None:
     print(f"24 damaged folders: {counts}")
     assert counts["silently different"] == 0 and counts["raised"] == 0 and counts["slow"] == 0
     assert counts["detected"] > 0
+
+
+def test_an_empty_log_says_it_is_empty_and_resume_is_a_configuration_error(
+    tmp_path: Path,
+) -> None:
+    run = _stored(tmp_path / "runs")
+    assert run.path is not None
+    for name in ("cases.parquet", "scores.parquet", "summary.json"):
+        (run.path / name).unlink()
+    (run.path / "events.jsonl").write_bytes(b"")
+    with pytest.raises(ValueError, match="is empty: the run wrote nothing"):
+        eb.load_run(run.path)
+    with pytest.raises(eb.ConfigurationError, match="is empty: the run wrote nothing"):
+        _resume(run.path)
+
+
+def test_resuming_a_folder_left_by_a_start_up_kill_says_nothing_ran(tmp_path: Path) -> None:
+    folder = tmp_path / "runs" / "killed-20260101T000000Z"
+    folder.mkdir(parents=True)
+    (folder / ".events.jsonl.a1b2c3d4.tmp").write_bytes(b"")
+    with pytest.raises(eb.ConfigurationError, match=r"nothing of it ran\); run it again"):
+        _resume(folder)

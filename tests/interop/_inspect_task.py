@@ -23,8 +23,7 @@ from inspect_ai.scorer import PARTIAL, Score, accuracy, match, mean, scorer
 from inspect_ai.solver import Generate, TaskState, solver
 from inspect_ai.util import message_limit, time_limit
 
-from evalbook._interop._imported import to_run_data
-from evalbook._interop._inspect import FORMAT
+import evalbook as eb
 
 FIXTURE = Path(__file__).parent / "fixtures" / "inspect" / "tiny.eval"
 ANSWERS = {"Say the default": "Default output", "Name a fruit": "An apple"}
@@ -110,8 +109,9 @@ def make_log(log_dir: Path, log_format: str) -> Path:
     return Path(logs[0].location)
 
 
-def run_of(path: Path) -> Any:
-    return to_run_data(FORMAT.read(path))
+def run_of(path: Path) -> eb.Run:
+    """The log at `path` imported as format "inspect" (its warnings not silenced)."""
+    return eb.import_results(path, format="inspect")
 
 
 def cell(frame: Any, case: str, epoch: int, **where: str) -> Any:

@@ -3,12 +3,17 @@
 Values go through the score contract (a property: the imported record is `record_of`'s), the
 outcomes map to their records, what cannot be read is skipped and counted, names become valid
 score and run names, and an imported run stores and loads back the same (from its final files
-and from its log alone). The registry and `evalbook import` are tested with a fake format.
+and from its log alone). Every registered importer has the one shape (`NAME`, `EXPECTED`,
+`sniff`, `read`), and its sniff never raises nor claims another format's files. The registry and
+`evalbook import` are tested with a fake format. (How files are read, through the public API:
+test_import_reading.py.)
 """
 
 from __future__ import annotations
 
+import inspect
 import math
+import os
 import sys
 import types
 import warnings
@@ -25,7 +30,6 @@ from _cli_helpers import in_process
 from evalbook._api._import import import_results
 from evalbook._interop import _formats
 from evalbook._interop._imported import (
-    Format,
     FormatError,
     Imported,
     ImportedSample,
@@ -219,9 +223,10 @@ def _fake_read(path: Path) -> Imported:
 @pytest.fixture
 def fake_format(monkeypatch: pytest.MonkeyPatch) -> None:
     module = types.ModuleType("evalbook_fake_format")
-    module.FORMAT = Format(  # type: ignore[attr-defined]
-        "fake", "a file saying 'fake results'", lambda p: p.suffix == ".fake", _fake_read
-    )
+    module.NAME = "fake"  # type: ignore[attr-defined]
+    module.EXPECTED = "a file saying 'fake results'"  # type: ignore[attr-defined]
+    module.sniff = lambda p: p.suffix == ".fake"  # type: ignore[attr-defined]
+    module.read = _fake_read  # type: ignore[attr-defined]
     monkeypatch.setitem(sys.modules, "evalbook_fake_format", module)
     monkeypatch.setattr(_formats, "FORMATS", {"fake": "evalbook_fake_format"})
 
@@ -277,3 +282,49 @@ def test_imported_text_is_cleaned_at_the_run_boundary() -> None:
         run = to_run_data(_imported(samples))
     assert run.data.q[0] == "x\\ud800" and run.cases.output[0] == "y\\udfff"
     assert len([w for w in caught if "lone surrogate" in str(w.message)]) == 1  # once per run
+
+
+# -- the one importer shape, and sniffing -----------------------------------------------------
+
+# fixtures/<format name>/ holds each format's files
+FIXTURES = Path(__file__).parent / "fixtures"
+NAMES = ["inspect", "promptfoo", "harbor", "lm-eval", "evalscope"]
+
+
+def test_every_importer_has_the_one_shape() -> None:
+    assert list(_formats.FORMATS) == NAMES  # the order its rule gives (_formats.py)
+    for name in _formats.FORMATS:
+        importer = _formats.format_named(name)
+        assert name == importer.NAME  # the registry's key is the module's own NAME
+        assert isinstance(importer.EXPECTED, str) and importer.EXPECTED
+        for function in (importer.sniff, importer.read):
+            assert list(inspect.signature(function).parameters) == ["path"], (name, function)
+
+
+def _odd_paths(tmp: Path) -> list[Path]:
+    """Paths no sniff may claim or fail on: missing, unnameable, empty, special."""
+    (tmp / "empty").mkdir()
+    odd = [Path("\0bad"), tmp / "empty"]
+    odd += [tmp / name for name in ("missing", "missing.json", "missing.jsonl", "missing.eval")]
+    for name in ("fifo.json", "fifo.jsonl", "fifo.eval"):
+        if hasattr(os, "mkfifo"):
+            os.mkfifo(tmp / name)
+            odd.append(tmp / name)
+    if Path("/dev/zero").exists():
+        for name in ("zero.json", "zero.jsonl", "zero.eval", "result.json"):
+            (tmp / name).symlink_to("/dev/zero")
+            odd.append(tmp / name)
+    return odd
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_sniff_never_raises_and_claims_no_other_formats_fixture(name: str, tmp_path: Path) -> None:
+    importer = _formats.format_named(name)
+    for path in _odd_paths(tmp_path):
+        assert importer.sniff(path) is False, path
+    others = [p for p in FIXTURES.iterdir() if p.name != name]
+    missing = set(NAMES) - {name} - {p.name for p in others}
+    assert not missing, f"the other formats' fixtures are missing: {missing}"
+    paths = [p for d in others for p in [d, *d.rglob("*")]]
+    assert len(paths) > 10
+    assert [p for p in paths if importer.sniff(p)] == []

@@ -1,4 +1,4 @@
-"""Importing EvalScope results (`_interop/_evalscope.py`, format "evalscope").
+"""Importing EvalScope results (docs/interop.md "EvalScope", format "evalscope").
 
 The fixture (fixtures/evalscope/outputs/) is written by fixtures/evalscope/make.py, which
 follows EvalScope 1.14.1's writer code (`save_review_cache`, `JsonlWriter`, `Report.to_json`);
@@ -18,11 +18,17 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from _interop_helpers import json_lines, load_make, quiet_run
+from _interop_helpers import (
+    FormatError,
+    contract,
+    json_lines,
+    load_make,
+    quiet_import,
+    same_record,
+    with_warning,
+)
 
-from evalbook._interop._evalscope import FORMAT
-from evalbook._interop._imported import FormatError, to_run_data
-from evalbook._model._contract import STATUSES, record_of
+import evalbook as eb
 
 HERE = Path(__file__).parent / "fixtures" / "evalscope"
 ROOT = HERE / "outputs" / "20261201_163005"
@@ -32,8 +38,8 @@ GSM = REVIEWS / "gsm8k_main.jsonl"
 MT = REVIEWS / "mt_mini_default.jsonl"
 
 
-def _quiet(path: Path) -> Any:
-    return quiet_run(FORMAT, path)
+def _quiet(path: Path) -> eb.Run:
+    return quiet_import(path, "evalscope")
 
 
 def test_the_fixture_is_what_make_py_writes(tmp_path: Path) -> None:
@@ -49,20 +55,15 @@ def test_the_fixture_is_what_make_py_writes(tmp_path: Path) -> None:
 def test_every_cell_is_the_raw_value_through_the_score_contract() -> None:
     run = _quiet(ROOT)
     scores = run.scores.set_index(["case_id", "epoch", "score"])
-    checked = 0
-    for path in (GSM, MT):
-        for line in json_lines(path):
-            sample = line["sample_score"]
-            key = (f"{path.stem}/{sample['group_id']}", sample["generation_index"] + 1)
-            for metric, value in sample["score"]["value"].items():
-                row = scores.loc[(*key, metric)]
-                rec = record_of(value)
-                assert row["status"] == STATUSES[rec.status], (key, metric)
-                assert (row["reason"] if isinstance(row["reason"], str) else None) == rec.reason
-                got = row["value"]
-                assert got == rec.value or (math.isnan(got) and math.isnan(rec.value))
-                checked += 1
-    assert checked == 6 + 2 + 2 + 1
+    cells = [
+        ((f"{path.stem}/{sample['group_id']}", sample["generation_index"] + 1, metric), value)
+        for path in (GSM, MT)
+        for sample in (line["sample_score"] for line in json_lines(path))
+        for metric, value in sample["score"]["value"].items()
+    ]
+    for (key, value), want in zip(cells, contract([v for _, v in cells]), strict=True):
+        assert same_record(scores.loc[key], want), (key, value, want)
+    assert len(cells) == 6 + 2 + 2 + 1
     cell = scores.loc[("mt_mini_default/0", 1, "rating")]
     assert (cell["status"], cell["reason"]) == ("error", "invalid_score")  # 8.0 on 1-10
     cell = scores.loc[("mt_mini_default/0", 1, "passed")]
@@ -134,25 +135,25 @@ def test_not_evalscope_is_a_format_error(tmp_path: Path) -> None:
     for model in ("a", "b"):
         shutil.copytree(REVIEWS, tmp_path / "out" / "reviews" / model)
     with pytest.raises(FormatError, match=r"several models \(a, b\)"):
-        FORMAT.read(tmp_path / "out")
+        eb.import_results(tmp_path / "out", format="evalscope")
     with pytest.raises(FormatError, match="not an EvalScope output folder: expected"):
-        FORMAT.read(HERE)
+        eb.import_results(HERE, format="evalscope")
     other = tmp_path / "other.jsonl"
     other.write_text('{"id": 1}\n{"index": 2}\n', encoding="utf-8")
     with pytest.raises(FormatError, match=r"no line is an EvalScope review .*no sample_score"):
-        FORMAT.read(other)
+        eb.import_results(other, format="evalscope")
     report = ROOT / "reports" / MODEL / "gsm8k.json"
     with pytest.raises(FormatError, match="not an EvalScope review file"):
-        FORMAT.read(report)
+        eb.import_results(report, format="evalscope")
 
 
-def test_sniff_is_cheap_and_never_raises(tmp_path: Path) -> None:
-    assert FORMAT.sniff(ROOT) and FORMAT.sniff(REVIEWS) and FORMAT.sniff(GSM)
-    assert FORMAT.sniff(ROOT / "reviews")
+def test_detected_from_its_files_and_not_from_near_misses(tmp_path: Path) -> None:
+    for path in (ROOT, REVIEWS, GSM, ROOT / "reviews"):
+        assert quiet_import(path).options["imported"]["format"] == "evalscope", path
     (tmp_path / "x.jsonl").write_text('{"index": 1, "model": "m"}\n', encoding="utf-8")
-    for path in [tmp_path / "x.jsonl", tmp_path / "missing", tmp_path, HERE / "make.py"]:
-        assert FORMAT.sniff(path) is False, path
-    assert FORMAT.sniff(Path("\0bad")) is False
+    for path in [tmp_path / "x.jsonl", tmp_path, HERE / "make.py"]:
+        with pytest.raises(FormatError, match="not a results file evalbook can import"):
+            eb.import_results(path)
 
 
 def test_a_sample_written_twice_keeps_the_last_as_evalscope_does(tmp_path: Path) -> None:
@@ -164,10 +165,10 @@ def test_a_sample_written_twice_keeps_the_last_as_evalscope_does(tmp_path: Path)
     with open(folder / GSM.name, "a", encoding="utf-8") as f:
         f.write(json.dumps(again, ensure_ascii=False) + "\n")
         f.write('{"index": 3, "target": ["30"], "messages": [], "sample_score": {"score"\n')
-    imported = FORMAT.read(folder)
-    assert f"{GSM.name}:2: sample 1 again at {GSM.name}:7" in imported.skipped
-    assert any(s.startswith(f"{GSM.name}:8: not JSON") for s in imported.skipped)
-    run = _quiet(folder)
+    run, skipped = with_warning(folder, "evalscope")
+    assert "skipped 2 part(s)" in skipped and run.options["imported"]["skipped"] == 2
+    assert f"{GSM.name}:2: sample 1 again at {GSM.name}:7" in skipped
+    assert f"{GSM.name}:8: not JSON" in skipped
     scores = run.scores.set_index(["case_id", "epoch", "score"])
     assert scores.loc[("gsm8k_main/0", 2, "acc"), "value"] == 1.0
 
@@ -177,7 +178,7 @@ def test_a_value_that_disagrees_with_the_report_warns(tmp_path: Path) -> None:
     gsm = tmp_path / "run" / "reviews" / MODEL / GSM.name
     gsm.write_text(gsm.read_text(encoding="utf-8").replace('"acc": 0.0', '"acc": 1.0'), "utf-8")
     with pytest.warns(RuntimeWarning, match=r"the mean of acc over its 6 lines is 1, the report"):
-        FORMAT.read(tmp_path / "run")
+        eb.import_results(tmp_path / "run", format="evalscope")
 
 
 # --- fault injection ----------------------------------------------------------------------
@@ -204,10 +205,10 @@ def _classify(root: Path, clean: dict[tuple[str, int, str], tuple[Any, ...]]) ->
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            imported = FORMAT.read(root)
-            run = to_run_data(imported)
+            run = eb.import_results(root, format="evalscope")
         except FormatError:
             return "refused"
+    skipped = run.options["imported"]["skipped"]
     mean_warned = any("the mean of" in str(w.message) for w in caught)
     got = {k: v for k, v in _cells(run).items() if v[0] == v[0]}  # slots never read: lost
     # a cell lost with its line is a missing_score error: counted, not a different value
@@ -220,10 +221,10 @@ def _classify(root: Path, clean: dict[tuple[str, int, str], tuple[Any, ...]]) ->
         # EvalScope writes no checksum: a flip inside a prompt or an answer reads as that text;
         # a lost report leaves benchmark and subset unknown (the report is counted as skipped)
         same_output = all(got[k][0] == clean[k][0] for k in differs)
-        return "counted" if imported.skipped and same_output else "text differs"
-    if got.keys() == clean.keys() and not imported.skipped:
+        return "counted" if skipped and same_output else "text differs"
+    if got.keys() == clean.keys() and not skipped:
         return "same"
-    return "counted" if imported.skipped else "different"
+    return "counted" if skipped else "different"
 
 
 @pytest.mark.slow

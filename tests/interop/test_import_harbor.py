@@ -1,4 +1,4 @@
-"""Importing Harbor jobs and trials (`_interop/_harbor.py`, docs/interop.md "Harbor").
+"""Importing Harbor jobs and trials (docs/interop.md "Harbor", format "harbor").
 
 The fixture job (fixtures/harbor/job) is written by fixtures/harbor/make.py, which follows
 Harbor 0.26.0's writers (fixtures/harbor/README.md); a test checks make.py still writes it.
@@ -12,32 +12,34 @@ import math
 import random
 import shutil
 import tempfile
-import warnings
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
-from _interop_helpers import literal_bytes
+from _interop_helpers import (
+    FormatError,
+    contract,
+    detected,
+    literal_bytes,
+    quiet_import,
+    same_record,
+    with_warning,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
-from _cli_helpers import in_process
-from evalbook._api._import import import_results
-from evalbook._interop._harbor import FORMAT
-from evalbook._interop._imported import FormatError, to_run_data
-from evalbook._model._contract import STATUSES, record_of
+from _cli_helpers import assert_user_error, cli
+from evalbook import import_results
 
 FIXTURES = Path(__file__).parent / "fixtures" / "harbor"
 JOB = FIXTURES / "job"
 TRIAL = JOB / "fix-bug__h7J8k9L"
 
 
-def _import(path: Path, **kw: Any) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return import_results(path, format="harbor", **kw)
+def _import(path: Path, **kw: Any) -> eb.Run:
+    return quiet_import(path, "harbor", **kw)
 
 
 def _copy_job(tmp: Path) -> Path:
@@ -124,15 +126,18 @@ def test_garbage_and_unfinished_trials_are_skipped_and_counted(tmp_path: Path) -
 def test_rewards_that_disagree_with_the_reward_file_are_caught(tmp_path: Path) -> None:
     job = _copy_job(tmp_path)
     (job / "fix-bug__h7J8k9L" / "verifier" / "reward.json").write_text('{"correctness": 0}')
-    imported = FORMAT.read(job)
-    assert len(imported.samples) == 5
-    assert "differ from verifier/reward.json" in imported.skipped[0]
+    run, skipped = with_warning(job, "harbor")
+    assert run.cases.outcome.notna().sum() == 5 and "skipped 1 part(s)" in skipped
+    assert "fix-bug__h7J8k9L/result.json: its rewards" in skipped
+    assert "differ from verifier/reward.json" in skipped
     # an exception_info removed while exception.txt stays is caught the same way
     result = job / "fix-bug__m1N2p3Q" / "result.json"
     doc = json.loads(result.read_text())
     doc["exception_info"] = None
     result.write_text(json.dumps(doc, indent=4))
-    assert "exception.txt is there" in FORMAT.read(job).skipped[1]
+    run, skipped = with_warning(job, "harbor")
+    assert run.cases.outcome.notna().sum() == 4 and "skipped 2 part(s)" in skipped
+    assert "fix-bug__m1N2p3Q/result.json: exception.txt is there" in skipped
 
 
 def test_step_exceptions_and_step_usage_count_for_multi_step_trials(tmp_path: Path) -> None:
@@ -162,7 +167,7 @@ def test_what_is_not_harbor_gets_one_clear_error(
     if content is not None:
         (folder / "result.json").write_text(content)
     with pytest.raises(FormatError, match="not Harbor results") as info:
-        FORMAT.read(folder)
+        import_results(folder, format="harbor")
     assert why in str(info.value) and "a Harbor job folder" in str(info.value)
 
 
@@ -170,32 +175,32 @@ def test_a_damaged_result_json_named_directly_says_where(tmp_path: Path) -> None
     path = tmp_path / "result.json"
     path.write_text('{\n    "task_name": "x",\n    oops\n}')
     with pytest.raises(FormatError, match=r"line 3, column 5: invalid JSON"):
-        FORMAT.read(path)
+        import_results(path, format="harbor")
     path.write_text('{"task_name": "x"}')
     with pytest.raises(FormatError, match="`trial_name` is None"):
-        FORMAT.read(path)
+        import_results(path, format="harbor")
 
 
-def test_sniff_is_cheap_and_never_raises(tmp_path: Path) -> None:
-    assert FORMAT.sniff(JOB) and FORMAT.sniff(TRIAL) and FORMAT.sniff(TRIAL / "result.json")
+def test_detected_from_its_files_and_not_from_near_misses(tmp_path: Path) -> None:
+    for path in (JOB, TRIAL, TRIAL / "result.json"):
+        assert detected(path) == "harbor", path
     (tmp_path / "empty").mkdir()
     (tmp_path / "other.json").write_text('{"results": {"version": 3}}')
     (tmp_path / "result.json").mkdir()
-    for name in ("empty", "other.json", "missing", "result.json"):
-        assert not FORMAT.sniff(tmp_path / name), name
-    assert not FORMAT.sniff(Path("\0bad"))
-    assert not FORMAT.sniff(JOB / "fix-bug__h7J8k9L" / "verifier" / "reward.json")
+    for path in [
+        *(tmp_path / name for name in ("empty", "other.json", "result.json")),
+        JOB / "fix-bug__h7J8k9L" / "verifier" / "reward.json",
+    ]:
+        with pytest.raises(FormatError, match="not a results file evalbook can import"):
+            import_results(path)
 
 
 def _read(job: Path) -> tuple[str, pd.DataFrame | None]:
     try:
-        imported = FORMAT.read(job)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            scores = to_run_data(imported).scores
+        run = quiet_import(job, "harbor")
     except FormatError:
         return "refused", None
-    return ("skipped" if imported.skipped else "read"), scores
+    return ("skipped" if run.options["imported"]["skipped"] else "read"), run.scores
 
 
 def _scored(scores: pd.DataFrame) -> list[tuple[str, float]]:
@@ -265,40 +270,19 @@ def test_rewards_go_through_the_score_contract(values: list[object]) -> None:
             folder = Path(tmp) / f"t__{i}"
             folder.mkdir()
             (folder / "result.json").write_text(json.dumps(trial, indent=4))
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            scores = to_run_data(FORMAT.read(Path(tmp))).scores
-    for i, value in enumerate(values):
-        got = scores[scores.case_id == f"task{i}"].iloc[0]
-        rec = record_of(value)
-        assert got.status == STATUSES[rec.status], value
-        assert (math.isnan(got.value) and math.isnan(rec.value)) or got.value == rec.value
+        scores = _import(Path(tmp)).scores.set_index("case_id")
+    for i, (value, want) in enumerate(zip(values, contract(values), strict=True)):
+        assert same_record(scores.loc[f"task{i}"], want), (value, want)
 
 
-def test_detected_and_stored_from_the_command_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    for path in (JOB, TRIAL, TRIAL / "result.json"):
-        assert _import_detected(path).options["imported"]["format"] == "harbor"
-    store = str(tmp_path / "runs")
-    code, _, err = in_process(capsys, "import", str(JOB), "--store", store)
-    assert code == 0, err
+def test_detected_and_stored_from_the_command_line(tmp_path: Path) -> None:
+    store = tmp_path / "runs"
+    done = cli("import", str(JOB), "--store", str(store), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
     loaded = eb.load_run(eb.runs(store).path[0])
+    assert loaded.options["imported"]["format"] == "harbor"  # detected
     assert loaded.cases.outcome.tolist() == _import(JOB).cases.outcome.tolist()
     garbage = tmp_path / "result.json"
     garbage.write_text('{"task_name": "x", "trial_name": "x__1", "task_checksum": "s"')
-    code, _, err = in_process(capsys, "import", str(garbage), "--format", "harbor")
-    assert code == 2 and len(err.strip().splitlines()) == 1 and "line 1" in err, err
-
-
-def _import_detected(path: Path) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return import_results(path)
-
-
-def test_sniff_claims_no_other_formats_fixture() -> None:
-    others = [p for p in FIXTURES.parent.iterdir() if p.name != "harbor"]
-    assert others, "the other formats' fixtures are missing"
-    claimed = [p for d in others for p in [d, *d.rglob("*")] if FORMAT.sniff(p)]
-    assert claimed == []
+    done = cli("import", str(garbage), "--format", "harbor", cwd=tmp_path)
+    assert_user_error(done, "line 1")

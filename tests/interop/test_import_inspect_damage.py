@@ -18,9 +18,7 @@ import pytest
 pytest.importorskip("inspect_ai", reason="the extra evalbook[inspect]")
 
 from _inspect_task import rows_of, run_of
-
-from evalbook._interop._formats import sniff_format
-from evalbook._interop._imported import FormatError
+from _interop_helpers import FormatError, detected
 
 
 def _originals(path: Path) -> dict[Any, tuple[Any, ...]]:
@@ -59,7 +57,7 @@ def test_truncations(made: Path, tmp_path: Path, record_property: Any) -> None:
         cut.write_bytes(body[:at])
         kind, n = _compare(cut, originals)
         if kind == "partial":  # what was read is still told from other formats
-            assert sniff_format(cut).name == "inspect"
+            assert detected(cut) == "inspect"
         tally[kind] = tally.get(kind, 0) + 1
         different += n
     figure = f"{made.suffix} truncations: {len(offsets)} tried, {tally}, {different} read different"

@@ -1,4 +1,4 @@
-"""Importing lm-evaluation-harness results (`_interop/_lm_eval.py`, format "lm-eval").
+"""Importing lm-evaluation-harness results (docs/interop.md "lm-evaluation-harness").
 
 The fixture (fixtures/lm-eval/out/) is written by fixtures/lm-eval/make.py, which follows
 lm-eval 0.4.13's writer code (`evaluate`, `save_results_samples`, `save_results_aggregated`);
@@ -10,7 +10,6 @@ files (truncations, byte flips, garbage lines) are imported to count what is rea
 from __future__ import annotations
 
 import json
-import math
 import random
 import shutil
 import warnings
@@ -19,11 +18,17 @@ from typing import Any
 
 import pandas as pd
 import pytest
-from _interop_helpers import json_lines, load_make, quiet_run
+from _interop_helpers import (
+    FormatError,
+    contract,
+    json_lines,
+    load_make,
+    quiet_import,
+    same_record,
+    with_warning,
+)
 
-from evalbook._interop._imported import FormatError, to_run_data
-from evalbook._interop._lm_eval import FORMAT, score_key
-from evalbook._model._contract import STATUSES, record_of
+import evalbook as eb
 
 HERE = Path(__file__).parent / "fixtures" / "lm-eval"
 OUT = HERE / "out"
@@ -34,8 +39,13 @@ GSM = MODEL / f"samples_gsm_mini_{DATE}.jsonl"
 RESULTS = MODEL / f"results_{DATE}.json"
 
 
-def _quiet(path: Path) -> Any:
-    return quiet_run(FORMAT, path)
+def _quiet(path: Path) -> eb.Run:
+    return quiet_import(path, "lm-eval")
+
+
+def score_key(metric: str, filter_key: str) -> str:
+    """lm-eval's results key of a (metric, filter) without `,none`: the score's label."""
+    return metric if filter_key == "none" else f"{metric},{filter_key}"
 
 
 def test_the_fixture_is_what_make_py_writes(tmp_path: Path) -> None:
@@ -51,7 +61,7 @@ def test_every_cell_is_the_raw_line_through_the_score_contract() -> None:
     run = _quiet(OUT)
     scores = run.scores.set_index(["case_id", "score"])
     labels = {d.label or d.name: d.name for d in run.definitions}
-    seen = 0
+    cells: list[tuple[tuple[str, str], object]] = []
     for path, task in ((ARC, "arc_mini"), (GSM, "gsm_mini")):
         for line in json_lines(path):
             case = f"{task}/{line['doc_id']}"
@@ -60,14 +70,10 @@ def test_every_cell_is_the_raw_line_through_the_score_contract() -> None:
                 if metric == "f1":  # a corpus-level argument, not imported
                     assert key not in labels
                     continue
-                row = scores.loc[(case, labels[key])]
-                rec = record_of(line[metric])
-                assert row["status"] == STATUSES[rec.status], (case, key)
-                assert (row["reason"] if isinstance(row["reason"], str) else None) == rec.reason
-                value = row["value"]
-                assert value == rec.value or (math.isnan(value) and math.isnan(rec.value))
-                seen += 1
-    assert seen == 4 * 2 + 3 * 2 * 3
+                cells.append(((case, labels[key]), line[metric]))
+    for (key, value), want in zip(cells, contract([v for _, v in cells]), strict=True):
+        assert same_record(scores.loc[key], want), (key, value, want)
+    assert len(cells) == 4 * 2 + 3 * 2 * 3
     # the metrics of the other task: explicitly unscored, not errors
     other = scores.loc[("arc_mini/0", "exact_match_strict-match")]
     assert (other["status"], other["reason"]) == ("unscored", "not_a_metric_of_arc_mini")
@@ -167,63 +173,71 @@ def test_several_models_and_not_lm_eval_are_format_errors(tmp_path: Path) -> Non
     for model in ("a", "b"):
         shutil.copytree(MODEL, tmp_path / "out" / model)
     with pytest.raises(FormatError, match=r"several models \(a, b\)"):
-        FORMAT.read(tmp_path / "out")
+        eb.import_results(tmp_path / "out", format="lm-eval")
     (tmp_path / "empty").mkdir()
     with pytest.raises(FormatError, match="not an lm-eval output folder"):
-        FORMAT.read(tmp_path / "empty")
+        eb.import_results(tmp_path / "empty", format="lm-eval")
     other = tmp_path / "results.json"
     other.write_text('{"evalId": "x", "results": {}}', encoding="utf-8")
     with pytest.raises(FormatError, match="not an lm-eval results file: expected"):
-        FORMAT.read(other)
+        eb.import_results(other, format="lm-eval")
     lines = tmp_path / "other.jsonl"
     lines.write_text('{"id": 1}\n{"id": 2}\n', encoding="utf-8")
     with pytest.raises(FormatError, match=r"no line is an lm-eval sample .*no doc_id"):
-        FORMAT.read(lines)
+        eb.import_results(lines, format="lm-eval")
     no_samples = tmp_path / "nosamples"
     no_samples.mkdir()
     shutil.copy(RESULTS, no_samples / RESULTS.name)
     with pytest.raises(FormatError, match="--log_samples"):
-        FORMAT.read(no_samples / RESULTS.name)
+        eb.import_results(no_samples / RESULTS.name, format="lm-eval")
 
 
-def test_sniff_is_cheap_and_never_raises(tmp_path: Path) -> None:
-    assert FORMAT.sniff(OUT) and FORMAT.sniff(MODEL) and FORMAT.sniff(ARC)
-    assert FORMAT.sniff(RESULTS)
+def test_detected_from_its_files_and_not_from_near_misses(tmp_path: Path) -> None:
+    for path in (OUT, MODEL, ARC, RESULTS):
+        assert quiet_import(path).options["imported"]["format"] == "lm-eval", path
     (tmp_path / "x.jsonl").write_text('{"id": 1}\n', encoding="utf-8")
     (tmp_path / "results_2026-12-01T16-30-05.json").write_text("[]", encoding="utf-8")
     for path in [
         tmp_path / "x.jsonl",
         tmp_path / "results_2026-12-01T16-30-05.json",
-        tmp_path / "missing.jsonl",
         tmp_path,
         HERE / "make.py",
-        Path("\0bad"),
     ]:
-        assert FORMAT.sniff(path) is False, path
+        with pytest.raises(FormatError, match="not a results file evalbook can import"):
+            eb.import_results(path)
 
 
 def test_lines_that_disagree_repeat_or_fail_their_hash_are_skipped(tmp_path: Path) -> None:
-    folder = tmp_path / "m"
-    shutil.copytree(MODEL, folder)
-    arc = folder / ARC.name
-    lines = arc.read_text(encoding="utf-8").splitlines()
+    # two damaged copies, so that the warning quotes every part skipped (it quotes three)
+    lines = ARC.read_text(encoding="utf-8").splitlines()
     changed = json.loads(lines[1])
     changed["target"] = "3"  # the target_hash is of "1"
-    repeated = json.loads(lines[3])
-    lines[1] = json.dumps(changed, ensure_ascii=False)
-    arc.write_text("\n".join([*lines, json.dumps(repeated), "not json"]) + "\n", encoding="utf-8")
-    imported = FORMAT.read(folder)
-    assert f"{ARC.name}:2: target does not match its target_hash" in imported.skipped
-    assert f"{ARC.name}:4: doc_id 3 appears 2 times for filter 'none'" in imported.skipped
-    assert f"{ARC.name}:5: doc_id 3 appears 2 times for filter 'none'" in imported.skipped
-    assert any(s.startswith(f"{ARC.name}:6: not JSON") for s in imported.skipped)
-    assert f"{ARC.name}: 2 of the 4 docs its results file counts have no readable line" in (
-        imported.skipped
-    )
-    with pytest.warns(RuntimeWarning, match=r"skipped 5 part\(s\)"):
-        run = to_run_data(imported)
-    assert sorted(set(run.cases.case_id) & {f"arc_mini/{i}" for i in range(4)}) == [
+    hashed = tmp_path / "hashed"
+    shutil.copytree(MODEL, hashed)
+    body = [lines[0], json.dumps(changed, ensure_ascii=False), *lines[2:], "not json"]
+    (hashed / ARC.name).write_text("\n".join(body) + "\n", encoding="utf-8")
+    run, skipped = with_warning(hashed, "lm-eval")
+    assert "skipped 3 part(s)" in skipped and run.options["imported"]["skipped"] == 3
+    assert f"{ARC.name}:2: target does not match its target_hash" in skipped
+    assert f"{ARC.name}:5: not JSON" in skipped
+    assert f"{ARC.name}: 1 of the 4 docs its results file counts have no readable line" in skipped
+    arc = {f"arc_mini/{i}" for i in range(4)}
+    assert sorted(set(run.cases.dropna(subset=["outcome"]).case_id) & arc) == [
         "arc_mini/0",
+        "arc_mini/2",
+        "arc_mini/3",
+    ]
+    repeated = tmp_path / "repeated"
+    shutil.copytree(MODEL, repeated)
+    (repeated / ARC.name).write_text("\n".join([*lines, lines[3]]) + "\n", encoding="utf-8")
+    run, skipped = with_warning(repeated, "lm-eval")
+    assert "skipped 3 part(s)" in skipped and run.options["imported"]["skipped"] == 3
+    assert f"{ARC.name}:4: doc_id 3 appears 2 times for filter 'none'" in skipped
+    assert f"{ARC.name}:5: doc_id 3 appears 2 times for filter 'none'" in skipped
+    assert f"{ARC.name}: 1 of the 4 docs its results file counts have no readable line" in skipped
+    assert sorted(set(run.cases.dropna(subset=["outcome"]).case_id) & arc) == [
+        "arc_mini/0",
+        "arc_mini/1",
         "arc_mini/2",
     ]
 
@@ -236,7 +250,7 @@ def test_a_value_that_disagrees_with_the_results_file_warns(tmp_path: Path) -> N
         arc.read_text(encoding="utf-8").replace('"acc": 0.0', '"acc": 1.0'), encoding="utf-8"
     )
     with pytest.warns(RuntimeWarning, match=r"the mean of acc,none over its 4 lines is 1\.0"):
-        FORMAT.read(folder)
+        eb.import_results(folder, format="lm-eval")
 
 
 # --- fault injection ----------------------------------------------------------------------
@@ -258,10 +272,10 @@ def _classify(folder: Path, clean: dict[tuple[str, str], tuple[Any, ...]]) -> st
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         try:
-            imported = FORMAT.read(folder)
-            run = to_run_data(imported)
+            run = eb.import_results(folder, format="lm-eval")
         except FormatError:
             return "refused"
+    skipped = run.options["imported"]["skipped"]
     mean_warned = any("the mean of" in str(w.message) for w in caught)
     got = _cells(run)
     # a cell lost with its line is a missing_score error: counted, not a different value
@@ -276,9 +290,9 @@ def _classify(folder: Path, clean: dict[tuple[str, str], tuple[Any, ...]]) -> st
             for key in differs
         )
         return "response text differs" if only_output else "different"
-    if got.keys() == clean.keys() and not imported.skipped and not mean_warned:
+    if got.keys() == clean.keys() and not skipped and not mean_warned:
         return "same"
-    return "counted" if imported.skipped or len(got) < len(clean) else "different"
+    return "counted" if skipped or len(got) < len(clean) else "different"
 
 
 def _mutants(rng: random.Random) -> list[tuple[str, str, bytes]]:
@@ -341,6 +355,7 @@ def test_a_file_whose_doc_hashes_all_differ_is_read_with_them_unchecked(tmp_path
     for line in lines:
         line["doc"]["image"] = "sha256:0f1e2d"
     arc.write_text("".join(json.dumps(x, ensure_ascii=False) + "\n" for x in lines), "utf-8")
-    imported = FORMAT.read(folder)
-    assert imported.skipped == [] and imported.source["doc_hash_unchecked"] == [ARC.name]
-    assert len([s for s in imported.samples if s.case_id.startswith("arc_mini/")]) == 4
+    run, skipped = with_warning(folder, "lm-eval")
+    assert skipped == "" and run.options["imported"]["skipped"] == 0
+    assert run.options["imported"]["doc_hash_unchecked"] == [ARC.name]
+    assert len([c for c in run.cases.case_id if c.startswith("arc_mini/")]) == 4

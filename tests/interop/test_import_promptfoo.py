@@ -1,4 +1,4 @@
-"""Importing promptfoo's `results.json` (`_interop/_promptfoo.py`, docs/interop.md "promptfoo").
+"""Importing promptfoo's `results.json` (docs/interop.md "promptfoo", format "promptfoo").
 
 The committed fixture was written by promptfoo itself (fixtures/promptfoo/README.md); when a
 `promptfoo` binary is found the same config is run again offline and that output imported.
@@ -8,28 +8,31 @@ from __future__ import annotations
 
 import copy
 import json
-import math
 import os
 import random
 import shutil
 import subprocess
 import tempfile
-import warnings
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
 import pytest
-from _interop_helpers import literal_bytes
+from _interop_helpers import (
+    FormatError,
+    contract,
+    detected,
+    literal_bytes,
+    quiet_import,
+    same_record,
+    with_warning,
+)
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
-from _cli_helpers import in_process
-from evalbook._api._import import import_results
-from evalbook._interop._imported import FormatError, to_run_data
-from evalbook._interop._promptfoo import FORMAT
-from evalbook._model._contract import STATUSES, record_of
+from _cli_helpers import assert_user_error, cli
+from evalbook import import_results
 
 FIXTURES = Path(__file__).parent / "fixtures" / "promptfoo"
 RESULTS = FIXTURES / "results.json"
@@ -37,10 +40,8 @@ QUIET = ("--no-cache", "--no-progress-bar")
 COLUMNS = ["case_id", "score", "status", "value", "reason"]
 
 
-def _import(path: Path, **kw: Any) -> Any:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        return import_results(path, format="promptfoo", **kw)
+def _import(path: Path, **kw: Any) -> eb.Run:
+    return quiet_import(path, "promptfoo", **kw)
 
 
 def _doc() -> dict[str, Any]:
@@ -166,9 +167,9 @@ def test_one_malformed_result_is_skipped_and_counted(tmp_path: Path) -> None:
 def test_a_damaged_copy_of_a_score_is_caught_not_read(tmp_path: Path) -> None:
     doc = _doc()
     doc["results"]["results"][0]["namedScores"]["coverage"] = 0.25
-    imported = FORMAT.read(_write(tmp_path, doc))
-    assert len(imported.samples) == 11
-    assert "`namedScores` is" in imported.skipped[0] and "damaged" in imported.skipped[0]
+    run, skipped = with_warning(_write(tmp_path, doc), "promptfoo")
+    assert run.cases.outcome.notna().sum() == 11 and "skipped 1 part(s)" in skipped
+    assert "results[0]: `namedScores` is" in skipped and "the file is damaged" in skipped
 
 
 @pytest.mark.parametrize(
@@ -187,19 +188,19 @@ def test_a_file_that_is_not_promptfoo_gets_one_clear_error(
     path = tmp_path / "results.json"
     path.write_bytes(content.encode("latin-1"))
     with pytest.raises(FormatError, match="not a promptfoo results file") as info:
-        FORMAT.read(path)
+        import_results(path, format="promptfoo")
     assert why in str(info.value) and "promptfoo eval -o results.json" in str(info.value)
     assert str(path) in str(info.value)
 
 
-def test_sniff_is_cheap_and_never_raises(tmp_path: Path) -> None:
-    assert FORMAT.sniff(RESULTS)
+def test_detected_from_its_file_and_not_from_near_misses(tmp_path: Path) -> None:
+    assert detected(RESULTS) == "promptfoo"
     (tmp_path / "dir.json").mkdir()
     (tmp_path / "other.json").write_text('{"results": {"acc": 0.5}}')
     (tmp_path / "results.txt").write_text(RESULTS.read_text())
-    for path in ("dir.json", "other.json", "results.txt", "missing.json"):
-        assert not FORMAT.sniff(tmp_path / path), path
-    assert not FORMAT.sniff(Path("\0bad"))
+    for path in ("dir.json", "other.json", "results.txt"):
+        with pytest.raises(FormatError, match="not a results file evalbook can import"):
+            import_results(tmp_path / path)
 
 
 def _flip(data: bytes, at: int, rng: random.Random) -> bytes:
@@ -208,13 +209,11 @@ def _flip(data: bytes, at: int, rng: random.Random) -> bytes:
 
 def _outcome(path: Path, base: pd.DataFrame) -> tuple[str, pd.DataFrame | None]:
     try:
-        imported = FORMAT.read(path)
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            scores = to_run_data(imported).scores
+        run = _import(path)
     except FormatError:
         return "refused", None
-    if imported.skipped:
+    scores = run.scores
+    if run.options["imported"]["skipped"]:
         return "skipped", scores
     same = scores[base.columns].equals(base)
     return ("same" if same else "different"), scores
@@ -233,11 +232,7 @@ def test_truncated_and_flipped_files_never_read_as_a_different_result(
     tmp_path: Path, record_property: Any
 ) -> None:
     data = RESULTS.read_bytes()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        base = to_run_data(FORMAT.read(RESULTS)).scores[
-            ["case_id", "score", "status", "value", "reason"]
-        ]
+    base = _import(RESULTS).scores[["case_id", "score", "status", "value", "reason"]]
     rng = random.Random(21)
     path = tmp_path / "results.json"
     cuts = sorted(rng.sample(range(len(data)), 60))
@@ -290,33 +285,24 @@ def test_named_scores_go_through_the_score_contract(values: list[object]) -> Non
         rows.append(row)
     doc["results"]["results"] = rows
     doc["results"]["prompts"] = doc["results"]["prompts"][:1]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        with tempfile.TemporaryDirectory() as tmp:
-            scores = to_run_data(FORMAT.read(_write(Path(tmp), doc))).scores
+    with tempfile.TemporaryDirectory() as tmp:
+        scores = _import(_write(Path(tmp), doc)).scores
     m = scores[scores.score == "m"].reset_index(drop=True)
-    for i, value in enumerate(values):
-        rec = record_of(value)
-        assert m.status[i] == STATUSES[rec.status], value
-        got = m.value[i]
-        assert (math.isnan(got) and math.isnan(rec.value)) or got == rec.value, value
+    for i, (value, want) in enumerate(zip(values, contract(values), strict=True)):
+        assert same_record(m.iloc[i], want), (value, want)
 
 
-def test_detected_and_stored_from_the_command_line(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        assert import_results(RESULTS).options["imported"]["format"] == "promptfoo"
-    store = str(tmp_path / "runs")
-    code, _, err = in_process(capsys, "import", str(RESULTS), "--store", store)
-    assert code == 0, err
+def test_detected_and_stored_from_the_command_line(tmp_path: Path) -> None:
+    store = tmp_path / "runs"
+    done = cli("import", str(RESULTS), "--store", str(store), cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
     loaded = eb.load_run(eb.runs(store).path[0])
+    assert loaded.options["imported"]["format"] == "promptfoo"  # detected
     pd.testing.assert_frame_equal(loaded.scores[COLUMNS], _import(RESULTS).scores[COLUMNS])
     broken = tmp_path / "results.json"
     broken.write_text(RESULTS.read_text()[:5000])
-    code, _, err = in_process(capsys, "import", str(broken), "--format", "promptfoo")
-    assert code == 2 and len(err.strip().splitlines()) == 1 and "invalid JSON" in err, err
+    done = cli("import", str(broken), "--format", "promptfoo", cwd=tmp_path)
+    assert_user_error(done, "invalid JSON")
 
 
 def test_a_file_cut_short_keeps_the_results_before_the_cut(tmp_path: Path) -> None:
@@ -342,13 +328,6 @@ def _doc_case_id(result: dict[str, Any]) -> str:
 def test_a_result_whose_prompt_is_not_listed_is_skipped(tmp_path: Path) -> None:
     doc = _doc()
     doc["results"]["results"][0]["provider"]["label"] = "other"
-    imported = FORMAT.read(_write(tmp_path, doc))
-    assert len(imported.samples) == 11
-    assert "of provider 'other' is not in the file's prompts" in imported.skipped[0]
-
-
-def test_sniff_claims_no_other_formats_fixture() -> None:
-    others = [p for p in FIXTURES.parent.iterdir() if p.name != "promptfoo"]
-    assert others, "the other formats' fixtures are missing"
-    claimed = [p for d in others for p in [d, *d.rglob("*")] if FORMAT.sniff(p)]
-    assert claimed == []
+    run, skipped = with_warning(_write(tmp_path, doc), "promptfoo")
+    assert run.cases.outcome.notna().sum() == 11 and "skipped 1 part(s)" in skipped
+    assert "of provider 'other' is not in the file's prompts" in skipped

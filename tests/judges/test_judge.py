@@ -18,8 +18,6 @@ from hypothesis import strategies as st
 
 import evalbook as eb
 from _judge_helpers import Scripted, judged, meta, one, run, score
-from evalbook._judges._judge import tool_schema
-from evalbook._model._contract import ERROR, SCORED
 
 # -- the production failures ---------------------------------------------------------------
 
@@ -27,7 +25,7 @@ from evalbook._model._contract import ERROR, SCORED
 @pytest.mark.parametrize("raw", [989898, 950, 100.5, -1])
 def test_out_of_scale_is_an_error_never_clamped(raw: float) -> None:
     rec = one(score(raw))
-    assert rec.status == ERROR
+    assert rec.status == "error"
     assert rec.reason == "invalid_score"
     assert math.isnan(rec.value)
     assert repr(raw) in (rec.message or "")
@@ -57,7 +55,7 @@ def test_63_good_scores_and_one_corrupted_give_mean_098_and_one_error() -> None:
 
 def test_valid_score_is_normalised_with_rationale_and_metadata() -> None:
     rec = one(score(95, "mostly right"), model="judge-1")
-    assert (rec.status, rec.value, rec.rationale) == (SCORED, 0.95, "mostly right")
+    assert (rec.status, rec.value, rec.rationale) == ("scored", 0.95, "mostly right")
     assert meta(rec) == {
         "model": "judge-1",
         "scale": [0, 100],
@@ -92,14 +90,14 @@ def test_valid_score_is_normalised_with_rationale_and_metadata() -> None:
 )
 def test_each_invalid_reply_is_its_own_error(reply: Any, code: str, named: str) -> None:
     rec = one(lambda messages, tool: reply)
-    assert (rec.status, rec.reason) == (ERROR, code)
+    assert (rec.status, rec.reason) == ("error", code)
     assert named in (rec.message or "")
 
 
 def test_client_exception_is_judge_raised_and_not_retried_when_permanent() -> None:
     client = Scripted(ValueError("bad request body"))
     rec = one(client)
-    assert (rec.status, rec.reason) == (ERROR, "judge_raised")
+    assert (rec.status, rec.reason) == ("error", "judge_raised")
     assert rec.message == "ValueError: bad request body"
     assert len(client.calls) == 1
 
@@ -123,7 +121,7 @@ def test_invalid_reply_is_not_retried() -> None:
 )
 def test_json_text_with_or_without_fences(reply: Any) -> None:
     rec = one(lambda messages, tool: reply)
-    assert (rec.status, rec.value) == (SCORED, 0.8)
+    assert (rec.status, rec.value) == ("scored", 0.8)
 
 
 def test_text_around_json_is_not_guessed() -> None:
@@ -159,7 +157,7 @@ def test_scales_normalise_valid_scores(
     scale: tuple[float, float], raw: float, value: float
 ) -> None:
     rec = one(score(raw), scale=scale)
-    assert rec.status == SCORED
+    assert rec.status == "scored"
     assert rec.value == pytest.approx(value)
     assert meta(rec)["raw"] == raw
     assert meta(rec)["scale"] == list(scale)
@@ -179,7 +177,31 @@ def test_tool_schema_follows_definition_and_scale() -> None:
     client = Scripted(score(3))
     judged(eb.judge(d, "{output}", client=client, scale=(1, 5)), output="x")
     tool = client.calls[0][1]
-    assert tool == tool_schema(d, (1, 5))
+    assert tool == {  # the tool the client is given: the one for this definition and scale
+        "type": "function",
+        "function": {
+            "name": "submit_evaluation",
+            "description": "Submit your evaluation of 'Clear answer'. Is it easy to follow? "
+            "Give a short justification, then a score from 1 (worst) to 5 (best).",
+            "parameters": {
+                "type": "object",
+                "properties": {
+                    "justification": {
+                        "type": "string",
+                        "description": "Why this score, in one or two sentences.",
+                    },
+                    "score": {
+                        "type": "number",
+                        "minimum": 1,
+                        "maximum": 5,
+                        "description": "The score for 'Clear answer', a number from 1 to 5.",
+                    },
+                },
+                "required": ["justification", "score"],
+                "additionalProperties": False,
+            },
+        },
+    }
     fn = tool["function"]
     assert fn["name"] == "submit_evaluation"
     props = fn["parameters"]["properties"]
@@ -210,7 +232,7 @@ def test_reducers(reducer: Any, raws: list[int], value: float) -> None:
     client = Scripted(*[score(r, f"j{r}") for r in raws])
     rec = one(client, votes=len(raws), reducer=reducer)
     assert len(client.calls) == len(raws)
-    assert rec.status == SCORED
+    assert rec.status == "scored"
     assert rec.value == pytest.approx(value)
     m = meta(rec)
     assert sorted(v["raw"] for v in m["votes"]) == sorted(raws)
@@ -255,7 +277,7 @@ def test_mean_of_equal_votes_stays_in_range() -> None:
 def test_any_invalid_vote_is_an_error_by_default() -> None:
     client = Scripted(score(80), score(989898), score(90))
     rec = one(client, votes=3)
-    assert (rec.status, rec.reason) == (ERROR, "invalid_score")
+    assert (rec.status, rec.reason) == ("error", "invalid_score")
     assert "1 of 3 judge votes invalid, 3 valid needed" in (rec.message or "")
     assert "989898" in (rec.message or "")
     assert len(meta(rec)["votes"]) == 3
@@ -264,7 +286,7 @@ def test_any_invalid_vote_is_an_error_by_default() -> None:
 def test_quorum_lets_enough_valid_votes_score() -> None:
     client = Scripted(score(80), score(989898), score(90))
     rec = one(client, votes=3, quorum=2)
-    assert (rec.status, rec.value) == (SCORED, 0.85)
+    assert (rec.status, rec.value) == ("scored", 0.85)
     m = meta(rec)
     assert m["valid_votes"] == 2
     assert sum("error" in v for v in m["votes"]) == 1
@@ -273,7 +295,7 @@ def test_quorum_lets_enough_valid_votes_score() -> None:
 def test_quorum_not_met_is_an_error_with_the_first_invalid_code() -> None:
     client = Scripted(score(80), ValueError("down"), ValueError("down"))
     rec = one(client, votes=3, quorum=2)
-    assert (rec.status, rec.reason) == (ERROR, "judge_raised")
+    assert (rec.status, rec.reason) == ("error", "judge_raised")
     assert "2 of 3 judge votes invalid, 2 valid needed" in (rec.message or "")
 
 
@@ -289,7 +311,7 @@ def test_votes_run_concurrently() -> None:
 
     j = eb.judge("q", "{output}", client=client, votes=4, timeout=10, retries=0)
     rec = judged(j, output="x")  # sequential votes would time out into judge_raised
-    assert (rec.status, rec.value) == (SCORED, 0.5)
+    assert (rec.status, rec.value) == ("scored", 0.5)
 
 
 def test_votes_of_a_sync_client_run_in_threads_together() -> None:
@@ -300,7 +322,7 @@ def test_votes_of_a_sync_client_run_in_threads_together() -> None:
         return score(30)
 
     rec = one(client, votes=3, retries=0)
-    assert (rec.status, rec.value) == (SCORED, 0.3)
+    assert (rec.status, rec.value) == ("scored", 0.3)
 
 
 def test_max_concurrency_bounds_calls_in_flight() -> None:
@@ -366,8 +388,8 @@ def test_clients_get_their_own_copies_of_messages() -> None:
         return score(50)
 
     j = eb.judge("q", "{output}", client=client, votes=3)
-    assert judged(j, output="x").status == SCORED
-    assert judged(j, output="y").status == SCORED  # the next case sees none of the edits
+    assert judged(j, output="x").status == "scored"
+    assert judged(j, output="y").status == "scored"  # the next case sees none of the edits
     assert seen == [(1, "submit_evaluation")] * 6
 
 
@@ -499,12 +521,12 @@ def test_any_reply_is_a_valid_record_or_an_error(reply: Any, scale: tuple[int, i
     rec = one(lambda messages, tool: reply, scale=scale)
     expected = _expected_value(reply, *scale)
     if expected is None:
-        assert rec.status == ERROR
+        assert rec.status == "error"
         assert rec.reason in ("judge_raised", "invalid_judge_output", "invalid_score")
         assert math.isnan(rec.value)
         assert rec.message
     else:
-        assert rec.status == SCORED
+        assert rec.status == "scored"
         assert 0.0 <= rec.value <= 1.0
         assert rec.value == pytest.approx(expected)
 

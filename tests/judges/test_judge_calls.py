@@ -14,9 +14,10 @@ import pytest
 
 import evalbook as eb
 from _judge_helpers import Scripted, meta, one, run, score
+
+# the judge's reply parsing, retry rules and cache keys, case by case
 from evalbook._judges._cache import ResponseCache
 from evalbook._judges._replies import Vote, backoff_delay, is_transient, judge_request, parse_reply
-from evalbook._model._contract import ERROR, SCORED
 
 
 def test_parse_reply_keeps_int_raw_scores_as_written() -> None:
@@ -167,7 +168,7 @@ class StatusError(Exception):
 def test_transient_errors_are_retried(transient: Exception) -> None:
     client = Scripted(transient, transient, score(60))
     rec = one(client, retries=3)
-    assert (rec.status, rec.value) == (SCORED, 0.6)
+    assert (rec.status, rec.value) == ("scored", 0.6)
     assert len(client.calls) == 3
     assert meta(rec)["votes"][0]["tries"] == 3
 
@@ -175,7 +176,7 @@ def test_transient_errors_are_retried(transient: Exception) -> None:
 def test_retries_run_out_into_judge_raised() -> None:
     client = Scripted(StatusError(500))
     rec = one(client, retries=2)
-    assert (rec.status, rec.reason) == (ERROR, "judge_raised")
+    assert (rec.status, rec.reason) == ("error", "judge_raised")
     assert rec.message == "StatusError: HTTP 500 (after 3 tries)"
     assert len(client.calls) == 3
 
@@ -190,7 +191,7 @@ def test_backoff_waits_between_tries() -> None:
     client = Scripted(TimeoutError(), score(60))
     t0 = time.perf_counter()
     rec = one(client, retries=1, backoff=0.05)
-    assert rec.status == SCORED
+    assert rec.status == "scored"
     assert time.perf_counter() - t0 >= 0.025  # at least half the first ceiling
 
 
@@ -208,7 +209,7 @@ def test_timeout_per_call_is_transient() -> None:
         return score(70)
 
     rec = one(client, timeout=0.05, retries=1)
-    assert (rec.status, rec.value, calls) == (SCORED, 0.7, 2)
+    assert (rec.status, rec.value, calls) == ("scored", 0.7, 2)
     rec = one(lambda m, t: asyncio.Event().wait(), timeout=0.05, retries=0)
     assert (rec.reason, rec.message) == (
         "judge_raised",

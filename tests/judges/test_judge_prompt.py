@@ -11,6 +11,8 @@ import pytest
 
 import evalbook as eb
 from _judge_helpers import Scripted, judged, run, score
+
+# a prompt's placeholders and signature, and its messages, outside any run
 from evalbook._judges._prompt import make_prompt, placeholders
 
 

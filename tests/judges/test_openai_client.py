@@ -8,16 +8,14 @@ the machine.
 
 from __future__ import annotations
 
-import asyncio
 from typing import Any
 
 import pandas as pd
 import pytest
 
 import evalbook as eb
+from _judge_helpers import judged
 from _openai_server import Server, http_error, scored, server, text_message, tool_call
-from evalbook._model._contract import ERROR, SCORED, Rec, record_of
-from evalbook._model._scorers import Scorer
 
 openai = pytest.importorskip("openai")
 
@@ -29,15 +27,11 @@ def sync_client(server: Server, **params: Any) -> Any:
     return eb.openai_client(sdk, model="judge-1", **params)
 
 
-def judged(j: Scorer, **values: Any) -> Rec:
-    return record_of(asyncio.run(j.fn(**values)))
-
-
 def test_a_scripted_tool_call_is_scored_and_the_request_is_right(server: Server) -> None:
     server.answer(scored(95, "accurate"))
     j = eb.judge("quality", "Rate: {output}", client=sync_client(server, temperature=0))
     rec = judged(j, output="hello")
-    assert (rec.status, rec.value, rec.rationale) == (SCORED, 0.95, "accurate")
+    assert (rec.status, rec.value, rec.rationale) == ("scored", 0.95, "accurate")
     assert rec.metadata is not None and rec.metadata["model"] == "judge-1"
     (request,) = server.requests
     body = request["body"]
@@ -55,7 +49,7 @@ def test_a_scripted_tool_call_is_scored_and_the_request_is_right(server: Server)
 def test_corrupted_tool_arguments_are_errors(server: Server, raw: str) -> None:
     server.answer(tool_call(f'{{"justification": "great", "score": {raw}}}'))
     rec = judged(eb.judge("quality", "{output}", client=sync_client(server)), output="x")
-    assert (rec.status, rec.reason) == (ERROR, "invalid_score")
+    assert (rec.status, rec.reason) == ("error", "invalid_score")
     assert raw in (rec.message or "")
 
 
@@ -77,7 +71,7 @@ def test_429_then_success_is_retried(server: Server) -> None:
     server.answer(http_error(429), scored(70))
     j = eb.judge("quality", "{output}", client=sync_client(server), retries=2, backoff=0)
     rec = judged(j, output="x")
-    assert (rec.status, rec.value) == (SCORED, 0.7)
+    assert (rec.status, rec.value) == ("scored", 0.7)
     assert len(server.requests) == 2
     assert rec.metadata is not None and rec.metadata["votes"][0]["tries"] == 2
 
@@ -86,7 +80,7 @@ def test_500_is_judge_raised_once_retries_are_spent(server: Server) -> None:
     server.answer(http_error(500))
     j = eb.judge("quality", "{output}", client=sync_client(server), retries=1, backoff=0)
     rec = judged(j, output="x")
-    assert (rec.status, rec.reason) == (ERROR, "judge_raised")
+    assert (rec.status, rec.reason) == ("error", "judge_raised")
     assert "InternalServerError" in (rec.message or "") and "after 2 tries" in (rec.message or "")
     assert len(server.requests) == 2
 
@@ -104,7 +98,7 @@ def test_async_openai_client(server: Server) -> None:
     client = eb.openai_client(sdk, model="judge-1")
     j = eb.judge("quality", "{output}", client=client, votes=3, reducer="mean")
     rec = judged(j, output="x")
-    assert (rec.status, rec.value) == (SCORED, pytest.approx(0.4))
+    assert (rec.status, rec.value) == ("scored", pytest.approx(0.4))
     assert len(server.requests) == 3
 
 

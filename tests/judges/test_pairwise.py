@@ -15,7 +15,6 @@ import pytest
 import evalbook as eb
 from _judge_helpers import Scripted, run
 from _openai_server import Server, completion, server
-from evalbook._judges._pairwise import pairwise_judge
 
 __all__ = ["server"]  # the fixture, imported from the shared server module
 
@@ -53,7 +52,7 @@ DATA = pd.DataFrame(
 def judged_run(client: Any, data: pd.DataFrame = DATA, **options: Any) -> eb.Run:
     options.setdefault("baseline", "ref")
     options.setdefault("backoff", 0)
-    j = pairwise_judge("better", PROMPT, client=client, **options)
+    j = eb.pairwise_judge("better", PROMPT, client=client, **options)
     return run(data, task=lambda answer: answer, scorers=[j])
 
 
@@ -140,7 +139,7 @@ def test_orders_one_asks_once_and_has_no_flip_rate() -> None:
 def test_votes_per_order_are_averaged_before_the_orders() -> None:
     # Original order: output, tie (0.75); swapped: "baseline" named twice = the output (1.0).
     client = Scripted(prefer("output"), prefer("tie"), prefer("baseline"))
-    j = pairwise_judge("better", PROMPT, client=client, baseline="ref", votes=2, backoff=0)
+    j = eb.pairwise_judge("better", PROMPT, client=client, baseline="ref", votes=2, backoff=0)
     r = run(DATA.iloc[:1], task=lambda answer: answer, scorers=[j], concurrency=1)
     (meta,) = metas(r)
     assert meta["order_values"] == [0.75, 1.0]
@@ -220,7 +219,7 @@ def test_a_baseline_run_is_matched_by_case_id_and_a_missing_or_errored_case_is_n
     ids = pd.DataFrame({"id": ["a", "b", "c", "d"], "q": ["q0", "q1", "q2", "q3"]})
     base = run(ids.iloc[[2, 1, 0]], task=base_task)  # other order, no "d", "b" errored
     client = Scripted(prefer("output"))
-    j = pairwise_judge("better", "A: {output}\nB: {baseline}", client=client, baseline=base)
+    j = eb.pairwise_judge("better", "A: {output}\nB: {baseline}", client=client, baseline=base)
     r = run(ids, task=lambda q: f"new {q}", scorers=[j], concurrency=1)
     assert list(r.scores["status"]) == ["scored", "unscored", "scored", "unscored"]
     assert r.scores["reason"].iloc[[1, 3]].tolist() == ["no_baseline"] * 2
@@ -235,7 +234,9 @@ def test_a_baseline_run_with_epochs_is_matched_by_epoch_and_one_epoch_serves_all
     base1 = run(data, task=lambda q: "base once")
     for base, expected in ((base3, ["base e1", "base e2"]), (base1, ["base once"] * 2)):
         client = Scripted(prefer("tie"))
-        j = pairwise_judge("b", "{output}|{baseline}", client=client, baseline=base, orders="one")
+        j = eb.pairwise_judge(
+            "b", "{output}|{baseline}", client=client, baseline=base, orders="one"
+        )
         run(data, task=lambda q, epoch: f"new e{epoch}", scorers=[j], epochs=2, concurrency=1)
         got = sorted(c[0][0]["content"] for c in client.calls)
         assert got == [f"new e{k}|{b}" for k, b in zip((1, 2), expected, strict=True)]
@@ -248,7 +249,7 @@ def test_a_prompt_function_gets_output_and_baseline_swapped() -> None:
         seen.append((q, output, baseline))
         return f"{output} vs {baseline}"
 
-    j = pairwise_judge("b", prompt, client=Scripted(prefer("tie")), baseline="ref")
+    j = eb.pairwise_judge("b", prompt, client=Scripted(prefer("tie")), baseline="ref")
     run(DATA.iloc[:1], task=lambda answer: answer, scorers=[j])
     assert seen == [("q0", "good 0", "bad r0"), ("q0", "bad r0", "good 0")]
 
@@ -270,7 +271,7 @@ def test_configuration_errors(options: dict[str, Any], match: str) -> None:
     kwargs.update(options)
     prompt = kwargs.pop("prompt", PROMPT)
     with pytest.raises(eb.ConfigurationError, match=match):
-        pairwise_judge("b", prompt, **kwargs)
+        eb.pairwise_judge("b", prompt, **kwargs)
 
 
 def test_judge_stats_against_a_hand_count(tmp_path: Path) -> None:
@@ -283,7 +284,7 @@ def test_judge_stats_against_a_hand_count(tmp_path: Path) -> None:
     def mixed(messages: list[dict[str, Any]], tool: dict[str, Any]) -> dict[str, Any]:
         return next(scripted) or better_text(messages, tool)
 
-    better = pairwise_judge("better", PROMPT, client=mixed, baseline="ref")
+    better = eb.pairwise_judge("better", PROMPT, client=mixed, baseline="ref")
     exact = eb.scorer("exact")(lambda answer, ref: float(answer == ref))
     r = run(DATA, task=lambda answer: answer, scorers=[exact, quality, better], concurrency=1)
     stats = r.judge_stats()
@@ -326,7 +327,7 @@ def test_end_to_end_with_the_openai_sdk_against_the_local_server(server: Server)
     server.answer((200, completion(message, "tool_calls", (30, 7))))
     sdk = openai.OpenAI(base_url=server.url, api_key="test-key", max_retries=0, timeout=10)
     client = eb.openai_client(sdk, model="judge-1", temperature=0)
-    j = pairwise_judge("better", PROMPT, client=client, baseline="ref")
+    j = eb.pairwise_judge("better", PROMPT, client=client, baseline="ref")
     r = run(DATA.iloc[:2], task=lambda answer: answer, scorers=[j])
     assert list(r.scores["value"]) == [0.5, 0.5]
     assert r.judge_stats()["position_flip_rate"].tolist() == [1.0]
@@ -345,7 +346,7 @@ def test_end_to_end_with_the_openai_sdk_against_the_local_server(server: Server)
 
 def test_judge_stats_of_a_stored_then_loaded_run_are_the_same(tmp_path: Path) -> None:
     client = Scripted(prefer("output"), prefer("tie"))
-    j = pairwise_judge("better", PROMPT, client=client, baseline="ref", backoff=0)
+    j = eb.pairwise_judge("better", PROMPT, client=client, baseline="ref", backoff=0)
     r = eb.run(DATA, task=lambda answer: answer, scorers=[j], store=tmp_path, progress=False)
     loaded = eb.load_run(r.path)
     pd.testing.assert_frame_equal(loaded.judge_stats(), r.judge_stats())
@@ -355,7 +356,7 @@ def test_judge_stats_of_a_stored_then_loaded_run_are_the_same(tmp_path: Path) ->
 def test_a_pairwise_judge_survives_pickling_as_for_dask() -> None:
     import cloudpickle  # the way scorers travel to Dask workers
 
-    j = pairwise_judge("better", PROMPT, client=better_text, baseline="ref", max_concurrency=2)
+    j = eb.pairwise_judge("better", PROMPT, client=better_text, baseline="ref", max_concurrency=2)
     copy = cloudpickle.loads(cloudpickle.dumps(j))
     r = run(DATA, task=lambda answer: answer, scorers=[copy])
     assert list(r.scores["value"]) == [1.0, 0.0, 0.5, 0.5]

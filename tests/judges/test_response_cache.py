@@ -19,6 +19,8 @@ from hypothesis import strategies as st
 
 import evalbook as eb
 from _judge_helpers import Scripted, one, run, score
+
+# the cache's files, keys and corruptions, read and written directly
 from evalbook._judges._cache import (
     MARKER,
     CacheFolderError,

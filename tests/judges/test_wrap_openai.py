@@ -9,6 +9,7 @@ from __future__ import annotations
 import itertools
 import math
 import pickle
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -18,7 +19,6 @@ import pytest
 
 import evalbook as eb
 from _openai_server import Server, scored, server, text_message
-from evalbook._runner._limits import limiter_for
 
 openai = pytest.importorskip("openai")
 
@@ -242,12 +242,21 @@ class Fake:
 
 
 def test_copies_share_one_limiter() -> None:
-    wrapped = eb.wrap_openai(Fake(), requests_per_minute=60)
+    def ask(client: Any) -> None:
+        client.chat.completions.create(model="m", messages=[])
+
+    # 120 a minute: a burst of 2, then one every 0.5 s, for the client and all its copies
+    wrapped = eb.wrap_openai(Fake(), requests_per_minute=120)
     copies = [pickle.loads(pickle.dumps(wrapped)), wrapped.with_options(timeout=3)]
-    ids = {c._evalbook_id for c in copies} | {wrapped._evalbook_id}
-    assert len(ids) == 1
-    assert limiter_for(ids.pop(), 60.0, None) is wrapped._evalbook_limiter()
-    assert eb.wrap_openai(Fake())._evalbook_id != wrapped._evalbook_id
+    t0 = time.monotonic()
+    for client in [wrapped, *copies] * 2:  # each of the three within a burst of its own
+        ask(client)
+    assert time.monotonic() - t0 >= 4 * 0.5 * 0.9  # one budget: 4 of the 6 waited their turn
+    other = eb.wrap_openai(Fake(), requests_per_minute=120)  # another client: its own budget
+    t0 = time.monotonic()
+    ask(other)
+    ask(other)
+    assert time.monotonic() - t0 < 0.45  # its burst, at once (shared, it would wait 0.5 s)
 
 
 def test_429_with_retry_after_is_waited_for_and_counted(

@@ -1,5 +1,7 @@
 """The comparison card's power: the mde next to the delta ("could detect ±6.1 pp"), the
-"underpowered" flag, slices and their `small` flag; escaped, inline styles only."""
+"underpowered" flag, slices and their `small` flag; escaped, inline styles only. The card is
+`comparison._repr_html_()` and the text `repr(comparison)` (or the static HTML and text of
+`eb.show(comparison)` for a comparison given by its documented attributes)."""
 
 from __future__ import annotations
 
@@ -13,13 +15,7 @@ import pytest
 
 import evalbook as eb
 from _page import visible_text
-from evalbook._render._compare_html import (
-    comparison_html,
-    comparison_text,
-    power_text,
-    underpowered,
-)
-from evalbook._util._fmt import format_pp
+from display_fixtures import FakeComparison, demo_run
 
 # eb.compare(by=) and the mde column come with issue 17's comparison (another helper's part)
 pytestmark = pytest.mark.skipif(
@@ -28,6 +24,14 @@ pytestmark = pytest.mark.skipif(
 )
 
 _Z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
+
+
+def comparison_html(comp: eb.Comparison) -> str:
+    return comp._repr_html_()
+
+
+def comparison_text(comp: eb.Comparison) -> str:
+    return repr(comp)
 
 
 def _runs(
@@ -55,7 +59,8 @@ def test_the_mde_sits_next_to_the_delta_and_is_the_power_formula() -> None:
     expected = _Z * float(np.std(deltas, ddof=1)) / math.sqrt(40)
     assert row["mde"] == pytest.approx(expected, rel=1e-9)
     html = comparison_html(comp)
-    shown = f"could detect ±{format_pp(expected, signed=False)}"
+    assert expected > 0.01  # shown in pp with one decimal
+    shown = f"could detect ±{expected * 100:.1f} pp"
     assert shown in visible_text(html) and shown in comparison_text(comp)
     # the CI straddles 0 and the mde exceeds |delta| = 0: underpowered, in the card and the text
     assert row["ci_low"] < 0 < row["ci_high"]
@@ -85,9 +90,23 @@ def test_a_clear_difference_is_not_underpowered() -> None:
 def test_the_underpowered_rule(
     lo: float, hi: float, delta: float, mde: float, expected: bool
 ) -> None:
-    row = pd.Series({"ci_low": lo, "ci_high": hi, "delta": delta, "mde": mde})
-    assert underpowered(row) is expected
-    assert underpowered(row.drop("mde")) is False and power_text(row.drop("mde")) == ""
+    def shown(mde: float | None) -> tuple[str, str]:
+        """The card and text of a comparison whose one score has this CI, delta and mde
+        (no `mde` column when None: a comparison made before the power)."""
+        run = demo_run()
+        comp = FakeComparison(run, run)
+        row = {**comp.summary.iloc[0].to_dict(), "ci_low": lo, "ci_high": hi, "delta": delta}
+        comp.summary = pd.DataFrame([row if mde is None else {**row, "mde": mde}])
+        bundle = eb.show(comp)._repr_mimebundle_()
+        return bundle["text/html"], bundle["text/plain"]
+
+    pytest.importorskip("ipywidgets")
+    html, text = shown(mde)
+    assert (">underpowered<" in html) is expected and ("underpowered" in text) is expected
+    assert ("could detect ±" in visible_text(html)) is (mde == mde)  # NaN: no mde shown
+    html, text = shown(None)
+    assert "underpowered" not in html and "underpowered" not in text
+    assert "could detect" not in html and "could detect" not in text
 
 
 def test_slices_are_titled_flagged_small_and_escaped() -> None:

@@ -8,7 +8,7 @@ import plotly.graph_objects as go
 import pytest
 
 import evalbook as eb
-from display_fixtures import FakeComparison, demo_run
+from display_fixtures import QUESTIONS, demo_run, exact, model, passed, short
 
 
 @pytest.fixture(scope="module")
@@ -41,13 +41,25 @@ def test_distribution_figure_counts_recorded_values(run: eb.Run) -> None:
 
 
 def test_deltas_figure(run: eb.Run) -> None:
-    from evalbook._render._compare_plots import ComparisonPlots
+    def better(question: str) -> str:  # right on the powers too (the demo's model is not)
+        if question and "**" in question:
+            a, _, b = question.split()
+            return str(int(a) ** int(b))
+        return model(question)
 
-    fig = ComparisonPlots(FakeComparison(run, run)).deltas()
-    (trace,) = fig.data
-    assert list(trace.x) == pytest.approx([10.0, -15.0])
-    assert list(trace.error_x.array) == pytest.approx([8.0, 14.0])
-    assert list(trace.error_x.arrayminus) == pytest.approx([8.0, 15.0])
+    other = eb.run(QUESTIONS, better, scorers=[exact, short], scores=[passed], name="better",
+                   store=None, progress=False)  # fmt: skip
+    comp = eb.compare(run, other, score=["answer.correct", "answer.pass"])
+    s = comp.summary
+    assert s["delta"].gt(0).all() and len(s) == 2  # the powers are right now: both improve
+    (trace,) = comp.plot.deltas().data
+    # the delta in pp, its CI as error bars (each side its own length)
+    assert list(trace.x) == pytest.approx((s["delta"] * 100).tolist())
+    assert list(trace.error_x.array) == pytest.approx(((s["ci_high"] - s["delta"]) * 100).tolist())
+    assert list(trace.error_x.arrayminus) == pytest.approx(
+        ((s["delta"] - s["ci_low"]) * 100).tolist()
+    )
+    assert list(trace.y) == s["label"].tolist()
 
 
 def test_bundle_survives_export(run: eb.Run) -> None:

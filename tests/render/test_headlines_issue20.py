@@ -8,7 +8,6 @@ import pandas as pd
 
 import evalbook as eb
 from _page import visible_text
-from evalbook._render._run_html import headline_only_html, run_html
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 
@@ -47,20 +46,20 @@ def test_one_score_or_a_primary_keeps_the_score_text() -> None:
 
 def test_no_primary_card_says_what_it_is_and_nudges_to_declare_one() -> None:
     run = _two_scores_run()
-    text = visible_text(run_html(run))
+    text = visible_text(run._repr_html_())
     assert "100% tasks passed" in text
     assert "No primary score: this is the share of tasks that passed" in text
     assert "eb.define_score(..., primary=True)" in text
-    assert 'data-evalbook="no-primary"' in headline_only_html(run.headline)
+    assert 'data-evalbook="no-primary"' in run.headline._repr_html_()
 
 
 def test_a_primary_card_has_no_nudge() -> None:
-    html = run_html(_two_scores_run(primary=True))
+    html = _two_scores_run(primary=True)._repr_html_()
     assert 'data-evalbook="no-primary"' not in html and "primary=True" not in visible_text(html)
 
 
 def test_no_primary_headline_snapshot() -> None:
-    html = headline_only_html(_two_scores_run().headline)
+    html = _two_scores_run().headline._repr_html_()
     path = SNAPSHOTS / "headline-no-primary.html"
     assert html + "\n" == path.read_text(encoding="utf-8")
 

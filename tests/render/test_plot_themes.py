@@ -79,13 +79,13 @@ def _runs() -> tuple[eb.Run, eb.Run, eb.Run]:
 
 
 def _figures() -> dict[str, Any]:
-    from evalbook._render._pareto_plot import pareto_figure
-
     a, b, flaky = _runs()
+    pareto = eb.show([a, b]).figure  # the leaderboard view's cost-vs-score scatter
+    assert pareto is not None
     return {
         "deltas": eb.compare(a, b).plot.deltas(),
         "forest": eb.compare(a, b, by="kind").plot.forest(),
-        "pareto": pareto_figure([a, b]),
+        "pareto": pareto,
         "flakiness": flaky.plot.flakiness(),
         "consistency": flaky.plot.consistency(),
         "distribution": a.plot.distribution(),

@@ -1,18 +1,33 @@
-"""Static HTML views: snapshots, content, dark-theme rules, and escaping of every field."""
+"""Static HTML views: snapshots, content, dark-theme rules, and escaping of every field.
+
+What a notebook shows: `run._repr_html_()`, `run.headline._repr_html_()`, the tabs and the
+case explorer of `eb.show(run)`, and a comparison's card (the static HTML of `eb.show(comp)`).
+"""
 
 from __future__ import annotations
 
 import os
 from pathlib import Path
+from typing import Any
 
+import pandas as pd
 import pytest
 
+import evalbook as eb
 from _page import visible_text
-from display_fixtures import EVIL, EVIL_ESCAPED, FakeComparison, demo_run, evil_run
-from evalbook._render._cases import CaseFilter, case_html, filter_cases
-from evalbook._render._compare_html import comparison_html, comparison_text
-from evalbook._render._run_html import headline_only_html, run_html, summary_html, unscored_html
-from evalbook._util._fmt import format_pct
+from display_fixtures import (
+    EVIL,
+    EVIL_ESCAPED,
+    FakeComparison,
+    case_view,
+    case_views,
+    cases_where,
+    demo_run,
+    evil_run,
+    tab_html,
+)
+
+pytest.importorskip("ipywidgets")
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 UPDATE = os.environ.get("EVALBOOK_UPDATE_SNAPSHOTS") == "1"
@@ -35,20 +50,30 @@ def run():  # type: ignore[no-untyped-def]
     return demo_run()
 
 
+def comparison_html(comp: Any) -> str:
+    """A comparison's card: the static HTML `eb.show(comp)` carries (its Summary tab)."""
+    return str(eb.show(comp)._repr_mimebundle_()["text/html"])
+
+
+def comparison_text(comp: Any) -> str:
+    """A comparison's text form: the text `eb.show(comp)` carries (a Comparison's repr)."""
+    return str(eb.show(comp)._repr_mimebundle_()["text/plain"])
+
+
 # -- snapshots --------------------------------------------------------------------------------
 
 
 def test_run_card_snapshot(run) -> None:  # type: ignore[no-untyped-def]
-    _check_snapshot("run", run_html(run))
+    _check_snapshot("run", run._repr_html_())
 
 
 def test_headline_snapshot(run) -> None:  # type: ignore[no-untyped-def]
-    _check_snapshot("headline", headline_only_html(run.headline))
+    _check_snapshot("headline", run.headline._repr_html_())
 
 
 def test_case_snapshot(run) -> None:  # type: ignore[no-untyped-def]
-    errored = int(filter_cases(run, CaseFilter(outcome="errored"))[0])
-    _check_snapshot("case-errored", case_html(run, errored))
+    (errored,) = cases_where(run, outcome="errored")
+    _check_snapshot("case-errored", case_view(run, errored))
 
 
 def test_comparison_snapshot(run) -> None:  # type: ignore[no-untyped-def]
@@ -59,11 +84,10 @@ def test_comparison_snapshot(run) -> None:  # type: ignore[no-untyped-def]
 
 
 def test_headline_card_shows_value_ci_completion_and_counts(run) -> None:  # type: ignore[no-untyped-def]
-    text = visible_text(run_html(run))
+    text = visible_text(run._repr_html_())
     h = run.headline
-    assert (
-        f"{format_pct(h.value)} Pass 95% CI [{format_pct(h.ci[0])}, {format_pct(h.ci[1])}]" in text
-    )
+    assert (h.value, round(h.ci[0], 2), round(h.ci[1], 2)) == (0.8, 0.49, 0.94)
+    assert "80% Pass 95% CI [49%, 94%]" in text
     assert "completed 92% · 12 cases" in text
     for part in ("passed 11", "failed 0", "errored 1", "timed out 0"):
         assert part in text
@@ -71,32 +95,36 @@ def test_headline_card_shows_value_ci_completion_and_counts(run) -> None:  # typ
 
 
 def test_every_other_score_gets_a_card(run) -> None:  # type: ignore[no-untyped-def]
-    html = run_html(run)
+    html = run._repr_html_()
     assert html.count('data-evalbook="score"') == len(run.definitions) - 1
     assert html.count('data-evalbook="headline"') == 1
     assert "Correct answer" in html and "Concise" in html
 
 
 def test_unscored_breakdown_counts_and_share(run) -> None:  # type: ignore[no-untyped-def]
-    text = visible_text(unscored_html(run.unscored(), run.summary()))
+    text = visible_text(tab_html(run, "Unscored reasons"))
     assert text.count("error case_errored 1 8%") == 3  # one per score, 1 of 12 cases
     assert "unscored empty_output 1 8%" in text
     assert "unscored component_unscored:answer.concise 1 8%" in text
 
 
 def test_unscored_breakdown_when_everything_scored(run) -> None:  # type: ignore[no-untyped-def]
-    empty = run.unscored().iloc[0:0]
-    assert "Every record was scored" in unscored_html(empty, run.summary())
+    assert "Every record was scored" not in tab_html(run, "Unscored reasons")
+    scored = eb.run(pd.DataFrame({"q": ["a", "b"]}), task=lambda q: q, store=None,
+                    scorers=[lambda output: 1.0], progress=False)  # fmt: skip
+    assert scored.unscored().empty
+    assert "Every record was scored" in tab_html(scored, "Unscored reasons")
+    assert "Every record was scored" in scored._repr_html_()
 
 
 def test_summary_grid_has_a_row_per_score(run) -> None:  # type: ignore[no-untyped-def]
-    text = visible_text(summary_html(run.summary()))
+    text = visible_text(tab_html(run, "Scores"))
     for d in run.definitions:
         assert d.name in text
 
 
 def test_no_tables_no_style_blocks_and_theme_safe(run) -> None:  # type: ignore[no-untyped-def]
-    for html in (run_html(run), comparison_html(FakeComparison(run, run))):
+    for html in (run._repr_html_(), comparison_html(FakeComparison(run, run))):
         assert "<style" not in html and "<table" not in html and "<script" not in html
         assert "color: inherit" in html
         assert "rgba(127, 127, 127, 0.35)" in html  # translucent borders
@@ -105,7 +133,7 @@ def test_no_tables_no_style_blocks_and_theme_safe(run) -> None:  # type: ignore[
 
 def test_case_detail_shows_input_output_and_every_score(run) -> None:  # type: ignore[no-untyped-def]
     pos = 1
-    text = visible_text(case_html(run, pos))
+    text = visible_text(case_view(run, pos))
     row = run.data.iloc[pos]
     assert row["question"] in text and str(run.cases["output"][pos]) in text
     assert text.count("scored") >= len(run.definitions)
@@ -113,8 +141,8 @@ def test_case_detail_shows_input_output_and_every_score(run) -> None:  # type: i
 
 
 def test_errored_case_shows_its_error(run) -> None:  # type: ignore[no-untyped-def]
-    pos = int(filter_cases(run, CaseFilter(outcome="errored"))[0])
-    text = visible_text(case_html(run, pos))
+    (pos,) = cases_where(run, outcome="errored")
+    text = visible_text(case_view(run, pos))
     assert "ZeroDivisionError" in text and "case_errored" in text
 
 
@@ -146,8 +174,9 @@ def test_comparison_without_warnings_has_no_warning_box(run) -> None:  # type: i
 
 def test_every_view_escapes_every_field() -> None:
     run = evil_run()
-    views = {"run": run_html(run), "headline": headline_only_html(run.headline)}
-    views.update({f"case{i}": case_html(run, i) for i in range(len(run.cases))})
+    views = {"run": run._repr_html_(), "headline": run.headline._repr_html_()}
+    shown = case_views(run, range(len(run.cases)))
+    views.update({f"case{i}": html for i, html in enumerate(shown)})
     views["comparison"] = comparison_html(FakeComparison(run, run, text=EVIL))
     views["comparison-text"] = comparison_text(FakeComparison(run, run, text=EVIL))
     for name, html in views.items():
@@ -169,4 +198,4 @@ def test_every_view_escapes_every_field() -> None:
 
 
 def test_evil_text_constant_is_really_escaped_by_the_views() -> None:
-    assert EVIL not in run_html(evil_run())
+    assert EVIL not in evil_run()._repr_html_()

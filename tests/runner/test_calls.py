@@ -13,6 +13,8 @@ import pytest
 
 import evalbook as eb
 from _runner_helpers import run
+
+# call() alone: its threads, deadlines and forks, with no run around it
 from evalbook._runner._calls import AttemptTimeout, Threads, call
 
 

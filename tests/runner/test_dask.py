@@ -26,6 +26,8 @@ from pandas.testing import assert_frame_equal
 
 import evalbook as eb
 from _runner_helpers import dask_client, run
+
+# how samples are cut into batches: no public name, checked on its own (no cluster)
 from evalbook._runner.dask._driver import MAX_BATCH, batch_size, epoch_major, partition
 
 pytestmark = pytest.mark.slow  # a real Dask LocalCluster

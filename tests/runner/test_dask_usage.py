@@ -23,6 +23,8 @@ from pandas.testing import assert_frame_equal
 import evalbook as eb
 from _openai_server import Server
 from _runner_helpers import dask_client, run
+
+# the Dask driver and limiter driven directly: a batch's engine, ledger and cluster limiter
 from evalbook._model._results import PASSED, Finished, Results
 from evalbook._model._tally import Tally
 from evalbook._runner._engine import Engine

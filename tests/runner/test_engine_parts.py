@@ -10,6 +10,8 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
+
+# the engine's extension points (Executor, RunSink) and parts, which have no public name
 from evalbook._model._contract import Rec, error_rec
 from evalbook._model._results import Finished
 from evalbook._runner._calls import Threads
@@ -140,3 +142,10 @@ def test_sync_and_async_scorers_of_one_case_all_land_in_their_place() -> None:
     )
     got = dict(zip(run.scores["score"].astype(str), run.scores["value"], strict=True))
     assert got == {"third": 0.25, "first": 1.0, "second": 0.5, "fourth": 0.0}
+
+
+def test_run_options_are_frozen() -> None:
+    """The one options value of a run (no public surface: `run.options` is a plain dict)."""
+    options = RunOptions(concurrency=2)
+    with pytest.raises(AttributeError):
+        options.concurrency = 3  # type: ignore[misc]

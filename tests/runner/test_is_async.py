@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+# an async callable run as sync is still awaited: only the unit tells the two apart
 from evalbook._util._callables import is_async
 
 

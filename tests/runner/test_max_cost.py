@@ -19,7 +19,7 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
-from evalbook._runner._meter import current_meter
+from _runner_helpers import call_model, metered_client
 
 
 def _workload(
@@ -31,11 +31,13 @@ def _workload(
         ctx.record_usage(input_tokens=10, cost=task_cost)
         return question
 
+    client = metered_client()
+
     @eb.scorer
     def judge(output: str) -> float:
-        meter = current_meter()
-        assert meter is not None
-        meter.record(cost=judge_cost)  # recorded under "judge": the budget counts it too
+        # one call of 1 prompt token, priced at judge_cost (see `_run`'s prices), recorded
+        # under "judge": the budget counts it too
+        call_model(client, 1, model="judge-model")
         return 1.0
 
     return task, judge
@@ -49,11 +51,12 @@ def _run(
     pause = options.pop("pause", 0.0)
     task, judge = _workload(started, task_cost, judge_cost, pause)
     data = pd.DataFrame({"id": [f"c{i:02d}" for i in range(n)], "question": ["q"] * n})
+    prices = {"judge-model": (judge_cost * 1e6, 0.0)}  # per million tokens: 1 token, judge_cost
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         run = eb.run(
             data, task=task, scorers=[judge], store=tmp_path, name="budget", progress=False,
-            **options,
+            prices=prices, **options,
         )  # fmt: skip
     return run, [str(w.message) for w in caught if issubclass(w.category, RuntimeWarning)]
 

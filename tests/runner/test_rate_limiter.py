@@ -8,6 +8,7 @@ from collections.abc import Callable
 
 import pytest
 
+# the limiter on a fake clock: its timing cannot be driven through a client
 from evalbook._runner._limits import (
     LIMITERS,
     Bucket,

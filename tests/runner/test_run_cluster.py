@@ -8,7 +8,6 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
-from evalbook._errors import ConfigurationError
 
 
 def _data() -> pd.DataFrame:
@@ -21,7 +20,7 @@ def _scorer() -> eb.Scorer:
 
 def test_an_unknown_cluster_column_fails_before_any_case_runs() -> None:
     ran: list[int] = []
-    with pytest.raises(ConfigurationError, match=r"cluster='nope' is not a column.*passage"):
+    with pytest.raises(eb.ConfigurationError, match=r"cluster='nope' is not a column.*passage"):
         eb.run(
             _data(),
             task=lambda i: ran.append(i),
@@ -31,7 +30,7 @@ def test_an_unknown_cluster_column_fails_before_any_case_runs() -> None:
             progress=False,
         )
     assert ran == []
-    with pytest.raises(ConfigurationError, match="cluster= takes the name of a column"):
+    with pytest.raises(eb.ConfigurationError, match="cluster= takes the name of a column"):
         eb.run(
             _data(),
             task=lambda i: i,
@@ -40,7 +39,7 @@ def test_an_unknown_cluster_column_fails_before_any_case_runs() -> None:
             store=None,
             progress=False,
         )
-    with pytest.raises(ConfigurationError, match="cluster= takes"):
+    with pytest.raises(eb.ConfigurationError, match="cluster= takes"):
         eb.Eval(_data(), task=lambda i: i, scorers=[_scorer()], cluster=["passage"])
 
 

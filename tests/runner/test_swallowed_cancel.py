@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+# an abandoned call's clean-up, driven call by call: no run can time it this exactly
 from evalbook._runner import _calls
 from evalbook._runner._calls import AttemptTimeout, close_abandoned, within
 

@@ -1,7 +1,8 @@
 """The sample's meter: calls land under the source that made them, in every kind of call.
 
-A fake "client" records through `current_meter()` as `eb.wrap_openai` does; the source is the
-task's or the running score's, whether the code is sync (a worker thread) or async.
+A client made by `eb.wrap_openai` (over a fake SDK client, no network) records each call; the
+source is the task's or the running score's, whether the code is sync (a worker thread) or
+async.
 """
 
 from __future__ import annotations
@@ -16,15 +17,14 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
-from evalbook._runner._meter import current_meter, current_source
+from _runner_helpers import call_model, metered_client
+
+CLIENT = metered_client()
 
 
-def fake_call(tokens: int) -> str:
-    """What a wrapped client does after a reply: record it into the current sample."""
-    meter = current_meter()
-    assert meter is not None, "no meter: the call is not inside a sample"
-    meter.record({"prompt_tokens": tokens, "completion_tokens": 1}, model="m")
-    return current_source()
+def fake_call(tokens: int) -> None:
+    """A model call whose reply reports `tokens` prompt tokens, recorded into the sample."""
+    call_model(CLIENT, tokens)
 
 
 def frame(n: int = 3) -> pd.DataFrame:
@@ -40,30 +40,28 @@ def sources(run: eb.Run) -> dict[tuple[str, int, str], tuple[int, float]]:
 
 @pytest.mark.parametrize("kind", ["sync", "async"])
 def test_task_and_scorer_calls_land_under_their_sources(kind: str) -> None:
-    seen: list[str] = []
-
     if kind == "sync":
 
         def task(q: str) -> str:
-            seen.append(fake_call(10))
+            fake_call(10)
             return q
 
         @eb.scorer("judged")
         def judged(output: str) -> float:
-            seen.append(fake_call(3))
+            fake_call(3)
             return 1.0
 
     else:
 
         async def task(q: str) -> str:  # type: ignore[misc]
             await asyncio.sleep(0)
-            seen.append(fake_call(10))
+            fake_call(10)
             return q
 
         @eb.scorer("judged")
         async def judged(output: str) -> float:  # type: ignore[misc]
             await asyncio.sleep(0)
-            seen.append(fake_call(3))
+            fake_call(3)
             return 1.0
 
     run = eb.run(frame(), task=task, scorers=[judged], store=None, progress=False, epochs=2)
@@ -73,7 +71,7 @@ def test_task_and_scorer_calls_land_under_their_sources(kind: str) -> None:
         for epoch in (1, 2):
             assert got[(str(i), epoch, "task")] == (1, 10.0)
             assert got[(str(i), epoch, "judged")] == (1, 3.0)
-    assert sorted(set(seen)) == ["judged", "task"]
+    assert sorted(set(run.usage()["source"])) == ["judged", "task"]  # nowhere else
     assert run.cases["input_tokens"].tolist() == [13.0] * 6
     assert math.isnan(run.cases["cost"].iloc[0])  # no prices: unknown, never 0
 

@@ -9,11 +9,11 @@ import sys
 import textwrap
 from pathlib import Path
 
+import pandas as pd
 import pytest
 
-from _store_helpers import drop_final_files, run_t
-from evalbook._store import _listing
-from evalbook._store._log._file import MAX_LINE
+import evalbook as eb
+from _store_helpers import MAX_LINE_MIB, drop_final_files
 
 SCRIPT = textwrap.dedent(
     """
@@ -64,33 +64,34 @@ def test_a_sparse_8_gib_log_is_refused_quickly_with_little_memory(
     assert result["names"] == []  # skipped, with a warning naming it
     assert any("huge" in w and "line 1" in w for w in result["warnings"]), result["warnings"]
     assert result["error"] is not None and "events.jsonl, line 1" in result["error"]
-    assert f"longer than {MAX_LINE >> 20} MiB" in result["error"]
+    assert f"longer than {MAX_LINE_MIB} MiB" in result["error"]
     assert result["growth_mb"] < 300  # a generous bound: the line bound is 64 MiB
 
 
-def test_runs_reads_only_the_first_line_and_the_end_of_a_large_log(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    done = run_t(tmp_path, name="done")
-    cut = run_t(tmp_path, name="cut")
-    for run in (done, cut):
+LIST_REPLAY_MIB = 32  # eb.runs replays a log without summary.json up to this size
+
+
+def test_runs_reads_only_the_first_line_and_the_end_of_a_large_log(tmp_path: Path) -> None:
+    # 8 outputs of 5 MB: a 40 MB log, still above 32 MiB once its last case is cut off
+    data = pd.DataFrame({"id": [f"c{i}" for i in range(8)], "n": range(8)})
+    outputs = [f"{i}" + "x" * 5_000_000 for i in range(8)]
+
+    def stored(name: str) -> eb.Run:
+        run = eb.run(data, task=lambda n: outputs[n], scorers=[lambda output: 1.0], name=name,
+                     store=tmp_path, progress=False)  # fmt: skip
         assert run.path is not None
         drop_final_files(run.path)
+        return run
+
+    done, cut = stored("done"), stored("cut")
     log = cut.path / "events.jsonl"  # type: ignore[operator]
     log.write_bytes(b"".join(log.read_bytes().splitlines(keepends=True)[:-3]))
-    full = _listing.runs(tmp_path)
-    replayed = {"": 0}
-
-    def no_replay(*args: object, **kwargs: object) -> None:
-        replayed[""] += 1
-        raise AssertionError("a large log is not replayed to list it")
-
-    monkeypatch.setattr(_listing, "LIST_REPLAY_BYTES", 100)  # every log is "large" now
-    monkeypatch.setattr(_listing, "replay", no_replay)
-    table = _listing.runs(tmp_path)
-    assert table["name"].tolist() == ["done", "cut"] and replayed[""] == 0
+    for run in (done, cut):
+        assert (run.path / "events.jsonl").stat().st_size > LIST_REPLAY_MIB << 20  # type: ignore[operator]
+    table = eb.runs(tmp_path)
+    assert table["name"].tolist() == ["done", "cut"]
     assert table["status"].tolist() == ["complete", "incomplete"]
-    assert table["n_cases"].tolist() == full["n_cases"].tolist()
-    assert table["completion"][0] == full["completion"][0] == done.headline.completion
-    assert table["headline"].isna().all()  # the headline needs the whole log
-    assert table["id"].tolist() == full["id"].tolist()
+    assert table["n_cases"].tolist() == [8, 8]
+    assert table["completion"][0] == done.headline.completion == 1.0
+    assert table["headline"].isna().all()  # the headline needs the whole log: not replayed
+    assert table["id"].tolist() == [done.id, cut.id]

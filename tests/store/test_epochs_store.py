@@ -17,6 +17,7 @@ import pytest
 from pandas.testing import assert_frame_equal
 
 import evalbook as eb
+from _store_helpers import seal
 
 FIXTURES = Path(__file__).parent / "fixtures"
 DATA = pd.DataFrame({"q": [f"q{i}" for i in range(6)], "target": [f"q{i}" for i in range(6)]})
@@ -80,8 +81,6 @@ def test_a_log_line_with_an_epoch_above_the_runs_is_damage_at_that_line(tmp_path
     body["epoch"] = 4
     del body["crc"]
     text = json.dumps(body, separators=(",", ":"))
-    from evalbook._store._log._read import seal  # the writer's own sealing: a valid checksum
-
     lines[at] = seal(text)
     log.write_text("".join(lines))
     for name in ("cases.parquet", "scores.parquet", "summary.json"):

@@ -12,6 +12,8 @@ from hypothesis import strategies as st
 
 import evalbook as eb
 from _strategies import records, runs, text
+
+# any Results (hypothesis) through the encoder and back: no run makes them all
 from evalbook._model._contract import SCORED, Rec
 from evalbook._model._results import PENDING, Finished, Results
 from evalbook._store._log._read import read_events, replay

@@ -18,6 +18,8 @@ from _store_helpers import (
     run_t,
 )
 from _strategies import runs
+
+# the output codec and the stored cases table over any value or Results (hypothesis)
 from evalbook._store._codec import decode_output, encode_output, file_output, read_file_output
 from evalbook._store._parquet import _direct_arrow
 from evalbook._store._table_files import cases_file_arrow, cases_file_table

@@ -13,11 +13,11 @@ from pandas.testing import assert_frame_equal
 import evalbook as eb
 from _store_helpers import (
     DATA,
+    SCHEMA_VERSION,
     assert_same,
     exact,
     run_t,
 )
-from evalbook._store._log._read import SCHEMA_VERSION
 
 # -- load_run -------------------------------------------------------------------------------
 

@@ -14,6 +14,8 @@ from typing import Any
 
 import evalbook as eb
 from _store_helpers import as_v2, resealed
+
+# the encoder fed exact cases (times, retries, interleaved starts) to pin 0.1.0's bytes
 from evalbook._model._contract import ERROR, SCORED, UNSCORED, Rec
 from evalbook._model._results import Finished
 from evalbook._store._log._read import replay

@@ -12,6 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+# the append-only log file alone: writes, padding, locks, fsyncs, a full disk
 from evalbook._store._log import _file as _log
 from evalbook._store._log._file import LogFile, LogInUse, cut_partial_line, strip_padding
 from evalbook._store._log._read import read_events

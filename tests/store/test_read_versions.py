@@ -16,7 +16,7 @@ import pytest
 from pandas.testing import assert_frame_equal
 
 import evalbook as eb
-from evalbook._store._log._read import seal
+from _store_helpers import seal
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

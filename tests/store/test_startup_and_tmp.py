@@ -3,12 +3,17 @@ nothing listed as one (docs/file-formats.md)."""
 
 from __future__ import annotations
 
+import fcntl
+import os
+import re
 import signal
 import subprocess
 import sys
+import tempfile
 import textwrap
 import warnings
 from pathlib import Path
+from typing import Any
 
 import pandas as pd
 import pytest
@@ -17,27 +22,31 @@ import evalbook as eb
 
 DATA = pd.DataFrame({"id": ["a", "b", "c"], "question": ["x", "y", "z"]}).set_index("id")
 
-# a run whose start-up is killed (SIGKILL: no cleanup at all) in one of its data steps
+# a run whose start-up is killed (SIGKILL: no cleanup at all) as it makes the first file named
+# `sys.argv[2]` (every file of a run folder is written to a temporary file first, then renamed)
 _KILLED_RUN = """
-import os, signal, sys
+import os, signal, sys, tempfile
 import pandas as pd
 import evalbook as eb
-from evalbook._store import _sink
 
-def kill(*args, **kwargs):
-    os.kill(os.getpid(), signal.SIGKILL)
+real = tempfile.mkstemp
 
-setattr(_sink, sys.argv[2], kill)
+def mkstemp(*args, **kwargs):
+    if kwargs.get("prefix", "").startswith("." + sys.argv[2] + "."):
+        os.kill(os.getpid(), signal.SIGKILL)
+    return real(*args, **kwargs)
+
+tempfile.mkstemp = mkstemp
 data = pd.DataFrame({"id": ["a", "b", "c"], "question": ["x", "y", "z"]}).set_index("id")
 eb.run(data, task=lambda question: question, scorers=[lambda output: 1.0], name="k",
        store=sys.argv[1], progress=False)
 """
 
 
-def _killed_at(store: Path, step: str) -> Path | None:
-    """Run `_KILLED_RUN` killed at `step`; the run folder it left (None if it made none)."""
+def _killed_at(store: Path, file: str) -> Path | None:
+    """Run `_KILLED_RUN` killed as it starts `file`; the run folder it left (None if none)."""
     done = subprocess.run(
-        [sys.executable, "-c", textwrap.dedent(_KILLED_RUN), str(store), step],
+        [sys.executable, "-c", textwrap.dedent(_KILLED_RUN), str(store), file],
         capture_output=True,
         text=True,
         timeout=120,
@@ -51,16 +60,15 @@ def _killed_at(store: Path, step: str) -> Path | None:
 def test_the_log_is_the_first_file_of_a_new_run_folder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalbook._store import _sink
-
     seen: list[list[str]] = []
-    stage = _sink.stage_data
+    real = tempfile.mkstemp
 
-    def spy(folder: Path, content: bytes | None) -> Path | None:
-        seen.append(sorted(p.name for p in folder.iterdir()))
-        return stage(folder, content)
+    def spy(*args: Any, **kwargs: Any) -> Any:
+        if str(kwargs.get("prefix", "")).startswith(".data.parquet."):
+            seen.append(sorted(p.name for p in Path(kwargs["dir"]).iterdir()))
+        return real(*args, **kwargs)
 
-    monkeypatch.setattr(_sink, "stage_data", spy)
+    monkeypatch.setattr(tempfile, "mkstemp", spy)
     run = eb.run(DATA, task=lambda question: question, store=tmp_path, progress=False)
     assert seen == [["events.jsonl"]]  # when the data is written, the log is there already
     assert run.path is not None and (run.path / "data.parquet").exists()
@@ -69,7 +77,7 @@ def test_the_log_is_the_first_file_of_a_new_run_folder(
 
 
 def test_a_kill_after_the_log_before_the_data_leaves_a_run_that_loads(tmp_path: Path) -> None:
-    folder = _killed_at(tmp_path, "stage_data")
+    folder = _killed_at(tmp_path, "data.parquet")
     assert folder is not None
     assert sorted(p.name for p in folder.iterdir()) == ["events.jsonl"]
     listed = eb.runs(tmp_path)
@@ -132,7 +140,7 @@ def test_a_kill_as_the_log_appears_leaves_no_empty_log(tmp_path: Path) -> None:
 
 
 def test_a_kill_before_the_log_leaves_nothing_listed_as_a_run(tmp_path: Path) -> None:
-    folder = _killed_at(tmp_path, "parquet_bytes")  # encoding the data: before any file
+    folder = _killed_at(tmp_path, "events.jsonl")  # the data is encoded: before any file
     assert folder is not None and list(folder.iterdir()) == []
     assert eb.runs(tmp_path).empty
     with pytest.raises(FileNotFoundError, match="not a stored run"):
@@ -181,25 +189,38 @@ def _temps(folder: Path) -> list[str]:
     return sorted(p.name for p in folder.iterdir() if p.name.endswith(".tmp"))
 
 
+# the temporary file of a run folder's own file: `.<file>.<8 of a-z 0-9 _>.tmp`
+_TEMP = re.compile(
+    r"\.(events\.jsonl|data\.parquet|cases\.parquet|scores\.parquet|summary\.json)"
+    r"\.[a-z0-9_]{8}\.tmp"
+)
+
+
 def test_atomic_writes_name_their_temporary_files_recognisably(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    from evalbook._store._layout import STORE_FILES
-    from evalbook._util import _fs
-
-    staged: list[str] = []
-    real = _fs.os.replace
+    staged: list[tuple[str, str]] = []
+    real = os.replace
 
     def spy(src: str | Path, dst: str | Path) -> None:
-        staged.append(Path(src).name)
+        staged.append((Path(src).name, Path(dst).name))
         real(src, dst)
 
-    monkeypatch.setattr(_fs.os, "replace", spy)
-    eb.run(DATA, task=lambda question: question, store=tmp_path, progress=False)
+    monkeypatch.setattr(os, "replace", spy)
+    run = eb.run(DATA, task=lambda question: question, store=tmp_path, progress=False)
     monkeypatch.undo()
-    assert len(staged) == 5  # the log's head, data, cases, scores, summary
-    assert all(_fs.is_temp_of(name, STORE_FILES) for name in staged), staged
-    assert not any(_fs.is_temp_of(name, STORE_FILES) for name in _NOT_OURS)
+    assert run.path is not None
+    # the log's head, data, cases, scores, summary: each renamed from a temporary file of its own
+    assert sorted(dst for _, dst in staged) == sorted(p.name for p in run.path.iterdir())
+    assert len(staged) == 5
+    assert all(_TEMP.fullmatch(src) and src[1:].startswith(dst + ".") for src, dst in staged)
+    # a resume removes a stale temporary file named so, and no file of any other name
+    stale = [src for src, _ in staged]
+    for name in (*stale, *_NOT_OURS):
+        (run.path / name).write_text("left behind")
+    eb.run(DATA, task=lambda question: question, resume=run.path, progress=False)
+    assert not any((run.path / name).exists() for name in stale)
+    assert all((run.path / name).exists() for name in _NOT_OURS)
 
 
 def test_a_stale_temporary_file_stays_on_load_and_goes_on_resume(tmp_path: Path) -> None:
@@ -245,15 +266,15 @@ def test_saving_into_a_run_folder_removes_its_stale_temporary_files(tmp_path: Pa
 
 
 def test_saving_into_a_folder_a_run_is_writing_is_refused(tmp_path: Path) -> None:
-    from evalbook._store._sink import lock_log
-
     run = eb.run(DATA, task=lambda question: question, store=tmp_path, progress=False)
     assert run.path is not None
     (run.path / ".cases.parquet.abcd1234.tmp").write_bytes(b"in use")
-    log = lock_log(run.path, append=True)  # another writer holds the folder
+    # another writer holds the folder: a writer locks its log (flock, docs/file-formats.md)
+    fd = os.open(run.path / "events.jsonl", os.O_RDWR)
     try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         with pytest.raises(eb.ConfigurationError, match="another run"):
             run.save()
     finally:
-        log.close()
+        os.close(fd)
     assert _temps(run.path) == [".cases.parquet.abcd1234.tmp"]  # not its to remove

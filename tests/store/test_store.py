@@ -14,12 +14,11 @@ import pytest
 import evalbook as eb
 from _store_helpers import (
     DATA,
+    SCHEMA_VERSION,
     assert_same,
     events_of,
     run_t,
 )
-from evalbook._store._layout import check_run_name
-from evalbook._store._log._read import SCHEMA_VERSION
 
 # -- folders and names ----------------------------------------------------------------------
 
@@ -83,8 +82,11 @@ def test_unsafe_names_are_rejected_before_any_case(tmp_path: Path, name: str) ->
 
 
 @pytest.mark.parametrize("name", ["baseline", "gpt-4o_v2.1", "a+b", "模型-1", "_x"])
-def test_safe_names_pass(name: str) -> None:
-    assert check_run_name(name) == name
+def test_safe_names_pass(tmp_path: Path, name: str) -> None:
+    run = eb.run(DATA.head(1), task=lambda question: question, name=name, store=tmp_path,
+                 progress=False)  # fmt: skip
+    assert run.name == name and run.path is not None
+    assert run.path.parent == tmp_path.resolve() and run.path.name.startswith(f"{name}-")
 
 
 def test_bad_store_is_a_configuration_error(tmp_path: Path) -> None:
@@ -172,8 +174,6 @@ def test_save_an_in_memoryrun_t(tmp_path: Path) -> None:
 
 
 def test_a_full_disk_does_not_stop_the_run(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    from evalbook._store._log import _file as _log
-
     real_write = os.write
     calls = {"n": 0}
 
@@ -183,7 +183,7 @@ def test_a_full_disk_does_not_stop_the_run(tmp_path: Path, monkeypatch: pytest.M
             raise OSError(28, "No space left on device")
         return real_write(fd, data)
 
-    monkeypatch.setattr(_log.os, "write", filling_up)
+    monkeypatch.setattr(os, "write", filling_up)  # how the log is written
     with pytest.warns(RuntimeWarning, match="No space left"):
         run = run_t(tmp_path, concurrency=1)
     monkeypatch.undo()

@@ -19,8 +19,7 @@ import pytest
 from pandas.testing import assert_frame_equal
 
 import evalbook as eb
-from _store_helpers import assert_same, drop_final_files, resealed
-from evalbook._store._log._read import SCHEMA_VERSION
+from _store_helpers import SCHEMA_VERSION, assert_same, drop_final_files, resealed
 
 FIXTURES = Path(__file__).parent / "fixtures"
 EXACT = ["naïve café – 日本語 🎉", "<script>alert('x')</script> & <b>", "a😀b", "é\u0301", "\t"]

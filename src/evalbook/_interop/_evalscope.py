@@ -27,7 +27,6 @@ have no review line (the report's `execution_summary` counts them, kept in `opti
 from __future__ import annotations
 
 import json
-import math
 import re
 from collections import Counter
 from collections.abc import Callable
@@ -36,19 +35,10 @@ from pathlib import Path
 from typing import Any, TypeGuard
 
 from .._model._contract import Score, ScoreError, Unscored
-from .._util._warn import warn
-from ._imported import (
-    Format,
-    FormatError,
-    Imported,
-    ImportedSample,
-    ImportedScore,
-    folder_entries,
-    json_object,
-    json_safe,
-)
+from ._imported import FormatError, Imported, ImportedSample, ImportedScore, json_safe
+from ._reading import FileError, Reported, check_means, folder_entries, head, json_lines, read_json
 
-__all__ = ["FORMAT"]
+__all__ = ["EXPECTED", "NAME", "read", "sniff"]
 
 NAME = "evalscope"
 EXPECTED = (
@@ -78,8 +68,7 @@ class _Line:
 def _is_review_file(path: Path) -> bool:
     if path.suffix != ".jsonl" or not path.is_file():
         return False
-    with open(path, "rb") as f:
-        return bool(_HEAD.match(f.read(64)))
+    return bool(_HEAD.match(head(path)))
 
 
 def _reviews_in(folder: Path) -> list[Path]:
@@ -94,7 +83,7 @@ def _model_dirs(reviews: Path) -> list[Path]:
     return [p for p in folder_entries(reviews) if p.is_dir() and _reviews_in(p)]
 
 
-def _sniff(path: Path) -> bool:
+def sniff(path: Path) -> bool:
     """Cheap and never raises: a review file by its first bytes, or a folder holding them."""
     try:
         if path.is_file():
@@ -124,7 +113,7 @@ def _one_model(reviews: Path) -> Path:
 
 def _locate(path: Path) -> tuple[list[Path], Path]:
     """The review files and the model's reviews folder (reports sit at ../../reports/<model>)."""
-    if path.is_file():
+    if not path.is_dir():  # a file (or a FIFO, a device: the core refuses to read it)
         if path.suffix != ".jsonl":
             raise FormatError(f"{path}: not an EvalScope review file: expected {EXPECTED}")
         return [path], path.parent
@@ -149,9 +138,10 @@ def _reports(model: Path, skipped: list[str]) -> dict[str, dict[str, Any]]:
         if p.suffix != ".json" or not p.is_file():
             continue
         try:
-            data = json.loads(p.read_text(encoding="utf-8"))
-        except (OSError, UnicodeDecodeError, ValueError) as exc:
-            skipped.append(f"{p.name}: not readable as an EvalScope report ({exc})")
+            data = read_json(p)
+        except (OSError, ValueError) as exc:
+            why = exc.why if isinstance(exc, FileError) else exc
+            skipped.append(f"{p.name}: not readable as an EvalScope report ({why})")
             continue
         if isinstance(data, dict) and isinstance(data.get("metrics"), list):
             found[p.stem] = data
@@ -171,11 +161,8 @@ def _key(value: object) -> TypeGuard[int | str]:
     return isinstance(value, int | str) and not isinstance(value, bool)
 
 
-def _parse(raw: bytes, where: str, stem: str) -> _Line | str:
+def _parse(record: dict[str, Any], where: str, stem: str) -> _Line | str:
     """One review line as EvalScope wrote it, or why it is not one."""
-    record = json_object(raw)
-    if isinstance(record, str):
-        return record
     sample = record.get("sample_score")
     score = sample.get("score") if isinstance(sample, dict) else None
     if not isinstance(sample, dict) or not isinstance(score, dict):
@@ -201,19 +188,15 @@ def _parse(raw: bytes, where: str, stem: str) -> _Line | str:
 def _read_lines(path: Path, skipped: list[str], known: set[str]) -> list[_Line]:
     """The file's review lines; `known`: its report's metric names (empty: no report)."""
     lines: dict[int | str, _Line] = {}
-    with open(path, "rb") as f:
-        for number, raw in enumerate(f, 1):
-            if not raw.strip():
-                continue
-            where = f"{path.name}:{number}"
-            parsed = _parse(raw, where, path.stem)
-            if isinstance(parsed, str):
-                skipped.append(f"{where}: {parsed}")
-                continue
-            earlier = lines.pop(parsed.sample_id, None)
-            if earlier is not None:  # as filter_review_cache: the last row of a sample wins
-                skipped.append(f"{earlier.where}: sample {parsed.sample_id!r} again at {where}")
-            lines[parsed.sample_id] = parsed
+    for where, record in json_lines(path):
+        parsed = record if isinstance(record, str) else _parse(record, where, path.stem)
+        if isinstance(parsed, str):
+            skipped.append(f"{where}: {parsed}")
+            continue
+        earlier = lines.pop(parsed.sample_id, None)
+        if earlier is not None:  # as filter_review_cache: the last row of a sample wins
+            skipped.append(f"{earlier.where}: sample {parsed.sample_id!r} again at {where}")
+        lines[parsed.sample_id] = parsed
     slots = Counter((line.case, line.epoch) for line in lines.values())
     scheme = _id_scheme(list(lines.values()))
     kept = []
@@ -295,36 +278,29 @@ def _value(line: _Line, metric: str) -> object | None:
     return None
 
 
-def _check_means(
-    path: Path, lines: list[_Line], report: dict[str, Any] | None, subset: str | None
-) -> None:
-    """Warn where a mean over the lines differs from the report's (EvalScope writes no checksum;
-    the report rounds to 4 decimals)."""
+def _means(
+    lines: list[_Line], report: dict[str, Any] | None, subset: str | None
+) -> tuple[dict[str, list[object]], list[Reported]]:
+    """The values of each mean-aggregated metric and the means the report gives the subset
+    (EvalScope writes no checksum: `check_means` catches a damaged value that still reads as a
+    number; the report rounds to 4 decimals)."""
+    values: dict[str, list[object]] = {}
+    reported: list[Reported] = []
     if report is None:
-        return
+        return values, reported
     for metric in report.get("metrics", []):
         identity = metric.get("identity") if isinstance(metric, dict) else None
         if not isinstance(identity, dict) or identity.get("aggregation") != "mean":
             continue
         name = identity.get("name")
-        got = [
-            float(line.score["value"][name])
-            for line in lines
-            if isinstance(line.score["value"].get(name), int | float)
-        ]
+        if not isinstance(name, str):
+            continue
+        values[name] = [line.score["value"].get(name) for line in lines]
         for category in metric.get("categories", []):
             for s in category.get("subsets", []) if isinstance(category, dict) else []:
-                want = s.get("score") if isinstance(s, dict) else None
-                if s.get("name") != subset or s.get("num") != len(got) or not got:
-                    continue
-                mean = math.fsum(got) / len(got)
-                if isinstance(want, int | float) and abs(mean - want) > 0.5e-4 + 1e-12:
-                    warn(
-                        f"{path.name}: the mean of {name} over its {len(got)} lines is "
-                        f"{mean:.6g}, the report says {want!r}: a line may be damaged "
-                        "(EvalScope writes no checksum); check the file",
-                        RuntimeWarning,
-                    )
+                if isinstance(s, dict) and s.get("name") == subset:
+                    reported.append(Reported(name, s.get("score"), s.get("num")))
+    return values, reported
 
 
 def _report_metrics(report: dict[str, Any]) -> set[str]:
@@ -360,7 +336,7 @@ def _primary(benchmarks: set[str], reports: dict[str, dict[str, Any]]) -> str | 
     return names.pop() if len(names) == 1 else None
 
 
-def _read(path: Path) -> Imported:
+def read(path: Path) -> Imported:
     """Read an EvalScope review file or output folder (see the module doc)."""
     files, model = _locate(path)
     skipped: list[str] = []
@@ -371,7 +347,10 @@ def _read(path: Path) -> Imported:
         benchmark, subset = _split(file.stem, reports)
         known = _report_metrics(reports[benchmark]) if benchmark else set()
         lines = _read_lines(file, skipped, known)
-        _check_means(file, lines, reports.get(benchmark) if benchmark else None, subset)
+        values_read, reported = _means(lines, reports.get(benchmark) if benchmark else None, subset)
+        check_means(
+            file, values_read, reported, harness="EvalScope", source="the report", decimals=4
+        )
         per_file[file.stem] = (lines, benchmark, subset)
         metrics[file.stem] = {
             m for line in lines for m in (*line.score["value"], *_failed(line.score))
@@ -432,6 +411,3 @@ def _failed(score: dict[str, Any]) -> list[str]:
     if not isinstance(metadata, dict):
         return []
     return [k for k, v in metadata.items() if isinstance(v, str) and v.startswith("error:")]
-
-
-FORMAT = Format(name=NAME, expected=EXPECTED, sniff=_sniff, read=_read)

@@ -12,7 +12,6 @@ result.json. The mapping is in docs/interop.md ("Harbor").
 
 from __future__ import annotations
 
-import json
 import math
 from collections.abc import Mapping
 from datetime import datetime
@@ -21,44 +20,34 @@ from typing import Any
 
 from .._model._contract import Unscored
 from .._model._tally import InvalidUsage, Tally, amount
-from ._imported import Format, FormatError, Imported, ImportedSample, ImportedScore
+from ._imported import FormatError, Imported, ImportedSample, ImportedScore
+from ._reading import FileError, Refused, decode, head, read_bytes, read_json
 
-__all__ = ["FORMAT", "read_harbor"]
+__all__ = ["EXPECTED", "NAME", "read", "sniff"]
 
-_NAME = "harbor"
-_EXPECTED = (
+NAME = "harbor"
+EXPECTED = (
     "a Harbor job folder (its result.json and one folder per trial), a trial folder, or a "
     "trial's result.json (a TrialResult: task_name, trial_name, verifier_result.rewards, ...)"
 )
 RESULT = "result.json"
 # the name Harbor gives a reward read from reward.txt (Verifier._parse_reward_text)
 REWARD = "reward"
-_SNIFF_BYTES = 4096
 # how many folders of a job sniff opens before it decides
 _SNIFF_TRIALS = 20
-# a result.json (or reward file) larger than this is damaged: Harbor's are a few kB
-_MAX_BYTES = 64 << 20
-
-
-def _head(path: Path) -> bytes:
-    try:
-        with path.open("rb") as f:
-            return f.read(_SNIFF_BYTES)
-    except OSError:
-        return b""
 
 
 def _is_trial(path: Path) -> bool:
-    head = _head(path)
-    return b'"trial_name"' in head and b'"task_checksum"' in head
+    first = head(path)
+    return b'"trial_name"' in first and b'"task_checksum"' in first
 
 
 def _is_job(path: Path) -> bool:
-    head = _head(path)
-    return b'"n_total_trials"' in head and b'"stats"' in head
+    first = head(path)
+    return b'"n_total_trials"' in first and b'"stats"' in first
 
 
-def _sniff(path: Path) -> bool:
+def sniff(path: Path) -> bool:
     """A trial's result.json, or a folder holding one (a trial) or trial folders (a job)."""
     try:
         if path.is_file():
@@ -79,21 +68,12 @@ def _sniff(path: Path) -> bool:
 
 
 def _not_harbor(path: Path, why: str) -> FormatError:
-    return FormatError(f"{path}: not Harbor results ({why}); expected {_EXPECTED}")
+    return FormatError(f"{path}: not Harbor results ({why}); expected {EXPECTED}")
 
 
-def _json(path: Path) -> object:
-    """A JSON file's value; ValueError saying where it is not JSON."""
-    if path.stat().st_size > _MAX_BYTES:
-        raise ValueError(f"larger than {_MAX_BYTES} bytes")
-    try:
-        return json.loads(path.read_bytes())
-    except UnicodeDecodeError as e:
-        raise ValueError(f"not UTF-8 text at byte {e.start}") from None
-    except json.JSONDecodeError as e:
-        raise ValueError(f"line {e.lineno}, column {e.colno}: invalid JSON: {e.msg}") from None
-    except RecursionError:
-        raise ValueError("JSON nested too deeply") from None
+def _why(e: Exception) -> str:
+    """Why a file was not read, without its path (the caller says where)."""
+    return e.why if isinstance(e, FileError) else str(e)
 
 
 def _trials(path: Path) -> tuple[list[tuple[Path, dict[str, Any]]], dict[str, Any], list[str]]:
@@ -110,9 +90,9 @@ def _trials(path: Path) -> tuple[list[tuple[Path, dict[str, Any]]], dict[str, An
     skipped: list[str] = []
     if result.is_file():
         try:
-            found = _json(result)
+            found = read_json(result)
         except (OSError, ValueError) as e:
-            skipped.append(f"{RESULT}: {e}")
+            skipped.append(f"{RESULT}: {_why(e)}")
         else:
             if isinstance(found, dict) and "n_total_trials" in found:
                 job = found
@@ -128,9 +108,9 @@ def _trials(path: Path) -> tuple[list[tuple[Path, dict[str, Any]]], dict[str, An
             skipped.append(f"{child.name}: no {RESULT} (a trial that did not finish)")
             continue
         try:
-            trials.append((child, _trial(_json(child / RESULT), child)))
+            trials.append((child, _trial(read_json(child / RESULT), child)))
         except (OSError, ValueError) as e:
-            skipped.append(f"{where}: {e}")
+            skipped.append(f"{where}: {_why(e)}")
     if not trials and not job and not skipped:
         raise _not_harbor(path, f"no {RESULT} in it or in its folders")
     return trials, job, skipped
@@ -138,9 +118,11 @@ def _trials(path: Path) -> tuple[list[tuple[Path, dict[str, Any]]], dict[str, An
 
 def _read_trial_file(path: Path, where: str) -> dict[str, Any]:
     try:
-        return _trial(_json(path), path.parent if path.name == RESULT else None)
+        return _trial(read_json(path), path.parent if path.name == RESULT else None)
+    except Refused:
+        raise  # not read at all (over the cap, not a regular file): the core's one message
     except (OSError, ValueError) as e:
-        raise _not_harbor(path, f"{where}: {e}") from None
+        raise _not_harbor(path, f"{where}: {_why(e)}") from None
 
 
 def _trial(doc: object, folder: Path | None) -> dict[str, Any]:
@@ -190,17 +172,17 @@ def _check_reward_file(doc: Mapping[str, Any], folder: Path) -> None:
     if as_json.is_file():
         name = "verifier/reward.json"
         try:
-            file_rewards = _json(as_json)
-        except ValueError as e:
-            raise ValueError(f"{name}: {e}") from None
+            file_rewards = read_json(as_json)
+        except FileError as e:
+            raise ValueError(f"{name}: {e.why}") from None
     elif as_text.is_file():
-        try:
-            if as_text.stat().st_size > _MAX_BYTES:
-                raise ValueError
-            file_rewards = {REWARD: float(as_text.read_bytes().decode("utf-8"))}
-        except (UnicodeDecodeError, ValueError):
-            raise ValueError("verifier/reward.txt does not hold one number") from None
         name = "verifier/reward.txt"
+        try:
+            file_rewards = {REWARD: float(decode(as_text, read_bytes(as_text)))}
+        except Refused as e:
+            raise ValueError(f"{name}: {e.why}") from None
+        except ValueError:  # not UTF-8 (NotJson), or not a number
+            raise ValueError(f"{name} does not hold one number") from None
     else:
         return
     rewards = _rewards(doc)
@@ -272,7 +254,7 @@ def _outcome(doc: Mapping[str, Any]) -> tuple[str, str | None, str | None]:
     return outcome, kind, message if isinstance(message, str) else repr(message)
 
 
-def read_harbor(path: Path) -> Imported:
+def read(path: Path) -> Imported:
     """Read Harbor trials into samples: one per trial, a task's trials its epochs.
 
     Example:
@@ -282,7 +264,7 @@ def read_harbor(path: Path) -> Imported:
         ...          "started_at": "2026-11-30T09:00:00Z", "finished_at": "2026-11-30T09:01:00Z"}
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "result.json"
         >>> _ = p.write_text(json.dumps(trial, indent=4))
-        >>> imported = read_harbor(p)
+        >>> imported = read(p)
         >>> imported.samples[0].case_id, imported.samples[0].scores, imported.samples[0].duration_s
         ('hello', {'reward': 1.0}, 60.0)
     """
@@ -319,7 +301,7 @@ def read_harbor(path: Path) -> Imported:
     kept = {k: v for k, v in source.items() if isinstance(v, str | int) and v is not True}
     one_trial = path.is_file() or ((path / RESULT).is_file() and _is_trial(path / RESULT))
     name = str(first.get("task_name", path.name)) if one_trial else path.name
-    return Imported(_NAME, path, name, scores, samples, skipped, kept)
+    return Imported(NAME, path, name, scores, samples, skipped, kept)
 
 
 def _object(value: object) -> Mapping[str, Any]:
@@ -358,6 +340,3 @@ def _sample(
         duration_s=finished - started,
         usage=_usage(doc),
     )
-
-
-FORMAT = Format(name=_NAME, expected=_EXPECTED, sniff=_sniff, read=read_harbor)

@@ -9,12 +9,10 @@ each goes through the score contract (`record_of`), so a harness's `1.5`, `True`
 
 from __future__ import annotations
 
-import json
 import math
-import os
 import re
 import uuid
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -32,14 +30,10 @@ from .._util._text import TextGate, safe_str
 from .._util._warn import warn
 
 __all__ = [
-    "MAX_ENTRIES",
-    "Format",
     "FormatError",
     "Imported",
     "ImportedSample",
     "ImportedScore",
-    "folder_entries",
-    "json_object",
     "json_safe",
     "run_name_of",
     "score_name_of",
@@ -53,8 +47,6 @@ _NOT_RUN_NAME = re.compile(r"[^\w.+-]+")
 _MAX_RUN_NAME = 100
 # how many skipped parts a warning quotes; the rest are counted
 _QUOTED = 3
-# how many entries of a folder an importer looks at (sniffing a huge folder stays cheap)
-MAX_ENTRIES = 2000
 
 
 class FormatError(ConfigurationError):
@@ -101,16 +93,6 @@ class Imported:
     source: dict[str, Any] = field(default_factory=dict)
 
 
-@dataclass(frozen=True)
-class Format:
-    """A format evalbook imports: its name, what a file of it looks like, how to read it."""
-
-    name: str
-    expected: str
-    sniff: Callable[[Path], bool]
-    read: Callable[[Path], Imported]
-
-
 def score_name_of(raw: str, taken: set[str]) -> str:
     """A valid score name for a harness's `raw` name, unique among `taken` (which it joins).
 
@@ -130,24 +112,6 @@ def score_name_of(raw: str, taken: set[str]) -> str:
     return name
 
 
-def json_object(raw: bytes) -> dict[str, Any] | str:
-    """One line of a JSON-lines file as an object, or why it is not one.
-
-    Example:
-        >>> json_object(b'{"a": 1}'), json_object(b"[1]"), json_object(b"\\xff")
-        ({'a': 1}, 'not a JSON object', 'not UTF-8')
-    """
-    try:
-        record = json.loads(raw.decode("utf-8"))
-    except UnicodeDecodeError:
-        return "not UTF-8"
-    except ValueError as exc:
-        return f"not JSON ({exc.args[0] if exc.args else exc})"
-    if not isinstance(record, dict):
-        return "not a JSON object"
-    return record
-
-
 def json_safe(value: object) -> Any:
     """A harness's metadata as JSON values (for `options["imported"]`): non-finite numbers and
     other objects as text.
@@ -165,17 +129,6 @@ def json_safe(value: object) -> Any:
     if value is None or isinstance(value, str | int | float):
         return value
     return str(value)
-
-
-def folder_entries(folder: Path, limit: int = MAX_ENTRIES) -> list[Path]:
-    """The first `limit` entries of `folder` (in the order the system lists them), sorted."""
-    out: list[Path] = []
-    with os.scandir(folder) as it:
-        for i, entry in enumerate(it):
-            if i >= limit:
-                break
-            out.append(Path(entry.path))
-    return sorted(out)
 
 
 def run_name_of(raw: str) -> str:

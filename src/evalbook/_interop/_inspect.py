@@ -34,15 +34,15 @@ from typing import TYPE_CHECKING, Any
 
 from .._model._contract import Score, ScoreError, Unscored
 from .._model._tally import InvalidUsage, Tally, amount
-from ._imported import Format, FormatError, Imported, ImportedSample, ImportedScore
+from ._imported import FormatError, Imported, ImportedSample, ImportedScore
 from ._inspect_files import EXPECTED, damaged, logs_in, not_inspect, read_eval, read_json, sniff
 
 if TYPE_CHECKING:  # the extra's types, for mypy only (inspect_ai loads inside read)
     from inspect_ai.log import EvalLog, EvalSample
 
-__all__ = ["FORMAT", "LETTERS", "read_inspect"]
+__all__ = ["EXPECTED", "LETTERS", "NAME", "read", "sniff"]
 
-_NAME = "inspect"
+NAME = "inspect"
 # Inspect's letter values and the numbers its value_to_float gives them; no other text maps
 LETTERS: Mapping[str, float] = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 # limits that are a time running out (outcome timed_out); every other limit is an error
@@ -65,7 +65,7 @@ def _inspect_log() -> Any:
 # -- from Inspect's records to evalbook's ---------------------------------------------------
 
 
-def read_inspect(path: Path) -> Imported:
+def read(path: Path) -> Imported:
     """Read an Inspect AI log (`.eval` or `.json`, or a folder holding one) as an import.
 
     Unreadable samples (a damaged zip member, a `.json` log cut short) are listed in
@@ -74,7 +74,7 @@ def read_inspect(path: Path) -> Imported:
     Example:
         >>> from pathlib import Path
         >>> log = Path(__file__).parents[3] / "tests/interop/fixtures/inspect/tiny.eval"
-        >>> imported = read_inspect(log)
+        >>> imported = read(log)
         >>> imported.name, [s.name for s in imported.scores][:2]
         ('tiny', ['match', 'too_big'])
     """
@@ -232,7 +232,7 @@ def _imported(
         "dataset": spec.dataset.name,
     }
     return Imported(
-        format=_NAME,
+        format=NAME,
         path=path,
         name=spec.task,
         scores=scores,
@@ -366,6 +366,3 @@ def _usage(sample: EvalSample) -> dict[str, Tally] | None:
         )
     tally.calls = sum(1 for event in sample.events if event.event == "model")
     return {"task": tally}
-
-
-FORMAT = Format(name=_NAME, expected=EXPECTED, sniff=sniff, read=read_inspect)

@@ -8,7 +8,8 @@ sample (`_sample_filename`; a re-logged member supersedes the earlier one of its
 its local header, and reads members without checking CRCs. `JSONRecorder._read_header_streaming`
 (`log/_recorders/json.py`): a `.json` log is one object whose keys come in `EvalLog`'s field
 order, `version` and `status` first, `samples` near the end, NaN written as a JSON constant.
-What is damaged is reported, never read (docs/interop.md, "Inspect AI").
+What is damaged is reported, never read (docs/interop.md, "Inspect AI"). Files are opened
+through `_reading.py`: a regular file within the cap, a member within it too.
 """
 
 from __future__ import annotations
@@ -19,9 +20,10 @@ import re
 import struct
 import zipfile
 from pathlib import Path
-from typing import Any
+from typing import IO, Any
 
 from ._imported import FormatError
+from ._reading import HEAD_BYTES, MAX_BYTES, head, open_file, read_bytes, too_large
 
 __all__ = [
     "EXPECTED",
@@ -49,8 +51,7 @@ _WS = re.compile(r"[ \t\n\r]*")
 _LOCAL = struct.Struct("<IHHHHHIIIHH")
 _CENTRAL = struct.Struct("<IHHHHHHIIIHHHHHII")
 _END = struct.Struct("<IHHHHIIH")
-# how much of a .json file sniff reads
-_SNIFF_BYTES = 256
+_ZIP = b"PK\x03\x04"
 # the keys of a .json log that are not its header
 _NOT_HEADER = ("samples", "reductions")
 
@@ -59,26 +60,21 @@ def _is_eval(path: Path) -> bool:
     """A zip archive listing Inspect's header, or (cut short, without its zip directory) one
     whose first member is the `_journal/start.json` Inspect writes first."""
     try:
-        with path.open("rb") as f:
-            head = f.read(_LOCAL.size + len(_START))
-        if not head.startswith(b"PK\x03\x04"):
+        first = head(path)
+        if not first.startswith(_ZIP):
             return False
         try:
-            with zipfile.ZipFile(path) as zf:
+            with open_file(path) as f, zipfile.ZipFile(f) as zf:
                 names = set(zf.namelist())
         except zipfile.BadZipFile:
-            return head[_LOCAL.size :] == _START.encode()
+            return first[_LOCAL.size : _LOCAL.size + len(_START)] == _START.encode()
     except Exception:  # sniff never raises: an unreadable file is not this format
         return False
     return _HEADER in names or _START in names
 
 
 def _is_json(path: Path) -> bool:
-    try:
-        with path.open("rb") as f:
-            return _JSON_HEAD.match(f.read(_SNIFF_BYTES)) is not None
-    except Exception:  # sniff never raises
-        return False
+    return _JSON_HEAD.match(head(path)) is not None
 
 
 def _is_log(path: Path) -> bool:
@@ -119,17 +115,26 @@ def damaged(path: Path, why: str) -> FormatError:
 
 
 def read_eval(path: Path) -> tuple[bytes, list[RawSample], list[str]]:
-    """The header's JSON, each sample member's JSON (CRC-checked), and what was unreadable."""
-    with path.open("rb") as f:
-        zipped = f.read(4) == b"PK\x03\x04"
-    if not zipped:
-        raise not_inspect(path, "not a zip archive")
+    """The header's JSON, each sample member's JSON (CRC-checked), and what was unreadable.
+
+    Raises:
+        Refused: not a regular file, or larger than the cap (`_reading.MAX_BYTES`).
+        FormatError: not a zip archive, or no header to read.
+    """
+    with open_file(path) as f:
+        if f.read(len(_ZIP)) != _ZIP:
+            raise not_inspect(path, "not a zip archive")
+        f.seek(0)
+        return _read_zip(path, f)
+
+
+def _read_zip(path: Path, f: IO[bytes]) -> tuple[bytes, list[RawSample], list[str]]:
     skipped: list[str] = []
     try:
-        zf = zipfile.ZipFile(path)
+        zf = zipfile.ZipFile(f)
     except (zipfile.BadZipFile, OSError, ValueError) as exc:
         # the zip directory is at the archive's end: a log cut short has lost it
-        salvaged, whole = _salvage(path.read_bytes())
+        salvaged, whole = _salvage(read_bytes(path))
         if not whole:
             why = f"its zip directory is unreadable and no member before it is whole: {exc}"
             raise damaged(path, why) from None
@@ -187,7 +192,12 @@ def _salvage(body: bytes) -> tuple[bytes, int]:
 
 
 def _member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[bytes | None, str]:
-    """A member's bytes, read whole so zipfile checks its CRC; None and why when unreadable."""
+    """A member's bytes, read whole so zipfile checks its CRC; None and why when unreadable.
+
+    A member is read only within the cap: zipfile stops at the size the directory declares.
+    """
+    if info.file_size > MAX_BYTES:
+        return None, too_large(Path(info.filename), info.file_size).why
     try:
         return zf.read(info), ""
     except Exception as exc:  # a damaged member: bad CRC, broken stream, unknown method
@@ -195,9 +205,14 @@ def _member(zf: zipfile.ZipFile, info: zipfile.ZipInfo) -> tuple[bytes | None, s
 
 
 def read_json(path: Path) -> tuple[bytes, list[RawSample], list[str]]:
-    """The header's JSON, each sample's JSON, and where the log stops being readable."""
-    raw = path.read_bytes()
-    if _JSON_HEAD.match(raw[:_SNIFF_BYTES]) is None:
+    """The header's JSON, each sample's JSON, and where the log stops being readable.
+
+    Raises:
+        Refused: not a regular file, or larger than the cap (`_reading.MAX_BYTES`).
+        FormatError: not an Inspect `.json` log, or damaged before its samples.
+    """
+    raw = read_bytes(path)
+    if _JSON_HEAD.match(raw[:HEAD_BYTES]) is None:
         raise not_inspect(path, 'it does not start {"version": N, "status": ...}')
     try:
         text = raw.decode("utf-8")

@@ -27,26 +27,17 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from .._model._contract import Score, Unscored
-from .._util._warn import warn
-from ._imported import (
-    Format,
-    FormatError,
-    Imported,
-    ImportedSample,
-    ImportedScore,
-    json_object,
-    json_safe,
-)
+from ._imported import FormatError, Imported, ImportedSample, ImportedScore, json_safe
 from ._lm_eval_files import EXPECTED, locate, sniff
+from ._reading import FileError, Reported, check_means, json_lines, read_json
 
-__all__ = ["FORMAT"]
+__all__ = ["EXPECTED", "NAME", "read", "sniff"]
 
 NAME = "lm-eval"
 _KEYS = ("doc_id", "doc", "target", "arguments", "resps", "filtered_resps", "filter")
@@ -85,9 +76,10 @@ def _load_results(path: Path | None, skipped: list[str]) -> dict[str, Any]:
     if path is None:
         return {}
     try:
-        data = json.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, ValueError) as exc:
-        skipped.append(f"{path.name}: not readable as lm-eval results JSON ({exc})")
+        data = read_json(path)
+    except (OSError, ValueError) as exc:
+        why = exc.why if isinstance(exc, FileError) else exc
+        skipped.append(f"{path.name}: not readable as lm-eval results JSON ({why})")
         return {}
     if not isinstance(data, dict) or not isinstance(data.get("results"), dict):
         skipped.append(f"{path.name}: no 'results' object; read without it")
@@ -95,11 +87,8 @@ def _load_results(path: Path | None, skipped: list[str]) -> dict[str, Any]:
     return data
 
 
-def _parse(raw: bytes, where: str) -> _Line | str:
+def _parse(record: dict[str, Any], where: str) -> _Line | str:
     """One samples line as lm-eval wrote it, or why it is not one."""
-    record = json_object(raw)
-    if isinstance(record, str):
-        return record
     missing = [k for k in (*_KEYS, "metrics", *_HASHES) if k not in record]
     if missing:
         return f"not an lm-eval sample: no {', '.join(missing)}"
@@ -130,16 +119,12 @@ def _parse(raw: bytes, where: str) -> _Line | str:
 
 def _read_lines(path: Path, skipped: list[str], unchecked: list[str]) -> list[_Line]:
     lines: list[_Line] = []
-    with open(path, "rb") as f:
-        for number, raw in enumerate(f, 1):
-            if not raw.strip():
-                continue
-            where = f"{path.name}:{number}"
-            parsed = _parse(raw, where)
-            if isinstance(parsed, str):
-                skipped.append(f"{where}: {parsed}")
-            else:
-                lines.append(parsed)
+    for where, record in json_lines(path):
+        parsed = record if isinstance(record, str) else _parse(record, where)
+        if isinstance(parsed, str):
+            skipped.append(f"{where}: {parsed}")
+        else:
+            lines.append(parsed)
     if len(lines) >= 2 and not any(line.doc_ok for line in lines):
         # lm-eval hashed each doc before replacing its images by their hashes (LMEVAL_HASHMM):
         # when no doc of a file matches, the doc hash cannot be checked there
@@ -204,36 +189,25 @@ def _mean_aggregated(config: object) -> set[str]:
     }
 
 
-def _check_means(
-    task: str, lines: list[_Line], results: dict[str, Any], path: Path, n_docs: int
-) -> None:
-    """Warn where a mean over the lines differs from the results file's (lm-eval writes no
-    checksum of the values: this catches a damaged value that still reads as a number)."""
+def _means(
+    task: str, lines: list[_Line], results: dict[str, Any], n_docs: int
+) -> tuple[dict[str, list[object]], list[Reported]]:
+    """The values of each mean-aggregated (metric, filter) and the means the results file
+    reports for them; none when its count of docs is not the lines' (lm-eval writes no
+    checksum of the values: `check_means` catches a damaged one that still reads as a number)."""
     task_results = results.get("results", {}).get(task)
     count = results.get("n-samples", {}).get(task, {})
     if not isinstance(task_results, dict) or not isinstance(count, dict):
-        return
+        return {}, []
     if count.get("effective") != n_docs:
-        return
+        return {}, []
     means = _mean_aggregated(results.get("configs", {}).get(task))
-    values: dict[str, list[float]] = defaultdict(list)
+    values: dict[str, list[object]] = defaultdict(list)
     for line in lines:
         for m in line.metrics:
-            v = line.record[m]
-            if m in means and isinstance(v, int | float) and not isinstance(v, bool):
-                values[f"{m},{line.filter}"].append(float(v))
-    for key, got in values.items():
-        want = task_results.get(key)
-        if len(got) != n_docs or not isinstance(want, int | float) or isinstance(want, bool):
-            continue
-        mean = math.fsum(got) / len(got)
-        if not math.isclose(mean, want, rel_tol=1e-9, abs_tol=1e-12):
-            warn(
-                f"{path.name}: the mean of {key} over its {len(got)} lines is {mean!r}, the "
-                f"results file says {want!r}: a line may be damaged (lm-eval writes no "
-                "checksum of its values); check the file",
-                RuntimeWarning,
-            )
+            if m in means:
+                values[f"{m},{line.filter}"].append(line.record[m])
+    return values, [Reported(key, task_results.get(key), n_docs) for key in values]
 
 
 # --- the import -------------------------------------------------------------------------
@@ -263,7 +237,7 @@ def _task_source(
     }
 
 
-def _read(path: Path) -> Imported:
+def read(path: Path) -> Imported:
     """Read an lm-eval samples file, results file or output folder (see the module doc)."""
     files = locate(path)
     skipped: list[str] = []
@@ -291,7 +265,8 @@ def _read(path: Path) -> Imported:
                 f"{file.name}: {effective - len(docs)} of the {effective} docs its results file "
                 "counts have no readable line"
             )
-        _check_means(task, lines, results, file, len(docs))
+        values_read, reported = _means(task, lines, results, len(docs))
+        check_means(file, values_read, reported, harness="lm-eval", source="the results file")
         values: dict[tuple[str, str], list[object]] = {}
         for line in lines:
             for metric in line.metrics:
@@ -392,6 +367,3 @@ def _sample(
         output=_output(first["resps"]),
         scores=values,
     )
-
-
-FORMAT = Format(name=NAME, expected=EXPECTED, sniff=sniff, read=_read)

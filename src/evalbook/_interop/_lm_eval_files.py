@@ -14,7 +14,8 @@ from collections import defaultdict
 from dataclasses import dataclass
 from pathlib import Path
 
-from ._imported import FormatError, folder_entries
+from ._imported import FormatError
+from ._reading import folder_entries, head
 
 __all__ = ["EXPECTED", "Files", "locate", "sniff"]
 
@@ -41,11 +42,6 @@ class Files:
     others: list[str]
 
 
-def _head(path: Path, n: int) -> bytes:
-    with open(path, "rb") as f:
-        return f.read(n)
-
-
 def _samples_in(folder: Path) -> list[Path]:
     return [p for p in folder_entries(folder) if _SAMPLES.fullmatch(p.name) and p.is_file()]
 
@@ -56,8 +52,8 @@ def sniff(path: Path) -> bool:
     try:
         if path.is_file():
             if path.suffix == ".jsonl":
-                return _head(path, len(_SAMPLE_HEAD)) == _SAMPLE_HEAD
-            return bool(_RESULTS.fullmatch(path.name)) and _head(path, 16) == _RESULTS_HEAD
+                return head(path).startswith(_SAMPLE_HEAD)
+            return bool(_RESULTS.fullmatch(path.name)) and head(path).startswith(_RESULTS_HEAD)
         if path.is_dir():
             if _samples_in(path):
                 return True

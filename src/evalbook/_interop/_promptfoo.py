@@ -22,12 +22,13 @@ from typing import Any
 
 from .._model._contract import Score, Unscored
 from .._model._tally import InvalidUsage, Tally, amount
-from ._imported import Format, FormatError, Imported, ImportedSample, ImportedScore
+from ._imported import FormatError, Imported, ImportedSample, ImportedScore
+from ._reading import NotJson, decode, head, read_bytes
 
-__all__ = ["FORMAT", "read_promptfoo"]
+__all__ = ["EXPECTED", "NAME", "read", "sniff"]
 
-_NAME = "promptfoo"
-_EXPECTED = (
+NAME = "promptfoo"
+EXPECTED = (
     "the JSON file `promptfoo eval -o results.json` writes: an object with `evalId` and "
     '`results: {"version": 3, "results": [...]}`'
 )
@@ -37,26 +38,21 @@ _FAILURE_ERROR = 2
 PASS = "pass"
 # promptfoo's weighted mean of a result's assertion scores (it may exceed 1)
 SCORE = "score"
-# how far into a file sniff looks for the keys promptfoo writes first
-_SNIFF_BYTES = 4096
-# a results file larger than this is refused rather than read into memory
-_MAX_BYTES = 1 << 30
 
 
-def _sniff(path: Path) -> bool:
+def sniff(path: Path) -> bool:
     """A `.json` file whose first bytes hold promptfoo's `evalId` and `results` keys."""
     try:
         if not path.is_file() or path.suffix.lower() != ".json":
             return False
-        with path.open("rb") as f:
-            head = f.read(_SNIFF_BYTES)
     except OSError:
         return False
-    return b'"evalId"' in head and b'"results"' in head
+    first = head(path)
+    return b'"evalId"' in first and b'"results"' in first
 
 
 def _not_promptfoo(path: Path, why: str) -> FormatError:
-    return FormatError(f"{path}: not a promptfoo results file ({why}); expected {_EXPECTED}")
+    return FormatError(f"{path}: not a promptfoo results file ({why}); expected {EXPECTED}")
 
 
 def _load(path: Path) -> tuple[dict[str, Any], list[str]]:
@@ -65,17 +61,20 @@ def _load(path: Path) -> tuple[dict[str, Any], list[str]]:
     A file that ends early (a truncated write, a copy cut short) keeps the results written
     before the damage: promptfoo writes `evalId`, then the summary's `version`, `timestamp`,
     `prompts` and `results` in that order, so they are read one by one up to it.
+
+    Raises:
+        Refused: not a regular file, or larger than the cap (`_reading.MAX_BYTES`).
+        FormatError: not promptfoo's (the message says why and what was expected).
     """
     if not path.is_file():
         raise _not_promptfoo(path, "not a file")
-    if path.stat().st_size > _MAX_BYTES:
-        raise _not_promptfoo(path, f"larger than {_MAX_BYTES} bytes")
     lost: list[str] = []
     try:
-        text = path.read_bytes().decode("utf-8")
+        text = decode(path, read_bytes(path))
+    except NotJson as e:
+        raise _not_promptfoo(path, e.why) from None
+    try:
         doc = json.loads(text)
-    except UnicodeDecodeError as e:
-        raise _not_promptfoo(path, f"not UTF-8 text at byte {e.start}") from None
     except json.JSONDecodeError as e:
         where = f"line {e.lineno}, column {e.colno}"
         found = _read_to_damage(text)
@@ -233,7 +232,7 @@ def _same(a: object, b: object) -> bool:
     return type(a) is type(b) and (a == b or (a != a and b != b))
 
 
-def read_promptfoo(path: Path) -> Imported:
+def read(path: Path) -> Imported:
     """Read a promptfoo `results.json` into samples: one per (test, prompt, provider).
 
     Example:
@@ -246,7 +245,7 @@ def read_promptfoo(path: Path) -> Imported:
         >>> doc = {"evalId": "e1", "results": {"version": 3, "results": [row]}}
         >>> p = pathlib.Path(tempfile.mkdtemp()) / "results.json"
         >>> _ = p.write_text(json.dumps(doc))
-        >>> imported = read_promptfoo(p)
+        >>> imported = read(p)
         >>> [s.name for s in imported.scores], imported.samples[0].case_id
         (['pass', 'score', 'polite'], '0')
     """
@@ -293,7 +292,7 @@ def read_promptfoo(path: Path) -> Imported:
     }
     name = description if isinstance(description, str) and description else doc.get("evalId")
     return Imported(
-        format=_NAME,
+        format=NAME,
         path=path,
         name=str(name or "promptfoo"),
         scores=scores,
@@ -409,6 +408,3 @@ def _sample(
 def _key(metric: str) -> str:
     """A named metric's score name: as named, unless it is one of the two promptfoo gives."""
     return f"namedScores.{metric}" if metric in (PASS, SCORE) else metric
-
-
-FORMAT = Format(name=_NAME, expected=_EXPECTED, sniff=_sniff, read=read_promptfoo)

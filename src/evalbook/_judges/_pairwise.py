@@ -35,7 +35,7 @@ from ._clients import JudgeClient
 from ._judge import Caller, definition_of
 from ._options import JudgeOptions, check_votes
 from ._prompt import make_prompt
-from ._replies import Vote, bad_output, reply_object
+from ._replies import Vote, reply_field
 
 __all__ = ["pairwise_judge", "preference_tool"]
 
@@ -94,14 +94,10 @@ def parse_preference(reply: object) -> Vote:
         >>> parse_preference({"preference": "A"}).code
         'invalid_judge_output'
     """
-    data = reply_object(reply, "preference")
-    if isinstance(data, Vote):
-        return data
-    if "preference" not in data:
-        return bad_output(f"the judge's reply has no 'preference' field: {safe_repr(data)}")
-    choice = data["preference"]
-    justification = data.get("justification")
-    text = None if justification is None else str(justification)
+    found = reply_field(reply, "preference")
+    if isinstance(found, Vote):
+        return found
+    choice, text = found
     if type(choice) is not str or choice not in SLOT_VALUE:  # never guessed: no "A", no True
         return Vote(
             justification=text,

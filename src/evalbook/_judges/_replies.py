@@ -25,6 +25,7 @@ __all__ = [
     "is_transient",
     "judge_request",
     "parse_reply",
+    "reply_field",
     "reply_object",
     "storable",
 ]
@@ -112,6 +113,18 @@ def reply_object(reply: object, field: str) -> Mapping[str, Any] | Vote:
     return data
 
 
+def reply_field(reply: object, field: str) -> tuple[Any, str | None] | Vote:
+    """The reply's `field` and its justification as text (None without one), or the
+    `invalid_judge_output` vote saying why the reply has no such field."""
+    data = reply_object(reply, field)
+    if isinstance(data, Vote):
+        return data
+    if field not in data:
+        return bad_output(f"the judge's reply has no '{field}' field: {safe_repr(data)}")
+    justification = data.get("justification")
+    return data[field], None if justification is None else str(justification)
+
+
 def parse_reply(reply: object, low: float, high: float) -> Vote:
     """Validate one reply (the tool call's arguments: a mapping or JSON text).
 
@@ -121,14 +134,10 @@ def parse_reply(reply: object, low: float, high: float) -> Vote:
         >>> parse_reply({"score": 950}, 0, 100).code
         'invalid_score'
     """
-    data = reply_object(reply, "score")
-    if isinstance(data, Vote):
-        return data
-    if "score" not in data:
-        return bad_output(f"the judge's reply has no 'score' field: {safe_repr(data)}")
-    raw = data["score"]
-    justification = data.get("justification")
-    text = None if justification is None else str(justification)
+    found = reply_field(reply, "score")
+    if isinstance(found, Vote):
+        return found
+    raw, text = found
     try:
         value = validate_on_scale(raw, low, high)
     except InvalidScore as exc:

@@ -75,7 +75,9 @@ async def execute(
     """Plan and prepare the run, execute every case; return the run's data."""
     frame = _as_frame(data)
     plan = make_plan(frame, task, scorers, scores, options.output_column, options.cluster)
-    check_epochs(plan.definitions, options.epochs)  # pass@k needs k epochs: before any case
+    if options.resume is None:  # pass@k needs k epochs: before any case (a resume needs the
+        # stored run's epochs, and its check says which: the stored run passed this one)
+        check_epochs(plan.definitions, options.epochs)
     frame = plan.data  # the input as the run keeps it: its text cleaned (no copy if clean)
     executor: Executor = LocalExecutor(options.concurrency)
     if options.executor is not None:

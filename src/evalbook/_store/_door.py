@@ -25,7 +25,7 @@ from .._model._run_data import RunData
 from ._layout import EVENTS, FINAL_FILES, first_started_at, new_run_folder
 from ._load import not_a_run, read_stored, run_folder, summary_of
 from ._log._file import LogFile
-from ._log._read import EventLog, replay
+from ._log._read import DamagedLog, EventLog, NotARunLog, replay
 from ._sink import Prepared, RunStart, lock_log, new_run_id, open_existing, open_new
 
 __all__ = [
@@ -145,7 +145,7 @@ def reopen(folder: Path, label: str) -> Reopened:
             summary = summary_of(folder)
             started = summary.get("started_at") if summary is not None else None
         started_at = str(started) if started is not None else first_started_at(run.results)
-    except FileNotFoundError as exc:
+    except (FileNotFoundError, NotARunLog, DamagedLog) as exc:  # nothing here to continue
         log.close()
         raise ConfigurationError(f"{label}: {exc}") from None
     except BaseException:  # a failed read releases the lock: a second try may then run

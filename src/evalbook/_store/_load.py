@@ -18,10 +18,21 @@ from .._model._results import OUTCOMES, PENDING, Results
 from .._model._run_data import RunData
 from .._model._scoring_rule import outcome_counts
 from .._model._tally import Tally, usage_from_json
+from .._util._fs import is_temp_of
 from .._util._text import clean
 from .._util._warn import warn
 from ._codec import OUTPUT_KINDS, read_file_outputs
-from ._layout import CASES, DATA, EVENTS, FINAL_FILES, PARQUET_CAP, SCORES, SUMMARY, read_regular
+from ._layout import (
+    CASES,
+    DATA,
+    EVENTS,
+    FINAL_FILES,
+    PARQUET_CAP,
+    SCORES,
+    STORE_FILES,
+    SUMMARY,
+    read_regular,
+)
 from ._log._file import being_written
 from ._log._read import (
     EventLog,
@@ -479,6 +490,18 @@ def read_stored(folder: Path, log: EventLog) -> RunData:
 
 def not_a_run(folder: Path) -> FileNotFoundError:
     """The error for a folder that holds neither a log nor the final files."""
+    try:
+        stillborn = folder.is_dir() and all(
+            is_temp_of(entry.name, STORE_FILES) for entry in folder.iterdir()
+        )
+    except OSError:
+        stillborn = False
+    if stillborn:  # a run killed while it started: nothing of it ran
+        return FileNotFoundError(
+            f"{folder} holds no run: it is empty, as a run killed while it started leaves its "
+            f"folder (before its {EVENTS} was written, so nothing of it ran); run it again "
+            "(the next run in the store removes such a folder)"
+        )
     return FileNotFoundError(
         f"{folder} is not a stored run: it has no {EVENTS} (see eb.runs() for the runs of a store)"
     )

@@ -365,7 +365,9 @@ def _read(path: Path, stop: Bad | None) -> EventLog:
         except (Bad, LineTooLong) as exc:
             reason = exc.reason if isinstance(exc, Bad) else str(exc).split(": ", 1)[1]
             raise DamagedLog(f"{path}, line 1: {reason}; it is not readable as a run log") from None
-        if first is None or first[2].get("event") != "run.started":
+        if first is None:  # a run killed before its first line (or a file made by hand)
+            raise NotARunLog(f"{path} is empty: the run wrote nothing, so there is nothing to read")
+        if first[2].get("event") != "run.started":
             raise NotARunLog(f"{path} does not start with a run.started event; it is not a run log")
         case_ids, options = _started(path, first[2])
         epochs = options.get("epochs", 1)
