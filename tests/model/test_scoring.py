@@ -179,7 +179,8 @@ def test_wilson_and_t_intervals_bracket_the_mean() -> None:
     # one value: the degenerate rule (docs/statistics.md), Wilson of the mean over 1 trial
     row = _summary([0.3])
     assert row["mean"] == 0.3 and (row["ci_low"], row["ci_high"]) == pytest.approx(wilson(0.3, 1))
-    assert math.isnan(_summary([])["mean"])
+    with pytest.warns(UserWarning, match="data has no rows"):
+        assert math.isnan(_summary([])["mean"])
 
 
 # Each example is one run in memory (about 10 ms).
@@ -244,6 +245,7 @@ def test_headline_falls_back_to_passed_rate() -> None:
 
 
 def test_headline_of_an_empty_run() -> None:
-    run = eb.run(pd.DataFrame({"x": []}), task=lambda x: x, store=None)
+    with pytest.warns(UserWarning, match="data has no rows"):
+        run = eb.run(pd.DataFrame({"x": []}), task=lambda x: x, store=None)
     assert run.headline.completion is None
     assert len(run.scores) == 0 and len(run.cases) == 0
