@@ -100,7 +100,7 @@ class RunOptions:
         unknown = [k for k in options if k not in known]
         if unknown:
             names = ", ".join(repr(k) for k in unknown)
-            near = difflib.get_close_matches(unknown[0], known, n=1, cutoff=0.6)
+            near = difflib.get_close_matches(unknown[0], known, n=1, cutoff=0.8)
             hint = f" (did you mean {near[0]}=?)" if near else ""
             raise ConfigurationError(
                 f"unknown run option{'s' if len(unknown) > 1 else ''} {names}{hint}; run "

@@ -35,7 +35,7 @@ def suggest_keywords(fn: Callable[P, R]) -> Callable[P, R]:
     def check(kwargs: dict[str, Any]) -> None:
         for key in kwargs:
             if key not in known:
-                near = difflib.get_close_matches(key, names, n=1, cutoff=0.6)
+                near = difflib.get_close_matches(key, names, n=1, cutoff=0.8)
                 hint = f"; did you mean {near[0]}=?" if near else ""
                 name = fn.__qualname__.removesuffix(".__init__")
                 raise TypeError(f"{name}() got an unexpected keyword argument {key!r}{hint}")
