@@ -28,6 +28,7 @@ from hypothesis import strategies as st
 import evalbook as eb
 from _cli_helpers import in_process
 from evalbook._api._import import import_results
+from evalbook._api._run import as_run
 from evalbook._interop import _formats
 from evalbook._interop._imported import (
     FormatError,
@@ -149,7 +150,7 @@ def test_names_become_valid_and_stay_apart_labels_keep_the_harness_name() -> Non
     assert [d.name for d in run.definitions] == ["exact_match", "exact_match_2", "b"]
     assert [d.label for d in run.definitions] == ["exact match", "exact_match", "<b>"]
     assert run.name == "script-x-script-task-v1"
-    assert "<script>" not in eb.Run._of(run)._repr_html_()
+    assert "<script>" not in as_run(run)._repr_html_()
     with pytest.raises(eb.ConfigurationError, match="several primary"):
         _quiet(Imported("fake", Path("r"), "t", [ImportedScore("a", True)] * 2, []))
     with pytest.raises(eb.ConfigurationError, match="cannot name a folder"):
@@ -189,7 +190,7 @@ def test_an_imported_run_stores_and_loads_back_the_same(tmp_path: Path) -> None:
             duration_s=2.5,
         ),
     ]
-    run = eb.Run._of(_quiet(_imported(samples)))
+    run = as_run(_quiet(_imported(samples)))
     folder = run.save(tmp_path)
     loaded = eb.load_run(folder)
     pd.testing.assert_frame_equal(loaded.scores, run.scores)

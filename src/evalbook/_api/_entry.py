@@ -14,7 +14,7 @@ from .._runner._options import RunOptions
 from .._runner._sync import run_sync
 from .._store._load import read_run
 from .._util._callables import suggest_keywords
-from ._run import Run
+from ._run import Run, as_run
 
 __all__ = ["arun", "load_run", "run"]
 
@@ -51,7 +51,7 @@ async def arun(
         'lambda 100% · completed 100%'
     """
     options = _options(locals())
-    return Run._of(await execute(data, task, scorers, scores, options))
+    return as_run(await execute(data, task, scorers, scores, options))
 
 
 @suggest_keywords
@@ -142,7 +142,7 @@ def run_with(
     options: RunOptions,
 ) -> Run:
     """`eb.run` with its options already checked (`Eval.run` goes through here)."""
-    return Run._of(run_sync(execute(data, task, scorers, scores, options)))
+    return as_run(run_sync(execute(data, task, scorers, scores, options)))
 
 
 def load_run(path: str | os.PathLike[str]) -> Run:
@@ -164,4 +164,4 @@ def load_run(path: str | os.PathLike[str]) -> Run:
         >>> eb.load_run(run.path).headline.text
         'lambda 50% · completed 100%'
     """
-    return Run._of(read_run(path))
+    return as_run(read_run(path))

@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 
 from .._interop._formats import import_run
-from ._run import Run
+from ._run import Run, as_run
 
 __all__ = ["import_results"]
 
@@ -32,4 +32,4 @@ def import_results(
         FileNotFoundError: nothing at `path`.
         FormatError: not of the format (a ConfigurationError naming what was expected).
     """
-    return Run._of(import_run(path, format=format, name=name))
+    return as_run(import_run(path, format=format, name=name))

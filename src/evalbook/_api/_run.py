@@ -19,7 +19,7 @@ from .._runner._rescore import rescore
 from .._store._save import save_run
 from .._store._table_files import export
 
-__all__ = ["Run"]
+__all__ = ["Run", "as_run"]
 
 
 class Run(RunData):
@@ -34,22 +34,6 @@ class Run(RunData):
         >>> run.headline.text
         'lambda 100% · completed 100%'
     """
-
-    @classmethod
-    def _of(cls, data: RunData) -> Run:
-        """The public Run over data the runner or the store produced (the same parts, not copies;
-        its tables are built on first use)."""
-        if isinstance(data, Run):
-            return data
-        return cls(
-            name=data.name,
-            id=data.id,
-            definitions=data.definitions,
-            data=data.data,
-            results=data.results,
-            options=data.options,
-            path=data.path,
-        )
 
     def save(self, store: str | os.PathLike[str] | None = None) -> Path:
         """Write the run's folder (log, tables, summary) and return its path.
@@ -108,7 +92,7 @@ class Run(RunData):
             >>> run.rescore(scorers=[lambda output: 1.0], progress=False).headline.text
             'lambda 100% · completed 100%'
         """
-        return Run._of(
+        return as_run(
             rescore(
                 self,
                 scorers,
@@ -151,3 +135,19 @@ class Run(RunData):
     def plot(self) -> RunPlots:
         """Plotly figures of this run: `run.plot.unscored()`, `run.plot.distribution()`."""
         return RunPlots(self)
+
+
+def as_run(data: RunData) -> Run:
+    """The public Run over data the runner or the store produced (the same parts, not copies;
+    its tables are built on first use)."""
+    if isinstance(data, Run):
+        return data
+    return Run(
+        name=data.name,
+        id=data.id,
+        definitions=data.definitions,
+        data=data.data,
+        results=data.results,
+        options=data.options,
+        path=data.path,
+    )
