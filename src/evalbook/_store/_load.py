@@ -498,8 +498,8 @@ def not_a_run(folder: Path) -> FileNotFoundError:
         stillborn = False
     if stillborn:  # a run killed while it started: nothing of it ran
         return FileNotFoundError(
-            f"{folder} holds no run: it is empty, as a run killed while it started leaves its "
-            f"folder (before its {EVENTS} was written, so nothing of it ran); run it again "
+            f"{folder} is not a stored run: it is empty, as a run killed while it started leaves "
+            f"its folder (before its {EVENTS} was written, so nothing of it ran); run it again "
             "(the next run in the store removes such a folder)"
         )
     return FileNotFoundError(
