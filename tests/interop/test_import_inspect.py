@@ -12,6 +12,7 @@ runs it once per log format for the whole session.
 
 from __future__ import annotations
 
+import json
 import math
 import shutil
 import sys
@@ -309,10 +310,10 @@ def test_folder_with_one_log(made: Path, tmp_path: Path) -> None:
     assert detected(folder) == "inspect"
     assert len(run_of(folder).cases) == 10
     shutil.copy(made, folder / f"second{made.suffix}")
-    with pytest.raises(FormatError, match="not a results file evalbook can import"):
-        eb.import_results(folder)
-    with pytest.raises(FormatError, match="exactly one"):
-        eb.import_results(folder, format="inspect")
+    # detected or named, a folder of two logs (Inspect's default logs/) says to pass one
+    for fmt in (None, "inspect"):
+        with pytest.raises(FormatError, match=r"exactly one .* it holds 2 .*pass the log file"):
+            eb.import_results(folder, format=fmt)
 
 
 def _rewritten(tmp_path: Path, replace: dict[str, bytes]) -> Path:
@@ -339,3 +340,16 @@ def test_a_damaged_header_is_an_error(tmp_path: Path) -> None:
     path = _rewritten(tmp_path, {"header.json": b'{"version": 2, "eval": "no"}'})
     with pytest.raises(FormatError, match=r"damaged.*header"):
         eb.import_results(path, format="inspect")
+
+
+def test_a_newer_log_format_says_to_upgrade_inspect_not_that_it_is_damaged(
+    tmp_path: Path,
+) -> None:
+    with zipfile.ZipFile(FIXTURE) as zf:
+        header = json.loads(zf.read("header.json"))
+    header["version"] = 3
+    newer = _rewritten(tmp_path, {"header.json": json.dumps(header).encode()})
+    with pytest.raises(eb.ConfigurationError, match=r"format version 3, newer than") as caught:
+        eb.import_results(newer)
+    assert "pip install -U inspect-ai" in str(caught.value)
+    assert "damaged" not in str(caught.value)

@@ -24,7 +24,9 @@ What each field becomes is the table in docs/interop.md ("Inspect AI").
 
 from __future__ import annotations
 
+import importlib.metadata
 import io
+import json
 import math
 import re
 from collections.abc import Iterator, Mapping
@@ -98,6 +100,7 @@ def read(path: Path) -> Imported:
         header_json, raw_samples, skipped = read_json(path)
     else:
         raise not_inspect(path, f"the name ends {suffix or 'without a suffix'!r}")
+    _check_version(path, header_json)
     try:
         header: EvalLog = log_api.read_eval_log(io.BytesIO(header_json), format="json")
     except Exception as exc:  # Inspect refused the header: its version, its fields
@@ -366,3 +369,28 @@ def _usage(sample: EvalSample) -> dict[str, Tally] | None:
         )
     tally.calls = sum(1 for event in sample.events if event.event == "model")
     return {"task": tally}
+
+
+def _check_version(path: Path, header_json: bytes) -> None:
+    """A log of a newer format than the installed inspect-ai reads is that, not damage: the
+    same rule for every importer (docs/interop.md): a newer version is refused by name."""
+    try:
+        found = json.loads(header_json).get("version")
+    except (ValueError, AttributeError):
+        return  # Inspect's own read says what is wrong
+    from inspect_ai.log import EvalLog as Log  # optional: only when an Inspect log is read
+
+    known = Log.model_fields["version"].default
+    if isinstance(found, int) and not isinstance(found, bool) and found > known:
+        raise FormatError(
+            f"{path}: an Inspect AI log of format version {found}, newer than the installed "
+            f"inspect-ai {_installed()} reads (up to version {known}); upgrade it "
+            "(pip install -U inspect-ai) and import again"
+        )
+
+
+def _installed() -> str:
+    try:
+        return importlib.metadata.version("inspect-ai")
+    except importlib.metadata.PackageNotFoundError:
+        return "(unknown version)"

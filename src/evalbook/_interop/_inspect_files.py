@@ -91,10 +91,12 @@ def logs_in(folder: Path) -> list[Path]:
 
 
 def sniff(path: Path) -> bool:
-    """An Inspect log file, or a folder holding exactly one (an Inspect `log_dir`)."""
+    """An Inspect log file, or a folder holding Inspect logs (an Inspect `log_dir`): one is
+    read, several are the reader's clear error ("holds 2 logs; pass the log file"), never
+    the generic "not a results file"."""
     try:
         if path.is_dir():
-            return len(logs_in(path)) == 1
+            return len(logs_in(path)) >= 1
         return _is_log(path)
     except Exception:  # sniff never raises
         return False
