@@ -20,7 +20,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from tests._store_helpers import resealed
+from tests._store_helpers import drop_final_files, resealed
 
 import evalbook as eb
 
@@ -166,8 +166,7 @@ def test_a_second_case_ended_after_the_run_ended_is_damage_not_a_new_result(
     again = dict(ended, outcome="errored", error_type="ValueError", error_message="late")
     extra = resealed(json.dumps(again, separators=(",", ":"))).encode()
     (run.path / "events.jsonl").write_bytes(b"".join(lines) + extra)
-    for name in ("cases.parquet", "scores.parquet", "summary.json"):
-        (run.path / name).unlink()
+    drop_final_files(run.path)
     loaded, said = _load(run.path)
     print(f"warned: {said}")
     assert any(f"line {len(lines) + 1}" in m and "after run.ended" in m for m in said), said
@@ -184,8 +183,7 @@ def test_a_resealed_unknown_event_is_reported_as_damage(tmp_path: Path) -> None:
     event["event"] = "case.endex"
     lines[index] = resealed(json.dumps(event, separators=(",", ":"))).encode()
     (run.path / "events.jsonl").write_bytes(b"".join(lines))
-    for name in ("cases.parquet", "scores.parquet", "summary.json"):
-        (run.path / name).unlink()
+    drop_final_files(run.path)
     loaded, said = _load(run.path)
     print(f"warned: {said}")
     assert any(f"line {index + 1}" in m and "case.endex" in m for m in said), said
@@ -202,8 +200,7 @@ def test_a_case_ended_twice_without_a_new_start_is_damage(tmp_path: Path) -> Non
     event.update(outcome="errored", error_type="ValueError", error_message="again")
     lines.insert(index + 1, resealed(json.dumps(event, separators=(",", ":"))).encode())
     (run.path / "events.jsonl").write_bytes(b"".join(lines))
-    for name in ("cases.parquet", "scores.parquet", "summary.json"):
-        (run.path / name).unlink()
+    drop_final_files(run.path)
     loaded, said = _load(run.path)
     print(f"warned: {said}")
     assert any(f"line {index + 2}" in m and "a second case.ended" in m for m in said), said
@@ -228,8 +225,7 @@ def test_a_resume_sets_a_damaged_sparse_log_aside_without_writing_its_holes(
     log.write_bytes(b"".join(lines))
     with log.open("r+b") as f:
         f.truncate(4 << 30)  # then 4 GiB of hole
-    for name in ("cases.parquet", "scores.parquet", "summary.json"):
-        (run.path / name).unlink()
+    drop_final_files(run.path)
     start = time.perf_counter()
     with pytest.warns(RuntimeWarning, match="damaged"):
         resumed = _resume(run.path)
@@ -269,8 +265,7 @@ def test_a_log_damaged_before_its_scores_says_why_it_cannot_be_resumed(
     lines = _lines(run)
     lines[1] = lines[1].replace(b'"score.defined"', b'"score.defineX"')  # checksum fails
     (run.path / "events.jsonl").write_bytes(b"".join(lines))
-    for name in ("cases.parquet", "scores.parquet", "summary.json"):
-        (run.path / name).unlink()
+    drop_final_files(run.path)
     with pytest.raises(eb.ConfigurationError, match="damaged before its score definitions") as e:
         _resume(run.path)
     assert "line 2" in str(e.value) and "(none)" not in str(e.value)
@@ -305,8 +300,7 @@ def test_a_run_another_process_is_writing_is_not_called_interrupted(tmp_path: Pa
     assert run.path is not None
     lines = _lines(run)
     (run.path / "events.jsonl").write_bytes(b"".join(lines[: len(lines) // 2]))
-    for name in ("cases.parquet", "scores.parquet", "summary.json"):
-        (run.path / name).unlink()
+    drop_final_files(run.path)
     with (run.path / "events.jsonl").open("ab") as writer:
         fcntl.flock(writer.fileno(), fcntl.LOCK_EX)  # what a live writer holds
         _, running = _load(run.path)
@@ -399,8 +393,7 @@ def test_an_empty_log_says_it_is_empty_and_resume_is_a_configuration_error(
 ) -> None:
     run = _stored(tmp_path / "runs")
     assert run.path is not None
-    for name in ("cases.parquet", "scores.parquet", "summary.json"):
-        (run.path / name).unlink()
+    drop_final_files(run.path)
     (run.path / "events.jsonl").write_bytes(b"")
     with pytest.raises(ValueError, match="is empty: the run wrote nothing"):
         eb.load_run(run.path)

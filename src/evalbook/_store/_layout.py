@@ -31,6 +31,7 @@ __all__ = [
     "SUMMARY_CAP",
     "check_run_name",
     "first_started_at",
+    "holds_no_run",
     "new_run_folder",
     "now_iso",
     "open_regular",
@@ -94,6 +95,17 @@ def check_run_name(name: str) -> str:
 _STILLBORN_AGE_S = 60.0
 
 
+def holds_no_run(folder: Path) -> bool:
+    """Whether `folder` holds nothing but the temporary files of a run's first writes (or
+    nothing at all): what a run killed while it started leaves (nothing of it ran)."""
+    if (folder / EVENTS).exists():  # one stat settles it for every real run folder
+        return False
+    with os.scandir(folder) as inside:
+        return all(
+            f.is_file(follow_symlinks=False) and is_temp_of(f.name, STORE_FILES) for f in inside
+        )
+
+
 def remove_stillborn(root: Path) -> list[Path]:
     """Remove the run folders of `root` that a run killed while it started left behind.
 
@@ -113,12 +125,9 @@ def remove_stillborn(root: Path) -> list[Path]:
                 continue
             if now - entry.stat(follow_symlinks=False).st_mtime < _STILLBORN_AGE_S:
                 continue
-            inside = list(os.scandir(entry.path))
-            if not all(
-                f.is_file(follow_symlinks=False) and is_temp_of(f.name, STORE_FILES) for f in inside
-            ):
+            if not holds_no_run(Path(entry.path)):
                 continue
-            for f in inside:
+            for f in os.scandir(entry.path):
                 os.unlink(f.path)
             os.rmdir(entry.path)
             removed.append(Path(entry.path))

@@ -18,7 +18,6 @@ from .._model._results import OUTCOMES, PENDING, Results
 from .._model._run_data import RunData
 from .._model._scoring_rule import outcome_counts
 from .._model._tally import Tally, usage_from_json
-from .._util._fs import is_temp_of
 from .._util._text import clean
 from .._util._warn import warn
 from ._codec import OUTPUT_KINDS, read_file_outputs
@@ -29,8 +28,8 @@ from ._layout import (
     FINAL_FILES,
     PARQUET_CAP,
     SCORES,
-    STORE_FILES,
     SUMMARY,
+    holds_no_run,
     read_regular,
 )
 from ._log._file import being_written
@@ -491,9 +490,7 @@ def read_stored(folder: Path, log: EventLog) -> RunData:
 def not_a_run(folder: Path) -> FileNotFoundError:
     """The error for a folder that holds neither a log nor the final files."""
     try:
-        stillborn = folder.is_dir() and all(
-            is_temp_of(entry.name, STORE_FILES) for entry in folder.iterdir()
-        )
+        stillborn = folder.is_dir() and holds_no_run(folder)
     except OSError:
         stillborn = False
     if stillborn:  # a run killed while it started: nothing of it ran

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import math
-import zlib
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -71,7 +70,7 @@ def _crc(data: dict[str, Any]) -> str:
     """The checksum of a store JSON file: the CRC-32 of its content in one canonical
     spelling (sorted keys, compact ASCII), so that it does not depend on the indentation."""
     text = json.dumps(data, sort_keys=True, ensure_ascii=True, separators=(",", ":"))
-    return f"{zlib.crc32(text.encode()):08x}"
+    return crc_of(text.encode())
 
 
 def write_json(path: Path, data: dict[str, Any]) -> None:
