@@ -173,9 +173,27 @@ def test_a_damaged_copy_of_a_score_is_caught_not_read(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize(
+    ("version", "says"),
+    [
+        ("2", "format version 2; evalbook reads version 3"),
+        ("null", "no format version; evalbook reads version 3"),
+        ('"3"', "format version '3'; evalbook reads version 3"),
+        ("4", "format version 4, newer than evalbook reads (version 3): upgrade evalbook"),
+    ],
+)
+def test_a_results_version_other_than_3_is_refused_by_the_one_version_rule(
+    tmp_path: Path, version: str, says: str
+) -> None:
+    path = tmp_path / "results.json"
+    path.write_text(f'{{"evalId": "x", "results": {{"version": {version}, "results": []}}}}')
+    with pytest.raises(FormatError, match="promptfoo results file of ") as info:
+        import_results(path, format="promptfoo")
+    assert says in str(info.value) and str(path) in str(info.value)
+
+
+@pytest.mark.parametrize(
     ("content", "why"),
     [
-        ('{"evalId": "x", "results": {"version": 2, "results": []}}', "results version 2"),
         ('{"evalId": "x", "results": [1, 2]}', "no `results` object"),
         ("[1, 2, 3]", "no `results` object"),
         ('{"evalId": "x",\n "results": {', "invalid JSON at line 2"),

@@ -38,6 +38,7 @@ from .._model._contract import Score, ScoreError, Unscored
 from .._model._tally import InvalidUsage, Tally, amount
 from ._imported import FormatError, Imported, ImportedSample, ImportedScore
 from ._inspect_files import EXPECTED, damaged, logs_in, not_inspect, read_eval, read_json, sniff
+from ._reading import check_version
 
 if TYPE_CHECKING:  # the extra's types, for mypy only (inspect_ai loads inside read)
     from inspect_ai.log import EvalLog, EvalSample
@@ -382,10 +383,13 @@ def _check_version(path: Path, header_json: bytes) -> None:
 
     known = Log.model_fields["version"].default
     if isinstance(found, int) and not isinstance(found, bool) and found > known:
-        raise FormatError(
-            f"{path}: an Inspect AI log of format version {found}, newer than the installed "
-            f"inspect-ai {_installed()} reads (up to version {known}); upgrade it "
-            "(pip install -U inspect-ai) and import again"
+        check_version(
+            path,
+            found,
+            harness="Inspect AI log",
+            reads=range(1, known + 1),
+            upgrade=f"upgrade inspect-ai, which reads the log (installed: {_installed()}; "
+            "pip install -U inspect-ai)",
         )
 
 

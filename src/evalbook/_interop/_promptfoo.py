@@ -23,7 +23,7 @@ from typing import Any
 from .._model._contract import Score, Unscored
 from .._model._tally import InvalidUsage, Tally, amount
 from ._imported import FormatError, Imported, ImportedSample, ImportedScore
-from ._reading import NotJson, decode, head, read_bytes
+from ._reading import NotJson, check_version, decode, head, read_bytes
 
 __all__ = ["EXPECTED", "NAME", "read", "sniff"]
 
@@ -90,12 +90,10 @@ def _load(path: Path) -> tuple[dict[str, Any], list[str]]:
     if not isinstance(doc, dict) or not isinstance(doc.get("results"), dict):
         raise _not_promptfoo(path, "no `results` object at the top level")
     summary = doc["results"]
-    if summary.get("version") != 3 or not isinstance(summary.get("results"), list):
-        raise _not_promptfoo(
-            path,
-            f"results version {summary.get('version')!r}; evalbook reads version 3 "
-            "(promptfoo 0.60 and later)",
-        )
+    # promptfoo 0.60 and later write version 3
+    check_version(path, summary.get("version"), harness="promptfoo results", reads=[3])
+    if not isinstance(summary.get("results"), list):
+        raise _not_promptfoo(path, "its `results.results` is not a list")
     return doc, lost
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "Refused",
     "Reported",
     "check_means",
+    "check_version",
     "decode",
     "folder_entries",
     "head",
@@ -224,6 +225,45 @@ def folder_entries(folder: Path, limit: int = MAX_ENTRIES) -> list[Path]:
                 break
             out.append(Path(entry.path))
     return sorted(out)
+
+
+# -- a format's declared version: one rule for every importer ---------------------------------
+
+
+def check_version(
+    path: Path,
+    found: object,
+    *,
+    harness: str,
+    reads: Sequence[int],
+    upgrade: str = "upgrade evalbook (pip install -U evalbook)",
+) -> None:
+    """Refuse a file whose declared format version is not one evalbook reads (docs/interop.md).
+
+    A newer version is said to be newer, with what to upgrade; an older or missing one says which
+    versions are read. A format that declares no version is read by its shape instead (its
+    importer checks each field it needs), so this is called only where a version is written.
+
+    Example:
+        >>> check_version(Path("r.json"), 3, harness="promptfoo results", reads=[3])
+        >>> try:
+        ...     check_version(Path("r.json"), 4, harness="promptfoo results", reads=[3])
+        ... except FormatError as e:
+        ...     print(e)  # doctest: +NORMALIZE_WHITESPACE
+        r.json: a promptfoo results file of format version 4, newer than evalbook reads
+        (version 3): upgrade evalbook (pip install -U evalbook) and import again
+    """
+    if isinstance(found, int) and not isinstance(found, bool) and found in reads:
+        return
+    known = ", ".join(str(v) for v in sorted(reads))
+    versions = f"version{'s' if len(reads) > 1 else ''} {known}"
+    if isinstance(found, int) and not isinstance(found, bool) and found > max(reads):
+        raise FormatError(
+            f"{path}: a {harness} file of format version {found}, newer than evalbook reads "
+            f"({versions}): {upgrade} and import again"
+        )
+    shown = "no format version" if found is None else f"format version {found!r}"
+    raise FormatError(f"{path}: a {harness} file of {shown}; evalbook reads {versions}")
 
 
 # -- the values read against the harness's own totals -----------------------------------------
