@@ -30,6 +30,7 @@ from .._model._agreement_stats import (
 from .._model._contract import safe_repr
 from .._model._definitions import ScoreDefinition
 from .._model._run_data import RunData
+from .._model._stats import wilson
 from .._render._agreement_html import agreement_html
 from .._util._text import safe_str
 from ._pairing import case_ids
@@ -272,7 +273,13 @@ def _summary(
     row: dict[str, Any] = {"n": len(x)}
     for j, stat in enumerate(STATISTICS):
         low, high = percentile_ci(float(point[j]), reps[:, j])
-        row[stat], row[f"{stat}_ci_low"], row[f"{stat}_ci_high"] = float(point[j]), low, high
+        if stat == "exact_agreement" and len(cases) and not high > low:
+            # every resample agrees alike (0 of 10, 10 of 10): the summary's degenerate rule,
+            # the share as a proportion of the cases drawn (docs/statistics.md)
+            low, high = wilson(float(point[j]) * len(cases), len(cases))
+        # + 0.0: a kappa or quantile of -0.0 reads as 0.0 (never "-0.0" in a table)
+        row[stat] = float(point[j]) + 0.0
+        row[f"{stat}_ci_low"], row[f"{stat}_ci_high"] = low + 0.0, high + 0.0
     row.update(n_cases=len(cases), **counts, score=name, kind=kind)
     return pd.DataFrame([row], columns=AGREEMENT_COLUMNS)
 
@@ -298,10 +305,9 @@ def _ppi(
     judged = per_case.to_numpy(dtype=float)
     human = pd.Series(label, index=[str(i) for i in ids]).reindex(per_case.index)
     low, high = scale
-    mask = human.notna().to_numpy()
-    residuals = judged[mask] - (human.to_numpy()[mask] - low) / (high - low)
+    scaled = (human.to_numpy(dtype=float) - low) / (high - low)  # NaN where unlabelled
     mean = float(judged.mean()) if len(judged) else float("nan")
-    return corrected_mean(judged, residuals), mean
+    return corrected_mean(judged, scaled), mean
 
 
 def agreement(

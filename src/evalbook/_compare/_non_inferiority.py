@@ -7,14 +7,14 @@ is above −max_drop and whether the comparison could detect a drop of max_drop 
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 
-from .._model._power import mde_of, n_for
+from .._model._power import mde_of
 from .._model._run_data import RunData
 from .._util._fmt import format_pair, format_pp, format_pp_ci
 from ._compare import compare
 from ._gate_checks import TOLERANCE, Check, GateError, finite_or_none
+from ._power import cases_needed
 
 __all__ = ["NonInferiority", "non_inferiority"]
 
@@ -95,8 +95,9 @@ def non_inferiority(
     """`run` against `baseline` on `score` (`eb.compare(baseline, run)`), for `--max-drop`.
 
     The mde is the comparison's `mde` column when it has one, else `_model/_power.mde_of`
-    over the sd of its paired deltas; `n_needed` is `n_for(max_drop, sd)` with the sd the
-    mde stands for (so a clustered mde gives a clustered n). Warnings go to `notes`.
+    over the sd of its paired deltas; `n_needed` plans the same test for max_drop
+    (`eb.sample_size(max_drop, like=comparison)`: a clustered mde gives a clustered n, a
+    McNemar one a McNemar n). Warnings go to `notes`.
 
     Raises:
         GateError: the baseline has no such score.
@@ -118,9 +119,9 @@ def non_inferiority(
         mde = finite_or_none(mde_of(n, sd))
     n_needed = None
     if mde is not None and mde > max_drop + TOLERANCE and n >= 1:
-        # the sd of paired deltas that this mde stands for: mde = z · sd / √n
-        sd_delta = mde * math.sqrt(n) / mde_of(1, 1.0)
-        n_needed = n_for(max_drop, sd_delta)
+        # the same test as the mde's (McNemar, or t on its degrees of freedom; clustered
+        # when the comparison was), planned for max_drop
+        n_needed = cases_needed(comparison, score, max_drop)
     return NonInferiority(
         score=score,
         max_drop=max_drop,

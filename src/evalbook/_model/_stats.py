@@ -10,7 +10,8 @@ cluster, C = n):
   s/√n when each value is its own cluster), its part within [0, 1] (the range of the mean,
   so its coverage stays 95 %);
 - degenerate samples, where the data show no spread to estimate (one cluster, every value
-  equal, or an SE of exactly 0): the Wilson interval of the mean as a proportion of C trials,
+  equal, an SE below `NO_SPREAD`, or a t interval too narrow to move its bounds in floating
+  point): the Wilson interval of the mean as a proportion of C trials,
   `wilson(mean · C, C)`. A value in [0, 1] has at most the variance mean · (1 − mean) of a
   0/1 value with that mean, so this is the interval of the widest spread the mean allows,
   and it narrows as C grows: one value 0.3 gives about [0.02, 0.90], 33 values 0.3 give
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
+    "NO_SPREAD",
     "Z95",
     "GroupedCI",
     "cluster_se",
@@ -38,6 +40,9 @@ __all__ = [
 ]
 
 Z95 = 1.959963984540054
+# An SE below this is the rounding of the values (or of their differences), not a spread:
+# values in [0, 1] (deltas in [-1, 1]) round at ~1e-16, and no real sample has an SE of 1e-12.
+NO_SPREAD = 1e-12
 # Student t 0.975 quantiles for 1..60 degrees of freedom (scipy.stats.t.ppf(0.975, df));
 # beyond, the Cornish-Fisher series below is within 1e-9 of them.
 _T975 = (
@@ -240,15 +245,12 @@ def grouped_ci(
     low, high = np.full(n_groups, math.nan), np.full(n_groups, math.nan)
     has = n > 0
     wilson_n = binary & has if clusters is None else np.zeros(n_groups, dtype=bool)
-    degenerate = has & ~wilson_n & ((c < 2) | (differ == 0) | ~(se > 0))
+    degenerate = has & ~wilson_n & ((c < 2) | (differ == 0) | ~(se >= NO_SPREAD))
     t_rows = has & ~wilson_n & ~degenerate
     if wilson_n.any():  # the successes are the sum of the 0/1 values: mean · n
         low[wilson_n], high[wilson_n] = wilson_arrays(
             mean[wilson_n] * n[wilson_n], n[wilson_n] * 1.0
         )
-    if degenerate.any():
-        cd = c[degenerate] * 1.0
-        low[degenerate], high[degenerate] = wilson_arrays(mean[degenerate] * cd, cd)
     if t_rows.any():
         dfs, back = np.unique(c[t_rows] - 1, return_inverse=True)
         t = np.array([t975(int(d)) for d in dfs])[back.reshape(-1)]
@@ -257,6 +259,11 @@ def grouped_ci(
         # [0, 1], where every mean of such values lies, keeps its 95 % coverage
         low[t_rows] = np.maximum(0.0, mean[t_rows] - half)
         high[t_rows] = np.minimum(1.0, mean[t_rows] + half)
+        # a half-width lost in the rounding of the mean shows no spread either
+        degenerate |= t_rows & ~(high > low)
+    if degenerate.any():
+        cd = c[degenerate] * 1.0
+        low[degenerate], high[degenerate] = wilson_arrays(mean[degenerate] * cd, cd)
     return GroupedCI(n, mean, low, high, c, se)
 
 

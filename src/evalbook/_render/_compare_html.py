@@ -128,7 +128,9 @@ def _score_row(row: Any, name_a: str, name_b: str, by: list[Any] | None = None) 
             "one: more paired cases are needed to tell",
         )
     if "small" in row and not is_missing(row["small"]) and bool(row["small"]):
-        flags += badge("small slice", "warning", title=f"fewer than {SMALL} paired cases")
+        clustered = "test" in row and row["test"] == "clustered t"
+        what = "clusters" if clustered else "paired cases"
+        flags += badge("small slice", "warning", title=f"fewer than {SMALL} {what}")
     inner = (
         f'<div style="font-weight: 600">{_slice_title(row, by or [])}{esc(label)}{sub}'
         f"{' ' + flags if flags else ''}</div>"
