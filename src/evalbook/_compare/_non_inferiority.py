@@ -7,6 +7,7 @@ is above −max_drop and whether the comparison could detect a drop of max_drop 
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from .._model._power import mde_of
@@ -78,14 +79,19 @@ class NonInferiority:
                 f"mde — (needs at least 2 paired cases with a spread of deltas; "
                 f"{self.n_paired} paired)",
             )
-        mde = format_pp(self.mde, signed=False)
-        lines = [f"mde {mde} (80% power, two-sided 5%, {self.n_paired} paired cases)"]
+        limit = format_pp(self.max_drop, signed=False)
+        if math.isinf(self.mde):  # the test cannot reject on so few cases (McNemar below 6)
+            lines = [
+                f"mde — (no change of any size is detected with 80% power on "
+                f"{self.n_paired} paired cases)"
+            ]
+            why = f"no change is detectable: a real drop of {limit} would go unseen"
+        else:
+            mde = format_pp(self.mde, signed=False)
+            lines = [f"mde {mde} (80% power, two-sided 5%, {self.n_paired} paired cases)"]
+            why = f"the mde is {mde} > max drop {limit}: a real drop of {limit} would often go unseen"
         if self.underpowered and self.n_needed is not None:
-            limit = format_pp(self.max_drop, signed=False)
-            lines.append(
-                f"underpowered: about {self.n_needed} paired cases needed (the mde is {mde} "
-                f"> max drop {limit}: a real drop of {limit} would often go unseen)"
-            )
+            lines.append(f"underpowered: about {self.n_needed} paired cases needed ({why})")
         return tuple(lines)
 
 

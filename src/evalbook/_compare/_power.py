@@ -186,8 +186,8 @@ def mde(
 
     The exact McNemar test for 0/1 scores (`discordant=`, or a `like=` of 0/1 scores), else
     the t test of the paired deltas on its degrees of freedom (`sd_delta=`: n − 1; a
-    clustered `like=`: its clusters scaled to n, minus 1). NaN when no effect reaches `power`
-    (McNemar on fewer than 6 pairs, or too few clusters).
+    clustered `like=`: its clusters scaled to n, minus 1). inf when no effect reaches
+    `power` (McNemar on fewer than 6 pairs never rejects); NaN with fewer than 2 clusters.
 
     Args:
         n: The number of paired cases.

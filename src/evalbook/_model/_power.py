@@ -240,9 +240,9 @@ def mcnemar_power(n: int, delta: float, discordant: float, alpha: float = 0.05) 
 
 @lru_cache(maxsize=4096)
 def _mcnemar_mde(n: int, discordant: float, alpha: float, power: float) -> float:
-    """The delta at which `mcnemar_power` reaches `power` (NaN when even δ = 1 does not)."""
+    """The delta at which `mcnemar_power` reaches `power` (inf when even δ = 1 does not)."""
     if mcnemar_power(n, 1.0, discordant, alpha) < power:
-        return math.nan
+        return math.inf
     z = _NORMAL.inv_cdf(1 - alpha / 2) + _NORMAL.inv_cdf(power)
     lo, hi = 0.0, 1.0
     x = min(0.999, z * math.sqrt(discordant / n))
@@ -280,8 +280,8 @@ def mde_of(
     With `discordant` (0/1 values, no clusters): the exact McNemar test at that share of
     discordant pairs (`sd` unused). Else the t test on n / per_cluster − 1 degrees of freedom
     with deltas of sd `sd` (clustered: SE · √n). NaN when n < 1, sd or discordant is NaN or 0
-    (no spread: an mde of 0 would claim every effect detectable), fewer than 2 clusters, or
-    no effect reaches `power` (McNemar on a handful of pairs).
+    (no spread: an mde of 0 would claim every effect detectable) or fewer than 2 clusters;
+    inf when no effect reaches `power` (McNemar on fewer than 6 pairs can never reject).
 
     Example:
         >>> round(mde_of(100, 0.5), 4)

@@ -11,6 +11,7 @@ The two runs' names are read from `.a` and `.b` when the object has them.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
@@ -57,6 +58,8 @@ def power_text(row: Any) -> str:
     """`could detect ±6.1 pp` from a summary row's mde ("" when it has none)."""
     if "mde" not in row or is_missing(row["mde"]):
         return ""
+    if math.isinf(float(row["mde"])):  # the test cannot reject on so few cases
+        return "could detect no change (too few cases)"
     return f"could detect ±{format_pp(row['mde'], signed=False)}"
 
 
