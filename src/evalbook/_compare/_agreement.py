@@ -253,6 +253,12 @@ def _check_in_scale(
         )
 
 
+def _settled(x: float) -> float:
+    """`x` without its rounding noise at 0: a kappa of 1 - 1.0000000000000002 (or -0.0) is 0.0,
+    so that it never prints as `-0.0` / `-0.000`."""
+    return 0.0 if abs(x) < 1e-12 else x
+
+
 def _summary(
     pairs: pd.DataFrame, kind: str, seed: int, n_boot: int, counts: dict[str, int], name: str
 ) -> pd.DataFrame:
@@ -277,9 +283,8 @@ def _summary(
             # every resample agrees alike (0 of 10, 10 of 10): the summary's degenerate rule,
             # the share as a proportion of the cases drawn (docs/statistics.md)
             low, high = wilson(float(point[j]) * len(cases), len(cases))
-        # + 0.0: a kappa or quantile of -0.0 reads as 0.0 (never "-0.0" in a table)
-        row[stat] = float(point[j]) + 0.0
-        row[f"{stat}_ci_low"], row[f"{stat}_ci_high"] = low + 0.0, high + 0.0
+        row[stat] = _settled(float(point[j]))
+        row[f"{stat}_ci_low"], row[f"{stat}_ci_high"] = _settled(low), _settled(high)
     row.update(n_cases=len(cases), **counts, score=name, kind=kind)
     return pd.DataFrame([row], columns=AGREEMENT_COLUMNS)
 
