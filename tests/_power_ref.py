@@ -11,7 +11,7 @@ import math
 from functools import cache
 
 import numpy as np
-from scipy import optimize, stats
+from scipy import integrate, optimize, stats
 
 
 @cache
@@ -50,16 +50,26 @@ def t_power(effect: float, se: float, df: int, alpha: float = 0.05) -> float:
     crit = stats.t.ppf(1 - alpha / 2, df)
     lam = abs(effect) / se
     value = float(stats.nct.sf(crit, df, lam) + stats.nct.cdf(-crit, df, lam))
-    if math.isnan(value) and lam > 3 * crit:  # scipy's nct gives NaN far out, where it is ~1
-        return 1.0
+    if math.isnan(value):  # scipy's nct gives NaN far out: integrate over the chi by quad
+        chi = stats.chi(df, scale=1 / math.sqrt(df))
+
+        def f(s: float) -> float:
+            return float(
+                chi.pdf(s) * (stats.norm.cdf(lam - crit * s) + stats.norm.cdf(-lam - crit * s))
+            )
+
+        cut = lam / crit
+        parts = (
+            integrate.quad(f, 0, cut, limit=500)[0],
+            integrate.quad(f, cut, np.inf, limit=500)[0],
+        )
+        value = sum(parts)
     return value
 
 
 def t_mde(se: float, df: int, power: float = 0.8, alpha: float = 0.05) -> float:
     crit = stats.t.ppf(1 - alpha / 2, df)  # the root lies below crit + 6 (power > 0.999 there)
-    lam = optimize.brentq(
-        lambda x: t_power(x, 1.0, df, alpha) - power, 0.0, crit + 6.0, xtol=1e-12
-    )
+    lam = optimize.brentq(lambda x: t_power(x, 1.0, df, alpha) - power, 0.0, crit + 6.0, xtol=1e-12)
     return float(lam * se)
 
 

@@ -14,7 +14,7 @@ The power is the one of the test `compare()` will run on the planned cases
 - **otherwise**: Student's t on C − 1 degrees of freedom (C = n / `per_cluster` clusters;
   C = n without clusters) with noncentrality δ √n / sd, `sd` the sd of the paired deltas
   (clustered: SE · √n). Its power P[|T| > t_{1−α/2}] is the noncentral t's tail, integrated
-  over the chi distribution of the estimated SE (`_t_power`, Simpson's rule on 801 points).
+  over the chi distribution of the estimated SE (`t_power`, Simpson's rule on a log scale).
 
 The mde is the |δ| at which the power is `power`; the sample size the smallest n whose mde
 is ≤ |δ|. No scipy: the normal tail is `math.erfc`, log-factorials are `math.lgamma`.
@@ -36,7 +36,10 @@ _NORMAL = NormalDist()
 # Expected discordant pairs up to this: the McNemar power summed exactly (a few ms);
 # beyond, the normal form, within half a point of the exact power there (tests/model/test_power.py).
 EXACT_DISCORDANT = 5_000
-_NODES = 801  # Simpson's rule over the chi distribution of the SE (odd: 400 panels)
+# Simpson's rule over the chi distribution of the SE (odd counts). Few df put the critical
+# value far out (63.7 at 1 df, alpha 0.01), where the integrand turns within 1/63 of s: those
+# need the finer grid (4,001 nodes: within 1e-9 of the exact tail there; 801: 3e-4).
+_NODES, _FEW_DF_NODES = 801, 4001
 _erfc = np.frompyfunc(math.erfc, 1, 1)
 
 
@@ -67,7 +70,8 @@ def _chi_nodes(df: int) -> tuple[np.ndarray, np.ndarray]:
     # (for df = 1, 2: the mass below 1e-12 is at most 1e-12)
     tiny = math.exp(-(90.0 + df / 2) / (df - 1)) if df > 1 else 0.0
     lo = max(1e-12, 1.0 - width, tiny)
-    v = np.linspace(math.log(lo), math.log(1.0 + width), _NODES)
+    nodes = _FEW_DF_NODES if df < 10 else _NODES
+    v = np.linspace(math.log(lo), math.log(1.0 + width), nodes)
     s = np.exp(v)  # a log scale: fine relative steps near 0, where small df put mass
     jacobian = s * (v[1] - v[0])  # ds = s dv
     log_f = (
@@ -77,7 +81,7 @@ def _chi_nodes(df: int) -> tuple[np.ndarray, np.ndarray]:
         + (df - 1) * np.log(s)
         - df * s * s / 2
     )
-    simpson = np.ones(_NODES)
+    simpson = np.ones(nodes)
     simpson[1:-1:2], simpson[2:-1:2] = 4.0, 2.0
     return s, np.exp(log_f) * simpson * jacobian / 3
 
