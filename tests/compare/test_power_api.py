@@ -56,7 +56,8 @@ def test_discordant_plans_the_exact_mcnemar_test() -> None:
     # the old formula's n: 1,069 questions at sd 0.35 detect 3 points 77.8 % of the time
     assert ref.mcnemar_power(1069, 0.03, 0.1234) == pytest.approx(0.778, abs=5e-4)
     assert eb.sample_size(0.03, discordant=0.1234) == 1126
-    assert math.isnan(eb.mde(5, discordant=0.5))  # 5 pairs: p >= 1/16, never significant
+    assert math.isinf(eb.mde(5, discordant=0.5))  # 5 pairs: p >= 2/32, never significant
+    assert eb.mde(6, discordant=0.5) < 1  # 6 alike: p = 2/64 < 0.05
 
 
 def test_like_a_comparison_reads_its_sd_of_deltas() -> None:

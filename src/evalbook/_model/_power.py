@@ -244,26 +244,48 @@ def mcnemar_power(n: int, delta: float, discordant: float, alpha: float = 0.05) 
 
 @lru_cache(maxsize=4096)
 def _mcnemar_mde(n: int, discordant: float, alpha: float, power: float) -> float:
-    """The delta at which `mcnemar_power` reaches `power` (inf when even δ = 1 does not)."""
-    if mcnemar_power(n, 1.0, discordant, alpha) < power:
+    """The delta at which `mcnemar_power` reaches `power` (inf when even δ = 1 does not).
+
+    The normal form's root starts a bracket, and the Illinois method (regula falsi that
+    halves the stale end's weight) closes it: about 6 evaluations of the exact sum.
+    """
+    def gap(x: float) -> float:
+        return mcnemar_power(n, x, discordant, alpha) - power
+
+    if 2.0 ** (1 - n) > alpha:  # even n improvements of n (δ = 1) give p = 2^(1-n) > alpha
         return math.inf
-    z = _NORMAL.inv_cdf(1 - alpha / 2) + _NORMAL.inv_cdf(power)
-    lo, hi = 0.0, 1.0
-    x = min(0.999, z * math.sqrt(discordant / n))
-    f_lo, f_hi = -power, 1.0 - power  # the power at 0 is at most alpha; use the bracket
+    z_a, z_b = _NORMAL.inv_cdf(1 - alpha / 2), _NORMAL.inv_cdf(power)
+    x = min(1.0, (z_a + z_b) * math.sqrt(discordant / n))
+    for _ in range(50):  # the normal form: (z_a √p_d + z_b √(p_d − δ²)) / √n = δ
+        x = min(1.0, (z_a * math.sqrt(discordant) + z_b * math.sqrt(max(discordant - x * x, 0.0)))
+                / math.sqrt(n))  # fmt: skip
+    lo, hi = max(0.0, 0.97 * x), min(1.0, 1.03 * x)
+    f_lo, f_hi = gap(lo), gap(hi)
+    while f_lo >= 0 and lo > 0:
+        lo, hi, f_hi = lo / 2, lo, f_lo
+        f_lo = gap(lo) if lo > 1e-12 else -power
+        lo = lo if lo > 1e-12 else 0.0
+    while f_hi < 0:
+        lo, f_lo = hi, f_hi
+        hi = min(1.0, 2 * hi)
+        f_hi = gap(hi)
+    side = 0
     for _ in range(100):
-        f = mcnemar_power(n, x, discordant, alpha) - power
+        if f_hi - f_lo <= 0 or hi - lo < 1e-12 or min(-f_lo, f_hi) < 1e-10:
+            break
+        x = hi - f_hi * (hi - lo) / (f_hi - f_lo)
+        f = gap(x)
         if f < 0:
             lo, f_lo = x, f
+            if side == -1:
+                f_hi /= 2
+            side = -1
         else:
             hi, f_hi = x, f
-        if hi - lo < 1e-9:
-            break
-        # regula falsi inside the bracket, bisection when it stalls near one end
-        x = lo + (hi - lo) * (-f_lo) / (f_hi - f_lo)
-        if not lo + 0.01 * (hi - lo) < x < hi - 0.01 * (hi - lo):
-            x = (lo + hi) / 2
-    return hi
+            if side == 1:
+                f_lo /= 2
+            side = 1
+    return lo if -f_lo < f_hi else hi  # the end nearer the target (within 1e-10 of it)
 
 
 def _df(n: float, per_cluster: float) -> int:
