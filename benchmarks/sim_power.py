@@ -55,7 +55,7 @@ def mcnemar(sims: int, n: int, p_d: float, seed: int = 30) -> Power:
     from evalbook._model._power import mde_of
 
     def power_at(delta: float, rng: np.random.Generator) -> float:
-        p01, p10 = ((delta, 0.0) if delta >= p_d else ((p_d + delta) / 2, (p_d - delta) / 2))
+        p01, p10 = (delta, 0.0) if delta >= p_d else ((p_d + delta) / 2, (p_d - delta) / 2)
         counts = rng.multinomial(n, [p01, p10, 1 - p01 - p10], size=sims)
         p = mcnemar_p(counts[:, 0], counts[:, 1])
         return float(np.mean(p < 0.05))

@@ -51,9 +51,7 @@ class Row(NamedTuple):
     narrower: int  # evals whose nested CI is narrower than the labels' own (all labelled)
 
 
-def draw(
-    rng: np.random.Generator, judge: str, n_cases: int
-) -> tuple[np.ndarray, np.ndarray]:
+def draw(rng: np.random.Generator, judge: str, n_cases: int) -> tuple[np.ndarray, np.ndarray]:
     """One eval: the human values and the judge's values of N cases."""
     h = rng.choice(GRADES, size=n_cases, p=PROBS)
     if judge == "good":
@@ -98,7 +96,9 @@ def simulate(sims: int, judge: str, fraction: float, n_cases: int = 200, seed: i
     return Row(*cover.tolist(), widths[0] / widths[2], widths[1] / widths[2], narrower)
 
 
-def reference(sims: int, judge: str, fraction: float, n_cases: int = 200, seed: int = 30) -> tuple[float, float]:
+def reference(
+    sims: int, judge: str, fraction: float, n_cases: int = 200, seed: int = 30
+) -> tuple[float, float]:
     """Coverage of ppi-python's classical PPI and PPI++ on the disjoint split."""
     from ppi_py import ppi_mean_ci
 

@@ -17,9 +17,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from tests import _power_ref as ref
 
 import evalbook as eb
-from tests import _power_ref as ref
 
 # hand-written numerics (Student's t tail, the clustered t) against scipy, at any t and df
 from evalbook._model._paired import CLUSTERED_T, clustered_t, paired, pearson, t_two_sided_p

@@ -9,9 +9,9 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from tests import _power_ref as ref
 
 import evalbook as eb
-from tests import _power_ref as ref
 
 
 def _runs(clustered: bool = False) -> tuple[eb.Run, eb.Run]:

@@ -21,7 +21,9 @@ def _runs(store: Path | None) -> tuple[eb.Run, eb.Run]:
     ok = eb.define_score("ok", primary=True)
     out = []
     for name, shift in (("old", 0), ("new", 1)):
-        scorer = eb.scorer(ok)(lambda case_id, shift=shift: float((int(case_id[1:]) + shift) % 3 > 0))
+        scorer = eb.scorer(ok)(
+            lambda case_id, shift=shift: float((int(case_id[1:]) + shift) % 3 > 0)
+        )
         out.append(eb.run(df, task=lambda: 1, scorers=[scorer], name=name, store=store,
                           progress=False))  # fmt: skip
     return out[0], out[1]

@@ -22,7 +22,6 @@ pytestmark = pytest.mark.skipif(
 )
 
 
-
 def comparison_html(comp: eb.Comparison) -> str:
     return comp._repr_html_()
 

@@ -89,7 +89,9 @@ class NonInferiority:
         else:
             mde = format_pp(self.mde, signed=False)
             lines = [f"mde {mde} (80% power, two-sided 5%, {self.n_paired} paired cases)"]
-            why = f"the mde is {mde} > max drop {limit}: a real drop of {limit} would often go unseen"
+            why = (
+                f"the mde is {mde} > max drop {limit}: a real drop of {limit} would often go unseen"
+            )
         if self.underpowered and self.n_needed is not None:
             lines.append(f"underpowered: about {self.n_needed} paired cases needed ({why})")
         return tuple(lines)

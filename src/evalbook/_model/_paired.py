@@ -350,7 +350,7 @@ def clustered_t(
         return (low, high, t_two_sided_p(mean / se, c - 1), se, c)
     lo, hi = spread_free_ci(np.array([mean]), np.array([float(c)]))
     _, inverse = np.unique(np.asarray(clusters), return_inverse=True)
-    sums = np.bincount(inverse.reshape(-1), weights=d)
+    sums = np.bincount(inverse.reshape(-1), weights=d).astype(np.float64)
     p = float(_permutation.sign_flip_p(sums[None, :])[0])
     return (float(lo[0]), float(hi[0]), p, se, c)
 

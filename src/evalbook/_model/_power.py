@@ -54,7 +54,7 @@ def _phi(x: np.ndarray) -> np.ndarray:
 
 
 def _density(x: np.ndarray) -> np.ndarray:
-    return np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi)
+    return np.asarray(np.exp(-0.5 * x * x) / math.sqrt(2 * math.pi), dtype=np.float64)
 
 
 @lru_cache(maxsize=4096)
@@ -249,6 +249,7 @@ def _mcnemar_mde(n: int, discordant: float, alpha: float, power: float) -> float
     The normal form's root starts a bracket, and the Illinois method (regula falsi that
     halves the stale end's weight) closes it: about 6 evaluations of the exact sum.
     """
+
     def gap(x: float) -> float:
         return mcnemar_power(n, x, discordant, alpha) - power
 
