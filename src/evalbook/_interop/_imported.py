@@ -91,6 +91,10 @@ class Imported:
     samples: list[ImportedSample]
     skipped: list[str] = field(default_factory=list)
     source: dict[str, Any] = field(default_factory=dict)
+    # what the harness was asked to run, where its file says: every case id (in its order) and
+    # the epochs of each. A sample of these the file does not hold is "not run", never dropped.
+    planned_cases: list[str] | None = None
+    planned_epochs: int | None = None
 
 
 def score_name_of(raw: str, taken: set[str]) -> str:
@@ -211,10 +215,11 @@ def _warn_skipped(imported: Imported, skipped: list[str], kept: int) -> None:
 def to_run_data(imported: Imported, name: str | None = None) -> RunData:
     """The run made of what an importer read; warns once when parts were skipped.
 
-    Cases keep the order in which their first sample appears; a case's epochs are 1..K,
-    where K is the highest epoch read (a sample that is missing leaves its slot without a
-    final outcome: the run reads as incomplete, never filled in). A second sample of the same
-    (case, epoch) is skipped and counted.
+    Cases are the planned ones (`Imported.planned_cases`), then any other in the order its
+    first sample appears; a case's epochs are 1..K, where K is the planned epochs or the highest
+    epoch read, whichever is more. A sample that is missing leaves its slot without a final
+    outcome: the run reads as incomplete ("not run"), never filled in. A second sample of the
+    same (case, epoch) is skipped and counted.
 
     Raises:
         FormatError: nothing could be read (no sample at all).
@@ -239,8 +244,9 @@ def to_run_data(imported: Imported, name: str | None = None) -> RunData:
             f"{imported.path}: no {imported.format} sample could be read{why}; pass a file "
             f"that holds results"
         )
-    case_ids = list(dict.fromkeys(cid for cid, _ in samples))
-    epochs = max(epoch for _, epoch in samples)
+    planned = [safe_str(cid) for cid in imported.planned_cases or ()]
+    case_ids = list(dict.fromkeys([*planned, *(cid for cid, _ in samples)]))
+    epochs = max(imported.planned_epochs or 1, *(epoch for _, epoch in samples))
     text = TextGate()
     results = Results(case_ids, len(definitions), text, epochs=epochs)
     index = {cid: i for i, cid in enumerate(case_ids)}
@@ -263,7 +269,8 @@ def to_run_data(imported: Imported, name: str | None = None) -> RunData:
             ),
         )
     # cleaned before pandas sees it: its arrow-backed `str` columns cannot hold a lone surrogate
-    data = pd.DataFrame([text(dict(inputs[cid]), "input", cid) for cid in case_ids])
+    # a planned case the file holds no sample of has no inputs: its row is empty
+    data = pd.DataFrame([text(dict(inputs.get(cid, {})), "input", cid) for cid in case_ids])
     _warn_skipped(imported, skipped, len(samples))
     options: dict[str, Any] = {
         "imported": {

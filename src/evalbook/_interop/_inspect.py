@@ -243,6 +243,11 @@ def _imported(
         samples=[_sample(s, keys, names) for s in samples],
         skipped=skipped,
         source={k: v for k, v in source.items() if v is not None},
+        # the header lists every sample id and the epochs even when the log is cut short
+        planned_cases=None
+        if spec.dataset.sample_ids is None
+        else [str(i) for i in spec.dataset.sample_ids],
+        planned_epochs=spec.config.epochs,
     )
 
 
