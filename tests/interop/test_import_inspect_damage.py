@@ -108,7 +108,7 @@ def test_samples_a_cut_short_log_does_not_finish_are_not_run_not_dropped(
     """The header lists every sample id and the epochs: samples the cut file lost are not run.
 
     Cut after the third sample member, whole cases (`long`, `slow`) have no sample left; they
-    are still the run's cases, with every epoch not run, so 7 of its 10 samples are not run, not 3 of 6.
+    are still the run's cases, every epoch not run: 7 of its 10 samples are not run.
     """
     with zipfile.ZipFile(made) as zf:
         members = [i for i in zf.infolist() if i.filename.startswith("samples/")]
