@@ -113,6 +113,8 @@ class Imported:
     scores: list[ImportedScore]
     samples: list[ImportedSample]
     skipped: list[str] = field(default_factory=list)
+    # the harness's metadata; `created`, where it says when the eval ran (an ISO time), is the
+    # stored run's start when no sample has a time of its own
     source: dict[str, Any] = field(default_factory=dict)
     # what the harness was asked to run, where its file says: every case id (in its order) and
     # the epochs of each. A sample of these the file does not hold is "not run", never dropped.

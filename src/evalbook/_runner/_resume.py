@@ -203,7 +203,7 @@ def _from_memory(
     results, todo = _kept(source, plan)
     # in memory it is the same run, so it keeps its id; in a new folder, a new stored run
     run_id = source.id if store is None else new_run_id()
-    started_at = first_started_at(source.results)
+    started_at = first_started_at(source)
     start = RunStart(source.name, options, plan.definitions, plan.case_ids, run_id, started_at)
     return open_run(store, start, frame, results, todo)
 
