@@ -30,7 +30,16 @@ from . import (
     _cmd_runs,
     _cmd_show,
 )
-from ._args import EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, CliError, Parser, one_line, say_error
+from ._args import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_UNEXPECTED,
+    EXIT_USAGE,
+    CliError,
+    Parser,
+    one_line,
+    say_error,
+)
 
 __all__ = ["COMMANDS", "Command", "build_parser", "main"]
 
@@ -109,7 +118,7 @@ def _show_warning(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `evalbook` console script and `python -m evalbook`.
+    """Run one command (the entry point, `_cli.main`, loads this module first).
 
     Example:
         >>> main(["--version"])
@@ -128,6 +137,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         with warnings.catch_warnings():
             warnings.showwarning = _show_warning
             return _main(argv)
+    except KeyboardInterrupt:  # before a command started (parsing) or after it ended
+        say_error("interrupted")
+        return EXIT_INTERRUPTED
     finally:
         log.removeHandler(handler)
 
@@ -151,7 +163,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         say_error("interrupted", prog)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (e.g. `evalbook runs | head`): not an error worth a message.
         devnull = os.open(os.devnull, os.O_WRONLY)
