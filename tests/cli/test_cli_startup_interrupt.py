@@ -29,7 +29,7 @@ def test_a_ctrl_c_during_start_up_is_one_line_not_a_traceback(record_property: A
         )
         time.sleep(delay)
         child.send_signal(signal.SIGINT)
-        out, err = child.communicate(timeout=60)
+        _, err = child.communicate(timeout=60)
         assert "Traceback" not in err, (delay, err)
         if child.returncode == 130:
             assert err.strip().splitlines()[-1].endswith("error: interrupted"), (delay, err)
