@@ -18,6 +18,7 @@ from typing import Protocol, TextIO
 from .._api._refs import RefError
 from .._compare._gate_checks import GateError
 from .._errors import ConfigurationError
+from .._util._advice import from_the_command_line
 from .._version import __version__
 from . import (
     _cmd_cache,
@@ -134,7 +135,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = _StderrHandler(logging.WARNING)
     log.addHandler(handler)
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), from_the_command_line():
             warnings.showwarning = _show_warning
             return _main(argv)
     except KeyboardInterrupt:  # before a command started (parsing) or after it ended
