@@ -221,13 +221,13 @@ def spread_free_ci(mean: Floats, units: Floats) -> tuple[Floats, Floats]:
     The summary's degenerate rule (`_stats.py`) on the delta's scale: a delta in [-1, 1] is
     2u - 1 with u in [0, 1], whose variance is at most ū(1 - ū), so the interval is
     `2 · wilson(ū · C, C) - 1` with ū = (mean + 1) / 2: the widest spread the mean allows.
-    Two deltas of -0.01 give about [-0.82, +0.80], 100 of them about [-0.20, +0.18]; never
+    Two deltas of -0.01 give about [-0.81, +0.81], 100 of them about [-0.20, +0.18]; never
     zero width, narrowing as C grows.
 
     Example:
         >>> low, high = spread_free_ci(np.array([-0.01]), np.array([2.0]))
         >>> round(float(low[0]), 2), round(float(high[0]), 2)
-        (-0.82, 0.8)
+        (-0.81, 0.81)
     """
     c = np.asarray(units, dtype=np.float64)
     u = (np.asarray(mean, dtype=np.float64) + 1.0) / 2.0

@@ -118,7 +118,7 @@ def t_power(effect: float, se: float, df: int, alpha: float = 0.05) -> float:
 
     Example:
         >>> round(t_power(0.1, 0.035, 99), 4)
-        0.8
+        0.8077
     """
     return _t_reject(abs(effect) / se, _t_crit(df, alpha), df)[0]
 
@@ -225,7 +225,7 @@ def mcnemar_power(n: int, delta: float, discordant: float, alpha: float = 0.05) 
 
     Example:
         >>> round(mcnemar_power(1000, 0.03, 0.12), 3)
-        0.758
+        0.76
     """
     p01, p10 = _cells(abs(delta), discordant)
     p_d = p01 + p10
@@ -312,7 +312,7 @@ def mde_of(
 
     Example:
         >>> round(mde_of(100, 0.5), 4)
-        0.1411
+        0.1415
     """
     _check(alpha, power)
     if not n >= 1:
@@ -343,7 +343,7 @@ def n_for(
     such n is searched from the crossing down to 3 % below it.
 
     Example:
-        >>> n_for(0.1411, 0.5)
+        >>> n_for(0.1415, 0.5)
         100
     """
     if not delta or math.isnan(delta) or (discordant is None and math.isnan(sd)):
