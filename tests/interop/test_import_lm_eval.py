@@ -51,9 +51,7 @@ def score_key(metric: str, filter_key: str) -> str:
 def test_the_fixture_is_lm_evals_own_run_of_the_committed_tasks() -> None:
     results = json.loads(RESULTS.read_text(encoding="utf-8"))
     assert results["lm_eval_version"] == "0.4.13" and results["config"]["model"] == "dummy"
-    assert sorted(p.name for p in MODEL.iterdir()) == sorted(
-        [RESULTS.name, ARC.name, GSM.name]
-    )
+    assert sorted(p.name for p in MODEL.iterdir()) == sorted([RESULTS.name, ARC.name, GSM.name])
     for task, samples in (("arc_mini", ARC), ("gsm_mini", GSM)):
         data = results["configs"][task]["dataset_kwargs"]["data_files"]["test"]
         docs = json_lines(HERE / "tasks" / data)
@@ -390,4 +388,8 @@ def test_a_doc_id_outside_the_tasks_docs_is_skipped_not_a_doc_of_its_own(tmp_pat
     assert f"{ARC.name}:3: doc_id 6 is not one of the task's 4 docs" in skipped
     assert "arc_mini/6" not in set(run.cases.case_id)
     read = set(run.cases.dropna(subset=["outcome"]).case_id)
-    assert {c for c in read if c.startswith("arc_mini/")} == {"arc_mini/0", "arc_mini/1", "arc_mini/3"}
+    assert {c for c in read if c.startswith("arc_mini/")} == {
+        "arc_mini/0",
+        "arc_mini/1",
+        "arc_mini/3",
+    }

@@ -218,7 +218,7 @@ def test_harbor_means_against_its_job_result() -> None:
         got = summary[name]["mean"]
         assert (math.isnan(got) and math.isnan(want)) or got == pytest.approx(want, rel=CLOSE)
         assert summary[name]["counted"] == sum(len(v) for v in per_task.values()), name
-        assert not got == pytest.approx(figure, rel=CLOSE), name  # every rule differs here
+        assert got != pytest.approx(figure, rel=CLOSE), name  # every rule differs here
     shown = {name: (round(figures[name], 4), summary[name]["mean"]) for name in figures}
     assert {k: v for k, v in shown.items() if k != "speed_bonus"} == {
         # slow-fix's timed-out trials (reward 1, verified anyway) are not counted, nor
@@ -271,7 +271,8 @@ def test_inspect_means_against_its_header_results() -> None:
             kept = [
                 v
                 for k, v in known.items()
-                if k not in limited and all(_taken(raw[k, e], reduction.scorer, sub) for e in (1, 2))
+                if k not in limited
+                and all(_taken(raw[k, e], reduction.scorer, sub) for e in (1, 2))
             ]
             want = fmean(kept) if kept else math.nan
             got = summary[name]["mean"]
