@@ -107,6 +107,9 @@ PAIR_COLUMNS = ["case_id", "score", "a", "b", "delta", "change"]
 CHANGES = ["improved", "regressed", "same", "only_a", "only_b"]
 LEADERBOARD_COLUMNS = [
     "rank",
+    "rank_low",
+    "rank_high",
+    "tier",
     "name",
     "score",
     "label",

@@ -12,6 +12,7 @@ test_import_reading.py.)
 from __future__ import annotations
 
 import inspect
+import json
 import math
 import os
 import sys
@@ -329,3 +330,40 @@ def test_sniff_never_raises_and_claims_no_other_formats_fixture(name: str, tmp_p
     paths = [p for d in others for p in [d, *d.rglob("*")]]
     assert len(paths) > 10
     assert [p for p in paths if importer.sniff(p)] == []
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _lm_eval_date(folder: Path) -> float:
+    [results] = folder.glob("*/results_*.json")
+    date = json.loads(results.read_text())["date"]
+    assert isinstance(date, float)
+    return date
+
+
+def _promptfoo_timestamp(file: Path) -> float:
+    stamp = json.loads(file.read_text())["results"]["timestamp"]
+    return pd.Timestamp(stamp).timestamp()
+
+
+@pytest.mark.parametrize(
+    ("path", "when"),
+    [
+        (FIXTURES / "lm-eval" / "out", _lm_eval_date),
+        (FIXTURES / "promptfoo" / "results.json", _promptfoo_timestamp),
+    ],
+    ids=["lm-eval", "promptfoo"],
+)
+def test_a_run_imported_without_sample_times_started_when_the_harness_says(
+    path: Path, when: Any, tmp_path: Path
+) -> None:
+    """`evalbook runs` shows the eval's own time (the file's), not the time of the import."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # what the fixtures skip is tested in their own files
+        run = eb.import_results(path)
+    assert run.cases.started_at.isna().all()  # these files carry no per-sample time
+    run.save(tmp_path / "store")
+    listed = eb.runs(tmp_path / "store")
+    started = listed.started_at.iloc[0]
+    assert abs(started.timestamp() - when(path)) < 1e-3, (started, when(path))
