@@ -276,7 +276,7 @@ def headline_of(
         ci = None if mean is None else (float(row["ci_low"]), float(row["ci_high"]))
         d = definitions[chosen]
         cases = int(row["cases_counted"])
-        fewer = cases < n // k
+        fewer = mean is not None and cases < n // k  # no value at all: "—" says it
         return Headline(
             d.name,
             d.display_label(),
