@@ -58,11 +58,28 @@ def test_clustered_ci_is_mean_pm_t_of_c_minus_1_times_cluster_se() -> None:
 
 
 def test_without_cluster_each_case_is_its_own_cluster() -> None:
+    """Without `cluster=` each case is its own cluster (n_clusters = n) and the interval is the
+    spread-scaled Wilson one (docs/statistics.md), by hand here; a `cluster=` column of one
+    case per cluster gives the cluster-robust t, which is then the plain t interval."""
     values = [0.1, 0.5, 0.9, 0.3]
     row = _run(values, ["a", "a", "b", "b"]).summary().iloc[0]
     assert row["n_clusters"] == 4
+    x, n, z = np.array(values), 4, 1.959963984540054
+    m = (x.sum() + 0.25) / (n + 0.5)
+    added = ((x - m) ** 2).sum() + 0.25 * (m**2 + (1 - m) ** 2)
+    trials = n / min(1.0, added / (n - 0.5) / (m * (1 - m)))
+    p_hat = x.mean()
+    centre = (p_hat + z * z / (2 * trials)) / (1 + z * z / trials)
+    half = (
+        z * np.sqrt(p_hat * (1 - p_hat) / trials + z * z / (4 * trials**2)) / (1 + z * z / trials)
+    )
+    assert (row["ci_low"], row["ci_high"]) == pytest.approx((centre - half, centre + half))
     own = _run(values, ["a", "b", "c", "d"]).summary(cluster="passage").iloc[0]
-    assert (own["ci_low"], own["ci_high"]) == pytest.approx((row["ci_low"], row["ci_high"]))
+    t_half = float(stats.t.ppf(0.975, n - 1)) * x.std(ddof=1) / np.sqrt(n)
+    assert own["n_clusters"] == 4
+    # its part within [0, 1]
+    t_interval = (max(0.0, p_hat - t_half), min(1.0, p_hat + t_half))
+    assert (own["ci_low"], own["ci_high"]) == pytest.approx(t_interval)
 
 
 def test_each_slice_is_its_cases_alone_clusters_included() -> None:

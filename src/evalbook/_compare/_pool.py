@@ -8,13 +8,14 @@ The interval is stratified by run. The runs are fixed (the tasks or runs the use
 each contributes a fixed number of cases, independent of the other runs' cases, so the pooled
 mean's variance is Σ_r w_r² V_r, with w_r = n_r / N the run's share of the counted cases and
 V_r the variance of the run's own mean by the run's own rule (docs/statistics.md): the
-cluster-robust SE² with the run's `cluster=`, else s²/n; for 0/1 values without clusters,
-Wilson's p(1 − p)/n; where a run's values show no spread to estimate, p(1 − p)/C, the spread
+cluster-robust SE² with the run's `cluster=`; for 0/1 values without clusters, Wilson's
+p(1 − p)/n; for other values without clusters, its spread-scaled Wilson's p(1 − p)/(n/φ);
+where a run's values show no spread to estimate, p(1 − p)/C, the spread
 its degenerate rule assumes. Pooling without strata (the cases as one sample) would add the
 spread between the runs' means to the variance of a mean whose weights are fixed.
 From V:
 
-- when every run's part is Wilson's (0/1 values, or no spread): the Wilson interval on the
+- when every run's part is Wilson's (no clusters, or no spread): the Wilson interval on the
   effective number of trials p(1 − p)/V (Kish's design-effect form); with V = 0 (each run's
   values all 0 or all 1), on the number of clusters;
 - otherwise: mean ± t975(C − R) · √V, C the clusters (cases, without `cluster=`) and R the runs:
@@ -36,7 +37,7 @@ import pandas as pd
 from .._errors import ConfigurationError
 from .._model._definitions import ScoreDefinition
 from .._model._slices import cluster_codes, slices_of
-from .._model._stats import GroupedCI, grouped_ci, t975, wilson_arrays
+from .._model._stats import GroupedCI, grouped_ci, spread_trials, t975, wilson_arrays
 from .._render._frames import PoolTable
 from ._warnings import combine_text
 
@@ -273,11 +274,16 @@ def _stratified(
     # each run's variance of its own mean: Wilson's, the degenerate rule's, or its SE²
     var = np.where(wilson_part, q / np.where(has, n, 1.0), 0.0)
     var = np.where(~wilson_part & ~spread & has, q / np.where(has, c, 1.0), var)
-    var = np.where(~wilson_part & spread, np.where(spread, se, 0.0) ** 2, var)
+    # a run's other values in [0, 1] without clusters: its spread-scaled Wilson interval's
+    scaled = ~wilson_part & spread & ~clustered[None, :]
+    safe_n, safe_se = np.where(scaled, n, 2.0), np.where(scaled, se, 0.5)
+    trials_r = spread_trials(safe_n, np.where(scaled, m, 0.5), safe_se)
+    var = np.where(scaled, q / trials_r, var)
+    var = np.where(~wilson_part & spread & ~scaled, np.where(spread, se, 0.0) ** 2, var)
     total = n.sum(axis=1)
     weight2 = np.divide(n * n, (total * total)[:, None], out=np.zeros_like(n), where=has)
     v = (weight2 * var).sum(axis=1)
-    all_wilson = ((wilson_part | ~spread) | ~has).all(axis=1)
+    all_wilson = ((wilson_part | ~spread | scaled) | ~has).all(axis=1)
     low, high = np.full(cells, math.nan), np.full(cells, math.nan)
     some = total > 0
     w_rows = some & all_wilson

@@ -182,19 +182,32 @@ def summarize(
     return table
 
 
+# how many kinds of reason a summary row names, and how much of each (an unscored reason is
+# the scorer's own text, of any length): the rest is counted, the row stays short
+_REASONS_SHOWN = 3
+_REASON_CHARS = 60
+
+
 def _dropped_reasons(
     reason: np.ndarray, case_cell: np.ndarray, scored: np.ndarray, cells: int
 ) -> list[str | None]:
     """Per cell, why its cases outside the mean are (`too_few_epochs 2 · refusal 1`, most
-    first); None where every case counts."""
+    first, at most 3 kinds and 60 characters of each); None where every case counts."""
     found: list[dict[str, int]] = [{} for _ in range(cells)]
     for c, why in zip(case_cell[~scored].tolist(), reason[~scored].tolist(), strict=True):
         key = str(why) if isinstance(why, str) else "no value"
+        if len(key) > _REASON_CHARS:
+            key = key[: _REASON_CHARS - 1] + "…"
         found[c][key] = found[c].get(key, 0) + 1
-    return [
-        " · ".join(f"{k} {n}" for k, n in sorted(f.items(), key=lambda kv: (-kv[1], kv[0]))) or None
-        for f in found
-    ]
+    out: list[str | None] = []
+    for f in found:
+        ranked = sorted(f.items(), key=lambda kv: (-kv[1], kv[0]))
+        parts = [f"{k} {n}" for k, n in ranked[:_REASONS_SHOWN]]
+        if len(ranked) > _REASONS_SHOWN:
+            rest = sum(n for _, n in ranked[_REASONS_SHOWN:])
+            parts.append(f"{len(ranked) - _REASONS_SHOWN} other reasons {rest}")
+        out.append(" · ".join(parts) or None)
+    return out
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,7 @@ cluster, C = n):
   small n and near 0 or 1);
 - no cluster given, other values in [0, 1]: the Wilson interval of n / φ trials, φ the
   share of the variance mean · (1 − mean) the values show, estimated with a 0 and a 1 of
-  weight 1/4 added (`_spread_trials`): it holds 95 % for skewed values (pass@k near 1) from
+  weight 1/4 added (`spread_trials`): it holds 95 % for skewed values (pass@k near 1) from
   n = 20, where the t interval does not;
 - clusters given: mean ± t975(C − 1) · SE, SE the cluster-robust standard error
   (`cluster_se`), its part within [0, 1] (the range of the mean, so its coverage stays
@@ -38,6 +38,7 @@ __all__ = [
     "cluster_se",
     "grouped_ci",
     "mean_ci",
+    "spread_trials",
     "t975",
     "wilson",
     "wilson_arrays",
@@ -48,7 +49,7 @@ Z95 = 1.959963984540054
 # values in [0, 1] (deltas in [-1, 1]) round at ~1e-16, and no real sample has an SE of 1e-12.
 NO_SPREAD = 1e-12
 # the weight of the 0 and the 1 the spread-scaled Wilson interval adds to the values' spread
-# (`_spread_trials`): the least of 1, 1/2, 1/4 that kept 95 % in every design of
+# (`spread_trials`): the least of 1, 1/2, 1/4 that kept 95 % in every design of
 # benchmarks/sim_bounded_coverage.py
 _ADDED = 0.25
 # Student t 0.975 quantiles for 1..60 degrees of freedom (scipy.stats.t.ppf(0.975, df));
@@ -177,7 +178,7 @@ def mean_ci(values: np.ndarray) -> tuple[float | None, float, float]:
     Example:
         >>> mean, low, high = mean_ci(np.array([0.2, 0.4, 0.9]))
         >>> round(mean, 4), round(low, 4), round(high, 4)
-        (0.5, 0.0, 1.0)
+        (0.5, 0.168, 0.832)
     """
     got = grouped_ci(np.asarray(values, dtype=np.float64), np.zeros(np.size(values), np.int64), 1)
     if got.n[0] == 0:
@@ -264,7 +265,7 @@ def grouped_ci(
             mean[wilson_n] * n[wilson_n], n[wilson_n] * 1.0
         )
     if scaled.any():
-        trials = _spread_trials(n[scaled] * 1.0, mean[scaled], se[scaled])
+        trials = spread_trials(n[scaled] * 1.0, mean[scaled], se[scaled])
         low[scaled], high[scaled] = wilson_arrays(mean[scaled] * trials, trials)
     if t_rows.any():
         dfs, back = np.unique(c[t_rows] - 1, return_inverse=True)
@@ -282,7 +283,7 @@ def grouped_ci(
     return GroupedCI(n, mean, low, high, c, se)
 
 
-def _spread_trials(n: np.ndarray, mean: np.ndarray, se: np.ndarray) -> np.ndarray:
+def spread_trials(n: np.ndarray, mean: np.ndarray, se: np.ndarray) -> np.ndarray:
     """The trials of the spread-scaled Wilson interval: n / φ, φ = s̃² / (m̃ (1 − m̃)).
 
     A value in [0, 1] has at most the variance m (1 − m) of a 0/1 value; φ is how much of it
