@@ -27,7 +27,7 @@ LM_EVAL = FIXTURES / "lm-eval" / "out" / "EleutherAI__pythia-70m"
 LM_EVAL_DATE = "2026-12-01T16-30-05.123456"
 ARC = LM_EVAL / f"samples_arc_mini_{LM_EVAL_DATE}.jsonl"
 EVALSCOPE = FIXTURES / "evalscope" / "outputs" / "20261201_163005"
-GSM = EVALSCOPE / "reviews" / "qwen2.5-0.5b-instruct" / "gsm8k_main.jsonl"
+GSM = EVALSCOPE / "reviews" / "tiny-canned" / "gsm8k_main.jsonl"
 HARBOR = FIXTURES / "harbor" / "job"
 CAP = 1 << 30
 # a file name each format reads as its own, for a file made here

@@ -34,6 +34,7 @@ __all__ = [
     "Imported",
     "ImportedSample",
     "ImportedScore",
+    "PlannedCase",
     "json_safe",
     "run_name_of",
     "score_name_of",
@@ -80,9 +81,20 @@ class ImportedSample:
     usage: Mapping[str, Tally] | None = None
 
 
+@dataclass(frozen=True)
+class PlannedCase:
+    """A case the harness says it was asked to run, with its epochs and input: a slot of it that
+    no sample fills is not run (the run is incomplete), never left out of the run."""
+
+    case_id: str
+    epochs: int = 1
+    input: Mapping[str, Any] = field(default_factory=dict)
+
+
 @dataclass
 class Imported:
-    """What one importer read: samples, the scores they carry, what it had to skip."""
+    """What one importer read: samples, the scores they carry, what it had to skip, and the
+    cases the harness says were asked (`planned`: those no sample of the file reaches too)."""
 
     format: str
     path: Path
@@ -91,6 +103,7 @@ class Imported:
     samples: list[ImportedSample]
     skipped: list[str] = field(default_factory=list)
     source: dict[str, Any] = field(default_factory=dict)
+    planned: list[PlannedCase] = field(default_factory=list)
 
 
 def score_name_of(raw: str, taken: set[str]) -> str:
@@ -211,10 +224,10 @@ def _warn_skipped(imported: Imported, skipped: list[str], kept: int) -> None:
 def to_run_data(imported: Imported, name: str | None = None) -> RunData:
     """The run made of what an importer read; warns once when parts were skipped.
 
-    Cases keep the order in which their first sample appears; a case's epochs are 1..K,
-    where K is the highest epoch read (a sample that is missing leaves its slot without a
-    final outcome: the run reads as incomplete, never filled in). A second sample of the same
-    (case, epoch) is skipped and counted.
+    Cases keep the order in which their first sample appears, then the planned cases no sample
+    reaches; a case's epochs are 1..K, where K is the highest epoch read or planned (a sample
+    that is missing leaves its slot without a final outcome: the run reads as incomplete, never
+    filled in). A second sample of the same (case, epoch) is skipped and counted.
 
     Raises:
         FormatError: nothing could be read (no sample at all).
@@ -239,8 +252,9 @@ def to_run_data(imported: Imported, name: str | None = None) -> RunData:
             f"{imported.path}: no {imported.format} sample could be read{why}; pass a file "
             f"that holds results"
         )
-    case_ids = list(dict.fromkeys(cid for cid, _ in samples))
-    epochs = max(epoch for _, epoch in samples)
+    planned = {safe_str(p.case_id): p for p in imported.planned}
+    case_ids = list(dict.fromkeys([*(cid for cid, _ in samples), *planned]))
+    epochs = max(max(epoch for _, epoch in samples), *(p.epochs for p in planned.values()), 1)
     text = TextGate()
     results = Results(case_ids, len(definitions), text, epochs=epochs)
     index = {cid: i for i, cid in enumerate(case_ids)}
@@ -262,6 +276,8 @@ def to_run_data(imported: Imported, name: str | None = None) -> RunData:
                 dict(sample.usage) if sample.usage else None,
             ),
         )
+    for cid, plan in planned.items():
+        inputs.setdefault(cid, plan.input)
     # cleaned before pandas sees it: its arrow-backed `str` columns cannot hold a lone surrogate
     data = pd.DataFrame([text(dict(inputs[cid]), "input", cid) for cid in case_ids])
     _warn_skipped(imported, skipped, len(samples))
