@@ -503,23 +503,33 @@ def _classify(root: Path, clean: dict[tuple[str, int, str], tuple[Any, ...]]) ->
     return "counted" if skipped else "different"
 
 
+_REPORTS = ROOT / "reports" / MODEL
+_DAMAGED = {
+    "rules": (ROOT, [GSM, QA], [_REPORTS / "gsm8k.json", _REPORTS / "general_qa.json"]),
+    "judged": (JUDGED, [JUDGED_QA], [JUDGED / "reports" / MODEL / "general_qa.json"]),
+}
+
+
 @pytest.mark.slow
+@pytest.mark.parametrize("run", sorted(_DAMAGED))
 def test_damaged_files_are_never_read_as_a_different_result(
-    tmp_path: Path, record_property: Any
+    tmp_path: Path, record_property: Any, run: str
 ) -> None:
-    clean = _cells(_quiet(ROOT))
+    root_of, reviews, reports = _DAMAGED[run]
+    clean = _cells(_quiet(root_of))
     rng = random.Random(21)
     tally: dict[str, dict[str, int]] = {}
     different: list[str] = []
     mutants: list[tuple[str, Path, bytes]] = []
-    for path in (GSM, QA, ROOT / "reports" / MODEL / "gsm8k.json"):
+    for path in (*reviews, *reports):
         data = path.read_bytes()
-        mutants += [("truncation", path, data[:cut]) for cut in range(1, len(data), 97)]
+        step = 97 if path.suffix == ".jsonl" else 397  # a cut report is not JSON: fewer cuts
+        mutants += [("truncation", path, data[:cut]) for cut in range(1, len(data), step)]
         for _ in range(100 if path.suffix == ".jsonl" else 30):
             at = rng.randrange(len(data))
             bit = bytes([data[at] ^ (1 << rng.randrange(8))])
             mutants.append(("byte flip", path, data[:at] + bit + data[at + 1 :]))
-    for path in (GSM, QA):
+    for path in reviews:
         lines = path.read_bytes().splitlines(keepends=True)
         for junk in (b"garbage", b"{}", b'{"index": 1}', b"\x00\xff", b"[1]", b"null"):
             at = rng.randrange(len(lines) + 1)
@@ -528,8 +538,8 @@ def test_damaged_files_are_never_read_as_a_different_result(
             )
     for i, (kind, path, data) in enumerate(mutants):
         root = tmp_path / str(i)
-        shutil.copytree(ROOT, root)
-        (root / path.relative_to(ROOT)).write_bytes(data)
+        shutil.copytree(root_of, root)
+        (root / path.relative_to(root_of)).write_bytes(data)
         verdict = _classify(root, clean)
         tally.setdefault(kind, {}).setdefault(verdict, 0)
         tally[kind][verdict] += 1
@@ -541,8 +551,8 @@ def test_damaged_files_are_never_read_as_a_different_result(
         for kind, v in tally.items()
     )
     figure = (
-        f"damaged EvalScope files: {len(mutants)} tried, {len(different)} silently different "
-        f"({kinds})"
+        f"damaged EvalScope files ({run} run): {len(mutants)} tried, {len(different)} silently "
+        f"different ({kinds})"
     )
     print(figure)
     record_property("faults", figure)
