@@ -423,9 +423,10 @@ def _value(line: _Line, metric: str) -> object | None:
     judge = judge if isinstance(judge, dict) else {}
     failures = judge.get("failures")
     # a judge that failed: the line's own status, or (the rule score kept, status degraded)
-    # the judge summary's failures
+    # the failures of a judge summary that is not a success (with several judges, one may
+    # fail while the others give the verdict)
     failed = [status] if status in _STATUS else []
-    if isinstance(failures, dict):
+    if isinstance(failures, dict) and judge.get("status") != "success":
         failed += [f for f in failures if f in _STATUS]
     if failed:
         return ScoreError(_STATUS[failed[0]], f"EvalScope {failed[0]}: {_judge_error(score)}")
