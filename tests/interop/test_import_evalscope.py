@@ -32,6 +32,8 @@ from _interop_helpers import (
     same_record,
     with_warning,
 )
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import evalbook as eb
 
@@ -557,3 +559,43 @@ def test_damaged_files_are_never_read_as_a_different_result(
     print(figure)
     record_property("faults", figure)
     assert not different, different
+
+
+_KEYS = st.sampled_from(
+    [
+        *BLEU,
+        *ROUGE,
+        "acc",
+        "accuracy",
+        "AverageAccuracy",
+        "F1",
+        "f1_score",
+        "em",
+        "bertscore",
+        "score",
+        "mean_Rouge-1-P",
+        "Bleu_3",
+        "pass@1",
+        "2nd",
+        "",
+    ]
+) | st.text(alphabet="abAB_-1L.@ é", max_size=12)
+
+
+@pytest.mark.skipif(
+    importlib.util.find_spec("evalscope") is None, reason="EvalScope 1.14.1 is not installed"
+)
+@settings(max_examples=300, deadline=None)
+@given(_KEYS)
+def test_a_keys_identity_is_the_one_evalscope_gives_it(key: str) -> None:
+    """Where EvalScope is installed: the importer's `identity_of` is EvalScope's own
+    `canonicalize_producer_identity` (as its aggregators name a report metric)."""
+    from evalscope.metrics.semantics.naming import canonicalize_producer_identity
+
+    from evalbook._interop._evalscope import identity_of
+
+    theirs = canonicalize_producer_identity(key, "mean")
+    assert identity_of(key) == (
+        theirs.name,
+        json.dumps(theirs.dimensions, sort_keys=True, ensure_ascii=False),
+    )

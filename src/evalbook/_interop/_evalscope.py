@@ -34,6 +34,7 @@ sample the report asked for that the file does not hold is not run (docs/interop
 
 from __future__ import annotations
 
+import functools
 import json
 import re
 from collections import Counter
@@ -83,7 +84,8 @@ _SCHEMA = 2
 _ERRORS = "metric_errors"
 # canonicalize_producer_identity's spellings (metrics/semantics/naming.py, aliases.py's
 # PRODUCER scope): what a review key's metric is named in the report
-_BLEU = re.compile(r"^(?:mean_)?[Bb]leu[-_](?P<ngram>\d+)$")
+# (at most 18 digits: int() of a hostile 5,000-digit key raises; such a key is then unknown)
+_BLEU = re.compile(r"^(?:mean_)?[Bb]leu[-_](?P<ngram>\d{1,18})$")
 _ROUGE = re.compile(r"^(?:mean_)?Rouge-(?P<variant>[12L])-(?P<statistic>[RPF])$")
 _STATISTIC = {"R": "recall", "P": "precision", "F": "f1"}
 _ALIASES = {"acc": "accuracy", "f1_score": "f1", "em": "exact_match", "bertscore": "bert_score"}
@@ -104,6 +106,7 @@ def _dims(dimensions: dict[str, object]) -> str:
     return json.dumps(normal, sort_keys=True, ensure_ascii=False)
 
 
+@functools.lru_cache(maxsize=4096)  # called for each key of each line
 def identity_of(key: str) -> _Identity:
     """The report identity (name, dimensions) EvalScope gives the metric of review key `key`.
 
