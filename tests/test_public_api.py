@@ -68,9 +68,27 @@ def test_no_other_public_attributes() -> None:
 
 def test_import_is_light() -> None:
     code = (
-        "import sys, evalbook; "
-        "heavy = [m for m in ('plotly', 'ipywidgets', 'IPython', 'scipy', 'dask', 'openai') "
+        "import sys, evalbook, evalbook._cli; "
+        "heavy = [m for m in ('plotly', 'ipywidgets', 'IPython', 'scipy', 'dask', 'openai', "
+        "'pandas', 'pyarrow', 'numpy', 'evalbook._cli._main') "
         "if m in sys.modules]; print(','.join(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert out.stdout.strip() == ""
+
+
+def test_names_load_on_first_use_and_unknown_ones_are_attribute_errors() -> None:
+    """`import evalbook` loads nothing heavy (above); a name loads its module when first used."""
+    assert set(dir(eb)) >= PUBLIC
+    code = (
+        "import sys, evalbook as eb; before = 'evalbook._api._run' in sys.modules; "
+        "run = eb.Run; print(before, 'evalbook._api._run' in sys.modules, run.__module__)"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.split() == ["False", "True", "evalbook._api._run"]
+    try:
+        eb.no_such_name  # type: ignore[attr-defined]  # noqa: B018
+    except AttributeError as exc:
+        assert "no attribute 'no_such_name'" in str(exc)
+    else:
+        raise AssertionError("an unknown name must be an AttributeError")

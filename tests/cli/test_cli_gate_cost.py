@@ -183,6 +183,17 @@ def test_run_max_cost_stops_starting_samples(
     assert "max_cost=$0.5" in err  # the budget is named
     assert "(4 not run)" in out  # $0.25 each: the third sample never started
     assert "is incomplete: 4 samples did not run" in err and "--resume" in err
+    # the command's user is told the command's words, never Python's
+    assert "evalbook run FILE --resume RUN --max-cost USD" in err and "eb.run(" not in err
+    (folder,) = store.iterdir()
+    code, _, err = in_process(capsys, "show", str(folder))
+    assert code == 0 and f"resume it: evalbook run FILE --resume {folder.resolve()}" in err, err
+    assert "eb.run(" not in err
+    # in Python, the same warnings speak Python
+    with pytest.warns(RuntimeWarning, match="resume it: eb.run") as caught:
+        eb.load_run(folder)
+    assert f"resume={str(folder.resolve())!r}" in str(caught[0].message)
+    assert "evalbook run" not in str(caught[0].message)
 
 
 def test_run_max_cost_bad_value(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

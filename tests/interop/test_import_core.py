@@ -12,6 +12,7 @@ test_import_reading.py.)
 from __future__ import annotations
 
 import inspect
+import json
 import math
 import os
 import sys
@@ -35,7 +36,6 @@ from evalbook._interop._imported import (
     Imported,
     ImportedSample,
     ImportedScore,
-    PlannedCase,
     to_run_data,
 )
 from evalbook._model._contract import STATUSES, record_of
@@ -179,16 +179,11 @@ def test_epochs_keep_their_slots_and_a_missing_one_leaves_the_run_incomplete() -
 
 
 def test_planned_cases_no_sample_reaches_are_not_run_never_dropped(tmp_path: Path) -> None:
-    """Cases the harness says were asked (`Imported.planned`, e.g. an EvalScope report's
+    """Cases the harness says were asked (`Imported.planned_cases`, e.g. an EvalScope report's
     `requested`) that the file does not hold are slots without an outcome: the run is
     incomplete at its true completion, and stores and loads back so."""
-    imported = _imported(
-        [ImportedSample("a", epoch=1, scores={"acc": 1.0, "f1 score": 1.0})],
-    )
-    imported.planned = [
-        PlannedCase("a", epochs=2, input={"q": "1+1"}),
-        PlannedCase("b", epochs=2, input={"q": "2+2"}),
-    ]
+    imported = _imported([ImportedSample("a", epoch=1, scores={"acc": 1.0, "f1 score": 1.0})])
+    imported.planned_cases, imported.planned_epochs = ["a", "b"], 2
     run = as_run(_quiet(imported))
     assert list(zip(run.cases.case_id, run.cases.epoch, strict=True)) == [
         ("a", 1),
@@ -198,7 +193,6 @@ def test_planned_cases_no_sample_reaches_are_not_run_never_dropped(tmp_path: Pat
     ]
     assert run.cases.outcome.notna().sum() == 1 and run.options["epochs"] == 2
     assert run.headline.text.endswith("completed 25% (3 not run)")
-    assert pd.isna(run.data.q[0]) and run.data.q[1] == "2+2"  # a: its sample's input (none)
     with pytest.warns(RuntimeWarning, match="is incomplete: 3 of 4 samples have no final"):
         loaded = eb.load_run(run.save(tmp_path))
     pd.testing.assert_frame_equal(loaded.cases, run.cases)
@@ -356,3 +350,40 @@ def test_sniff_never_raises_and_claims_no_other_formats_fixture(name: str, tmp_p
     paths = [p for d in others for p in [d, *d.rglob("*")]]
     assert len(paths) > 10
     assert [p for p in paths if importer.sniff(p)] == []
+
+
+FIXTURES = Path(__file__).parent / "fixtures"
+
+
+def _lm_eval_date(folder: Path) -> float:
+    [results] = folder.glob("*/results_*.json")
+    date = json.loads(results.read_text())["date"]
+    assert isinstance(date, float)
+    return date
+
+
+def _promptfoo_timestamp(file: Path) -> float:
+    stamp = json.loads(file.read_text())["results"]["timestamp"]
+    return pd.Timestamp(stamp).timestamp()
+
+
+@pytest.mark.parametrize(
+    ("path", "when"),
+    [
+        (FIXTURES / "lm-eval" / "out", _lm_eval_date),
+        (FIXTURES / "promptfoo" / "results.json", _promptfoo_timestamp),
+    ],
+    ids=["lm-eval", "promptfoo"],
+)
+def test_a_run_imported_without_sample_times_started_when_the_harness_says(
+    path: Path, when: Any, tmp_path: Path
+) -> None:
+    """`evalbook runs` shows the eval's own time (the file's), not the time of the import."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # what the fixtures skip is tested in their own files
+        run = eb.import_results(path)
+    assert run.cases.started_at.isna().all()  # these files carry no per-sample time
+    run.save(tmp_path / "store")
+    listed = eb.runs(tmp_path / "store")
+    started = listed.started_at.iloc[0]
+    assert abs(started.timestamp() - when(path)) < 1e-3, (started, when(path))

@@ -76,7 +76,8 @@ def test_outcomes_epochs_and_errors(made: Path) -> None:
             assert cell(cases, case, epoch).outcome == outcome
     boom = cell(cases, "boom", 1)
     assert boom.error_type == "RuntimeError"
-    assert "the solver broke on purpose" in boom.error_message
+    # Inspect writes the exception's repr; evalbook keeps the type and the message apart
+    assert boom.error_message == "the solver broke on purpose"
     long = cell(cases, "long", 2)
     assert long.error_type == "message_limit" and "Message limit" in long.error_message
     assert cell(cases, "slow", 1).error_type == "time_limit"
@@ -353,3 +354,79 @@ def test_a_newer_log_format_says_to_upgrade_inspect_not_that_it_is_damaged(
         eb.import_results(newer)
     assert "pip install -U inspect-ai" in str(caught.value)
     assert "damaged" not in str(caught.value)
+
+
+def _retried_log(log_dir: Path) -> Path:
+    """A log where Inspect retried sample `r` twice (`retry_on_error=3`) before it passed."""
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import ModelOutput, ModelUsage, get_model
+    from inspect_ai.scorer import match
+    from inspect_ai.solver import Generate, TaskState, solver
+
+    calls: dict[Any, int] = {}
+
+    @solver
+    def flaky() -> Any:
+        async def solve(state: TaskState, generate: Generate) -> TaskState:
+            calls[state.sample_id] = calls.get(state.sample_id, 0) + 1
+            if state.sample_id == "r" and calls["r"] < 3:
+                raise ValueError(f"try {calls['r']} failed")
+            return await generate(state)
+
+        return solve
+
+    def reply(messages: Any, tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
+        out = ModelOutput.from_content(model="mockllm", content="x")
+        out.usage = ModelUsage(input_tokens=1, output_tokens=1, total_tokens=2)
+        return out
+
+    task = Task(
+        dataset=[Sample(id="r", input="q", target="x"), Sample(id="ok", input="q", target="x")],
+        solver=flaky(),
+        scorer=match(),
+        name="retried",
+    )
+    logs = inspect_eval(
+        task,
+        model=get_model("mockllm/model", custom_outputs=reply),
+        log_dir=str(log_dir),
+        display="none",
+        retry_on_error=3,
+    )
+    return Path(logs[0].location)
+
+
+def test_inspects_retries_are_attempts_with_their_errors_and_unknown_times(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Each of Inspect's `error_retries` is an attempt with its own error; Inspect keeps the
+    last attempt's time only, so the retries' times are unknown, and `show --attempts` says
+    so rather than print an offset from a start it does not know."""
+    from _cli_helpers import in_process
+
+    log = _retried_log(tmp_path / "logs")
+    run = eb.import_results(log)
+    table = run.attempts()
+    r = table[table.case_id == "r"]
+    assert list(r.attempt) == [1, 2, 3]
+    assert list(r.outcome) == ["errored", "errored", "passed"]
+    assert list(r.error_type.astype(object)[:2]) == ["ValueError", "ValueError"]
+    assert list(r.error_message[:2]) == ["try 1 failed", "try 2 failed"]
+    assert r.started_at[:2].isna().all() and r.duration_s[:2].isna().all()
+    header = read_eval_log(str(log))
+    sample = next(s for s in header.samples or [] if s.id == "r")
+    assert r.duration_s.iloc[2] == sample.total_time  # the last attempt is the sample's
+    assert cell(run.cases, "r", 1).attempts == 3
+    run.save(tmp_path / "store")
+    code, out, _ = in_process(
+        capsys, "show", run.name, "--store", str(tmp_path / "store"), "--attempts"
+    )
+    assert code == 0, out
+    rows = [line.split() for line in out.splitlines() if line.startswith("r ")]
+    assert len(rows) == 3
+    # no offset where the first attempt's start is unknown, no duration where the table has none
+    assert [row[3] for row in rows] == ["—", "—", "—"] and "+0.0ms" not in out
+    assert [row[4] for row in rows][:2] == ["—", "—"]
+    assert "ValueError: try 1 failed" in out and "ValueError: ValueError" not in out

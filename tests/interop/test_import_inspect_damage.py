@@ -20,6 +20,8 @@ pytest.importorskip("inspect_ai", reason="the extra evalbook[inspect]")
 from _inspect_task import rows_of, run_of
 from _interop_helpers import FormatError, detected
 
+import evalbook as eb
+
 
 def _originals(path: Path) -> dict[Any, tuple[Any, ...]]:
     """Each sample's imported row of cases and scores, from the intact log."""
@@ -97,3 +99,30 @@ def test_byte_flips_in_sample_entries(made: Path, tmp_path: Path, record_propert
     print(figure)
     record_property("byte_flips", figure)
     assert different == 0 and skipped_some > 0
+
+
+@pytest.mark.parametrize("made", ["eval"], indirect=True)
+def test_samples_a_cut_short_log_does_not_finish_are_not_run_not_dropped(
+    made: Path, tmp_path: Path, record_property: Any
+) -> None:
+    """The header lists every sample id and the epochs: samples the cut file lost are not run.
+
+    Cut after the third sample member, whole cases (`long`, `slow`) have no sample left; they
+    are still the run's cases, every epoch not run: 7 of its 10 samples are not run.
+    """
+    with zipfile.ZipFile(made) as zf:
+        members = [i for i in zf.infolist() if i.filename.startswith("samples/")]
+    third = members[2]
+    end = third.header_offset + 30 + len(third.filename) + len(third.extra) + third.compress_size
+    cut = tmp_path / "cut.eval"
+    cut.write_bytes(made.read_bytes()[:end])
+    with pytest.warns(RuntimeWarning, match="skipped"):
+        run = eb.import_results(cut, format="inspect")
+    cases = run.cases
+    assert sorted(set(cases.case_id)) == ["a", "b", "boom", "long", "slow"]
+    assert len(cases) == 10 and int(cases.outcome.notna().sum()) == 3
+    assert cases[cases.case_id.isin(["long", "slow"])].outcome.isna().all()
+    assert "completed 20% (1 errored, 7 not run)" in repr(run)  # boom errored
+    figure = f"cut after 3 of 10 sample members: {len(cases)} samples, 3 read, 7 not run"
+    print(figure)
+    record_property("cut_short", figure)

@@ -8,11 +8,13 @@ in-memory reader and exporter.
 from __future__ import annotations
 
 import hashlib
+import json
 import math
 import re
 import socket
 import sys
 import time
+import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -485,3 +487,23 @@ def test_cli_export_needs_a_path_or_otlp_not_both(
     assert len(err.strip().splitlines()) == 1
     code, _, _ = in_process(capsys, "export", str(run.path), "out.csv")
     assert code == 0 and (tmp_path / "out.csv").is_file()  # the table export is unchanged
+
+
+def test_a_run_without_sample_times_is_spans_of_zero_length_at_the_harness_s_own_time() -> None:
+    """lm-eval's files carry no per-sample time: every span starts and ends when the harness
+    says the eval ran (its `date`), not when the export happens (docs/interop.md)."""
+    folder = Path(__file__).parent / "fixtures" / "lm-eval" / "out"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # what the fixture skips is tested in its own file
+        run = eb.import_results(folder)
+    [results] = folder.glob("*/results_*.json")
+    date_ns = round(json.loads(results.read_text())["date"] * 1e9)
+    exporter = InMemorySpanExporter()
+    tracers = TracerProvider()
+    tracers.add_span_processor(SimpleSpanProcessor(exporter))
+    export_otel(run, tracer_provider=tracers)
+    finished = exporter.get_finished_spans()
+    assert len(finished) == 1 + int(run.cases.outcome.notna().sum())
+    for span in finished:
+        assert span.start_time is not None and abs(span.start_time - date_ns) < 1_000_000
+        assert span.end_time == span.start_time

@@ -13,10 +13,19 @@ import sys
 from typing import NoReturn
 
 from .._api._refs import column_names
+from ._exit import (
+    EXIT_GATE_FAILED,
+    EXIT_INCOMPLETE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_UNEXPECTED,
+    EXIT_USAGE,
+)
 
 __all__ = [
     "EXIT_GATE_FAILED",
     "EXIT_INCOMPLETE",
+    "EXIT_INTERRUPTED",
     "EXIT_OK",
     "EXIT_UNEXPECTED",
     "EXIT_USAGE",
@@ -34,9 +43,6 @@ __all__ = [
     "store_option",
     "usd",
 ]
-
-EXIT_OK, EXIT_GATE_FAILED, EXIT_USAGE, EXIT_UNEXPECTED = 0, 1, 2, 3
-EXIT_INCOMPLETE = 4  # `run`: the run stopped before every sample ran (its budget)
 
 
 class CliError(Exception):

@@ -229,7 +229,14 @@ def attempts_lines(run: Run) -> list[str]:
     shown = retried.index[:MAX_SAMPLES]
     keys = pd.MultiIndex.from_frame(table[["case_id", "epoch"]])
     rows_of = table[keys.isin(shown)]
-    first = rows_of.groupby(["case_id", "epoch"], sort=False)["started_at"].transform("first")
+    # after the first attempt's own start: not the first start known (a harness may keep only
+    # the last attempt's), so an unknown first start leaves every offset unknown
+    first = (
+        rows_of["started_at"]
+        .where(rows_of["attempt"] == 1)
+        .groupby([rows_of["case_id"], rows_of["epoch"]], sort=False)
+        .transform("max")
+    )
     offsets = (rows_of["started_at"] - first).dt.total_seconds()
     rows = [
         [
@@ -253,7 +260,11 @@ def attempts_lines(run: Run) -> list[str]:
     )
     if len(retried) > MAX_SAMPLES:
         lines.append(f"… {len(retried) - MAX_SAMPLES} more retried {what}: see run.attempts()")
-    if rows_of["outcome"].isna().any():
+    if (
+        rows_of["outcome"].isna().any()
+        or offsets.isna().any()
+        or rows_of["duration_s"].isna().any()
+    ):
         lines.append(
             f"{_UNKNOWN}: not known (a log written before evalbook logged each attempt, "
             "or an imported run)"

@@ -18,6 +18,7 @@ from typing import Protocol, TextIO
 from .._api._refs import RefError
 from .._compare._gate_checks import GateError
 from .._errors import ConfigurationError
+from .._util._advice import from_the_command_line
 from .._version import __version__
 from . import (
     _cmd_cache,
@@ -30,7 +31,16 @@ from . import (
     _cmd_runs,
     _cmd_show,
 )
-from ._args import EXIT_OK, EXIT_UNEXPECTED, EXIT_USAGE, CliError, Parser, one_line, say_error
+from ._args import (
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_UNEXPECTED,
+    EXIT_USAGE,
+    CliError,
+    Parser,
+    one_line,
+    say_error,
+)
 
 __all__ = ["COMMANDS", "Command", "build_parser", "main"]
 
@@ -109,7 +119,7 @@ def _show_warning(
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Entry point of the `evalbook` console script and `python -m evalbook`.
+    """Run one command (the entry point, `_cli.main`, loads this module first).
 
     Example:
         >>> main(["--version"])
@@ -125,9 +135,12 @@ def main(argv: Sequence[str] | None = None) -> int:
     handler = _StderrHandler(logging.WARNING)
     log.addHandler(handler)
     try:
-        with warnings.catch_warnings():
+        with warnings.catch_warnings(), from_the_command_line():
             warnings.showwarning = _show_warning
             return _main(argv)
+    except KeyboardInterrupt:  # before a command started (parsing) or after it ended
+        say_error("interrupted")
+        return EXIT_INTERRUPTED
     finally:
         log.removeHandler(handler)
 
@@ -151,7 +164,7 @@ def _main(argv: Sequence[str] | None) -> int:
         return EXIT_USAGE
     except KeyboardInterrupt:
         say_error("interrupted", prog)
-        return 130
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # The reader went away (e.g. `evalbook runs | head`): not an error worth a message.
         devnull = os.open(os.devnull, os.O_WRONLY)

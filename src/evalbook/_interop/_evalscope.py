@@ -49,7 +49,6 @@ from ._imported import (
     Imported,
     ImportedSample,
     ImportedScore,
-    PlannedCase,
     json_safe,
 )
 from ._reading import (
@@ -550,15 +549,16 @@ def _missing(
     repeats: int,
     base: dict[str, Any],
     skipped: list[str],
-) -> tuple[list[PlannedCase], list[ImportedSample]]:
-    """The cases the report asked of this file and the samples it says errored.
+) -> tuple[list[str] | None, list[ImportedSample]]:
+    """The cases the report asked of this file (None: not known) and the samples it says
+    errored.
 
     EvalScope's ids are its own (`reindex`: sample `i` is group `i // repeats`, position
     `i % repeats`), so the report's `requested` names every slot. A slot the file does not hold
     is not run; when the file holds exactly the report's `succeeded` samples, the others are
     the `errored` ones (EvalScope keeps no line of a sample that errored)."""
     if counts is None or len(lines) >= counts["requested"]:
-        return [], []
+        return None, []
     requested = counts["requested"]
     fits = requested % repeats == 0 and all(
         isinstance(line.sample_id, int)
@@ -572,8 +572,8 @@ def _missing(
             f"{file.name}: its report asks {requested} samples, the file holds {len(lines)}; "
             "its ids are not EvalScope's own, so which are missing is not known"
         )
-        return [], []
-    planned = [PlannedCase(f"{file.stem}/{g}", repeats, base) for g in range(requested // repeats)]
+        return None, []
+    planned = [f"{file.stem}/{g}" for g in range(requested // repeats)]
     errored: list[ImportedSample] = []
     if len(lines) == counts["succeeded"] and requested - len(lines) == counts["errored"]:
         held = {line.sample_id for line in lines}
@@ -627,7 +627,8 @@ def read(path: Path) -> Imported:
     # EvalScope's repeats is one setting of a run: the highest position read in any file
     repeats = 1 + max(line.epoch - 1 for _, ls, _, _ in per_file.values() for line in ls)
     samples: list[ImportedSample] = []
-    planned: list[PlannedCase] = []
+    # every case in file order: a file's planned ones where its report says what was asked
+    planned: list[str] = []
     for stem, (file, lines, benchmark, subset) in per_file.items():
         base = {"dataset": stem, "benchmark": benchmark, "subset": subset}
         for line in lines:
@@ -659,7 +660,7 @@ def read(path: Path) -> Imported:
         report = reports.get(benchmark) if benchmark else None
         counts = _asked(file, report, subset, skipped)
         asked, errored = _missing(file, lines, counts, repeats, base, skipped)
-        planned += asked
+        planned += asked if asked is not None else dict.fromkeys(line.case for line in lines)
         samples += errored
     benchmarks = sorted(per_benchmark)
     source = {
@@ -668,4 +669,14 @@ def read(path: Path) -> Imported:
         "benchmarks": {b: _report_source(reports[b]) for b in benchmarks},
     }
     name = "+".join(benchmarks) if benchmarks else "+".join(per_file)
-    return Imported(NAME, path, name, scores, samples, skipped, json_safe(source), planned)
+    return Imported(
+        NAME,
+        path,
+        name,
+        scores,
+        samples,
+        skipped,
+        json_safe(source),
+        planned_cases=planned,
+        planned_epochs=repeats,
+    )

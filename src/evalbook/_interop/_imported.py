@@ -12,7 +12,7 @@ from __future__ import annotations
 import math
 import re
 import uuid
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -22,7 +22,16 @@ import pandas as pd
 from .._errors import ConfigurationError
 from .._model._contract import UNSCORED, Rec, error_rec, record_of
 from .._model._definitions import ScoreDefinition, define_score
-from .._model._results import ERRORED, FAILED, OUTCOMES, PASSED, TIMED_OUT, Finished, Results
+from .._model._results import (
+    ERRORED,
+    FAILED,
+    OUTCOMES,
+    PASSED,
+    TIMED_OUT,
+    Attempt,
+    Finished,
+    Results,
+)
 from .._model._run_data import RunData
 from .._model._tally import Tally
 from .._store._layout import check_run_name
@@ -32,9 +41,9 @@ from .._util._warn import warn
 __all__ = [
     "FormatError",
     "Imported",
+    "ImportedAttempt",
     "ImportedSample",
     "ImportedScore",
-    "PlannedCase",
     "json_safe",
     "run_name_of",
     "score_name_of",
@@ -63,6 +72,17 @@ class ImportedScore:
     description: str | None = None
 
 
+@dataclass(frozen=True)
+class ImportedAttempt:
+    """One attempt of a sample the harness retried, as it wrote it (times NaN: not known)."""
+
+    outcome: str
+    error_type: str | None = None
+    error_message: str | None = None
+    started_at: float = math.nan
+    duration_s: float = math.nan
+
+
 @dataclass
 class ImportedSample:
     """One sample (case, epoch) as the harness wrote it; `scores` holds raw values by name."""
@@ -79,22 +99,13 @@ class ImportedSample:
     duration_s: float = math.nan
     attempts: int = 1
     usage: Mapping[str, Tally] | None = None
-
-
-@dataclass(frozen=True)
-class PlannedCase:
-    """A case the harness says it was asked to run, with its epochs and input: a slot of it that
-    no sample fills is not run (the run is incomplete), never left out of the run."""
-
-    case_id: str
-    epochs: int = 1
-    input: Mapping[str, Any] = field(default_factory=dict)
+    # every attempt, oldest first, the last the sample's own, where the harness kept them
+    tries: Sequence[ImportedAttempt] | None = None
 
 
 @dataclass
 class Imported:
-    """What one importer read: samples, the scores they carry, what it had to skip, and the
-    cases the harness says were asked (`planned`: those no sample of the file reaches too)."""
+    """What one importer read: samples, the scores they carry, what it had to skip."""
 
     format: str
     path: Path
@@ -102,8 +113,13 @@ class Imported:
     scores: list[ImportedScore]
     samples: list[ImportedSample]
     skipped: list[str] = field(default_factory=list)
+    # the harness's metadata; `created`, where it says when the eval ran (an ISO time), is the
+    # stored run's start when no sample has a time of its own
     source: dict[str, Any] = field(default_factory=dict)
-    planned: list[PlannedCase] = field(default_factory=list)
+    # what the harness was asked to run, where its file says: every case id (in its order) and
+    # the epochs of each. A sample of these the file does not hold is "not run", never dropped.
+    planned_cases: list[str] | None = None
+    planned_epochs: int | None = None
 
 
 def score_name_of(raw: str, taken: set[str]) -> str:
@@ -209,6 +225,22 @@ def _seconds(value: object) -> float:
     return float(value) if math.isfinite(value) else math.nan
 
 
+def _attempts(tries: Sequence[ImportedAttempt] | None) -> tuple[Attempt, ...] | None:
+    """A retried sample's attempts as the run keeps them; None for one attempt."""
+    if not tries or len(tries) < 2:
+        return None
+    return tuple(
+        Attempt(
+            _OUTCOME_CODES[t.outcome],
+            None if t.error_type is None else safe_str(t.error_type),
+            None if t.error_message is None else safe_str(t.error_message),
+            _seconds(t.started_at),
+            _seconds(t.duration_s),
+        )
+        for t in tries
+    )
+
+
 def _warn_skipped(imported: Imported, skipped: list[str], kept: int) -> None:
     if not skipped:
         return
@@ -224,10 +256,11 @@ def _warn_skipped(imported: Imported, skipped: list[str], kept: int) -> None:
 def to_run_data(imported: Imported, name: str | None = None) -> RunData:
     """The run made of what an importer read; warns once when parts were skipped.
 
-    Cases keep the order in which their first sample appears, then the planned cases no sample
-    reaches; a case's epochs are 1..K, where K is the highest epoch read or planned (a sample
-    that is missing leaves its slot without a final outcome: the run reads as incomplete, never
-    filled in). A second sample of the same (case, epoch) is skipped and counted.
+    Cases are the planned ones (`Imported.planned_cases`), then any other in the order its
+    first sample appears; a case's epochs are 1..K, where K is the planned epochs or the highest
+    epoch read, whichever is more. A sample that is missing leaves its slot without a final
+    outcome: the run reads as incomplete ("not run"), never filled in. A second sample of the
+    same (case, epoch) is skipped and counted.
 
     Raises:
         FormatError: nothing could be read (no sample at all).
@@ -240,7 +273,9 @@ def to_run_data(imported: Imported, name: str | None = None) -> RunData:
         key = (safe_str(sample.case_id), sample.epoch)
         if isinstance(sample.epoch, bool) or not isinstance(sample.epoch, int) or sample.epoch < 1:
             skipped.append(f"sample {key[0]!r}: epoch {sample.epoch!r} is not a whole number >= 1")
-        elif sample.outcome not in _OUTCOME_CODES:
+        elif sample.outcome not in _OUTCOME_CODES or any(
+            t.outcome not in _OUTCOME_CODES for t in sample.tries or ()
+        ):
             skipped.append(f"sample {key[0]!r}: unknown outcome {sample.outcome!r}")
         elif key in samples:
             skipped.append(f"sample {key[0]!r} epoch {key[1]}: a second result (the first is kept)")
@@ -252,9 +287,9 @@ def to_run_data(imported: Imported, name: str | None = None) -> RunData:
             f"{imported.path}: no {imported.format} sample could be read{why}; pass a file "
             f"that holds results"
         )
-    planned = {safe_str(p.case_id): p for p in imported.planned}
-    case_ids = list(dict.fromkeys([*(cid for cid, _ in samples), *planned]))
-    epochs = max(max(epoch for _, epoch in samples), *(p.epochs for p in planned.values()), 1)
+    planned = [safe_str(cid) for cid in imported.planned_cases or ()]
+    case_ids = list(dict.fromkeys([*planned, *(cid for cid, _ in samples)]))
+    epochs = max(imported.planned_epochs or 1, *(epoch for _, epoch in samples))
     text = TextGate()
     results = Results(case_ids, len(definitions), text, epochs=epochs)
     index = {cid: i for i, cid in enumerate(case_ids)}
@@ -266,7 +301,7 @@ def to_run_data(imported: Imported, name: str | None = None) -> RunData:
             index[cid] * epochs + epoch - 1,
             Finished(
                 code,
-                sample.attempts,
+                len(sample.tries) if sample.tries else sample.attempts,
                 sample.output,
                 None if sample.error_type is None else safe_str(sample.error_type),
                 None if sample.error_message is None else safe_str(sample.error_message),
@@ -274,12 +309,12 @@ def to_run_data(imported: Imported, name: str | None = None) -> RunData:
                 _seconds(sample.duration_s),
                 _records(sample, code, where, imported.format),
                 dict(sample.usage) if sample.usage else None,
+                _attempts(sample.tries),
             ),
         )
-    for cid, plan in planned.items():
-        inputs.setdefault(cid, plan.input)
     # cleaned before pandas sees it: its arrow-backed `str` columns cannot hold a lone surrogate
-    data = pd.DataFrame([text(dict(inputs[cid]), "input", cid) for cid in case_ids])
+    # a planned case the file holds no sample of has no inputs: its row is empty
+    data = pd.DataFrame([text(dict(inputs.get(cid, {})), "input", cid) for cid in case_ids])
     _warn_skipped(imported, skipped, len(samples))
     options: dict[str, Any] = {
         "imported": {

@@ -24,6 +24,7 @@ What each field becomes is the table in docs/interop.md ("Inspect AI").
 
 from __future__ import annotations
 
+import ast
 import importlib.metadata
 import io
 import json
@@ -36,7 +37,7 @@ from typing import TYPE_CHECKING, Any
 
 from .._model._contract import Score, ScoreError, Unscored
 from .._model._tally import InvalidUsage, Tally, amount
-from ._imported import FormatError, Imported, ImportedSample, ImportedScore
+from ._imported import FormatError, Imported, ImportedAttempt, ImportedSample, ImportedScore
 from ._inspect_files import EXPECTED, damaged, logs_in, not_inspect, read_eval, read_json, sniff
 from ._reading import check_version
 
@@ -243,6 +244,11 @@ def _imported(
         samples=[_sample(s, keys, names) for s in samples],
         skipped=skipped,
         source={k: v for k, v in source.items() if v is not None},
+        # the header lists every sample id and the epochs even when the log is cut short
+        planned_cases=None
+        if spec.dataset.sample_ids is None
+        else [str(i) for i in spec.dataset.sample_ids],
+        planned_epochs=spec.config.epochs,
     )
 
 
@@ -252,6 +258,8 @@ def _sample(
     names: Mapping[tuple[str, str | None], str],
 ) -> ImportedSample:
     outcome, error_type, error_message = _outcome(sample)
+    duration = math.nan if sample.total_time is None else sample.total_time
+    last = ImportedAttempt(outcome, error_type, error_message, _unix(sample.started_at), duration)
     values: dict[str, object] = {}
     for scorer, key in keys:
         score = (sample.scores or {}).get(scorer)
@@ -269,9 +277,10 @@ def _sample(
         error_message=error_message,
         scores=values,
         started_at=_unix(sample.started_at),
-        duration_s=math.nan if sample.total_time is None else sample.total_time,
+        duration_s=duration,
         attempts=1 + len(sample.error_retries or []),
         usage=_usage(sample),
+        tries=_tries(sample, last),
     )
 
 
@@ -292,7 +301,8 @@ def _inputs(sample: EvalSample) -> Iterator[tuple[str, Any]]:
 def _outcome(sample: EvalSample) -> tuple[str, str | None, str | None]:
     """(outcome, error type, message): an error, then a limit; else passed."""
     if sample.error is not None:
-        return "errored", _error_type(sample.error), sample.error.message
+        kind = _error_type(sample.error)
+        return "errored", kind, _message_of(kind, sample.error.message)
     if sample.limit is not None:
         kind = sample.limit.type
         message = sample.limit.reason or f"{kind} limit of {sample.limit.limit:g} reached"
@@ -307,6 +317,38 @@ def _error_type(error: Any) -> str:
     if found is None:
         found = _REPR_TYPE.match(str(error.message))
     return found.group(1) if found else "unknown"
+
+
+def _message_of(kind: str, message: str) -> str:
+    """The exception's message: Inspect writes its repr (`ValueError('bad')`), evalbook keeps the
+    type and the message apart (`ValueError`, `bad`); a repr of other arguments stays as it is.
+
+    Example:
+        >>> _message_of("ValueError", "ValueError('bad')"), _message_of("E", "E(1, 2)")
+        ('bad', 'E(1, 2)')
+    """
+    prefix = f"{kind}("
+    inner = message[len(prefix) : -1]
+    if not (message.startswith(prefix) and message.endswith(")") and inner[:1] in ("'", '"')):
+        return message
+    try:
+        plain = ast.literal_eval(inner)
+    except (ValueError, SyntaxError, RecursionError, MemoryError):
+        return message
+    return plain if isinstance(plain, str) else message
+
+
+def _tries(sample: EvalSample, last: ImportedAttempt) -> list[ImportedAttempt] | None:
+    """Each attempt of a sample Inspect retried (`error_retries`, oldest first), then `last`,
+    the sample's own; None for a sample with one attempt. Inspect keeps no time of a retry:
+    the sample's `started_at` and `total_time` are its last attempt's."""
+    if not sample.error_retries:
+        return None
+    tries = []
+    for retry in sample.error_retries:
+        kind = _error_type(retry)
+        tries.append(ImportedAttempt("errored", kind, _message_of(kind, retry.message)))
+    return [*tries, last]
 
 
 def _value_of(score: Any, scorer: str, key: str | None) -> object | None:

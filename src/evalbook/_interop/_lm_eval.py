@@ -27,8 +27,10 @@ from __future__ import annotations
 
 import hashlib
 import json
+import math
 from collections import Counter, defaultdict
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
@@ -311,6 +313,7 @@ def read(path: Path) -> Imported:
     config: dict[str, Any] = cfg if isinstance(cfg, dict) else {}
     source = {
         "lm_eval_version": results.get("lm_eval_version"),
+        "created": _created(results.get("date")),
         "model": config.get("model"),
         "model_args": config.get("model_args"),
         "model_name": results.get("model_name"),
@@ -367,3 +370,13 @@ def _sample(
         output=_output(first["resps"]),
         scores=values,
     )
+
+
+def _created(date: object) -> str | None:
+    """lm-eval's `date` (`time.time()` when the run began) as an ISO time; None if not one."""
+    if isinstance(date, bool) or not isinstance(date, int | float) or not math.isfinite(date):
+        return None
+    try:
+        return datetime.fromtimestamp(date, UTC).isoformat(timespec="milliseconds")
+    except (OverflowError, OSError, ValueError):
+        return None

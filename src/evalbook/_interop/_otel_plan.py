@@ -16,6 +16,7 @@ from typing import Any, cast
 import pandas as pd
 
 from .._model._run_data import RunData
+from .._store._layout import first_started_at
 
 __all__ = ["Plan", "SpanPlan", "plan_of"]
 
@@ -177,6 +178,8 @@ def plan_of(run: RunData) -> Plan:
     ends = [s.end_ns for s in samples if s.end_ns is not None]
     run_attrs["evalbook.run.samples"] = len(samples)
     run_attrs["evalbook.run.samples_not_run"] = not_run
-    first = min(starts) if starts else None
-    last = max([*ends, *starts]) if starts else None
+    # no sample with a start (an import whose harness keeps none): when the run started, as
+    # the store says it (the harness's own `created`, else now); its spans are zero-length
+    first = min(starts) if starts else _ns(pd.Timestamp(first_started_at(run)))
+    last = max([*ends, *starts]) if starts else first
     return Plan(gauges, not_sent, SpanPlan(first, last, run_attrs), samples, not_run)

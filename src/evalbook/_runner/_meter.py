@@ -34,6 +34,7 @@ from .._model._tally import (
     sample_totals,
     token_counts,
 )
+from .._util._advice import advice
 from .._util._warn import warn
 
 __all__ = [
@@ -252,7 +253,10 @@ def warn_usage(ledger: Ledger, name: str) -> None:
             f"run {name!r} reached its budget max_cost=${ledger.max_cost:g} "
             f"(${ledger.spent:.4g} recorded): {ledger.not_started} sample(s) did not start "
             "and the run is incomplete; resume it with a higher budget, e.g. "
-            "eb.run(..., resume=run, max_cost=...)",
+            + advice(
+                "eb.run(..., resume=run, max_cost=...)",
+                "evalbook run FILE --resume RUN --max-cost USD",
+            ),
             RuntimeWarning,
         )
     if ledger.unpriced:

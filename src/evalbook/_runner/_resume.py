@@ -26,6 +26,7 @@ from .._store._door import (
     reopen,
     run_folder,
 )
+from .._util._advice import advice
 
 if TYPE_CHECKING:
     from ._plan import Plan
@@ -83,7 +84,7 @@ def _stored_folder(resume: Any) -> Path | None:
         if not path.exists():
             raise ConfigurationError(
                 f"resume={str(resume)!r}: there is no run folder at {path.resolve()}; pass the "
-                "path of a stored run (see eb.runs()) or a Run"
+                f"path of a stored run (see {advice('eb.runs()', 'evalbook runs')}) or a Run"
             )
         try:
             return run_folder(path)
@@ -112,7 +113,8 @@ def _check_same(
         raise ConfigurationError(
             f"{what} cannot continue the stored run {source.name!r}: its log is damaged "
             f"before its score definitions ({damage}), so no result it holds can be tied to "
-            "a score. eb.load_run(path) shows what it holds; run again into a new folder"
+            f"a score. {advice('eb.load_run(path)', 'evalbook show RUN')} shows what it holds; "
+            "run again into a new folder"
         )
     if stored != now:
         old = ", ".join(d.name for d in source.definitions) or "(none)"
@@ -203,7 +205,7 @@ def _from_memory(
     results, todo = _kept(source, plan)
     # in memory it is the same run, so it keeps its id; in a new folder, a new stored run
     run_id = source.id if store is None else new_run_id()
-    started_at = first_started_at(source.results)
+    started_at = first_started_at(source)
     start = RunStart(source.name, options, plan.definitions, plan.case_ids, run_id, started_at)
     return open_run(store, start, frame, results, todo)
 

@@ -144,7 +144,7 @@ def reopen(folder: Path, label: str) -> Reopened:
         if started is None:  # a log written before it did
             summary = summary_of(folder)
             started = summary.get("started_at") if summary is not None else None
-        started_at = str(started) if started is not None else first_started_at(run.results)
+        started_at = str(started) if started is not None else first_started_at(run)
     except (FileNotFoundError, NotARunLog, DamagedLog) as exc:  # nothing here to continue
         log.close()
         raise ConfigurationError(f"{label}: {exc}") from None

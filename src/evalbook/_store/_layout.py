@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 
 from .._errors import ConfigurationError
-from .._model._results import Results
+from .._model._run_data import RunData
 from .._util._fs import is_temp_of
 
 __all__ = [
@@ -58,12 +58,28 @@ def now_iso() -> str:
     return datetime.now(UTC).isoformat(timespec="milliseconds")
 
 
-def first_started_at(results: Results) -> str:
-    """When the earliest case started (or now, for a run without cases)."""
+def first_started_at(run: RunData) -> str:
+    """When the run started: its earliest case's start; else, for a run imported from a file
+    without per-sample times, when the harness says the eval was made (`created` of
+    `options["imported"]`, an ISO time); else now."""
+    results = run.results
     started = results.started_at[~np.isnan(results.started_at)]
-    if not started.size:
-        return now_iso()
-    return datetime.fromtimestamp(float(started.min()), UTC).isoformat(timespec="milliseconds")
+    if started.size:
+        return _iso(float(started.min()))
+    imported = run.options.get("imported")
+    declared = imported.get("created") if isinstance(imported, dict) else None
+    if isinstance(declared, str):
+        try:
+            when = datetime.fromisoformat(declared)
+        except ValueError:  # not a time: the import's own copy says what it was
+            pass
+        else:  # a time without a zone is taken as UTC, as harnesses write their logs
+            return _iso((when if when.tzinfo else when.replace(tzinfo=UTC)).timestamp())
+    return now_iso()
+
+
+def _iso(unix: float) -> str:
+    return datetime.fromtimestamp(unix, UTC).isoformat(timespec="milliseconds")
 
 
 def check_run_name(name: str) -> str:

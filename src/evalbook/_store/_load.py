@@ -18,6 +18,7 @@ from .._model._results import OUTCOMES, PENDING, Results
 from .._model._run_data import RunData
 from .._model._scoring_rule import outcome_counts
 from .._model._tally import Tally, usage_from_json
+from .._util._advice import advice
 from .._util._text import clean
 from .._util._warn import warn
 from ._codec import OUTPUT_KINDS, read_file_outputs
@@ -472,9 +473,9 @@ def read_run(path: str | os.PathLike[str], *, warn_incomplete: bool = True) -> R
             if run.path is not None and being_written(run.path / EVENTS):
                 tail = "; another process is running it right now: load it again once it ends"
             else:
-                tail = (
-                    " (the run was interrupted); resume it: eb.run(..., resume=path), or "
-                    "evalbook run FILE --resume path"
+                tail = " (the run was interrupted); resume it: " + advice(
+                    f"eb.run(..., resume={str(run.path)!r})",
+                    f"evalbook run FILE --resume {run.path}",
                 )
             warn(head + tail, RuntimeWarning)
     return run

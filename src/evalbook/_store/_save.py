@@ -100,15 +100,15 @@ def save_run(run: RunData, store: str | os.PathLike[str] | None = None) -> Path:
             ) from None
         try:
             remove_stale_temps(folder, STORE_FILES)
-            started_at = stored_started_at(folder) or first_started_at(run.results)
+            started_at = stored_started_at(folder) or first_started_at(run)
             _write(run, folder, started_at, rewrite_log=not _log_matches(folder, run))
         finally:
             log.close()
         return folder
     if run.path is None:
-        started_at = first_started_at(run.results)
+        started_at = first_started_at(run)
     else:  # a stored run copied elsewhere keeps when it started
-        started_at = stored_started_at(run.path) or first_started_at(run.results)
+        started_at = stored_started_at(run.path) or first_started_at(run)
     folder = new_run_folder("runs" if store is None else store, run.name)
     try:
         _write(run, folder, started_at, rewrite_log=True)
