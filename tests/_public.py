@@ -61,6 +61,9 @@ SUMMARY_COLUMNS = [
     "ci_low",
     "ci_high",
     "n_cases",
+    "cases_counted",
+    "cases_dropped",
+    "dropped_reasons",
     "counted",
     "zeroed",
     "excluded",
@@ -107,6 +110,9 @@ PAIR_COLUMNS = ["case_id", "score", "a", "b", "delta", "change"]
 CHANGES = ["improved", "regressed", "same", "only_a", "only_b"]
 LEADERBOARD_COLUMNS = [
     "rank",
+    "rank_low",
+    "rank_high",
+    "tier",
     "name",
     "score",
     "label",

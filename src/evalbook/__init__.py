@@ -5,12 +5,14 @@ Example:
     >>> correct = eb.define_score("correct", label="Correct", primary=True)
 """
 
-import importlib
-import typing
+from importlib import import_module as _import_module
 
 from ._version import __version__ as __version__
 
-if typing.TYPE_CHECKING:  # what the names below are, for type checkers (at run time: __getattr__)
+# not `typing.TYPE_CHECKING`: importing typing takes 30 ms, and the `evalbook` command must be
+# in its own `try` (catching a Ctrl-C) as soon as it can; type checkers read this name so too
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # what the names below are, for type checkers (at run time: __getattr__)
     from ._api._entry import arun, load_run, run
     from ._api._eval import Eval
     from ._api._import import import_results
@@ -40,6 +42,7 @@ if typing.TYPE_CHECKING:  # what the names below are, for type checkers (at run 
     from ._model._scorers import scorer
     from ._store._listing import runs
     from .display import show
+del TYPE_CHECKING
 
 __all__ = [
     "Agreement",
@@ -129,7 +132,7 @@ def __getattr__(name: str) -> object:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'evalbook' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
+    value = getattr(_import_module(module, __name__), name)
     globals()[name] = value  # the next use is a plain attribute
     return value
 

@@ -81,7 +81,7 @@ def test_run_prints_headline_summary_and_in_memory_note(
     code, out, err = in_process(capsys, "run", "evals.py", "--no-store")
     assert code == 0, err
     assert "qa · 4 cases" in out
-    assert "Correct 67% · completed 75% (1 errored)" in out
+    assert "Correct 67% over 3 of 4 cases · completed 75% (1 errored)" in out
     assert "qa.correct *" in out and "[" in out
     assert "not stored" in out
 

@@ -66,7 +66,7 @@ def test_run_stores_and_prints_the_path(store: Path) -> None:
 def test_show_by_name_and_by_path(store: Path) -> None:
     proc = cli("show", "qa", cwd=store)
     assert proc.returncode == 0, proc.stderr
-    assert "Correct 67% · completed 75% (1 errored)" in proc.stdout
+    assert "Correct 67% over 3 of 4 cases · completed 75% (1 errored)" in proc.stdout
     assert "unscored and error records:" in proc.stdout and "case_errored" in proc.stdout
     assert "errored 1" in proc.stdout
     folder = next((store / "runs").glob("qa2-*"))
@@ -102,7 +102,7 @@ def test_a_terminal_without_unicode_gets_replacements_not_a_crash(store: Path) -
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "Correct 67% ? completed 75% (1 errored)" in proc.stdout
+    assert "Correct 67% over 3 of 4 cases ? completed 75% (1 errored)" in proc.stdout
 
 
 def test_runs_of_an_empty_store(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -75,7 +75,9 @@ def test_the_leaderboard_note_is_shown_and_no_scatter_mixes_two_scores() -> None
     card = unescape(view.card_html())
     assert "Primary scores differ (hit, ok), so the rows rank by passed cases." in card
     assert "No cost-vs-score scatter: the runs' headline scores differ" in card
-    assert card.count('data-evalbook="leaderboard-note"') == 2
+    # what tiers and ranks mean, the board's note, why there is no scatter
+    assert card.count('data-evalbook="leaderboard-note"') == 3
+    assert "Tier: runs not separable from the tier's best run" in card
     assert "Primary scores differ" in view.text()
 
 

@@ -1,12 +1,12 @@
 """Importing Harbor jobs and trials (docs/interop.md "Harbor", format "harbor").
 
-The fixture job (fixtures/harbor/job) is written by fixtures/harbor/make.py, which follows
-Harbor 0.26.0's writers (fixtures/harbor/README.md); a test checks make.py still writes it.
+The fixture job (fixtures/harbor/job) was written by Harbor 0.26.0 itself: its oracle agent on
+the four tasks of fixtures/harbor/harness/tasks, two attempts each (fixtures/harbor/README.md,
+regenerate.sh). Its trial names are Harbor's random ones: the tests find trials by task.
 """
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import math
 import random
@@ -35,7 +35,20 @@ from evalbook import import_results
 
 FIXTURES = Path(__file__).parent / "fixtures" / "harbor"
 JOB = FIXTURES / "job"
-TRIAL = JOB / "fix-bug__h7J8k9L"
+
+
+def _trials(task: str, job: Path = JOB) -> list[Path]:
+    """The job's trial folders of a task, in the order Harbor started them."""
+    found = [p for p in job.iterdir() if p.is_dir() and p.name.startswith(f"{task}__")]
+    return sorted(found, key=lambda p: json.loads((p / "result.json").read_text())["started_at"])
+
+
+def _result(trial: Path) -> dict[str, Any]:
+    doc: dict[str, Any] = json.loads((trial / "result.json").read_text())
+    return doc
+
+
+TRIAL = _trials("fix-bug")[0]
 
 
 def _import(path: Path, **kw: Any) -> eb.Run:
@@ -46,109 +59,132 @@ def _copy_job(tmp: Path) -> Path:
     return Path(shutil.copytree(JOB, tmp / "job"))
 
 
-def test_make_py_writes_the_committed_fixture(tmp_path: Path) -> None:
-    spec = importlib.util.spec_from_file_location("harbor_make", FIXTURES / "make.py")
-    assert spec is not None and spec.loader is not None
-    make = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(make)
-    make.main(tmp_path / "job")
-    written = sorted(p.relative_to(tmp_path / "job") for p in (tmp_path / "job").rglob("*"))
-    committed = sorted(p.relative_to(JOB) for p in JOB.rglob("*"))
-    assert written == committed
-    for rel in committed:
-        if (JOB / rel).is_file():
-            assert (tmp_path / "job" / rel).read_bytes() == (JOB / rel).read_bytes(), rel
+def test_the_fixture_is_harbors_own_job_of_eight_trials() -> None:
+    lock = json.loads((JOB / "lock.json").read_text())
+    assert lock["harbor"]["version"] == "0.26.0"
+    job = json.loads((JOB / "result.json").read_text())
+    folders = [p for p in JOB.iterdir() if p.is_dir()]
+    assert job["n_total_trials"] == len(folders) == 8
+    for folder in folders:
+        assert _result(folder)["agent_info"]["name"] == "oracle"
+        assert _result(folder)["config"]["job_id"] == job["id"]
 
 
 def test_a_job_folder_imports_one_sample_per_trial() -> None:
     run = _import(JOB)
     assert run.name == "job"
     cases = run.cases
-    assert cases.case_id.tolist() == ["fix-bug"] * 2 + ["flaky-env"] * 2 + ["hello-world"] * 2
-    assert cases.epoch.tolist() == [1, 2] * 3
-    assert cases.outcome.tolist() == [
-        "passed", "timed_out", "errored", "passed", "passed", "passed"
-    ]  # fmt: skip
-    timed_out = cases.iloc[1]
+    tasks = ["fix-bug", "hello-world", "no-reward", "slow-fix"]
+    assert cases.case_id.tolist() == [t for t in tasks for _ in (1, 2)]
+    assert cases.epoch.tolist() == [1, 2] * 4
+    assert cases.outcome.tolist() == ["passed"] * 4 + ["errored"] * 2 + ["timed_out"] * 2
+    timed_out = cases.iloc[6]
     assert timed_out.error_type == "AgentTimeoutError"
-    assert "timed out after 600.0 seconds" in timed_out.error_message
-    assert cases.iloc[2].error_type == "ApiRateLimitError"
-    # hello-world__e4F5g6H started first: epoch 1 (reward 0), though its name sorts second
-    scores = run.scores
-    hello = scores[(scores.case_id == "hello-world") & (scores.score == "reward")]
-    assert hello.value.tolist() == [0.0, 1.0]
-    assert cases.iloc[4].duration_s == 120.0
+    assert timed_out.error_message == "Agent execution timed out after 2.0 seconds"
+    assert cases.iloc[4].error_type == "RewardFileNotFoundError"
+    assert "No reward file found at" in cases.iloc[4].error_message
+    # a task's epochs are its trials in the order they started, each with its own times
+    for i, task in enumerate(tasks):
+        for epoch, trial in enumerate(_trials(task)):
+            doc, row = _result(trial), cases.iloc[2 * i + epoch]
+            started = pd.Timestamp(doc["started_at"])
+            assert row.started_at == started, (task, epoch)
+            want = (pd.Timestamp(doc["finished_at"]) - started).total_seconds()
+            assert row.duration_s == pytest.approx(want, abs=1e-6)
+    # the oracle agent runs no model: its agent_result's tokens and cost are null, never 0
+    assert _result(TRIAL)["agent_result"]["n_input_tokens"] is None
+    assert cases.input_tokens.isna().all() and cases.cost.isna().all()
+
+
+def test_an_agents_tokens_and_cost_are_its_usage(tmp_path: Path) -> None:
+    job = _copy_job(tmp_path)
+    first = _trials("fix-bug", job)[0] / "result.json"
+    doc = json.loads(first.read_text())
+    # what an agent that calls a model records (Harbor's AgentContext)
+    doc["agent_result"].update(n_input_tokens=15000, n_output_tokens=1800, cost_usd=0.061)
+    first.write_text(json.dumps(doc, indent=4))
+    cases = _import(job).cases
     assert (cases.iloc[0].input_tokens, cases.iloc[0].output_tokens) == (15000, 1800)
     assert cases.iloc[0].cost == 0.061 and math.isnan(cases.iloc[1].cost)
-    assert math.isnan(cases.iloc[3].input_tokens)  # no agent_result: unknown, never 0
 
 
 def test_named_rewards_become_scores_and_out_of_range_rewards_are_invalid() -> None:
     run = _import(JOB)
     summary = run.summary().set_index("score")
-    assert summary.index.tolist() == ["correctness", "style", "speed_bonus", "reward"]
+    assert summary.index.tolist() == ["tests_pass", "lint", "speed_bonus", "reward"]
     assert summary.primary.tolist() == [False, False, False, True]
     scores = run.scores
     first = scores[(scores.case_id == "fix-bug") & (scores.epoch == 1)].set_index("score")
-    assert first.loc["correctness", "value"] == 1.0 and first.loc["style", "value"] == 0.5
+    assert first.loc["tests_pass", "value"] == 1.0 and first.loc["lint", "value"] == 0.5
     # Harbor allows any finite reward; evalbook's contract does not clamp 1.25 to 1
     assert first.loc["speed_bonus", "reason"] == "invalid_score"
     assert "1.25" in first.loc["speed_bonus", "message"]
     assert first.loc["reward", "reason"] == "not_rewarded"
-    assert summary.loc["reward", "mean"] == pytest.approx(0.75)  # hello 0.5, flaky-env 1
-    assert summary.loc["reward", "errors"] == 2  # the two trials that raised
+    # hello-world's 1.0 twice; slow-fix's reward of 1.0 came from a timed-out trial
+    assert _result(_trials("slow-fix")[0])["verifier_result"]["rewards"] == {"reward": 1.0}
+    assert summary.loc["reward", "mean"] == 1.0
+    assert summary.loc["reward", "errors"] == 4  # the four trials that raised
 
 
 def test_a_trial_folder_and_a_result_json_are_one_trial() -> None:
     for path in (TRIAL, TRIAL / "result.json"):
         run = _import(path)
         assert run.name == "fix-bug" and run.cases.case_id.tolist() == ["fix-bug"]
-        assert run.scores.score.tolist() == ["correctness", "style", "speed_bonus"]
+        assert run.scores.score.tolist() == ["tests_pass", "lint", "speed_bonus"]
     source = _import(JOB).options["imported"]
-    assert source["job_id"] == "6f1d2c3b-4a5e-4f60-8a7b-9c0d1e2f3a4b"
-    assert (source["agent"], source["model"], source["n_total_trials"]) == ("oracle", "gpt-x", 6)
+    assert source["job_id"] == json.loads((JOB / "result.json").read_text())["id"]
+    assert (source["agent"], source["agent_version"], source["n_total_trials"]) == (
+        "oracle",
+        "1.0.0",
+        8,
+    )
+    assert "model" not in source  # the oracle agent has no model_info
 
 
 def test_garbage_and_unfinished_trials_are_skipped_and_counted(tmp_path: Path) -> None:
     job = _copy_job(tmp_path)
-    (job / "hello-world__a1B2c3D" / "result.json").write_text('{"task_name": "hello-world",\n  ')
+    hello = _trials("hello-world", job)[0]
+    (hello / "result.json").write_text('{"task_name": "hello-world",\n  ')
     (job / "unfinished__a0a0a0a").mkdir()
     with pytest.warns(RuntimeWarning, match="skipped 2 part") as caught:
         run = import_results(job, format="harbor")
     text = str(caught[0].message)
-    assert "hello-world__a1B2c3D/result.json: line 2, column 3: invalid JSON" in text
+    assert f"{hello.name}/result.json: line 2, column 3: invalid JSON" in text
     assert "unfinished__a0a0a0a: no result.json" in text
     assert run.options["imported"]["skipped"] == 2
     # the skipped trial's slot stays without an outcome: the run reads as incomplete
-    assert run.cases.outcome.isna().sum() == 1 and len(run.cases) == 6
+    assert run.cases.outcome.isna().sum() == 1 and len(run.cases) == 8
 
 
 def test_rewards_that_disagree_with_the_reward_file_are_caught(tmp_path: Path) -> None:
     job = _copy_job(tmp_path)
-    (job / "fix-bug__h7J8k9L" / "verifier" / "reward.json").write_text('{"correctness": 0}')
+    fix = _trials("fix-bug", job)[0]
+    (fix / "verifier" / "reward.json").write_text('{"tests_pass": 0}')
     run, skipped = with_warning(job, "harbor")
-    assert run.cases.outcome.notna().sum() == 5 and "skipped 1 part(s)" in skipped
-    assert "fix-bug__h7J8k9L/result.json: its rewards" in skipped
+    assert run.cases.outcome.notna().sum() == 7 and "skipped 1 part(s)" in skipped
+    assert f"{fix.name}/result.json: its rewards" in skipped
     assert "differ from verifier/reward.json" in skipped
     # an exception_info removed while exception.txt stays is caught the same way
-    result = job / "fix-bug__m1N2p3Q" / "result.json"
-    doc = json.loads(result.read_text())
+    slow = _trials("slow-fix", job)[0]
+    doc = _result(slow)
     doc["exception_info"] = None
-    result.write_text(json.dumps(doc, indent=4))
+    (slow / "result.json").write_text(json.dumps(doc, indent=4))
     run, skipped = with_warning(job, "harbor")
-    assert run.cases.outcome.notna().sum() == 4 and "skipped 2 part(s)" in skipped
-    assert "fix-bug__m1N2p3Q/result.json: exception.txt is there" in skipped
+    assert run.cases.outcome.notna().sum() == 6 and "skipped 2 part(s)" in skipped
+    assert f"{slow.name}/result.json: exception.txt is there" in skipped
 
 
 def test_step_exceptions_and_step_usage_count_for_multi_step_trials(tmp_path: Path) -> None:
-    doc = json.loads((JOB / "hello-world__a1B2c3D" / "result.json").read_text())
-    step = {"step_name": "build", "agent_result": doc["agent_result"], "exception_info": None}
+    doc = _result(_trials("hello-world")[0])
+    usage = {**doc["agent_result"], "n_input_tokens": 1200, "n_output_tokens": 300}
+    step = {"step_name": "build", "agent_result": usage, "exception_info": None}
     failing = {**step, "step_name": "test", "exception_info": {"exception_type": "OSError"}}
     doc.update(agent_result=None, step_results=[step, failing])
     path = tmp_path / "result.json"
     path.write_text(json.dumps(doc, indent=4))
     run = _import(path)
     row = run.cases.iloc[0]
+    # the two steps' tokens added up
     assert (row.outcome, row.error_type, row.input_tokens) == ("errored", "OSError", 2400)
 
 
@@ -189,7 +225,7 @@ def test_detected_from_its_files_and_not_from_near_misses(tmp_path: Path) -> Non
     (tmp_path / "result.json").mkdir()
     for path in [
         *(tmp_path / name for name in ("empty", "other.json", "result.json")),
-        JOB / "fix-bug__h7J8k9L" / "verifier" / "reward.json",
+        TRIAL / "verifier" / "reward.json",
     ]:
         with pytest.raises(FormatError, match="not a results file evalbook can import"):
             import_results(path)
@@ -215,7 +251,12 @@ def test_truncated_and_flipped_trials_never_read_as_a_different_result(
     _, base = _read(job)
     assert base is not None
     columns = ["case_id", "epoch", "score", "status", "value", "reason"]
-    files = sorted(p for p in job.rglob("*") if p.is_file() and p.suffix in (".json", ".txt"))
+    # every file evalbook might read, but Harbor's empty logs (nothing to cut or flip)
+    files = sorted(
+        p
+        for p in job.rglob("*")
+        if p.is_file() and p.suffix in (".json", ".txt") and p.stat().st_size
+    )
     rng = random.Random(21)
     counts = {"truncated": {"tried": 0, "different": 0}, "flipped": {"tried": 0}}
     flipped: dict[str, int] = {}

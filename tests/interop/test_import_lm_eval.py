@@ -1,10 +1,10 @@
 """Importing lm-evaluation-harness results (docs/interop.md "lm-evaluation-harness").
 
-The fixture (fixtures/lm-eval/out/) is written by fixtures/lm-eval/make.py, which follows
-lm-eval 0.4.13's writer code (`evaluate`, `save_results_samples`, `save_results_aggregated`);
-a test checks that make.py still writes exactly the committed files. Every cell of the run is
-checked against the raw lines, the names and metadata against the results file, and damaged
-files (truncations, byte flips, garbage lines) are imported to count what is read differently.
+The fixture (fixtures/lm-eval/out/) was written by lm-eval 0.4.13 itself, its `dummy` model on
+the two tasks of fixtures/lm-eval/tasks/ (fixtures/lm-eval/README.md, regenerate.sh). Every
+cell of the run is checked against the raw lines, the names and metadata against the results
+file, and damaged files (truncations, byte flips, garbage lines) are imported to count what is
+read differently. Values come from the files, so a regenerated fixture needs no new numbers.
 """
 
 from __future__ import annotations
@@ -22,7 +22,6 @@ from _interop_helpers import (
     FormatError,
     contract,
     json_lines,
-    load_make,
     quiet_import,
     same_record,
     with_warning,
@@ -32,11 +31,12 @@ import evalbook as eb
 
 HERE = Path(__file__).parent / "fixtures" / "lm-eval"
 OUT = HERE / "out"
-MODEL = OUT / "EleutherAI__pythia-70m"
-DATE = "2026-12-01T16-30-05.123456"
+# lm-eval names the folder by the model; the dummy model has none, so a (seeded) random id
+(MODEL,) = (p for p in OUT.iterdir() if p.is_dir())
+(RESULTS,) = MODEL.glob("results_*.json")
+DATE = RESULTS.stem.removeprefix("results_")
 ARC = MODEL / f"samples_arc_mini_{DATE}.jsonl"
 GSM = MODEL / f"samples_gsm_mini_{DATE}.jsonl"
-RESULTS = MODEL / f"results_{DATE}.json"
 
 
 def _quiet(path: Path) -> eb.Run:
@@ -48,13 +48,17 @@ def score_key(metric: str, filter_key: str) -> str:
     return metric if filter_key == "none" else f"{metric},{filter_key}"
 
 
-def test_the_fixture_is_what_make_py_writes(tmp_path: Path) -> None:
-    make = load_make(HERE / "make.py", "lm_eval_make")
-    make.main(tmp_path)
-    written = sorted(p.name for p in (tmp_path / MODEL.name).iterdir())
-    assert written == sorted(p.name for p in MODEL.iterdir())
-    for name in written:
-        assert (tmp_path / MODEL.name / name).read_bytes() == (MODEL / name).read_bytes(), name
+def test_the_fixture_is_lm_evals_own_run_of_the_committed_tasks() -> None:
+    results = json.loads(RESULTS.read_text(encoding="utf-8"))
+    assert results["lm_eval_version"] == "0.4.13" and results["config"]["model"] == "dummy"
+    assert sorted(p.name for p in MODEL.iterdir()) == sorted([RESULTS.name, ARC.name, GSM.name])
+    for task, samples in (("arc_mini", ARC), ("gsm_mini", GSM)):
+        data = results["configs"][task]["dataset_kwargs"]["data_files"]["test"]
+        docs = json_lines(HERE / "tasks" / data)
+        assert {line["doc_id"]: line["doc"] for line in json_lines(samples)} == dict(
+            enumerate(docs)
+        )
+    assert results["configs"]["gsm_mini"]["repeats"] == 2
 
 
 def test_every_cell_is_the_raw_line_through_the_score_contract() -> None:
@@ -67,7 +71,7 @@ def test_every_cell_is_the_raw_line_through_the_score_contract() -> None:
             case = f"{task}/{line['doc_id']}"
             for metric in line["metrics"]:
                 key = score_key(metric, line["filter"])
-                if metric == "f1":  # a corpus-level argument, not imported
+                if metric == "mcc":  # a corpus-level argument, not imported
                     assert key not in labels
                     continue
                 cells.append(((case, labels[key]), line[metric]))
@@ -80,9 +84,9 @@ def test_every_cell_is_the_raw_line_through_the_score_contract() -> None:
     other = scores.loc[("gsm_mini/2", "acc")]
     assert (other["status"], other["reason"]) == ("unscored", "not_a_metric_of_gsm_mini")
     # out of range (a 1-10 rating) and text (a verdict) are invalid_score, never coerced
-    rating = scores.loc[("gsm_mini/0", "rating_strict-match")]
+    rating = scores.loc[("gsm_mini/0", "rating_flexible-extract")]
     assert (rating["status"], rating["reason"]) == ("error", "invalid_score")
-    assert "9.0" in rating["message"]
+    assert repr(json_lines(GSM)[3]["rating"]) in rating["message"]
     verdict = scores.loc[("gsm_mini/0", "verdict_flexible-extract")]
     assert (verdict["status"], verdict["reason"]) == ("error", "invalid_score")
     assert "'correct'" in verdict["message"]
@@ -95,21 +99,27 @@ def test_cases_inputs_and_outputs() -> None:
         f"gsm_mini/{i}" for i in range(3)
     ]
     assert set(cases.epoch) == {1} and set(cases.outcome) == {"passed"}
-    # repeats: 2 -> the two answers of the one request, before any filter
-    assert cases.loc["gsm_mini/1", "output"] == ["5 boxes of 6 is 35.", "#### 30"]
+    # repeats: 2 -> the two answers of the one request, before any filter (the dummy
+    # model answers every generation "lol")
+    assert json_lines(GSM)[1]["resps"] == [["lol", "lol"]]
+    assert cases.loc["gsm_mini/1", "output"] == ["lol", "lol"]
     # multiple choice: one (loglikelihood, is_greedy) per choice, as lm-eval's strings
-    assert cases.loc["arc_mini/0", "output"][0] == [["-1.0", "True"]]
+    first_arc = json_lines(ARC)[0]["resps"]
+    assert len(first_arc) == 4 and first_arc[0][0][1] == "False"
+    assert cases.loc["arc_mini/0", "output"] == first_arc
     data = run.data.set_index(pd.Index(list(cases.index)))
-    first = json_lines(ARC)[2]
+    third = json_lines(ARC)[2]
     assert data.loc["arc_mini/2", "task"] == "arc_mini"
-    assert json.loads(data.loc["arc_mini/2", "doc"]) == first["doc"]
+    assert json.loads(data.loc["arc_mini/2", "doc"]) == third["doc"]
     assert "Café au lait" in data.loc["arc_mini/2", "prompt"]  # ensure_ascii=False, kept
     assert data.loc["arc_mini/2", "target"] == "2"
-    assert data.loc["gsm_mini/0", "target"] == "3 + 4 = 7\n#### 7"
+    assert data.loc["gsm_mini/0", "target"] == "A short laugh.\n#### lol"
     # each score's record keeps the response its filter extracted
     recs = run.scores.set_index(["case_id", "score"])
     meta = recs.loc[("gsm_mini/2", "exact_match_strict-match"), "metadata"]
-    assert json.loads(meta) == {"filter": "strict-match", "filtered_resps": ["70"]}
+    assert json.loads(meta) == {"filter": "strict-match", "filtered_resps": ["[invalid]"]}
+    meta = recs.loc[("gsm_mini/2", "exact_match_flexible-extract"), "metadata"]
+    assert json.loads(meta) == {"filter": "flexible-extract", "filtered_resps": ["lol"]}
 
 
 def test_names_descriptions_and_what_the_results_file_adds() -> None:
@@ -130,12 +140,13 @@ def test_names_descriptions_and_what_the_results_file_adds() -> None:
     assert run.name == "arc_mini+gsm_mini"
     source = run.options["imported"]
     assert source["format"] == "lm-eval" and source["lm_eval_version"] == "0.4.13"
-    assert source["model_name"] == "EleutherAI/pythia-70m" and source["date_id"] == DATE
-    arc = source["tasks"]["arc_mini"]
-    assert arc["results"]["acc,none"] == 0.75 and arc["n-shot"] == 0
-    assert list(arc["not_imported"]) == ["f1"] and arc["results"]["f1,none"] == 1.0
-    summary = run.summary().set_index("score")
     results = json.loads(RESULTS.read_text(encoding="utf-8"))["results"]
+    assert source["model_name"] == MODEL.name and source["date_id"] == DATE
+    arc = source["tasks"]["arc_mini"]
+    assert arc["results"]["acc,none"] == results["arc_mini"]["acc,none"] and arc["n-shot"] == 0
+    assert list(arc["not_imported"]) == ["mcc"]
+    assert arc["results"]["mcc,none"] == results["arc_mini"]["mcc,none"]
+    summary = run.summary().set_index("score")
     for name, key, task in [
         ("acc", "acc,none", "arc_mini"),
         ("acc_norm", "acc_norm,none", "arc_mini"),
@@ -201,7 +212,8 @@ def test_detected_from_its_files_and_not_from_near_misses(tmp_path: Path) -> Non
         tmp_path / "x.jsonl",
         tmp_path / "results_2026-12-01T16-30-05.json",
         tmp_path,
-        HERE / "make.py",
+        HERE / "tasks" / "gsm_mini.yaml",
+        HERE / "tasks" / "arc_mini.jsonl",  # the task's data, not lm-eval's output
     ]:
         with pytest.raises(FormatError, match="not a results file evalbook can import"):
             eb.import_results(path)
@@ -359,3 +371,25 @@ def test_a_file_whose_doc_hashes_all_differ_is_read_with_them_unchecked(tmp_path
     assert skipped == "" and run.options["imported"]["skipped"] == 0
     assert run.options["imported"]["doc_hash_unchecked"] == [ARC.name]
     assert len([c for c in run.cases.case_id if c.startswith("arc_mini/")]) == 4
+
+
+def test_a_doc_id_outside_the_tasks_docs_is_skipped_not_a_doc_of_its_own(tmp_path: Path) -> None:
+    # nothing hashes the doc_id: a damaged one (a byte flip made 2 a 6) must not be a new doc
+    folder = tmp_path / "m"
+    shutil.copytree(MODEL, folder)
+    arc = folder / ARC.name
+    lines = arc.read_text(encoding="utf-8").splitlines(keepends=True)
+    assert lines[2].startswith('{"doc_id": 2, ')
+    lines[2] = lines[2].replace('{"doc_id": 2, ', '{"doc_id": 6, ', 1)
+    arc.write_text("".join(lines), encoding="utf-8")
+    run, skipped = with_warning(folder, "lm-eval")
+    original = json.loads(RESULTS.read_text(encoding="utf-8"))["n-samples"]["arc_mini"]
+    assert original["original"] == 4
+    assert f"{ARC.name}:3: doc_id 6 is not one of the task's 4 docs" in skipped
+    assert "arc_mini/6" not in set(run.cases.case_id)
+    read = set(run.cases.dropna(subset=["outcome"]).case_id)
+    assert {c for c in read if c.startswith("arc_mini/")} == {
+        "arc_mini/0",
+        "arc_mini/1",
+        "arc_mini/3",
+    }

@@ -93,7 +93,7 @@ def test_the_committed_fixture_imports_as_promptfoo_reported_it() -> None:
     _check_fixture_run(run)
     assert run.name == "evalbook-import-fixture"
     imported = run.options["imported"]
-    assert imported["promptfoo_version"] == "0.121.20" and imported["skipped"] == 0
+    assert imported["promptfoo_version"] == "0.123.1" and imported["skipped"] == 0
     failed = run.scores[(run.scores.score == "pass") & (run.scores.case_id == "0/p2@echo")]
     assert failed.value.tolist() == [0.0]
     assert failed.rationale.tolist() == ['Expected output to contain "Paris"']
@@ -140,7 +140,7 @@ def test_two_providers_compare_when_imported_from_one_file_each(tmp_path: Path) 
         doc = _doc()
         rows = doc["results"]["results"]
         doc["results"]["results"] = [r for r in rows if r["provider"]["label"] == provider]
-        # promptfoo 0.121.20 lists only the filtered provider's prompts too (checked by hand)
+        # promptfoo lists only the filtered provider's prompts too (checked by hand with 0.121.20)
         listed = doc["results"]["prompts"]
         doc["results"]["prompts"] = [p for p in listed if p["provider"] == provider]
         runs.append(_import(_write(tmp_path, doc, f"{provider}.json"), name=provider))
@@ -335,7 +335,43 @@ def test_a_file_cut_short_keeps_the_results_before_the_cut(tmp_path: Path) -> No
     # the case id is the whole file's: the prompts listed before the results decide it
     read = run.cases.dropna(subset=["outcome"])
     assert read.case_id.tolist() == [_doc_case_id(_doc()["results"]["results"][0])]
-    assert run.name == "eval-QHt-2026-12-01T16-25-48"  # its evalId: the config (after) is lost
+    # its evalId: the config, which comes after the results, is lost, and the warning says so
+    assert run.name == _doc()["evalId"].replace(":", "-")
+    assert "the run is named by its evalId, as the file breaks off before its config" in str(
+        caught[0].message
+    )
+
+
+@pytest.mark.parametrize("after", ['"description"', '\n  "metadata"', '\n  "runtimeOptions"'])
+def test_a_file_cut_after_its_description_is_named_by_it(tmp_path: Path, after: str) -> None:
+    text = RESULTS.read_text()
+    start = text.index('\n  "config"')
+    # cut inside the config just past its description, in the metadata after the config, or
+    # after the metadata
+    cut = text.index("\n", text.index(after, start)) + 1
+    path = tmp_path / "results.json"
+    path.write_text(text[:cut])
+    with pytest.warns(RuntimeWarning, match="skipped 1 part") as caught:
+        run = import_results(path, format="promptfoo")
+    message = str(caught[0].message)
+    assert f"the {len(_doc()['results']['results'])} complete results before" in message
+    assert "named by its evalId" not in message
+    assert _doc()["config"]["description"] == "evalbook import fixture"
+    assert run.name == "evalbook-import-fixture"  # the description, made a valid run name
+    _check_fixture_run(run)
+    version = run.options["imported"]["promptfoo_version"]
+    assert version == (_doc()["metadata"]["promptfooVersion"] if "runtime" in after else None)
+
+
+def test_a_file_cut_inside_its_config_before_the_description_says_so(tmp_path: Path) -> None:
+    text = RESULTS.read_text()
+    cut = text.index('"description"', text.index('\n  "config"'))
+    path = tmp_path / "results.json"
+    path.write_text(text[:cut])
+    with pytest.warns(RuntimeWarning, match="skipped 1 part") as caught:
+        run = import_results(path, format="promptfoo")
+    assert "breaks off in its config, before the config.description" in str(caught[0].message)
+    assert run.name == _doc()["evalId"].replace(":", "-")
 
 
 def _doc_case_id(result: dict[str, Any]) -> str:

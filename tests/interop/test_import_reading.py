@@ -23,12 +23,15 @@ from _interop_helpers import FormatError, with_warning
 import evalbook as eb
 
 FIXTURES = Path(__file__).parent / "fixtures"
-LM_EVAL = FIXTURES / "lm-eval" / "out" / "EleutherAI__pythia-70m"
-LM_EVAL_DATE = "2026-12-01T16-30-05.123456"
+# lm-eval's <output>/<model>/ (a seeded random id for its dummy model) and its run's date
+(LM_EVAL,) = (p for p in (FIXTURES / "lm-eval" / "out").iterdir() if p.is_dir())
+LM_EVAL_DATE = next(LM_EVAL.glob("results_*.json")).stem.removeprefix("results_")
 ARC = LM_EVAL / f"samples_arc_mini_{LM_EVAL_DATE}.jsonl"
 EVALSCOPE = FIXTURES / "evalscope" / "outputs" / "20261201_163005"
 GSM = EVALSCOPE / "reviews" / "tiny-canned" / "gsm8k_main.jsonl"
 HARBOR = FIXTURES / "harbor" / "job"
+# one of the job's eight trials (Harbor names them <task>__<random>)
+HELLO = next(p.name for p in sorted(HARBOR.iterdir()) if p.name.startswith("hello-world__"))
 CAP = 1 << 30
 # a file name each format reads as its own, for a file made here
 NAMED = {
@@ -100,14 +103,14 @@ def test_a_fifo_or_a_device_is_refused_at_once_in_every_format(
 @posix
 def test_a_fifo_in_a_folder_is_never_opened(tmp_path: Path) -> None:
     job = Path(shutil.copytree(HARBOR, tmp_path / "job"))
-    os.unlink(job / "hello-world__a1B2c3D" / "result.json")
-    _special("fifo", job / "hello-world__a1B2c3D" / "result.json")
+    os.unlink(job / HELLO / "result.json")
+    _special("fifo", job / HELLO / "result.json")
     lm = Path(shutil.copytree(LM_EVAL, tmp_path / "lm"))
     _special("fifo", lm / f"samples_fifo_{LM_EVAL_DATE}.jsonl")
     began = time.monotonic()
     run, skipped = with_warning(job, "harbor")
-    assert "hello-world__a1B2c3D: no result.json" in skipped
-    assert run.cases.outcome.notna().sum() == 5
+    assert f"{HELLO}: no result.json" in skipped
+    assert run.cases.outcome.notna().sum() == 7
     run, skipped = with_warning(lm, "lm-eval")
     assert "fifo" not in " ".join(run.cases.case_id) and skipped == ""
     assert time.monotonic() - began < QUICK
@@ -137,13 +140,13 @@ def test_a_file_over_the_cap_gets_the_one_message(tmp_path: Path, fmt: str, name
 
 def test_a_file_over_the_cap_in_a_folder_is_skipped_with_the_one_message(tmp_path: Path) -> None:
     job = Path(shutil.copytree(HARBOR, tmp_path / "job"))
-    result = job / "hello-world__a1B2c3D" / "result.json"
+    result = job / HELLO / "result.json"
     result.unlink()
     _sparse(result, CAP + 1)
     run, skipped = with_warning(job, "harbor")
-    assert run.cases.outcome.notna().sum() == 5 and "skipped 1 part(s)" in skipped
+    assert run.cases.outcome.notna().sum() == 7 and "skipped 1 part(s)" in skipped
     why = f"larger than the {CAP} bytes (1 GiB) evalbook reads of one file"
-    assert f"hello-world__a1B2c3D/result.json: {why} (it has {CAP + 1} bytes)" in skipped
+    assert f"{HELLO}/result.json: {why} (it has {CAP + 1} bytes)" in skipped
     lm = Path(shutil.copytree(LM_EVAL, tmp_path / "lm"))  # the samples file is what is read
     _sparse(lm / ARC.name, CAP + 1)
     with pytest.raises(FormatError) as caught:

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import math
 from collections import Counter
 from pathlib import Path
 
@@ -150,15 +151,17 @@ def test_an_imported_run_has_one_row_per_sample(tmp_path: Path) -> None:
     assert "the solver broke on purpose" in table["error_message"][4]
 
 
-def test_retries_a_source_did_not_keep_are_rows_not_known(tmp_path: Path) -> None:
+def test_inspects_retries_are_rows_with_their_errors_and_unknown_times(tmp_path: Path) -> None:
     run = _imported(tmp_path, 2)
     assert run.cases.loc[run.cases.case_id == "boom", "attempts"].tolist() == [3, 1]
     table = run.attempts()
     b = table[(table.case_id == "boom") & (table.epoch == 1)]
     assert b["attempt"].tolist() == [1, 2, 3]
-    assert b["outcome"].isna().tolist() == [True, True, False]
-    assert b["outcome"].iloc[-1] == "errored"
-    assert [m is None for m in b["error_message"]] == [True, True, False]
-    assert "the solver broke on purpose" in b["error_message"].iloc[-1]
-    assert b["duration_s"].isna().all()  # the sample's time is not one attempt's
+    assert b["outcome"].tolist() == ["errored"] * 3  # each retry is Inspect's error record
+    assert b["error_message"].tolist() == ["retry 0", "retry 1", "the solver broke on purpose"]
+    assert b["started_at"].iloc[:2].isna().all() and b["duration_s"].iloc[:2].isna().all()
+    # the sample's own time is its last attempt's (Inspect times the attempt that ended it)
+    boom = run.cases[(run.cases.case_id == "boom") & (run.cases.epoch == 1)].iloc[0]
+    assert b["started_at"].iloc[2] == boom.started_at
+    assert b["duration_s"].iloc[2] == boom.duration_s or math.isnan(boom.duration_s)
     assert len(table) == len(run.cases) + 2

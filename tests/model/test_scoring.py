@@ -229,7 +229,7 @@ def test_headline_uses_the_primary_score() -> None:
     h = _headline_run([a, b], {"a": 1.0, "b": 0.0}).headline
     assert (h.score, h.label, h.value) == ("a", "Pass", 1.0)
     assert h.completion == pytest.approx(2 / 3)
-    assert h.text == "Pass 100% · completed 67% (1 errored)"
+    assert h.text == "Pass 100% over 2 of 3 cases · completed 67% (1 errored)"
 
 
 def test_headline_single_score_without_primary() -> None:

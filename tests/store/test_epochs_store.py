@@ -176,7 +176,7 @@ def test_a_version_2_run_folder_loads_from_its_files_as_from_its_log(tmp_path: P
         run = eb.load_run(folder)
     assert run.cases["epoch"].tolist() == [1, 1, 1, 1]
     assert run.cases["outcome"].astype(str).tolist() == ["passed"] * 3 + ["errored"]
-    assert run.headline.text == "exact 67% · completed 75% (1 errored)"
+    assert run.headline.text == "exact 67% over 3 of 4 cases · completed 75% (1 errored)"
     log_only = tmp_path / "log"
     log_only.mkdir()
     shutil.copy(folder / "events.jsonl", log_only / "events.jsonl")

@@ -56,7 +56,8 @@ def test_version_1_and_2_logs_load_to_the_same_tables(tmp_path: Path) -> None:
     assert (
         v2.cases["outcome"].tolist() == ["passed", "passed", "errored", "failed"] + ["passed"] * 4
     )
-    assert v2.headline.text == v1.headline.text == "pass 50% · completed 88% (1 errored)"
+    headline = "pass 50% over 4 of 8 cases · completed 88% (1 errored)"
+    assert v2.headline.text == v1.headline.text == headline
     assert v2.cases["started_at"].iloc[0].value == 1796123608021770 * 1000  # exact µs
     assert v1.cases["duration_s"].iloc[0] == 0.000434
     assert v2.scores["rationale"].iloc[1] == "<b>fine</b> 很好"

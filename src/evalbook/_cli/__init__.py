@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import sys
-from collections.abc import Sequence
 
 from ._exit import EXIT_INTERRUPTED
+
+TYPE_CHECKING = False  # not typing's: see evalbook/__init__.py
+if TYPE_CHECKING:
+    from collections.abc import Sequence
 
 __all__ = ["main"]
 

@@ -1,5 +1,6 @@
 """`evalbook compare A B`: per-score means and paired deltas, the warnings that matter, and
-the cases that regressed most; `--by` / `--cluster` as `eb.compare(by=, cluster=)`."""
+the cases that regressed most; `--by` / `--cluster` as `eb.compare(by=, cluster=)`.
+`evalbook compare A B C ...`: the leaderboard of the runs, with tiers and rank intervals."""
 
 from __future__ import annotations
 
@@ -7,20 +8,25 @@ import argparse
 import sys
 
 from .._api._refs import resolve_run, score_names
+from .._api._run import Run
 from .._compare._compare import compare
+from .._compare._leaderboard import board_order, leaderboard
+from .._render._board_html import board_text, cost_cell
 from .._render._compare_html import comparison_text
 from .._util._fmt import format_pct, format_pp
-from ._args import RUN_HELP, count, slice_columns, slice_options, store_option
+from ._args import RUN_HELP, CliError, count, slice_columns, slice_options, store_option
 from ._run_report import slice_footer
 from ._terminal import Out, for_terminal, render_table
 
 __all__ = ["DESCRIPTION", "HELP", "NAME", "add_arguments", "run"]
 
 NAME = "compare"
-HELP = "compare two runs: per-score deltas, warnings, top regressions"
+HELP = "compare two runs (deltas, warnings, regressions), or rank three or more in tiers"
 DESCRIPTION = (
     "Compare run B against run A: per-score means and paired deltas, the "
-    "warnings that matter, and the cases that regressed most."
+    "warnings that matter, and the cases that regressed most. Given three or more runs, "
+    "print their leaderboard: each run's tier (runs not separable from the tier's best) and "
+    "the ranks it could hold."
 )
 
 
@@ -28,6 +34,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     """A, B, `--score`, `--top`, `--by` / `--cluster`, `--store`."""
     p.add_argument("a", metavar="A", help="the reference run (" + RUN_HELP + ")")
     p.add_argument("b", metavar="B", help="the run compared with A")
+    p.add_argument("more", metavar="C", nargs="*", help="more runs: rank them all (eb.leaderboard)")
     p.add_argument(
         "--score",
         metavar="NAME",
@@ -42,9 +49,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """`evalbook compare A B [--score NAME]`: summary, warnings, top regressions."""
+    """`evalbook compare A B [--score NAME]`: summary, warnings, top regressions; with more
+    runs, their board."""
     a = resolve_run(args.a, args.store)
     b = resolve_run(args.b, args.store)
+    if args.more:
+        return _board([a, b, *(resolve_run(ref, args.store) for ref in args.more)], args)
     score = score_names(a, b, args.score)  # as `%eval compare --score` reads it
     by = slice_columns(args.by)
     if by or args.cluster is not None:
@@ -86,4 +96,18 @@ def run(args: argparse.Namespace) -> int:
     ]
     headers = ["case_id", "score", "A", "B", "B − A", "output A", "output B"]
     out.lines(render_table(headers, rows, [False, False, True, True, True, False, False]))
+    return 0
+
+
+def _board(runs: list[Run], args: argparse.Namespace) -> int:
+    """The runs' leaderboard, as `eb.show(runs)` words it: tiers and rank intervals."""
+    given = [f"--{name}" for name in ("score", "by", "cluster") if getattr(args, name)]
+    if given:
+        raise CliError(
+            f"{', '.join(given)} compare two runs; three or more are ranked by their primary "
+            "score: compare two of them to slice or pick a score"
+        )
+    board = leaderboard(runs)
+    out = Out(sys.stdout)
+    out.lines(board_text(board, [cost_cell(runs[i]) for i in board_order(board)]).splitlines())
     return 0

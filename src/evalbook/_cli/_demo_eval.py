@@ -109,7 +109,7 @@ def demo_eval(**options: Any) -> Eval:
     Example:
         >>> run = demo_eval().run(store=None, progress=False)
         >>> run.headline.text
-        'Pass 91% · completed 92% (1 errored)'
+        'Pass 91% over 11 of 12 cases · completed 92% (1 errored)'
     """
     options.setdefault("name", "arithmetic-demo")
     name = options.pop("name")

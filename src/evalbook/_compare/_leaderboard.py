@@ -8,21 +8,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Mapping
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError
+from .._model._run_data import RunData
 from .._render._frames import LeaderboardTable
+from ._pairing import case_ids, case_values
+from ._ranks import Ranks, rank_intervals
 
-if TYPE_CHECKING:
-    from .._model._run_data import RunData
+__all__ = ["LEADERBOARD_COLUMNS", "board_order", "leaderboard"]
 
-__all__ = ["LEADERBOARD_COLUMNS", "leaderboard"]
-
+# the four rank columns first, then what each run's headline says
 LEADERBOARD_COLUMNS = [
     "rank",
+    "rank_low",
+    "rank_high",
+    "tier",
     "name",
     "score",
     "label",
@@ -85,18 +89,36 @@ def leaderboard(runs: Iterable[RunData] | Mapping[str, RunData]) -> LeaderboardT
                 "passed_rate": passed,
             }
         )
-    board = pd.DataFrame.from_records(records, columns=LEADERBOARD_COLUMNS[1:])
+    board = pd.DataFrame.from_records(records, columns=LEADERBOARD_COLUMNS[4:])
     headlines = list(dict.fromkeys(board["score"].tolist()))
     key = "mean"
     if len(headlines) > 1:
         key = "passed_rate"
         board.attrs["note"] = _differ_note([r for _, r in items])
     ranks = board[key].rank(method="min", ascending=False, na_option="bottom")
+    honest = _ranks([r for _, r in items], board["score"].tolist(), key)
     board.insert(0, "rank", ranks.astype(np.int64))
+    for position, column in enumerate(("rank_low", "rank_high", "tier"), start=1):
+        values = pd.Series(getattr(honest, column), index=board.index, dtype="Int64")
+        board.insert(position, column, values.mask(values == 0))  # 0: the run has no value
+    counts = [len(case_ids(r)) for _, r in items]
+    if len(items) > 1 and honest.n_shared < max(counts):
+        shared = (
+            f"Rank intervals and tiers compare the runs on the {honest.n_shared} cases they "
+            f"all have a value for (of up to {max(counts)})."
+        )
+        board.attrs["note"] = " ".join(n for n in (board.attrs.get("note"), shared) if n)
     order = np.lexsort((np.arange(len(board)), board["rank"].to_numpy()))
     out = LeaderboardTable(board.iloc[order].reset_index(drop=True))
-    out.attrs = dict(board.attrs)
+    # each row's run by its position in `runs` (names may repeat): what a view puts beside it
+    out.attrs = {**board.attrs, "positions": [int(i) for i in order]}
     return out
+
+
+def board_order(board: pd.DataFrame) -> list[int]:
+    """The position in the runs given to `leaderboard` of each of `board`'s rows."""
+    positions: list[int] = board.attrs["positions"]
+    return positions
 
 
 def _declared_primary(run: Any) -> str | None:
@@ -123,3 +145,34 @@ def _differ_note(runs: list[Any]) -> str:
     if all(_declared_primary(run) is not None for run in runs):
         return f"Primary scores differ ({', '.join(kinds)}), so the rows rank by passed cases."
     return f"Headline scores differ ({', '.join(kinds)}), so the rows rank by passed cases."
+
+
+def _case_series(run: RunData, score: str | None, key: str) -> pd.Series:
+    """Each case's value of what the board ranks by: the score's value (its epochs reduced,
+    as a comparison pairs it; NaN: not counted), or the share of its epochs that passed."""
+    if key == "mean":
+        values = case_values(run)
+        values = values[values["score"] == score]
+        return pd.Series(values["value"].to_numpy(dtype=float), index=values["case_id"].astype(str))
+    cases = run.cases
+    passed = (cases["outcome"] == "passed").astype(float)
+    return passed.groupby(cases["case_id"].astype(str), observed=True, sort=False).mean()
+
+
+def _ranks(runs: list[RunData], scores: list[str | None], key: str) -> Ranks:
+    """The board's rank intervals and tiers, on the cases every run with a value shares."""
+    series = [_case_series(run, score, key) for run, score in zip(runs, scores, strict=True)]
+    counted = [s.dropna() for s in series]
+    valued = [k for k, s in enumerate(counted) if len(s)]
+    shared = pd.Index([])
+    if valued:
+        shared = counted[valued[0]].index
+        for k in valued[1:]:
+            shared = shared.intersection(counted[k].index, sort=False)
+    values = np.zeros((len(runs), len(shared)))
+    means = np.full(len(runs), np.nan)
+    for k in valued:
+        values[k] = counted[k].reindex(shared).to_numpy(dtype=float)
+        if len(shared):
+            means[k] = float(values[k].mean())
+    return rank_intervals(values, means)

@@ -138,6 +138,26 @@ def _read_lines(path: Path, skipped: list[str], unchecked: list[str]) -> list[_L
     return [line for line in lines if line.doc_ok]
 
 
+def _within(lines: list[_Line], original: object, skipped: list[str]) -> list[_Line]:
+    """Drop the lines whose doc_id is not one of the task's docs.
+
+    lm-eval numbers a task's docs 0..n-1 (`n-samples.original` in the results file) and
+    `--limit` or `--samples` pick among them; nothing hashes the doc_id, so a damaged one
+    would otherwise read as a doc of its own."""
+    if isinstance(original, bool) or not isinstance(original, int):
+        return lines
+    kept = []
+    for line in lines:
+        if 0 <= line.doc_id < original:
+            kept.append(line)
+        else:
+            skipped.append(
+                f"{line.where}: doc_id {line.doc_id} is not one of the task's {original} docs "
+                "(n-samples in its results file)"
+            )
+    return kept
+
+
 def _consistent(
     lines: list[_Line], task_results: dict[str, Any], skipped: list[str]
 ) -> list[_Line]:
@@ -255,12 +275,13 @@ def read(path: Path) -> Imported:
         lines = _read_lines(file, skipped, unchecked)
         read_any = read_any or bool(lines)
         task_results = all_results.get(task) if isinstance(all_results, dict) else None
+        count = results.get("n-samples", {}).get(task) if results else None
+        lines = _within(lines, count.get("original") if isinstance(count, dict) else None, skipped)
         lines = _consistent(lines, task_results if isinstance(task_results, dict) else {}, skipped)
         docs: dict[int, list[_Line]] = {}
         for line in lines:
             docs.setdefault(line.doc_id, []).append(line)
         per_task[task] = docs
-        count = results.get("n-samples", {}).get(task) if results else None
         effective = count.get("effective") if isinstance(count, dict) else None
         if isinstance(effective, int) and len(docs) < effective:
             skipped.append(

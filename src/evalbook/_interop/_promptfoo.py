@@ -16,7 +16,7 @@ from __future__ import annotations
 import json
 import math
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -60,7 +60,9 @@ def _load(path: Path) -> tuple[dict[str, Any], list[str]]:
 
     A file that ends early (a truncated write, a copy cut short) keeps the results written
     before the damage: promptfoo writes `evalId`, then the summary's `version`, `timestamp`,
-    `prompts` and `results` in that order, so they are read one by one up to it.
+    `prompts` and `results`, then `config` (whose `description` names the run) and `metadata`,
+    in that order, so they are read one by one up to it; the warning says when the run is named
+    by its evalId because the description is past the damage.
 
     Raises:
         Refused: not a regular file, or larger than the cap (`_reading.MAX_BYTES`).
@@ -80,10 +82,10 @@ def _load(path: Path) -> tuple[dict[str, Any], list[str]]:
         found = _read_to_damage(text)
         if found is None:
             raise _not_promptfoo(path, f"invalid JSON at {where}: {e.msg}") from None
-        doc, n = found
+        doc, n, unnamed = found
         lost.append(
             f"{path.name}: {where}: invalid JSON ({e.msg}); the {n} complete results before "
-            "the damage were read, the rest of the file was not"
+            f"the damage were read, the rest of the file was not{unnamed}"
         )
     except RecursionError:
         raise _not_promptfoo(path, "JSON nested too deeply") from None
@@ -102,44 +104,102 @@ _HEAD = re.compile(
     r'\s*\{\s*"evalId"\s*:\s*("(?:[^"\\]|\\.)*")\s*,\s*"results"\s*:\s*\{\s*"version"\s*:\s*3\b'
 )
 _SPACE = re.compile(r"\s*")
+_DECODER = json.JSONDecoder()
+# a member read whole or not at all, unless its key has a reader of its own that keeps the
+# complete parts before the damage: (text, position of its value, where to store it) -> end
+_Reader = Callable[[str, int, dict[str, Any], str], int]
 
 
-def _read_to_damage(text: str) -> tuple[dict[str, Any], int] | None:
-    """The evalId and the summary's parts and complete results before the damage, in order."""
+class _Damaged(Exception):
+    """The text breaks off or stops being promptfoo's JSON here: what was read is kept."""
+
+
+def _skip(text: str, pos: int, sep: str = "") -> int:
+    pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
+    if sep and text.startswith(sep, pos):
+        pos = _SPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
+    return pos
+
+
+def _members(text: str, pos: int, into: dict[str, Any], readers: Mapping[str, _Reader]) -> int:
+    """Read an object's `"key": value` members from `pos` into `into`, up to its `}`.
+
+    Returns the position after the `}`; raises on the damage, with the complete members before
+    it kept in `into` (a key in `readers` keeps the complete parts of its value too).
+    """
+    while not text.startswith("}", pos := _skip(text, pos, ",")):
+        key, pos = _DECODER.raw_decode(text, pos)
+        pos = _skip(text, pos)
+        if not isinstance(key, str) or not text.startswith(":", pos):
+            raise _Damaged
+        pos = _skip(text, pos + 1)
+        reader = readers.get(key)
+        if reader is None:
+            into[key], pos = _DECODER.raw_decode(text, pos)
+        else:
+            pos = reader(text, pos, into, key)
+    return pos + 1
+
+
+def _results_list(text: str, pos: int, into: dict[str, Any], key: str) -> int:
+    """The summary's `results` array: each complete result before the damage."""
+    if not text.startswith("[", pos):
+        raise _Damaged
+    found: list[Any] = []
+    into[key] = found
+    pos += 1
+    while not text.startswith("]", pos := _skip(text, pos, ",")):
+        result, pos = _DECODER.raw_decode(text, pos)
+        found.append(result)
+    return pos + 1
+
+
+def _summary(text: str, pos: int, into: dict[str, Any], key: str) -> int:
+    # the summary's `{"version": 3` was matched by _HEAD; its other members follow
+    return _members(text, pos, into[key], {"results": _results_list})
+
+
+def _partial_object(text: str, pos: int, into: dict[str, Any], key: str) -> int:
+    """An object whose complete members before the damage are kept."""
+    if not text.startswith("{", pos):
+        raise _Damaged
+    found: dict[str, Any] = {}
+    into[key] = found
+    return _members(text, pos + 1, found, {})
+
+
+def _read_to_damage(text: str) -> tuple[dict[str, Any], int, str] | None:
+    """What a file cut short holds before the damage: the evalId, the summary's parts and
+    complete results, then the complete top-level parts after it (`config`, `metadata`, ...),
+    in the order promptfoo writes them; with how many results were read, and why the run is
+    named by its evalId when it is (else "")."""
     head = _HEAD.match(text)
     if head is None:
         return None
-    decoder = json.JSONDecoder()
     summary: dict[str, Any] = {"version": 3, "results": []}
-    doc = {"evalId": json.loads(head.group(1)), "results": summary}
-    pos = head.end()
+    doc: dict[str, Any] = {"evalId": json.loads(head.group(1)), "results": summary}
+    whole: list[str] = []
 
-    def skip(pos: int, sep: str = "") -> int:
-        pos = _SPACE.match(text, pos).end()  # type: ignore[union-attr]
-        if sep and text.startswith(sep, pos):
-            pos = _SPACE.match(text, pos + 1).end()  # type: ignore[union-attr]
-        return pos
+    def config(text: str, pos: int, into: dict[str, Any], key: str) -> int:
+        # the config comes after the results; its `description` (second, after `tags`) names
+        # the run, so its members are read one by one
+        end = _partial_object(text, pos, into, key)
+        whole.append(key)
+        return end
 
     try:
-        while not text.startswith("}", pos := skip(pos, ",")):
-            key, pos = decoder.raw_decode(text, pos)
-            pos = skip(pos)
-            if not text.startswith(":", pos):
-                break
-            pos = skip(pos + 1)
-            if key != "results":
-                summary[key], pos = decoder.raw_decode(text, pos)
-                continue
-            if not text.startswith("[", pos):
-                break
-            pos += 1
-            while not text.startswith("]", pos := skip(pos, ",")):
-                result, pos = decoder.raw_decode(text, pos)
-                summary["results"].append(result)
-            pos += 1
-    except (json.JSONDecodeError, RecursionError):
+        pos = _summary(text, head.end(), doc, "results")
+        _members(text, pos, doc, {"config": config})
+    except (_Damaged, json.JSONDecodeError, RecursionError):
         pass  # the damage: what was read before it is kept
-    return doc, len(summary["results"])
+    unnamed = ""
+    if "description" not in doc.get("config", {}) and "config" not in whole:
+        where = "in its config" if "config" in doc else "before its config"
+        unnamed = (
+            f"; the run is named by its evalId, as the file breaks off {where}, before the "
+            "config.description that would name it"
+        )
+    return doc, len(summary["results"]), unnamed
 
 
 def _label(provider: object) -> str | None:

@@ -13,7 +13,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from .._util._fmt import format_ci, format_pct, refused_note, usage_line
+from .._util._fmt import counts_line, format_ci, format_pct, refused_note, usage_line
 from .._util._text import visible
 from .._util._warn import warn
 from ._definitions import ScoreDefinition
@@ -233,7 +233,6 @@ class RunData:
             ci = format_ci(row["ci_low"], row["ci_high"])
             lines.append(
                 f"  {row['score']}: {format_pct(row['mean'])}{' ' + ci if ci else ''}"
-                f"  counted {row['counted']} · unscored {row['unscored']} · errors {row['errors']}"
-                f" · excluded {row['excluded']}"
+                f"  {counts_line({str(k): v for k, v in row.items()})}"
             )
         return "\n".join(visible(line) for line in lines)  # a label may hold any text

@@ -68,6 +68,9 @@ SUMMARY_COLUMNS = [
     "ci_low",
     "ci_high",
     "n_cases",
+    "cases_counted",
+    "cases_dropped",
+    "dropped_reasons",
     "counted",
     "zeroed",
     "excluded",
@@ -136,6 +139,9 @@ def summarize(
     case_clusters = None if clusters is None else np.repeat(clusters, s)[scored]
     ci = grouped_ci(values, case_cell[scored], cells, case_clusters)
     n_cases = np.bincount(case_slice, minlength=n_slices).astype(np.int64)
+    # the cases the mean is over, and why each other case is not: every row's cases add up
+    cases_counted = np.bincount(case_cell[scored], minlength=cells).astype(np.int64)
+    reasons = _dropped_reasons(reduced["reason"].to_numpy(object), case_cell, scored, cells)
     epochs_on = k > 1
     table = pd.DataFrame(
         {
@@ -150,6 +156,9 @@ def summarize(
             "ci_low": ci.low,
             "ci_high": ci.high,
             "n_cases": np.repeat(n_cases, s),
+            "cases_counted": cases_counted,
+            "cases_dropped": np.repeat(n_cases, s) - cases_counted,
+            "dropped_reasons": pd.Series(reasons, dtype=object),
             "counted": tally[:, _COUNTED] + tally[:, _ZEROED],
             "zeroed": tally[:, _ZEROED],
             "excluded": tally[:, _EXCLUDED],
@@ -173,6 +182,21 @@ def summarize(
     return table
 
 
+def _dropped_reasons(
+    reason: np.ndarray, case_cell: np.ndarray, scored: np.ndarray, cells: int
+) -> list[str | None]:
+    """Per cell, why its cases outside the mean are (`too_few_epochs 2 · refusal 1`, most
+    first); None where every case counts."""
+    found: list[dict[str, int]] = [{} for _ in range(cells)]
+    for c, why in zip(case_cell[~scored].tolist(), reason[~scored].tolist(), strict=True):
+        key = str(why) if isinstance(why, str) else "no value"
+        found[c][key] = found[c].get(key, 0) + 1
+    return [
+        " · ".join(f"{k} {n}" for k, n in sorted(f.items(), key=lambda kv: (-kv[1], kv[0]))) or None
+        for f in found
+    ]
+
+
 @dataclass(frozen=True)
 class Headline:
     """The one number a run is read by, with its completion rate.
@@ -191,6 +215,10 @@ class Headline:
     n_cases: int = 0
     epochs: int = 1
     no_primary: bool = False
+    # the cases the score's mean is over, when fewer than the run's (the rest were dropped:
+    # why, in `dropped`); None when every case counts, or for the passed rate
+    cases_counted: int | None = None
+    dropped: str | None = None
 
     @property
     def n_samples(self) -> int:
@@ -202,7 +230,10 @@ class Headline:
         """E.g. `Pass 52% · completed 100%`, with `(n errored, n timed out)` when relevant."""
         # several scores and none primary: the passed rate is not one of them, so it says so
         lead = "No primary score · tasks passed" if self.no_primary else self.label
-        text = f"{lead} {format_pct(self.value)} · completed {format_pct(self.completion)}"
+        over = ""
+        if self.cases_counted is not None:
+            over = f" over {self.cases_counted} of {self.n_cases} cases"
+        text = f"{lead} {format_pct(self.value)}{over} · completed {format_pct(self.completion)}"
         missing = [
             f"{self.counts.get(k, 0)} {k.replace('_', ' ')}"
             for k in ("errored", "timed_out")
@@ -244,7 +275,20 @@ def headline_of(
         mean = None if math.isnan(row["mean"]) else float(row["mean"])
         ci = None if mean is None else (float(row["ci_low"]), float(row["ci_high"]))
         d = definitions[chosen]
-        return Headline(d.name, d.display_label(), mean, ci, completion, counts, n // k, k)
+        cases = int(row["cases_counted"])
+        fewer = mean is not None and cases < n // k  # no value at all: "—" says it
+        return Headline(
+            d.name,
+            d.display_label(),
+            mean,
+            ci,
+            completion,
+            counts,
+            n // k,
+            k,
+            cases_counted=cases if fewer else None,
+            dropped=row["dropped_reasons"] if fewer else None,
+        )
     rate = counts["passed"] / n if n else None
     ci = wilson(counts["passed"], n) if n else None
     several = len(definitions) > 1

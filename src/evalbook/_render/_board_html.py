@@ -16,12 +16,41 @@ from ._cost import amounts
 from ._protocols import RunLike
 from ._style import BORDER, MUTED, box, esc, root, shorten
 
-__all__ = ["MAX_BOARD_ROWS", "board_card_html", "board_text", "cost_cell"]
+__all__ = ["MAX_BOARD_ROWS", "board_card_html", "board_text", "cost_cell", "rank_range"]
 
 # Rows the card lists: the runs of a sweep may be many, and each row is markup
 MAX_BOARD_ROWS = 100
 _NAME_LIMIT = 120  # characters of a run's name in a row (the board keeps it whole)
-_COLUMNS = ["rank", "run", "score", "mean", "95% CI", "completion", "passed", "cost / sample"]
+_COLUMNS = [
+    "tier",
+    "ranks",
+    "run",
+    "score",
+    "mean",
+    "95% CI",
+    "completion",
+    "passed",
+    "cost / sample",
+]
+
+
+def rank_range(row: pd.Series) -> str:
+    """The ranks a run could hold (`2–5`, or `3`), never a bare position among tied runs; `—`
+    for a run without a value.
+
+    Example:
+        >>> rank_range(pd.Series({"rank_low": 2, "rank_high": 5})), rank_range(
+        ...     pd.Series({"rank_low": 3, "rank_high": 3}))
+        ('2–5', '3')
+    """
+    low, high = row["rank_low"], row["rank_high"]
+    if pd.isna(low) or pd.isna(high):
+        return "—"
+    return str(int(low)) if low == high else f"{int(low)}–{int(high)}"
+
+
+def _tier(row: pd.Series) -> str:
+    return "—" if pd.isna(row["tier"]) else str(int(row["tier"]))
 
 
 def cost_cell(run: RunLike) -> str:
@@ -50,7 +79,8 @@ def board_card_html(board: pd.DataFrame, costs: Sequence[str], note: str = "") -
     for (_, r), cost in zip(shown.iterrows(), costs, strict=False):
         score = r["label"] if r["score"] is not None else "passed rate"
         out += [
-            f'<div style="{num}">{int(r["rank"])}</div>',
+            f'<div style="{num}; font-weight: 600">{esc(_tier(r))}</div>',
+            f'<div style="{num}">{esc(rank_range(r))}</div>',
             f'<div style="{cell}; overflow-wrap: anywhere">'
             f"{amounts(esc(r['name'], _NAME_LIMIT))}</div>",
             f'<div style="{cell}; overflow-wrap: anywhere">'
@@ -62,7 +92,7 @@ def board_card_html(board: pd.DataFrame, costs: Sequence[str], note: str = "") -
             f'<div style="{num}">{amounts(esc(cost))}</div>',
         ]
     more = len(board) - len(shown)
-    notes = [str(board.attrs.get("note") or ""), note]
+    notes = [_TIERS, str(board.attrs.get("note") or ""), note] if len(board) > 1 else [note]
     if more:
         notes.append(f"… {more} more runs: see eb.leaderboard(runs)")
     note_html = "".join(
@@ -76,12 +106,19 @@ def board_card_html(board: pd.DataFrame, costs: Sequence[str], note: str = "") -
         f'<span style="{MUTED}; font-weight: 400; font-size: 12px">{_runs(len(board))}, '
         "best first</span></div>"
     )
-    tracks = "auto minmax(80px, max-content) minmax(80px, max-content) repeat(5, auto)"
+    tracks = "auto auto minmax(80px, max-content) minmax(80px, max-content) repeat(5, auto)"
     table = (
         f'<div style="overflow-x: auto"><div style="display: inline-grid; '
         f'grid-template-columns: {tracks}; font-size: 12.5px">{"".join(out)}</div></div>'
     )
     return root(box(title + table + note_html, kind="leaderboard"), "board")
+
+
+# what the tier and ranks columns mean, under every board of two or more runs
+_TIERS = (
+    "Tier: runs not separable from the tier's best run (paired tests on their shared cases, "
+    "Holm-adjusted, 95 %); ranks: the ranks each run could hold."
+)
 
 
 def board_text(
@@ -94,12 +131,13 @@ def board_text(
         score = r["label"] if r["score"] is not None else "passed rate"
         ci = format_ci(r["ci_low"], r["ci_high"])
         lines.append(
-            f"  {int(r['rank'])}. {shorten(visible(str(r['name'])), _NAME_LIMIT)} · "
+            f"  tier {_tier(r)} · ranks {rank_range(r)} · "
+            f"{shorten(visible(str(r['name'])), _NAME_LIMIT)} · "
             f"{shorten(visible(str(score)), _NAME_LIMIT)} {format_pct(r['mean'])}"
             f"{' ' + ci if ci else ''} · completion {format_pct(r['completion'])} · "
             f"cost/sample {cost}"
         )
-    for line in (board.attrs.get("note"), note):
+    for line in (_TIERS if len(board) > 1 else None, board.attrs.get("note"), note):
         if line:
             lines.append(visible(str(line)))
     if fallback is not None:

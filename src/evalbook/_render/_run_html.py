@@ -10,7 +10,7 @@ from typing import Any
 
 import pandas as pd
 
-from .._util._fmt import format_ci, format_pct
+from .._util._fmt import counts_line, format_ci, format_pct
 from ._cost import cost_html
 from ._flaky import flakiness, flakiness_html
 from ._protocols import HeadlineLike, RunLike
@@ -27,16 +27,8 @@ _OUTCOME_LABELS = (
 
 
 def _counts_line(row: Any) -> str:
-    """`counted 11 · unscored 0 · errors 1 · excluded 1` for one summary row."""
-    parts = [
-        f"counted {int(row['counted'])}",
-        f"unscored {int(row['unscored'])}",
-        f"errors {int(row['errors'])}",
-        f"excluded {int(row['excluded'])}",
-    ]
-    if int(row["zeroed"]):
-        parts.append(f"zeroed {int(row['zeroed'])}")
-    return " · ".join(parts)
+    """`counted 11 · unscored 0 · errors 1 · excluded 1` for one summary row (`counts_line`)."""
+    return counts_line(row)
 
 
 def _epochs(row: Any) -> int:

@@ -14,6 +14,7 @@ import math
 from collections.abc import Mapping, Sequence
 
 __all__ = [
+    "counts_line",
     "format_amounts",
     "format_ci",
     "format_count",
@@ -468,3 +469,30 @@ def usage_delta_lines(rows: Sequence[Mapping[str, object]]) -> list[str]:
     if not cost or not number(cost[0].get("n_paired")):
         return []
     return [usage_delta_text(r) for r in rows]
+
+
+def counts_line(row: Mapping[str, object]) -> str:
+    """A summary row's counts as every view spells them: the samples' records, then, when the
+    mean leaves cases out, over how many it is and why the others are not.
+
+    Example:
+        >>> row = {"counted": 5, "unscored": 0, "errors": 1, "excluded": 1, "zeroed": 0,
+        ...        "n_cases": 3, "cases_counted": 2, "dropped_reasons": "too_few_epochs 1"}
+        >>> counts_line(row)
+        'counted 5 · unscored 0 · errors 1 · excluded 1 · mean over 2 of 3 cases (too_few_epochs 1)'
+    """
+
+    def n(key: str) -> int:
+        value = row.get(key)
+        return int(value) if isinstance(value, int | float) and value == value else 0
+
+    parts = [f"{k} {n(k)}" for k in ("counted", "unscored", "errors", "excluded")]
+    if n("zeroed"):
+        parts.append(f"zeroed {n('zeroed')}")
+    cases, counted = n("n_cases"), n("cases_counted")
+    if "cases_counted" in row and counted < cases:
+        why = row.get("dropped_reasons")
+        parts.append(
+            f"mean over {counted} of {cases} cases" + (f" ({why})" if isinstance(why, str) else "")
+        )
+    return " · ".join(parts)

@@ -20,7 +20,7 @@ from typing import Any
 
 import pandas as pd
 
-from .._compare._leaderboard import leaderboard
+from .._compare._leaderboard import board_order, leaderboard
 from .._model._run_data import RunData
 from .._render._board_html import board_card_html, board_text, cost_cell
 from .._render._figure import fallback_text
@@ -78,10 +78,8 @@ class BoardView:
                     "No cost-vs-score scatter: no run has a known cost for every sample "
                     f"(record it with ctx.record_usage, docs/cost.md); {unplaced}"
                 )
-        costs = {id(run): cost_cell(run) for run in runs}
         # the board's rows are ranked: the cost follows its run by position in `runs`
-        order = _board_order(runs)
-        self.costs = [costs[id(runs[i])] for i in order]
+        self.costs = [cost_cell(runs[i]) for i in board_order(self.board)]
 
     def card_html(self) -> str:
         """The board as a card: escaped text, inline styles, its note and the scatter's."""
@@ -111,9 +109,3 @@ class BoardView:
 
     def __repr__(self) -> str:
         return self.text()
-
-
-def _board_order(runs: list[RunData]) -> list[int]:
-    """The position in `runs` of each board row: the board of the same runs named by their
-    positions (names never change the ranking, and two runs may share one)."""
-    return [int(name) for name in leaderboard({str(i): r for i, r in enumerate(runs)})["name"]]
