@@ -275,6 +275,10 @@ def test_evalbooks_mean_and_evalscopes_differ_only_as_documented() -> None:
     )
     assert (acc["score"], acc["num"]) == (0.6667, 3)
     assert judged.loc["acc", "mean"] == pytest.approx(0.75)
+    # gsm8k, one sample errored: 5 of 7 in EvalScope; case means 0.5, 1, 0.5, 1 in evalbook
+    gsm = next(m for m in _report(ROOT, "gsm8k")["metrics"])
+    assert (gsm["score"], gsm["num"]) == (0.7143, 7)
+    assert summary.loc["accuracy", "mean"] == pytest.approx(0.75)
 
 
 def test_samples_the_report_asked_that_the_file_lacks_are_not_run(tmp_path: Path) -> None:
