@@ -11,17 +11,17 @@ from __future__ import annotations
 import math
 import shutil
 from pathlib import Path
-from statistics import NormalDist
 
-import numpy as np
 import pandas as pd
 import pytest
+from tests import _power_ref as ref
 from tests._cli_helpers import in_process
 
 import evalbook as eb
 from evalbook._compare._gate import gate_against
 
-_Z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)  # 1.96 + 0.84, independently
+# The mde and N are those of the exact McNemar test the comparison runs on 0/1 values (or of
+# the clustered t), computed independently with scipy in tests/_power_ref.py.
 
 
 def _store(
@@ -67,8 +67,8 @@ def test_non_inferior_passes_with_its_delta_ci_and_mde(
     assert code == 0, (out, err)
     assert "ok    ok: delta +1.0 pp vs baseline, 95% CI [" in out
     assert ">= −5.0 pp (--max-drop)" in out
-    sd = float(np.std([1.0] * 4 + [0.0] * 396, ddof=1))
-    assert f"mde {_Z * sd / 20 * 100:.1f} pp (80% power, two-sided 5%, 400 paired cases)" in out
+    mde = ref.mcnemar_mde(400, 4 / 400)  # 4 discordant pairs of 400
+    assert f"mde {mde * 100:.1f} pp (80% power, two-sided 5%, 400 paired cases)" in out
     assert "underpowered" not in out
     assert out.splitlines()[1].startswith("against base (")
     assert out.rstrip().endswith("gate passed: 1 condition holds")
@@ -77,7 +77,7 @@ def test_non_inferior_passes_with_its_delta_ci_and_mde(
 def test_inferior_fails_on_the_lower_bound_and_is_not_underpowered(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # 40 of the 280 passing cases broken: delta −10 pp; the mde (about 4.2 pp) is below 5 pp
+    # 40 of the 280 passing cases broken: delta −10 pp; the mde (about 4.6 pp) is below 5 pp
     broken = [i for i in range(400) if BASE_400[i] == 1][:40]
     new = list(BASE_400)
     for i in broken:
@@ -96,25 +96,23 @@ def test_inferior_fails_on_the_lower_bound_and_is_not_underpowered(
     )
     assert not result.passed and result.delta == pytest.approx(-0.1)
     assert result.ci is not None and result.ci[0] < result.ci[1] < -0.05
-    sd = float(np.std([-1.0] * 40 + [0.0] * 360, ddof=1))
-    assert result.mde == pytest.approx(_Z * sd / math.sqrt(400), rel=1e-9)
+    assert result.mde == pytest.approx(ref.mcnemar_mde(400, 40 / 400), rel=1e-6)
     assert result.mde < 0.05 and result.n_needed is None
 
 
 def test_underpowered_fails_and_says_how_many_paired_cases_are_needed(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    # 20 cases, 2 fixed and 2 broken: delta 0, a wide CI; the deltas' sd is sqrt(4/19)
+    # 20 cases, 2 fixed and 2 broken: delta 0, a wide CI; 4 of 20 pairs discordant
     base = [float(i % 2) for i in range(20)]
     new = _flip(_flip(base, range(0, 4, 2), 1.0), range(1, 5, 2), 0.0)
     _pair(base, new, tmp_path)
     code, out, _ = in_process(capsys, "gate", "new", "--against", "base", "--max-drop", "0.05")
     assert code == 1  # the bound fails: underpowered is why, not a failure of its own
-    sd = math.sqrt(4 / 19)
-    needed = math.ceil((_Z * sd / 0.05) ** 2)
-    assert needed == 661  # by hand: (2.8016 × 0.4588 / 0.05)² = 660.9
+    needed = 658  # the exact McNemar test at 20 % discordant pairs (the z formula said 661)
+    assert ref.mcnemar_power(needed, 0.05, 0.2) >= 0.8 > ref.mcnemar_power(needed - 1, 0.05, 0.2)
     assert f"underpowered: about {needed} paired cases needed" in out
-    assert f"mde {_Z * sd / math.sqrt(20) * 100:.1f} pp" in out
+    assert f"mde {ref.mcnemar_mde(20, 0.2) * 100:.1f} pp" in out
     assert "FAIL  ok: delta 0 pp vs baseline" in out
 
 
@@ -126,8 +124,8 @@ def test_underpowered_but_the_bound_holds_passes(
     _pair(base, [1.0] * 40, tmp_path)  # +25 pp
     code, out, _ = in_process(capsys, "gate", "new", "--against", "base", "--max-drop", "0.05")
     assert code == 0, out
-    sd = float(np.std([1.0] * 10 + [0.0] * 30, ddof=1))
-    needed = math.ceil((_Z * sd / 0.05) ** 2)
+    needed = 817  # the exact McNemar test at 10 of 40 pairs discordant
+    assert ref.mcnemar_power(needed, 0.05, 0.25) >= 0.8 > ref.mcnemar_power(needed - 1, 0.05, 0.25)
     assert f"underpowered: about {needed} paired cases needed" in out
     assert "gate passed: 1 condition holds" in out
 
@@ -252,5 +250,8 @@ def test_a_clustered_baseline_gives_a_clustered_mde_and_n(tmp_path: Path) -> Non
     assert result.mde == pytest.approx(float(row["mde"]))
     plain = eb.compare(base, new, cluster=False).summary.iloc[0]
     assert result.mde > float(plain["mde"])  # the clustered one, not the plain one
-    sd = float(row["mde"]) * math.sqrt(n) / _Z
-    assert result.n_needed == math.ceil((_Z * sd / 0.05) ** 2)
+    # the clustered t on 10 - 1 df: mde = lambda(9) · sd / √n, so sd; planned n keeps 8 per cluster
+    sd = float(row["mde"]) * math.sqrt(n) / ref.t_mde(1.0, 9)
+    assert result.n_needed is not None
+    for m, detects in ((result.n_needed, True), (result.n_needed - 1, False)):
+        assert (ref.t_mde(sd / math.sqrt(m), round(m / 8) - 1) <= 0.05) is detects

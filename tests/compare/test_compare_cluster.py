@@ -1,7 +1,8 @@
 """The clustered paired comparison: Student's t tail, the clustered t test, rho and mde.
 
 Checked against independent computations: scipy's t distribution, `cluster_se` of the
-deltas, numpy's correlation and the MDE formula written out; then through `eb.compare`.
+deltas, numpy's correlation and the power of the tests run (scipy's noncentral t and
+binomial, tests/_power_ref.py); then through `eb.compare`.
 """
 
 from __future__ import annotations
@@ -16,14 +17,13 @@ import numpy as np
 import pandas as pd
 import pytest
 from scipy import stats
+from tests import _power_ref as ref
 
 import evalbook as eb
 
 # hand-written numerics (Student's t tail, the clustered t) against scipy, at any t and df
 from evalbook._model._paired import CLUSTERED_T, clustered_t, paired, pearson, t_two_sided_p
 from evalbook._model._stats import cluster_se, t975
-
-Z_SUM = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
 
 
 @pytest.mark.parametrize("df", [1, 2, 3, 7, 19, 49, 60, 61, 200, 1000])
@@ -77,7 +77,7 @@ def test_paired_with_clusters_for_binary_and_continuous() -> None:
         se, c = cluster_se(d, codes)
         assert r.test == CLUSTERED_T and r.n_clusters == c == 20
         assert r.sd_delta == pytest.approx(se * math.sqrt(d.size), rel=1e-12)
-        assert r.mde == pytest.approx(Z_SUM * se, rel=1e-9)  # mde = z * SE
+        assert r.mde == pytest.approx(ref.t_mde(se, 19), rel=1e-8)  # t on C - 1 = 19 df
         assert r.rho == pytest.approx(np.corrcoef(x, y)[0, 1], rel=1e-12)
 
 
@@ -88,7 +88,7 @@ def test_unclustered_mde_and_rho_against_numpy() -> None:
     r = paired(a, b)
     sd = np.std(b - a, ddof=1)
     assert r.sd_delta == pytest.approx(sd, rel=1e-12) and r.n_clusters == 50
-    assert r.mde == pytest.approx(Z_SUM * sd / math.sqrt(50), rel=1e-9)
+    assert r.mde == pytest.approx(ref.t_mde(sd / math.sqrt(50), 49), rel=1e-8)
     assert r.rho == pytest.approx(np.corrcoef(a, b)[0, 1], rel=1e-12)
 
 
@@ -101,16 +101,25 @@ def test_degenerate_cases() -> None:
     # one cluster: the whole range and p = 1
     r = paired(np.array([0.0, 0.0, 1.0]), np.array([1.0, 1.0, 1.0]), clusters=np.zeros(3, int))
     assert (r.ci_low, r.ci_high, r.p_value, r.n_clusters) == (-1.0, 1.0, 1.0, 1)
-    # every delta 0: p = 1, a zero-width interval at 0
+    # every delta 0: p = 1, and the summary's degenerate rule on the delta scale around 0
+    # (2 · wilson(2, 4) − 1), never a zero-width interval
     z = paired(
         np.array([0.5, 1.0, 0.0, 1.0]), np.array([0.5, 1.0, 0.0, 1.0]), clusters=np.arange(4)
     )
-    assert (z.p_value, z.ci_low, z.ci_high) == (1.0, 0.0, 0.0)
-    # every cluster moves by the same amount: SE 0 and p = 0 (the t test itself)
+    low, high = stats.binomtest(2, 4).proportion_ci(method="wilson")
+    assert z.p_value == 1.0
+    assert (z.ci_low, z.ci_high) == (pytest.approx(2 * low - 1), pytest.approx(2 * high - 1))
+    assert z.ci_low < 0 < z.ci_high
+    # every cluster moves by the same amount: SE 0 leaves the t test nothing to divide by; the
+    # exact sign-flip test of the 4 cluster sums (2 of 16 sign patterns reach it) and the
+    # degenerate rule at a mean delta of 1 over 4 clusters (2 · wilson(4, 4) − 1, 1)
     s = paired(
         np.array([0.0, 0.0, 0.0, 0.0]), np.array([1.0, 1.0, 1.0, 1.0]), clusters=np.arange(4)
     )
-    assert (s.p_value, s.ci_low, s.ci_high) == (0.0, 1.0, 1.0)
+    low, high = stats.binomtest(4, 4).proportion_ci(method="wilson")
+    assert s.p_value == pytest.approx(2 / 16)
+    assert (s.ci_low, s.ci_high) == (pytest.approx(2 * low - 1), 1.0)
+    assert s.ci_low < 1.0
 
 
 def _cluster_runs() -> tuple[pd.DataFrame, eb.Run, eb.Run]:
@@ -133,12 +142,13 @@ def test_compare_cluster_is_the_clustered_t_of_the_deltas() -> None:
     assert row["test"] == "clustered t" and row["n_clusters"] == c == 15
     assert (row["ci_low"], row["ci_high"]) == (pytest.approx(low), pytest.approx(high))
     assert row["p_value"] == pytest.approx(p, rel=1e-12)
-    assert row["mde"] == pytest.approx(Z_SUM * se, rel=1e-9)
+    assert row["mde"] == pytest.approx(ref.t_mde(se, 14), rel=1e-8)
     assert row["rho"] == pytest.approx(np.corrcoef(df["ya"], df["yb"])[0, 1], rel=1e-12)
     # without cluster=: each case its own cluster, the binary test
     plain = eb.compare(old, new).summary.iloc[0]
     assert plain["test"] == "exact McNemar" and plain["n_clusters"] == 60
-    assert plain["mde"] == pytest.approx(Z_SUM * d.std(ddof=1) / math.sqrt(60), rel=1e-9)
+    discordant = np.count_nonzero(d) / 60  # the exact McNemar test's power
+    assert plain["mde"] == pytest.approx(ref.mcnemar_mde(60, discordant), rel=1e-6)
 
 
 def test_the_run_default_and_turning_it_off() -> None:

@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 from scipy import stats
+from tests import _power_ref as ref
 
 # hand-written numerics against loops and scipy, with edge cases the public path refuses
 from evalbook._model._power import mde_of, n_for
@@ -47,12 +48,14 @@ def test_one_value_per_cluster_is_the_usual_standard_error() -> None:
     assert c == 30 and se == pytest.approx(stats.sem(x), rel=1e-12)
 
 
-def test_mde_and_sample_size_use_the_normal_quantiles_and_invert_each_other() -> None:
-    z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
-    assert mde_of(400, 0.3) == pytest.approx(z * 0.3 / 20, rel=1e-12)
+def test_mde_and_sample_size_are_the_t_tests_and_invert_each_other() -> None:
+    # the power of the t test on n - 1 df (scipy's noncentral t), not z quantiles
+    assert mde_of(400, 0.3) == pytest.approx(ref.t_mde(0.3 / 20, 399), rel=1e-8)
     assert mde_of(100, 0.5, power=0.9, alpha=0.01) == pytest.approx(
-        (stats.norm.ppf(0.995) + stats.norm.ppf(0.9)) * 0.05, rel=1e-12
+        ref.t_mde(0.05, 99, power=0.9, alpha=0.01), rel=1e-8
     )
+    z = stats.norm.ppf(0.975) + stats.norm.ppf(0.8)
+    assert mde_of(10, 0.4) > 1.1 * z * 0.4 / math.sqrt(10)  # t on 9 df: 12 % above z's
     for n in (10, 57, 1000):
         d = mde_of(n, 0.4)
         assert n_for(d * (1 + 1e-12), 0.4) == n

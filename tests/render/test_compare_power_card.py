@@ -6,12 +6,10 @@
 from __future__ import annotations
 
 import inspect
-import math
-from statistics import NormalDist
 
-import numpy as np
 import pandas as pd
 import pytest
+from tests import _power_ref as ref
 
 import evalbook as eb
 from _page import visible_text
@@ -22,8 +20,6 @@ pytestmark = pytest.mark.skipif(
     "by" not in inspect.signature(eb.compare).parameters,
     reason="eb.compare(by=) and the mde column are not in this tree yet",
 )
-
-_Z = NormalDist().inv_cdf(0.975) + NormalDist().inv_cdf(0.8)
 
 
 def comparison_html(comp: eb.Comparison) -> str:
@@ -55,9 +51,8 @@ def test_the_mde_sits_next_to_the_delta_and_is_the_power_formula() -> None:
     b = [1.0 - v if i < 6 else v for i, v in enumerate(a)]  # 3 fixed, 3 broken: delta 0
     comp = eb.compare(*_runs(a, b))
     row = comp.summary.iloc[0]
-    deltas = np.array(b) - np.array(a)
-    expected = _Z * float(np.std(deltas, ddof=1)) / math.sqrt(40)
-    assert row["mde"] == pytest.approx(expected, rel=1e-9)
+    expected = ref.mcnemar_mde(40, 6 / 40)  # the exact McNemar test's, 6 of 40 discordant
+    assert row["mde"] == pytest.approx(expected, rel=1e-6)
     html = comparison_html(comp)
     assert expected > 0.01  # shown in pp with one decimal
     shown = f"could detect ±{expected * 100:.1f} pp"

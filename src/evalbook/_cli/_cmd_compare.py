@@ -72,7 +72,9 @@ def run(args: argparse.Namespace) -> int:
     # the one text form of a comparison: the same lines as repr() and the widget's text
     out.lines(comparison_text(comparison).splitlines())
     if by or args.cluster is not None:
-        slice_footer(out, comparison.summary, by, args.cluster, "paired cases")
+        # a clustered comparison's slices are small by clusters, as `show --by` counts them
+        what = "clusters" if comparison.cluster is not None else "paired cases"
+        slice_footer(out, comparison.summary, by, args.cluster, what)
     if not args.top:
         return 0
     regressed = comparison.regressions()

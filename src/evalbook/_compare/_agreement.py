@@ -30,6 +30,7 @@ from .._model._agreement_stats import (
 from .._model._contract import safe_repr
 from .._model._definitions import ScoreDefinition
 from .._model._run_data import RunData
+from .._model._stats import wilson
 from .._render._agreement_html import agreement_html
 from .._util._text import safe_str
 from ._pairing import case_ids
@@ -252,6 +253,12 @@ def _check_in_scale(
         )
 
 
+def _settled(x: float) -> float:
+    """`x` without its rounding noise at 0: a kappa of 1 - 1.0000000000000002 (or -0.0) is 0.0,
+    so that it never prints as `-0.0` / `-0.000`."""
+    return 0.0 if abs(x) < 1e-12 else x
+
+
 def _summary(
     pairs: pd.DataFrame, kind: str, seed: int, n_boot: int, counts: dict[str, int], name: str
 ) -> pd.DataFrame:
@@ -272,7 +279,12 @@ def _summary(
     row: dict[str, Any] = {"n": len(x)}
     for j, stat in enumerate(STATISTICS):
         low, high = percentile_ci(float(point[j]), reps[:, j])
-        row[stat], row[f"{stat}_ci_low"], row[f"{stat}_ci_high"] = float(point[j]), low, high
+        if stat == "exact_agreement" and len(cases) and not high > low:
+            # every resample agrees alike (0 of 10, 10 of 10): the summary's degenerate rule,
+            # the share as a proportion of the cases drawn (docs/statistics.md)
+            low, high = wilson(float(point[j]) * len(cases), len(cases))
+        row[stat] = _settled(float(point[j]))
+        row[f"{stat}_ci_low"], row[f"{stat}_ci_high"] = _settled(low), _settled(high)
     row.update(n_cases=len(cases), **counts, score=name, kind=kind)
     return pd.DataFrame([row], columns=AGREEMENT_COLUMNS)
 
@@ -298,10 +310,9 @@ def _ppi(
     judged = per_case.to_numpy(dtype=float)
     human = pd.Series(label, index=[str(i) for i in ids]).reindex(per_case.index)
     low, high = scale
-    mask = human.notna().to_numpy()
-    residuals = judged[mask] - (human.to_numpy()[mask] - low) / (high - low)
+    scaled = (human.to_numpy(dtype=float) - low) / (high - low)  # NaN where unlabelled
     mean = float(judged.mean()) if len(judged) else float("nan")
-    return corrected_mean(judged, residuals), mean
+    return corrected_mean(judged, scaled), mean
 
 
 def agreement(

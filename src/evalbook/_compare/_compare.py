@@ -79,7 +79,7 @@ class Comparison(UsageDeltas):
             `p_value`, Holm-adjusted `p_adjusted` (across every row), counts, the test used,
             then `rho` (correlation of the paired values), `mde` (the minimum detectable
             effect at 80 % power, two-sided 5 %), `n_clusters` and `small` (fewer than 10
-            paired values).
+            paired values; with `cluster=`, fewer than 10 clusters).
         cases: One row per (case, score) counted in at least one run: `case_id, score, a, b,
             delta, change` with change in improved | regressed | same | only_a | only_b;
             with `by=`, the slice columns after them.
@@ -462,7 +462,9 @@ def _summary_table(
             "rho": [r.rho for r in results],
             "mde": [r.mde for r in results],
             "n_clusters": np.array([r.n_clusters for r in results], dtype=np.int64),
-            "small": n_paired < SMALL,
+            # clusters, with cluster= (n_paired without): the unit of the test, as
+            # `summary(by=)` and `show --by` flag a slice
+            "small": np.array([r.n_clusters for r in results], dtype=np.int64) < SMALL,
         },
         columns=COMPARISON_COLUMNS,
     )

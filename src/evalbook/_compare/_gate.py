@@ -152,7 +152,7 @@ def gate_against(
         ...              name="new", store=None, progress=False)
         >>> result = gate_against(new, base, max_drop=0.05)
         >>> result.passed, round(result.delta, 2), result.n_needed
-        (True, 0.25, 604)
+        (True, 0.25, 817)
         >>> print(result)  # doctest: +ELLIPSIS
         ok    ok: delta +25.0 pp vs baseline, 95% CI [...]: lower bound ... >= −5.0 pp (--max-drop)
               mde ... pp (80% power, two-sided 5%, 40 paired cases)

@@ -10,11 +10,12 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .._model._power import mde_of, n_for
+from .._model._power import mde_of
 from .._model._run_data import RunData
 from .._util._fmt import format_pair, format_pp, format_pp_ci
 from ._compare import compare
 from ._gate_checks import TOLERANCE, Check, GateError, finite_or_none
+from ._power import cases_needed
 
 __all__ = ["NonInferiority", "non_inferiority"]
 
@@ -78,14 +79,21 @@ class NonInferiority:
                 f"mde — (needs at least 2 paired cases with a spread of deltas; "
                 f"{self.n_paired} paired)",
             )
-        mde = format_pp(self.mde, signed=False)
-        lines = [f"mde {mde} (80% power, two-sided 5%, {self.n_paired} paired cases)"]
-        if self.underpowered and self.n_needed is not None:
-            limit = format_pp(self.max_drop, signed=False)
-            lines.append(
-                f"underpowered: about {self.n_needed} paired cases needed (the mde is {mde} "
-                f"> max drop {limit}: a real drop of {limit} would often go unseen)"
+        limit = format_pp(self.max_drop, signed=False)
+        if math.isinf(self.mde):  # the test cannot reject on so few cases (McNemar below 6)
+            lines = [
+                f"mde — (no change of any size is detected with 80% power on "
+                f"{self.n_paired} paired cases)"
+            ]
+            why = f"no change is detectable: a real drop of {limit} would go unseen"
+        else:
+            mde = format_pp(self.mde, signed=False)
+            lines = [f"mde {mde} (80% power, two-sided 5%, {self.n_paired} paired cases)"]
+            why = (
+                f"the mde is {mde} > max drop {limit}: a real drop of {limit} would often go unseen"
             )
+        if self.underpowered and self.n_needed is not None:
+            lines.append(f"underpowered: about {self.n_needed} paired cases needed ({why})")
         return tuple(lines)
 
 
@@ -95,8 +103,9 @@ def non_inferiority(
     """`run` against `baseline` on `score` (`eb.compare(baseline, run)`), for `--max-drop`.
 
     The mde is the comparison's `mde` column when it has one, else `_model/_power.mde_of`
-    over the sd of its paired deltas; `n_needed` is `n_for(max_drop, sd)` with the sd the
-    mde stands for (so a clustered mde gives a clustered n). Warnings go to `notes`.
+    over the sd of its paired deltas; `n_needed` plans the same test for max_drop
+    (`eb.sample_size(max_drop, like=comparison)`: a clustered mde gives a clustered n, a
+    McNemar one a McNemar n). Warnings go to `notes`.
 
     Raises:
         GateError: the baseline has no such score.
@@ -118,9 +127,9 @@ def non_inferiority(
         mde = finite_or_none(mde_of(n, sd))
     n_needed = None
     if mde is not None and mde > max_drop + TOLERANCE and n >= 1:
-        # the sd of paired deltas that this mde stands for: mde = z · sd / √n
-        sd_delta = mde * math.sqrt(n) / mde_of(1, 1.0)
-        n_needed = n_for(max_drop, sd_delta)
+        # the same test as the mde's (McNemar, or t on its degrees of freedom; clustered
+        # when the comparison was), planned for max_drop
+        n_needed = cases_needed(comparison, score, max_drop)
     return NonInferiority(
         score=score,
         max_drop=max_drop,

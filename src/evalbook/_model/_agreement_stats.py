@@ -13,6 +13,8 @@ from typing import NamedTuple
 
 import numpy as np
 
+from ._stats import NO_SPREAD, mean_ci, t975, wilson
+
 __all__ = [
     "KINDS",
     "STATISTICS",
@@ -32,7 +34,7 @@ _CHUNK = 256
 
 
 class CorrectedMean(NamedTuple):
-    """A prediction-powered estimate of the human-scale mean, with its normal 95 % CI."""
+    """A prediction-powered estimate of the human-scale mean, with its 95 % CI."""
 
     value: float
     ci_low: float
@@ -176,26 +178,46 @@ def percentile_ci(point: float, replicates: np.ndarray) -> tuple[float, float]:
     return float(low), float(high)
 
 
-def corrected_mean(judged: np.ndarray, residuals: np.ndarray) -> CorrectedMean:
-    """Prediction-powered mean (Angelopoulos et al. 2023, "Prediction-powered inference").
+def corrected_mean(judged: np.ndarray, human: np.ndarray) -> CorrectedMean:
+    """Prediction-powered mean (Angelopoulos et al. 2023), labels nested in the judged cases.
 
-    theta = mean(judge on every judged case) - mean(judge - human on the labelled cases),
-    with variance var(judge)/N + var(residual)/n and a normal 95 % interval.
+    theta = mean(f over the N judged cases) - mean(f - h over the n labelled ones), where the
+    labelled cases are a random subset of the judged ones (docs/statistics.md derives it):
+
+        Var(theta) = Var(f)/N + Var(r)/n - 2 Cov(f, r)/N = Var(h)/N + (1/n - 1/N) Var(r),
+
+    r = f - h; both variances estimated on the labelled cases. The interval is
+    theta ± t975(n - 1) · sqrt(Var). With every case labelled theta is the human mean and its
+    interval the labels' own (`mean_ci`, the summary's rule); without a spread to estimate
+    (one label, or no variance) the summary's degenerate rule, `wilson(theta · n, n)`.
 
     Args:
         judged: The judge's value of every judged case, on [0, 1].
-        residuals: judge - human for each labelled case, on [0, 1].
+        human: The human value of each judged case on [0, 1], NaN where it has no label.
 
     Example:
-        >>> round(corrected_mean(np.array([0.6, 0.8, 0.7, 0.9]), np.array([0.1, 0.1])).value, 3)
+        >>> f = np.array([0.6, 0.8, 0.7, 0.9]); h = np.array([0.5, np.nan, 0.6, np.nan])
+        >>> round(corrected_mean(f, h).value, 3)
         0.65
     """
-    big, small = len(judged), len(residuals)
+    judged = np.asarray(judged, dtype=np.float64)
+    human = np.asarray(human, dtype=np.float64)
+    has = ~np.isnan(human)
+    big, small = len(judged), int(has.sum())
     if big == 0 or small == 0:
         nan = float("nan")
         return CorrectedMean(nan, nan, nan)
-    value = float(judged.mean() - residuals.mean())
-    var_f = float(judged.var(ddof=1)) if big > 1 else float("nan")
-    var_r = float(residuals.var(ddof=1)) if small > 1 else float("nan")
-    half = 1.959963984540054 * float(np.sqrt(var_f / big + var_r / small))
+    h = human[has]
+    if small == big:  # the corrected mean is the human mean: its own interval
+        _, low, high = mean_ci(h)
+        return CorrectedMean(float(h.mean()), low, high)
+    r = judged[has] - h
+    value = float(judged.mean() - r.mean())
+    var = float(h.var(ddof=1) / big + (1 / small - 1 / big) * r.var(ddof=1)) if small > 1 else 0.0
+    se = float(np.sqrt(max(var, 0.0)))
+    if not se >= NO_SPREAD:
+        clipped = min(1.0, max(0.0, value))
+        low, high = wilson(clipped * small, small)
+        return CorrectedMean(value, min(low, value), max(high, value))
+    half = t975(small - 1) * se
     return CorrectedMean(value, value - half, value + half)

@@ -12,10 +12,14 @@ simulated experiment), so the statistical simulations of the test suite run in m
 - Clustered data (`clusters=`): the paired t test on the cluster-robust SE of the deltas
   (`cluster_se`, C/(C-1) correction) with t on C-1 degrees of freedom, for 0/1 and other
   scores alike; its p-value is Student's t tail, from the regularized incomplete beta.
+- Deltas without a spread to estimate (every delta equal, or an SE below `NO_SPREAD`, the
+  rounding of the differences) get the summary's degenerate rule on the delta's scale,
+  `spread_free_ci`: never a zero-width interval, narrowing as n (or C) grows.
 - Holm's step-down adjustment across the rows (scores, or (slice, score)) of one comparison.
 - Every comparison also reports `rho` (Pearson correlation of the paired values) and `mde`
-  (`_power.mde_of` with n = n_paired and sd = the sd of the paired deltas; clustered: the
-  clustered SE times sqrt(n), so that mde = (z_{1-a/2} + z_power) * SE).
+  (`design_mde`: the power of the test it ran, `_power.mde_of`: exact McNemar at the observed
+  share of discordant pairs for 0/1 values, else t on its degrees of freedom with sd the sd of
+  the paired deltas, clustered the clustered SE times sqrt(n)).
 
 No scipy: importing `scipy.stats` takes over a second, which a first `eb.compare` would pay.
 The binomial tail is summed exactly in integers for up to `_EXACT_BINOM_MAX` discordant
@@ -34,7 +38,7 @@ from numpy.typing import NDArray
 from . import _permutation
 from ._permutation import EXACT_MAX
 from ._power import mde_of
-from ._stats import Z95, cluster_se, t975, wilson_arrays
+from ._stats import NO_SPREAD, Z95, cluster_se, t975, wilson_arrays
 
 __all__ = [
     "CLUSTERED_T",
@@ -43,12 +47,14 @@ __all__ = [
     "SIGN_FLIP",
     "PairedResult",
     "clustered_t",
+    "design_mde",
     "holm",
     "is_binary",
     "mcnemar_p",
     "newcombe_ci",
     "paired",
     "pearson",
+    "spread_free_ci",
     "t_ci",
     "t_two_sided_p",
 ]
@@ -209,10 +215,31 @@ def newcombe_ci(
     return low.astype(np.float64), high.astype(np.float64)
 
 
+def spread_free_ci(mean: Floats, units: Floats) -> tuple[Floats, Floats]:
+    """The 95 % interval of mean deltas over `units` cases (or clusters) without a spread.
+
+    The summary's degenerate rule (`_stats.py`) on the delta's scale: a delta in [-1, 1] is
+    2u - 1 with u in [0, 1], whose variance is at most ū(1 - ū), so the interval is
+    `2 · wilson(ū · C, C) - 1` with ū = (mean + 1) / 2: the widest spread the mean allows.
+    Two deltas of -0.01 give about [-0.81, +0.81], 100 of them about [-0.20, +0.18]; never
+    zero width, narrowing as C grows.
+
+    Example:
+        >>> low, high = spread_free_ci(np.array([-0.01]), np.array([2.0]))
+        >>> round(float(low[0]), 2), round(float(high[0]), 2)
+        (-0.81, 0.81)
+    """
+    c = np.asarray(units, dtype=np.float64)
+    u = (np.asarray(mean, dtype=np.float64) + 1.0) / 2.0
+    low, high = wilson_arrays(u * c, c)
+    return 2.0 * low - 1.0, 2.0 * high - 1.0
+
+
 def t_ci(deltas: Floats, z: float | None = None) -> tuple[Floats, Floats]:
     """95 % Student t interval of the mean of each row of `deltas`, clipped to [-1, 1].
 
-    One value gives [-1, 1]; no values give NaN.
+    One value gives [-1, 1]; no values give NaN. A row without a spread (SE below
+    `NO_SPREAD`, or a half-width lost in the rounding of the mean) gets `spread_free_ci`.
     """
     d = np.atleast_2d(np.asarray(deltas, dtype=np.float64))
     n = d.shape[1]
@@ -223,8 +250,13 @@ def t_ci(deltas: Floats, z: float | None = None) -> tuple[Floats, Floats]:
     if n == 1:
         return np.full_like(mean, -1.0), np.full_like(mean, 1.0)
     q = t975(n - 1) if z is None else z
-    half = q * d.std(axis=1, ddof=1) / math.sqrt(n)
-    return np.maximum(-1.0, mean - half), np.minimum(1.0, mean + half)
+    se = d.std(axis=1, ddof=1) / math.sqrt(n)
+    low = np.maximum(-1.0, mean - q * se)
+    high = np.minimum(1.0, mean + q * se)
+    flat = ~(se >= NO_SPREAD) | ~(high > low)
+    if flat.any():
+        low[flat], high[flat] = spread_free_ci(mean[flat], np.full(int(flat.sum()), float(n)))
+    return low, high
 
 
 def _beta_fraction(a: float, b: float, x: float) -> float:
@@ -294,10 +326,12 @@ def clustered_t(
 
     SE is `cluster_se(deltas, clusters)` (C/(C-1) correction), the interval
     `mean ± t975(C-1) · SE` (its part within [-1, 1], where every mean delta lies) and p the
-    two-sided t tail of `mean / SE` on C-1 degrees of freedom. Degenerate samples follow the
-    t test itself: SE = 0 gives a zero-width interval and p = 0 (p = 1 when the mean is 0 too,
-    as when every delta is 0); fewer than 2 clusters show no spread, so the interval is the
-    whole range [-1, 1] and p = 1 (no evidence either way), as `t_ci` does for one value.
+    two-sided t tail of `mean / SE` on C-1 degrees of freedom. Fewer than 2 clusters show no
+    spread, so the interval is the whole range [-1, 1] and p = 1 (no evidence either way), as
+    `t_ci` does for one value. Clusters without a spread between them (SE below `NO_SPREAD`:
+    every cluster moved by the same amount) leave the t test nothing to divide by: the interval
+    is `spread_free_ci` over the C clusters and p the exact sign-flip test of the cluster sums
+    (2 clusters moving alike: p = 0.5, never 0; p = 1 when every delta is 0).
 
     Example:
         >>> d = np.array([0.0, 1.0, 1.0, 0.0, 1.0, 1.0, 0.0, 0.0])
@@ -311,10 +345,14 @@ def clustered_t(
         return (-1.0, 1.0, 1.0, se, c)
     mean = float(d.mean())
     half = t975(c - 1) * se
-    # SE = 0: |t| is infinite (p = 0), or 0 / 0 when the mean is 0 too: t = 0 (p = 1)
-    t = mean / se if se > 0 else (0.0 if mean == 0 else math.inf)
-    p = t_two_sided_p(t, c - 1)
-    return (max(-1.0, mean - half), min(1.0, mean + half), p, se, c)
+    low, high = max(-1.0, mean - half), min(1.0, mean + half)
+    if se >= NO_SPREAD and high > low:
+        return (low, high, t_two_sided_p(mean / se, c - 1), se, c)
+    lo, hi = spread_free_ci(np.array([mean]), np.array([float(c)]))
+    _, inverse = np.unique(np.asarray(clusters), return_inverse=True)
+    sums = np.bincount(inverse.reshape(-1), weights=d).astype(np.float64)
+    p = float(_permutation.sign_flip_p(sums[None, :])[0])
+    return (float(lo[0]), float(hi[0]), p, se, c)
 
 
 def pearson(a: Floats, b: Floats) -> float:
@@ -365,6 +403,25 @@ class PairedResult:
     n_clusters: int  # without clusters, n_paired: each case its own cluster
 
 
+def design_mde(
+    n: int,
+    sd: float,
+    test: str | None,
+    discordant: int,
+    n_clusters: int,
+    *,
+    power: float = 0.8,
+    alpha: float = 0.05,
+) -> float:
+    """The mde of the test `test` on `n` paired cases (docs/statistics.md): exact McNemar at
+    the observed share of discordant pairs, else t on the comparison's degrees of freedom
+    (clustered: C − 1, with `sd` the clustered SE · √n; else n − 1)."""
+    if test == MCNEMAR:
+        return mde_of(n, sd, power=power, alpha=alpha, discordant=discordant / n if n else 0.0)
+    per_cluster = n / n_clusters if test == CLUSTERED_T and n_clusters else 1.0
+    return mde_of(n, sd, power=power, alpha=alpha, per_cluster=per_cluster)
+
+
 def paired(a: Floats, b: Floats, clusters: NDArray[np.int64] | None = None) -> PairedResult:
     """Compare paired values `a[i]`, `b[i]` (no NaN): means, delta = mean_b - mean_a, CI, p.
 
@@ -406,6 +463,7 @@ def paired(a: Floats, b: Floats, clusters: NDArray[np.int64] | None = None) -> P
     if clusters is None:
         sd = float(d.std(ddof=1)) if n >= 2 else math.nan
     delta = mean_b - mean_a
+    mde = design_mde(n, sd, test, improved + regressed, n_clusters)
     # The interval always brackets the estimate (float rounding aside).
     low, high = min(float(lo[0]), delta), max(float(hi[0]), delta)
     return PairedResult(
@@ -422,6 +480,6 @@ def paired(a: Floats, b: Floats, clusters: NDArray[np.int64] | None = None) -> P
         test,
         pearson(a, b),
         sd,
-        mde_of(n, sd),
+        mde,
         n_clusters,
     )

@@ -163,7 +163,8 @@ def _ratio(m: int, n: int, k: int) -> float:
     """
     if m < k:
         return 0.0
-    return math.prod(1.0 - k / i for i in range(n, m, -1))
+    # start=1.0: with m = n the product is empty, and pass^k of c = n is the float 1.0
+    return math.prod((1.0 - k / i for i in range(n, m, -1)), start=1.0)
 
 
 def pass_at_estimate(n: int, c: int, k: int) -> float:

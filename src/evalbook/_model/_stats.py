@@ -6,11 +6,16 @@ cluster, C = n):
 
 - no cluster given and every value 0 or 1: the Wilson score interval (good coverage at
   small n and near 0 or 1);
-- otherwise: mean ± t975(C − 1) · SE, SE the cluster-robust standard error (`cluster_se`:
-  s/√n when each value is its own cluster), its part within [0, 1] (the range of the mean,
-  so its coverage stays 95 %);
+- no cluster given, other values in [0, 1]: the Wilson interval of n / φ trials, φ the
+  share of the variance mean · (1 − mean) the values show, estimated with a 0 and a 1 of
+  weight 1/4 added (`_spread_trials`): it holds 95 % for skewed values (pass@k near 1) from
+  n = 20, where the t interval does not;
+- clusters given: mean ± t975(C − 1) · SE, SE the cluster-robust standard error
+  (`cluster_se`), its part within [0, 1] (the range of the mean, so its coverage stays
+  95 %);
 - degenerate samples, where the data show no spread to estimate (one cluster, every value
-  equal, or an SE of exactly 0): the Wilson interval of the mean as a proportion of C trials,
+  equal, an SE below `NO_SPREAD`, or a t interval too narrow to move its bounds in floating
+  point): the Wilson interval of the mean as a proportion of C trials,
   `wilson(mean · C, C)`. A value in [0, 1] has at most the variance mean · (1 − mean) of a
   0/1 value with that mean, so this is the interval of the widest spread the mean allows,
   and it narrows as C grows: one value 0.3 gives about [0.02, 0.90], 33 values 0.3 give
@@ -27,6 +32,7 @@ from dataclasses import dataclass
 import numpy as np
 
 __all__ = [
+    "NO_SPREAD",
     "Z95",
     "GroupedCI",
     "cluster_se",
@@ -38,6 +44,13 @@ __all__ = [
 ]
 
 Z95 = 1.959963984540054
+# An SE below this is the rounding of the values (or of their differences), not a spread:
+# values in [0, 1] (deltas in [-1, 1]) round at ~1e-16, and no real sample has an SE of 1e-12.
+NO_SPREAD = 1e-12
+# the weight of the 0 and the 1 the spread-scaled Wilson interval adds to the values' spread
+# (`_spread_trials`): the least of 1, 1/2, 1/4 that kept 95 % in every design of
+# benchmarks/sim_bounded_coverage.py
+_ADDED = 0.25
 # Student t 0.975 quantiles for 1..60 degrees of freedom (scipy.stats.t.ppf(0.975, df));
 # beyond, the Cornish-Fisher series below is within 1e-9 of them.
 _T975 = (
@@ -240,15 +253,19 @@ def grouped_ci(
     low, high = np.full(n_groups, math.nan), np.full(n_groups, math.nan)
     has = n > 0
     wilson_n = binary & has if clusters is None else np.zeros(n_groups, dtype=bool)
-    degenerate = has & ~wilson_n & ((c < 2) | (differ == 0) | ~(se > 0))
-    t_rows = has & ~wilson_n & ~degenerate
+    degenerate = has & ~wilson_n & ((c < 2) | (differ == 0) | ~(se >= NO_SPREAD))
+    spread = has & ~wilson_n & ~degenerate
+    # values in [0, 1] without clusters: the Wilson interval scaled by their spread; with
+    # clusters, the cluster-robust t
+    scaled = spread & (clusters is None)
+    t_rows = spread & ~scaled
     if wilson_n.any():  # the successes are the sum of the 0/1 values: mean · n
         low[wilson_n], high[wilson_n] = wilson_arrays(
             mean[wilson_n] * n[wilson_n], n[wilson_n] * 1.0
         )
-    if degenerate.any():
-        cd = c[degenerate] * 1.0
-        low[degenerate], high[degenerate] = wilson_arrays(mean[degenerate] * cd, cd)
+    if scaled.any():
+        trials = _spread_trials(n[scaled] * 1.0, mean[scaled], se[scaled])
+        low[scaled], high[scaled] = wilson_arrays(mean[scaled] * trials, trials)
     if t_rows.any():
         dfs, back = np.unique(c[t_rows] - 1, return_inverse=True)
         t = np.array([t975(int(d)) for d in dfs])[back.reshape(-1)]
@@ -257,7 +274,33 @@ def grouped_ci(
         # [0, 1], where every mean of such values lies, keeps its 95 % coverage
         low[t_rows] = np.maximum(0.0, mean[t_rows] - half)
         high[t_rows] = np.minimum(1.0, mean[t_rows] + half)
+        # a half-width lost in the rounding of the mean shows no spread either
+        degenerate |= t_rows & ~(high > low)
+    if degenerate.any():
+        cd = c[degenerate] * 1.0
+        low[degenerate], high[degenerate] = wilson_arrays(mean[degenerate] * cd, cd)
     return GroupedCI(n, mean, low, high, c, se)
+
+
+def _spread_trials(n: np.ndarray, mean: np.ndarray, se: np.ndarray) -> np.ndarray:
+    """The trials of the spread-scaled Wilson interval: n / φ, φ = s̃² / (m̃ (1 − m̃)).
+
+    A value in [0, 1] has at most the variance m (1 − m) of a 0/1 value; φ is how much of it
+    the values show, so 0/1 values would keep their Wilson interval (φ = 1) and values with
+    less spread get the narrower one of n / φ trials. s̃² and m̃ are the variance and mean of
+    the values with a 0 and a 1 added, each of weight `_ADDED`: a skewed sample (pass@k near
+    1, a few 0s or none) shows less spread than it has, and the t interval under-covers
+    there (71–86 % at n = 20–50); the added weight keeps φ from trusting it. It costs width
+    on values of little spread (1.1–1.5× the t interval at n = 20–50, less as n grows):
+    the table in docs/statistics.md.
+    """
+    ss = se * se * n * (n - 1.0)  # Σ (x − x̄)², from SE² = s² / n
+    w = _ADDED
+    m = (mean * n + w) / (n + 2.0 * w)
+    ss_added = ss + n * (mean - m) ** 2 + w * (m * m + (1.0 - m) ** 2)
+    phi = np.minimum(1.0, ss_added / (n + 2.0 * w - 1.0) / (m * (1.0 - m)))
+    trials: np.ndarray = n / phi
+    return trials
 
 
 def cluster_se(values: np.ndarray, clusters: np.ndarray) -> tuple[float, int]:

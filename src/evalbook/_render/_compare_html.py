@@ -11,6 +11,7 @@ The two runs' names are read from `.a` and `.b` when the object has them.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pandas as pd
@@ -57,6 +58,8 @@ def power_text(row: Any) -> str:
     """`could detect ±6.1 pp` from a summary row's mde ("" when it has none)."""
     if "mde" not in row or is_missing(row["mde"]):
         return ""
+    if math.isinf(float(row["mde"])):  # the test cannot reject on so few cases
+        return "could detect no change (too few cases)"
     return f"could detect ±{format_pp(row['mde'], signed=False)}"
 
 
@@ -128,7 +131,9 @@ def _score_row(row: Any, name_a: str, name_b: str, by: list[Any] | None = None) 
             "one: more paired cases are needed to tell",
         )
     if "small" in row and not is_missing(row["small"]) and bool(row["small"]):
-        flags += badge("small slice", "warning", title=f"fewer than {SMALL} paired cases")
+        clustered = "test" in row and row["test"] == "clustered t"
+        what = "clusters" if clustered else "paired cases"
+        flags += badge("small slice", "warning", title=f"fewer than {SMALL} {what}")
     inner = (
         f'<div style="font-weight: 600">{_slice_title(row, by or [])}{esc(label)}{sub}'
         f"{' ' + flags if flags else ''}</div>"
