@@ -178,6 +178,26 @@ def test_epochs_keep_their_slots_and_a_missing_one_leaves_the_run_incomplete() -
     assert acc == 0.5
 
 
+def test_planned_cases_no_sample_reaches_are_not_run_never_dropped(tmp_path: Path) -> None:
+    """Cases the harness says were asked (`Imported.planned_cases`, e.g. an EvalScope report's
+    `requested`) that the file does not hold are slots without an outcome: the run is
+    incomplete at its true completion, and stores and loads back so."""
+    imported = _imported([ImportedSample("a", epoch=1, scores={"acc": 1.0, "f1 score": 1.0})])
+    imported.planned_cases, imported.planned_epochs = ["a", "b"], 2
+    run = as_run(_quiet(imported))
+    assert list(zip(run.cases.case_id, run.cases.epoch, strict=True)) == [
+        ("a", 1),
+        ("a", 2),
+        ("b", 1),
+        ("b", 2),
+    ]
+    assert run.cases.outcome.notna().sum() == 1 and run.options["epochs"] == 2
+    assert run.headline.text.endswith("completed 25% (3 not run)")
+    with pytest.warns(RuntimeWarning, match="is incomplete: 3 of 4 samples have no final"):
+        loaded = eb.load_run(run.save(tmp_path))
+    pd.testing.assert_frame_equal(loaded.cases, run.cases)
+
+
 def test_an_imported_run_stores_and_loads_back_the_same(tmp_path: Path) -> None:
     samples = [
         ImportedSample("a", input={"q": "1+1"}, output="2", scores={"acc": 1.0, "f1 score": 0.5}),

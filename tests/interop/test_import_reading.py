@@ -28,7 +28,7 @@ FIXTURES = Path(__file__).parent / "fixtures"
 LM_EVAL_DATE = next(LM_EVAL.glob("results_*.json")).stem.removeprefix("results_")
 ARC = LM_EVAL / f"samples_arc_mini_{LM_EVAL_DATE}.jsonl"
 EVALSCOPE = FIXTURES / "evalscope" / "outputs" / "20261201_163005"
-GSM = EVALSCOPE / "reviews" / "qwen2.5-0.5b-instruct" / "gsm8k_main.jsonl"
+GSM = EVALSCOPE / "reviews" / "tiny-canned" / "gsm8k_main.jsonl"
 HARBOR = FIXTURES / "harbor" / "job"
 # one of the job's eight trials (Harbor names them <task>__<random>)
 HELLO = next(p.name for p in sorted(HARBOR.iterdir()) if p.name.startswith("hello-world__"))
