@@ -359,7 +359,7 @@ def _exported(run: eb.Run) -> str:
     return str(body)
 
 
-CARDS = "Pass pass@3 95% CI [24%, 100%] completed 97% · 6 cases × 5 epochs"
+CARDS = "Pass pass@3 95% CI [36%, 96%] completed 97% · 6 cases × 5 epochs"
 COUNTS = (
     "Flakiness · Pass p · 6 cases × 5 epochs always 2 (33%) sometimes 2 (33%) never 1 (17%) "
     "not counted 1 (17%)"
@@ -369,6 +369,7 @@ COUNTS = (
 def test_an_exported_notebook_shows_reducers_consistency_strips_and_counts(run: eb.Run) -> None:
     visible_text = Page.of(_exported(run)).text  # nbconvert's page, no script or style shown
     assert visible_text.count(CARDS) == 2  # the run's repr and the widget's static HTML
+    assert "mean over 5 of 6 cases" in visible_text  # the case not counted is said
     assert visible_text.count(COUNTS) == 3  # and the flakiness figure's fallback
     assert "Flakiness needs epochs ≥ 2" in visible_text
     assert "Pass p pass@3 scored 1 sd 0.447 ■■□■■ 4/5" in visible_text

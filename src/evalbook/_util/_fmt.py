@@ -482,9 +482,9 @@ def counts_line(row: Mapping[str, object]) -> str:
         'counted 5 · unscored 0 · errors 1 · excluded 1 · mean over 2 of 3 cases (too_few_epochs 1)'
     """
 
-    def n(key: str) -> int:
-        value = row.get(key)
-        return int(value) if isinstance(value, int | float) and value == value else 0
+    def n(key: str) -> int:  # a Python or a numpy number (a summary row of either kind)
+        value = number(row.get(key))
+        return 0 if value is None else int(value)
 
     parts = [f"{k} {n(k)}" for k in ("counted", "unscored", "errors", "excluded")]
     if n("zeroed"):
