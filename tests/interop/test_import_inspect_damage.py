@@ -126,3 +126,24 @@ def test_samples_a_cut_short_log_does_not_finish_are_not_run_not_dropped(
     figure = f"cut after 3 of 10 sample members: {len(cases)} samples, 3 read, 7 not run"
     print(figure)
     record_property("cut_short", figure)
+
+
+@pytest.mark.parametrize("made", ["eval"], indirect=True)
+def test_a_stored_import_with_samples_not_run_says_to_rerun_them_in_the_harness(
+    made: Path, tmp_path: Path
+) -> None:
+    """An imported run cannot be resumed (evalbook has no task for it): loading one whose
+    file lacked samples says where they must run, not `resume it`."""
+    with zipfile.ZipFile(made) as zf:
+        third = [i for i in zf.infolist() if i.filename.startswith("samples/")][2]
+    end = third.header_offset + 30 + len(third.filename) + len(third.extra) + third.compress_size
+    cut = tmp_path / "cut.eval"
+    cut.write_bytes(made.read_bytes()[:end])
+    with pytest.warns(RuntimeWarning, match="skipped"):
+        run = eb.import_results(cut, format="inspect")
+    folder = run.save(tmp_path / "store")
+    with pytest.warns(RuntimeWarning, match="is incomplete") as caught:
+        eb.load_run(folder)
+    message = str(caught[0].message)
+    assert "run them with inspect and import its results again" in message
+    assert "resume" not in message

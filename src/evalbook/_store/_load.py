@@ -470,8 +470,15 @@ def read_run(path: str | os.PathLike[str], *, warn_incomplete: bool = True) -> R
                 f"run {run.name!r} ({run.path}) is incomplete: {missing} of "
                 f"{run.results.n_samples} {what} have no final outcome"
             )
+            imported = run.options.get("imported")
             if run.path is not None and being_written(run.path / EVENTS):
                 tail = "; another process is running it right now: load it again once it ends"
+            elif isinstance(imported, dict):  # no task of evalbook's can run them: say so
+                harness = imported.get("format", "the harness")
+                tail = (
+                    f" (imported: its {harness} results do not hold them); run them with "
+                    f"{harness} and import its results again"
+                )
             else:
                 tail = " (the run was interrupted); resume it: " + advice(
                     f"eb.run(..., resume={str(run.path)!r})",
