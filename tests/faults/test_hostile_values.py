@@ -11,6 +11,7 @@ many runs hypothesis tries (default 60, bounded for CI).
 from __future__ import annotations
 
 import asyncio
+import gc
 import json
 import math
 import os
@@ -200,6 +201,9 @@ def test_hostile_values_never_escape_a_run(record_property: Callable[[str, objec
         PLANS[:] = plans
         df = pd.DataFrame({"k": range(len(plans))})
         ARMED[0] = True
+        # what earlier tests of this worker left for the garbage collector (an unclosed
+        # socket's ResourceWarning) is collected here, not inside this run's warnings
+        gc.collect()
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
@@ -365,6 +369,9 @@ def test_hostile_judge_replies_never_escape_a_run(
         VOTES[:] = votes
         df = pd.DataFrame({"k": range(len(votes))})
         ARMED[0] = True
+        # what earlier tests of this worker left for the garbage collector (an unclosed
+        # socket's ResourceWarning) is collected here, not inside this run's warnings
+        gc.collect()
         try:
             with warnings.catch_warnings(record=True) as caught:
                 warnings.simplefilter("always")
