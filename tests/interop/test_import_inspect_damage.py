@@ -101,6 +101,16 @@ def test_byte_flips_in_sample_entries(made: Path, tmp_path: Path, record_propert
     assert different == 0 and skipped_some > 0
 
 
+def _cut_after_third_sample(made: Path, tmp_path: Path) -> Path:
+    """A copy of the `.eval` log cut right after its third sample member (zip directory lost)."""
+    with zipfile.ZipFile(made) as zf:
+        third = [i for i in zf.infolist() if i.filename.startswith("samples/")][2]
+    end = third.header_offset + 30 + len(third.filename) + len(third.extra) + third.compress_size
+    cut = tmp_path / "cut.eval"
+    cut.write_bytes(made.read_bytes()[:end])
+    return cut
+
+
 @pytest.mark.parametrize("made", ["eval"], indirect=True)
 def test_samples_a_cut_short_log_does_not_finish_are_not_run_not_dropped(
     made: Path, tmp_path: Path, record_property: Any
@@ -110,12 +120,7 @@ def test_samples_a_cut_short_log_does_not_finish_are_not_run_not_dropped(
     Cut after the third sample member, whole cases (`long`, `slow`) have no sample left; they
     are still the run's cases, every epoch not run: 7 of its 10 samples are not run.
     """
-    with zipfile.ZipFile(made) as zf:
-        members = [i for i in zf.infolist() if i.filename.startswith("samples/")]
-    third = members[2]
-    end = third.header_offset + 30 + len(third.filename) + len(third.extra) + third.compress_size
-    cut = tmp_path / "cut.eval"
-    cut.write_bytes(made.read_bytes()[:end])
+    cut = _cut_after_third_sample(made, tmp_path)
     with pytest.warns(RuntimeWarning, match="skipped"):
         run = eb.import_results(cut, format="inspect")
     cases = run.cases
@@ -134,11 +139,7 @@ def test_a_stored_import_with_samples_not_run_says_to_rerun_them_in_the_harness(
 ) -> None:
     """An imported run cannot be resumed (evalbook has no task for it): loading one whose
     file lacked samples says where they must run, not `resume it`."""
-    with zipfile.ZipFile(made) as zf:
-        third = [i for i in zf.infolist() if i.filename.startswith("samples/")][2]
-    end = third.header_offset + 30 + len(third.filename) + len(third.extra) + third.compress_size
-    cut = tmp_path / "cut.eval"
-    cut.write_bytes(made.read_bytes()[:end])
+    cut = _cut_after_third_sample(made, tmp_path)
     with pytest.warns(RuntimeWarning, match="skipped"):
         run = eb.import_results(cut, format="inspect")
     folder = run.save(tmp_path / "store")

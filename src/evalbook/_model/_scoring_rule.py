@@ -228,10 +228,9 @@ class Headline:
     n_cases: int = 0
     epochs: int = 1
     no_primary: bool = False
-    # the cases the score's mean is over, when fewer than the run's (the rest were dropped:
-    # why, in `dropped`); None when every case counts, or for the passed rate
+    # the cases the score's mean is over, when fewer than the run's (why the others are not:
+    # the summary's `dropped_reasons`); None when every case counts, or for the passed rate
     cases_counted: int | None = None
-    dropped: str | None = None
 
     @property
     def n_samples(self) -> int:
@@ -300,7 +299,6 @@ def headline_of(
             n // k,
             k,
             cases_counted=cases if fewer else None,
-            dropped=row["dropped_reasons"] if fewer else None,
         )
     rate = counts["passed"] / n if n else None
     ci = wilson(counts["passed"], n) if n else None

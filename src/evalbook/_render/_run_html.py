@@ -26,11 +26,6 @@ _OUTCOME_LABELS = (
 )
 
 
-def _counts_line(row: Any) -> str:
-    """`counted 11 · unscored 0 · errors 1 · excluded 1` for one summary row (`counts_line`)."""
-    return counts_line(row)
-
-
 def _epochs(row: Any) -> int:
     """A summary row's epochs."""
     return 1 if is_missing(row["epochs"]) else int(row["epochs"])
@@ -78,7 +73,7 @@ def _headline_inner(h: HeadlineLike, row: Any = None) -> str:
         badges += badge(f"not run {pending}", "pending")
     size = f"{h.n_cases} cases" + (f" × {h.epochs} epochs" if h.epochs > 1 else "")
     counts = (
-        f'<div style="{MUTED}; font-size: 12px">{esc(_counts_line(row))}</div>'
+        f'<div style="{MUTED}; font-size: 12px">{esc(counts_line(row))}</div>'
         if row is not None
         else ""
     )
@@ -127,7 +122,7 @@ def _score_card(row: Any) -> str:
         f'<div><span style="font-size: 20px; font-weight: 600">{esc(format_pct(row["mean"]))}'
         "</span> "
         f'<span style="{MUTED}">{esc(format_ci(row["ci_low"], row["ci_high"]))}</span></div>'
-        f'<div style="{MUTED}; font-size: 12px">{esc(_counts_line(row))}</div>'
+        f'<div style="{MUTED}; font-size: 12px">{esc(counts_line(row))}</div>'
     )
     return box(inner, kind="score", extra="min-width: 190px; flex: 0 1 230px; padding: 8px 12px")
 
