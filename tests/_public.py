@@ -36,6 +36,36 @@ CASE_COLUMNS = [
     "output_tokens",
     "cost",
 ]
+# after CASE_COLUMNS in run.cases when any sample has a transcript (docs/transcripts.md)
+STEP_COUNT_COLUMNS = ["n_steps", "n_tool_calls", "n_tool_errors"]
+STEP_COLUMNS = [
+    "case_id",
+    "epoch",
+    "step",
+    "role",
+    "content",
+    "tool_name",
+    "tool_call_id",
+    "tool_args",
+    "error",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "cost",
+    "latency_s",
+]
+TOOL_CALL_COLUMNS = [
+    "case_id",
+    "epoch",
+    "step",
+    "call_id",
+    "tool_name",
+    "tool_args",
+    "result_step",
+    "ok",
+    "error",
+    "latency_s",
+]
 SCORE_COLUMNS = [
     "case_id",
     "epoch",

@@ -18,6 +18,7 @@ PUBLIC = {
     "ScoreDefinition",
     "ScorerSignatureError",
     "SkipScore",
+    "Transcript",
     "Unscored",
     "agreement",
     "all_of",

@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers (at run time: _
     )
     from ._model._reducers import pass_at, pass_hat
     from ._model._scorers import scorer
+    from ._model._transcript import Transcript
     from ._store._listing import runs
     from .display import show
 del TYPE_CHECKING
@@ -55,6 +56,7 @@ __all__ = [
     "ScoreDefinition",
     "ScorerSignatureError",
     "SkipScore",
+    "Transcript",
     "Unscored",
     "agreement",
     "all_of",
@@ -123,6 +125,7 @@ _WHERE = {
     "pass_at": "._model._reducers",
     "pass_hat": "._model._reducers",
     "scorer": "._model._scorers",
+    "Transcript": "._model._transcript",
     "runs": "._store._listing",
     "show": ".display",
 }

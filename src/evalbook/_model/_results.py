@@ -12,7 +12,7 @@ per run. Past this point a run's text is valid Unicode.
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any, NamedTuple
 
 import numpy as np
@@ -21,6 +21,7 @@ from .._util._text import TextGate
 from ._contract import Rec
 from ._definitions import Grader
 from ._tally import Tally
+from ._transcript import Transcript, cleaned, counts_of
 
 __all__ = ["OUTCOMES", "Attempt", "Finished", "Results"]
 
@@ -55,6 +56,7 @@ class Finished(NamedTuple):
     (None: nothing recorded). `tries` holds every attempt of a sample that had more than
     one, in order, the last one the final (its outcome and error are the sample's); None
     for a sample with one attempt (that attempt is the sample) or where no source kept them.
+    `transcript` is what the sample's task did, step by step (None: no transcript).
     """
 
     outcome: int
@@ -67,6 +69,7 @@ class Finished(NamedTuple):
     records: Sequence[Rec]
     usage: Mapping[str, Tally] | None = None
     tries: tuple[Attempt, ...] | None = None
+    transcript: Transcript | None = None
 
 
 class Results:
@@ -120,6 +123,9 @@ class Results:
         self.rationale: list[str | None] = [None] * size
         self.metadata: list[dict[str, Any] | None] = [None] * size
         self.grader: list[Grader | None] = [None] * size
+        self.steps = np.full((n, 3), -1, dtype=np.int32)  # see the class docstring
+        self.transcripts: list[Transcript | None] | None = [None] * n
+        self.transcript_source: Callable[[], list[Transcript | None]] | None = None
         self.touched = []  # after the sparse columns: assigning them resets it
 
     @property
@@ -139,6 +145,26 @@ class Results:
     def epoch_of(self, pos: int) -> int:
         """The epoch (1..epochs) of sample `pos`."""
         return pos % self.epochs + 1
+
+    @property
+    def has_transcripts(self) -> bool:
+        """Whether any sample has a transcript (read from `steps`, never from the transcripts)."""
+        return bool(len(self.steps)) and bool((self.steps[:, 0] >= 0).any())
+
+    def read_transcripts(self) -> list[Transcript | None]:
+        """Every sample's transcript, in slot order (None: none); fetched on first use."""
+        if self.transcripts is None:
+            source = self.transcript_source
+            found = [None] * self.n_samples if source is None else source()
+            # a sample run again since (a retry) may have none now: its old one is not its own
+            self.transcripts = [t if self.steps[i, 0] >= 0 else None for i, t in enumerate(found)]
+        return self.transcripts
+
+    def transcript_of(self, pos: int) -> Transcript | None:
+        """The transcript of sample `pos` (None: none), fetched on first use."""
+        if self.steps[pos, 0] < 0:
+            return None
+        return self.read_transcripts()[pos]
 
     def sample_case_ids(self) -> list[str]:
         """The case id of every sample, in slot order (each id `epochs` times)."""
@@ -161,6 +187,15 @@ class Results:
         )
         self.usage[pos] = case.usage
         self.tries[pos] = case.tries
+        transcript = case.transcript
+        if transcript is None:
+            self.steps[pos] = -1
+        else:
+            self.steps[pos] = counts_of(transcript.messages)
+        if transcript is not None and self.transcripts is None:
+            self.read_transcripts()  # those of the other samples, before this one joins them
+        if self.transcripts is not None:
+            self.transcripts[pos] = transcript
         self.outcome[pos] = outcome
         self.attempts[pos] = attempts
         self.output[pos] = output
@@ -230,6 +265,9 @@ class Results:
                 changed[j] = rec._replace(
                     reason=reason, message=message, rationale=rationale, metadata=metadata
                 )
+        transcript = case.transcript
+        if transcript is not None:
+            transcript = cleaned(transcript, text, cid)
         tries = case.tries
         if tries is not None and not all(
             _plain(t.error_type) and _plain(t.error_message) for t in tries
@@ -251,6 +289,7 @@ class Results:
             and emsg is case[4]
             and changed is None
             and tries is case.tries
+            and transcript is case.transcript
         ):
             return case
         return case._replace(
@@ -259,6 +298,7 @@ class Results:
             error_message=emsg,
             records=records if changed is None else changed,
             tries=tries,
+            transcript=transcript,
         )
 
     def finished(self, pos: int) -> Finished:
@@ -274,6 +314,7 @@ class Results:
             self.records_of(pos),
             self.usage[pos],
             self.tries[pos],
+            self.transcript_of(pos),
         )
 
     def records_of(self, pos: int) -> list[Rec]:

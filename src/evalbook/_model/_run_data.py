@@ -22,6 +22,7 @@ from ._judge_stats import judge_stats
 from ._results import Results
 from ._scoring_rule import SUMMARY_COLUMNS, Headline, counted_of, headline_of, summarize
 from ._slices import cluster_codes, slices_of
+from ._step_tables import steps_table, tool_calls_table
 from ._tables import cases_table, scores_table, unscored_table
 from ._usage_tables import usage_summary, usage_table
 
@@ -68,6 +69,42 @@ class RunData:
     def scores(self) -> pd.DataFrame:
         """The long table: exactly one row per (sample, score)."""
         return scores_table(self._results, self.definitions, self._counted)
+
+    @cached_property
+    def _steps(self) -> pd.DataFrame:
+        return steps_table(self._results)
+
+    def steps(self) -> pd.DataFrame:
+        """One row per (case_id, epoch, step) of the samples' transcripts (docs/transcripts.md).
+
+        Columns: `case_id, epoch, step, role, content, tool_name, tool_call_id, tool_args,
+        error, model, input_tokens, output_tokens, cost, latency_s`; a sample without a
+        transcript has no rows. A stored run reads its transcripts here, on first use.
+        """
+        return self._steps.copy()
+
+    @cached_property
+    def _tool_calls(self) -> pd.DataFrame:
+        return tool_calls_table(self._results)
+
+    def tool_calls(self) -> pd.DataFrame:
+        """One row per tool call of the samples' transcripts (docs/transcripts.md).
+
+        Columns: `case_id, epoch, step, call_id, tool_name, tool_args, result_step, ok,
+        error, latency_s`; `result_step` is NaN and `ok` False where no result came.
+        """
+        return self._tool_calls.copy()
+
+    def transcript(self, case_id: str, epoch: int = 1) -> Any:
+        """The transcript of one sample (an `eb.Transcript`), None when it has none."""
+        r = self._results
+        try:
+            case = r.case_ids.index(case_id)
+        except ValueError:
+            raise KeyError(f"no case {case_id!r} in run {self.name!r}") from None
+        if not 1 <= epoch <= r.epochs:
+            raise KeyError(f"run {self.name!r} has epochs 1..{r.epochs}, not {epoch}")
+        return r.transcript_of(case * r.epochs + epoch - 1)
 
     @cached_property
     def _reduced(self) -> pd.DataFrame:

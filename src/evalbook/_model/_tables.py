@@ -17,6 +17,7 @@ from ._usage_tables import sample_amounts
 __all__ = [
     "CASE_COLUMNS",
     "SCORE_COLUMNS",
+    "STEP_COUNT_COLUMNS",
     "cases_table",
     "scores_table",
     "sparse_categorical",
@@ -26,6 +27,8 @@ __all__ = [
     "unscored_table",
 ]
 
+# `run.cases` has these after CASE_COLUMNS when any sample has a transcript (`Results.steps`)
+STEP_COUNT_COLUMNS = ["n_steps", "n_tool_calls", "n_tool_errors"]
 CASE_COLUMNS = [
     "case_id",
     "epoch",
@@ -130,11 +133,12 @@ def timestamp_ns(seconds: np.ndarray[Any, np.dtype[np.float64]]) -> np.ndarray:
 def cases_table(results: Results) -> pd.DataFrame:
     """One row per sample (case, epoch): input order, then epoch.
 
+    With transcripts, `n_steps, n_tool_calls, n_tool_errors` follow (`STEP_COUNT_COLUMNS`).
     The token and cost columns add up each sample's recorded usage; NaN where no call
     reported the amount (never 0 by default).
     """
     tokens_in, tokens_out, cost = sample_amounts(results)
-    return pd.DataFrame(
+    frame = pd.DataFrame(
         {
             "case_id": text_column(results.sample_case_ids()),
             "epoch": results.sample_epochs(),
@@ -151,6 +155,13 @@ def cases_table(results: Results) -> pd.DataFrame:
         },
         columns=CASE_COLUMNS,
     )
+    if results.has_transcripts:
+        # counts of the samples' transcripts; <NA> for a sample without one (never 0)
+        for k, name in enumerate(STEP_COUNT_COLUMNS):
+            counts = results.steps[:, k]
+            frame[name] = pd.array(np.where(counts < 0, 0, counts), dtype="Int64")
+            frame.loc[counts < 0, name] = pd.NA
+    return frame
 
 
 def _metadata_json(

@@ -9,8 +9,10 @@ from .._errors import ConfigurationError
 from .._model._contract import UNSCORED, Rec, Score, record_of, safe_repr
 from .._model._definitions import Grader, ScoreDefinition
 from .._model._tally import TASK
+from .._model._transcript import Message, message_of
 from .._util._text import safe_str
 from ._meter import Meter
+from ._steps import StepLog
 
 __all__ = ["CaseContext", "CaseFailed"]
 
@@ -31,7 +33,7 @@ class CaseContext:
         ...     return answer
     """
 
-    __slots__ = ("_index", "_meter", "attempt", "case_id", "epoch", "recorded")
+    __slots__ = ("_index", "_meter", "_steps", "attempt", "case_id", "epoch", "recorded")
 
     def __init__(
         self,
@@ -40,12 +42,14 @@ class CaseContext:
         index: Mapping[str, int],
         epoch: int = 1,
         meter: Meter | None = None,
+        steps: StepLog | None = None,
     ) -> None:
         self.case_id = case_id
         self.attempt = attempt
         self.epoch = epoch  # 1..epochs: which run of the case this is
         self._index = index
         self._meter = meter
+        self._steps = steps
         self.recorded: dict[int, Rec] = {}
 
     def _position(self, definition_or_name: ScoreDefinition | str) -> int:
@@ -117,6 +121,24 @@ class CaseContext:
                 model=model,  # the meter takes text only (isinstance may raise on a user's)
                 source=TASK,
             )
+
+    def step(self, message: Message | Mapping[str, Any] | None = None, /, **fields: Any) -> None:
+        """Add one step to this sample's transcript: a message, or its fields.
+
+        The fields are those of an `eb.Transcript` message: `role, content, tool_calls,
+        tool_call_id, name` (OpenAI chat format) and `model, input_tokens, output_tokens,
+        cost, latency_s, error, started_at`. A step that is not a valid message raises
+        `ConfigurationError` here, where it was made.
+
+        Example:
+            >>> def task(question, ctx):
+            ...     ctx.step(role="user", content=question)
+            ...     ctx.step(role="assistant", content="42", model="m", latency_s=0.2)
+            ...     return "42"
+        """
+        step = message_of(message, **fields)
+        if self._steps is not None:
+            self._steps.add(step)
 
     def fail(self, reason: str) -> None:
         """End the case now with outcome `failed` (every score counts 0)."""

@@ -29,6 +29,7 @@ from .._model._results import (
     Finished,
     Results,
 )
+from .._model._transcript import Transcript, transcript_problem
 from .._util._text import MAX_DEPTH, nested_deeper_than, safe_str
 from ._binding import call_args
 from ._calls import AttemptTimeout, Threads, call, within
@@ -37,6 +38,7 @@ from ._meter import Ledger, Meter, metering
 from ._options import RunOptions
 from ._plan import BoundScorer, Plan
 from ._scorer_calls import INVALID, awaitable_again, is_sample_error, scored_async, scored_sync
+from ._steps import StepLog, logging_steps
 
 __all__ = [
     "Engine",
@@ -51,6 +53,9 @@ __all__ = [
 log = logging.getLogger("evalbook")
 
 _NOT_RECORDED = Rec(UNSCORED, reason="not_recorded")
+# the error type of a sample whose task returned an eb.Transcript that is not sound; its
+# records are errors of reason "invalid_transcript"
+INVALID_TRANSCRIPT = "InvalidTranscript"
 
 
 class RunSink(Protocol):
@@ -172,6 +177,7 @@ class Engine:
         output: Any = None
         attempt = 0
         outcome = PASSED
+        transcript: Transcript | None = None
         tries: list[Attempt] = []  # every attempt of a retried sample (`Finished.tries`)
         if plan.task is None:
             output = plan.columns[plan.output_column][self._sample(pos)[0]]
@@ -182,8 +188,15 @@ class Engine:
                 t = t0 if attempt == 1 else time.perf_counter_ns()
                 if self.sink is not None:
                     self.sink.case_started((pos, attempt, at))
-                ctx = CaseContext(values["case_id"], attempt, plan.index, values["epoch"], meter)
-                outcome, output, etype, emsg = await self._attempt(values, ctx)
+                steps = StepLog()  # each attempt its own: the final attempt's is the sample's
+                ctx = CaseContext(
+                    values["case_id"], attempt, plan.index, values["epoch"], meter, steps
+                )
+                with logging_steps(steps):
+                    outcome, output, etype, emsg = await self._attempt(values, ctx)
+                transcript = steps.close()
+                if isinstance(output, Transcript):
+                    transcript, output = output, output.output
                 again = outcome in (ERRORED, TIMED_OUT) and attempt < self.attempts
                 if again or tries:  # a retried sample keeps its final attempt too
                     took = (time.perf_counter_ns() - t) // 1000 / 1e6
@@ -206,6 +219,7 @@ class Engine:
             (time.perf_counter_ns() - t0) // 1000 / 1e6,
             meter,
             tuple(tries) if attempt > 1 else None,
+            transcript,
         )
 
     async def _rescore(self, pos: int, kept: Kept, values: dict[str, Any], meter: Meter) -> None:
@@ -232,6 +246,7 @@ class Engine:
             float(src.duration_s[pos]),
             meter,
             src.tries[pos],
+            src.transcript_of(pos),
         )
 
     async def finish(
@@ -248,12 +263,13 @@ class Engine:
         duration: float,
         meter: Meter,
         tries: tuple[Attempt, ...] | None = None,
+        transcript: Transcript | None = None,
     ) -> None:
         """Score a case by its final outcome, fill every record, store it, tell the sink.
 
         `recs` holds what is already recorded (by `ctx`, or kept by a rescore); `meter`
         what the sample's calls used (closed here, once its scorers are done); `tries` its
-        attempts (`Finished.tries`).
+        attempts (`Finished.tries`); `transcript` what its task did, step by step.
         """
         if outcome == PASSED:
             values["output"] = output
@@ -262,6 +278,8 @@ class Engine:
         elif outcome == FAILED:
             failed = Rec(UNSCORED, reason="case_failed", message=emsg)
             filled = [failed if r is None else r for r in recs]
+        elif etype == INVALID_TRANSCRIPT:
+            filled = [error_rec("invalid_transcript", emsg or "")] * self.n_scores
         else:
             code = "case_errored" if outcome == ERRORED else "case_timed_out"
             filled = [error_rec(code, f"{etype}: {emsg}")] * self.n_scores
@@ -269,7 +287,17 @@ class Engine:
             self._derive(filled, outcome)
         usage = meter.close()
         case = Finished(
-            outcome, attempts, output, etype, emsg, started, duration, filled, usage, tries
+            outcome,
+            attempts,
+            output,
+            etype,
+            emsg,
+            started,
+            duration,
+            filled,
+            usage,
+            tries,
+            transcript,
         )
         if self.results is not None:
             case = self.results.set_case(pos, case)  # as stored: its text cleaned
@@ -304,7 +332,15 @@ class Engine:
             del values["ctx"]
         if handed_back_awaitable(output):  # awaited once (a sync wrapper's): never a chain
             return ERRORED, None, "TypeError", awaitable_again("task", output)
-        if nested_deeper_than(output, MAX_DEPTH):  # nothing could store, show or score it
+        if isinstance(output, Transcript):
+            problem = transcript_problem(output)  # checked again: its lists may have changed
+            if problem is not None:
+                why = f"the task returned an eb.Transcript that is not sound: {problem}"
+                return ERRORED, None, INVALID_TRANSCRIPT, why
+            if not nested_deeper_than(output.output, MAX_DEPTH):
+                return PASSED, output, None, None
+        if nested_deeper_than(output, MAX_DEPTH) or isinstance(output, Transcript):
+            # nothing could store, show or score it
             why = (
                 f"the task's output nests lists, dicts or tuples more than {MAX_DEPTH} levels "
                 "deep; a run keeps outputs as JSON: return a flatter value, or its text"

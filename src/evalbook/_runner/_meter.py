@@ -40,6 +40,7 @@ from .._util._warn import warn
 __all__ = [
     "Ledger",
     "Meter",
+    "Setting",
     "current_meter",
     "current_source",
     "known_cost",
@@ -64,7 +65,7 @@ def current_source() -> str:
     return _SOURCE.get()
 
 
-class _Setting:
+class Setting:
     """Sets a context variable for a `with` block (a plain class: it runs per scorer call)."""
 
     __slots__ = ("_token", "_value", "_var")
@@ -82,7 +83,7 @@ class _Setting:
 
 def source(name: str) -> AbstractContextManager[str]:
     """Record the calls made inside under `name` (a judge's or scorer's score name)."""
-    return _Setting(_SOURCE, name)
+    return Setting(_SOURCE, name)
 
 
 class Ledger:
@@ -271,4 +272,4 @@ def warn_usage(ledger: Ledger, name: str) -> None:
 
 def metering(meter: Meter) -> AbstractContextManager[Meter]:
     """Make `meter` the current one inside (the engine, around a sample's task and scorers)."""
-    return _Setting(_METER, meter)
+    return Setting(_METER, meter)

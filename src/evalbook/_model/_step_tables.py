@@ -1,0 +1,196 @@
+"""The transcript tables: `run.steps()` (one row per step) and `run.tool_calls()` (one per call).
+
+Both are built from the samples' transcripts, in slot order (input order, then epoch) and step
+order; a sample without a transcript has no rows. The columns are pinned in docs/transcripts.md.
+
+A step's `tool_name`, `tool_call_id` and `tool_args` say which call it is about: on a tool
+result, the call it answers; on an assistant message that makes one call, that call; an
+assistant message that makes several has their names joined by ", " in `tool_name` (each call
+is a row of `run.tool_calls()`).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import numpy as np
+import pandas as pd
+
+from ._results import Results
+from ._transcript import Message, ToolCall, Transcript
+
+__all__ = ["STEP_COLUMNS", "TOOL_CALL_COLUMNS", "steps_table", "tool_calls_table"]
+
+STEP_COLUMNS = [
+    "case_id",
+    "epoch",
+    "step",
+    "role",
+    "content",
+    "tool_name",
+    "tool_call_id",
+    "tool_args",
+    "error",
+    "model",
+    "input_tokens",
+    "output_tokens",
+    "cost",
+    "latency_s",
+]
+TOOL_CALL_COLUMNS = [
+    "case_id",
+    "epoch",
+    "step",
+    "call_id",
+    "tool_name",
+    "tool_args",
+    "result_step",
+    "ok",
+    "error",
+    "latency_s",
+]
+_NAN = math.nan
+
+
+def _present(results: Results) -> list[tuple[int, Transcript]]:
+    """The samples that have a transcript, as (slot, transcript), in slot order."""
+    if not results.has_transcripts:
+        return []
+    found = results.read_transcripts()
+    return [(i, t) for i, t in enumerate(found) if t is not None and results.steps[i, 0] >= 0]
+
+
+def _num(value: float | None) -> float:
+    return _NAN if value is None else float(value)
+
+
+def _category(values: list[str | None]) -> pd.Categorical:
+    return pd.Categorical(values)
+
+
+def steps_table(results: Results) -> pd.DataFrame:
+    """One row per (case_id, epoch, step), `step` 0-based; no rows for a sample without one."""
+    ids: list[str] = []
+    epochs: list[int] = []
+    steps: list[int] = []
+    cols: dict[str, list[Any]] = {c: [] for c in STEP_COLUMNS[3:]}
+    role, content, tname, tid, targs, error, model = (
+        cols["role"],
+        cols["content"],
+        cols["tool_name"],
+        cols["tool_call_id"],
+        cols["tool_args"],
+        cols["error"],
+        cols["model"],
+    )
+    tin, tout, cost, lat = (
+        cols["input_tokens"],
+        cols["output_tokens"],
+        cols["cost"],
+        cols["latency_s"],
+    )
+    for pos, transcript in _present(results):
+        cid, epoch = results.case_id_of(pos), results.epoch_of(pos)
+        calls: dict[str, ToolCall] = {}
+        for k, m in enumerate(transcript.messages):
+            ids.append(cid)
+            epochs.append(epoch)
+            steps.append(k)
+            role.append(m.role)
+            content.append(m.content)
+            name, call_id, args = _about(m, calls)
+            tname.append(name)
+            tid.append(call_id)
+            targs.append(args)
+            error.append(m.error)
+            model.append(m.model)
+            tin.append(_num(m.input_tokens))
+            tout.append(_num(m.output_tokens))
+            cost.append(_num(m.cost))
+            lat.append(_num(m.latency_s))
+    frame: dict[str, Any] = {
+        "case_id": pd.Categorical(ids) if ids else pd.Categorical([], categories=[]),
+        "epoch": np.asarray(epochs, dtype=np.int32),
+        "step": np.asarray(steps, dtype=np.int32),
+        "role": _category(role),
+        "content": pd.Series(content, dtype=object),
+        "tool_name": _category(tname),
+        "tool_call_id": pd.Series(tid, dtype=object),
+        "tool_args": pd.Series(targs, dtype=object),
+        "error": pd.Series(error, dtype=object),
+        "model": _category(model),
+        "input_tokens": np.asarray(tin, dtype=float),
+        "output_tokens": np.asarray(tout, dtype=float),
+        "cost": np.asarray(cost, dtype=float),
+        "latency_s": np.asarray(lat, dtype=float),
+    }
+    return pd.DataFrame(frame, columns=STEP_COLUMNS)
+
+
+def _about(m: Message, calls: dict[str, ToolCall]) -> tuple[str | None, str | None, str | None]:
+    """(tool_name, tool_call_id, tool_args) of a step (see the module docstring)."""
+    if m.tool_calls:
+        for c in m.tool_calls:
+            calls[c.id] = c
+        if len(m.tool_calls) == 1:
+            c = m.tool_calls[0]
+            return c.function.name, c.id, c.function.arguments
+        return ", ".join(c.function.name for c in m.tool_calls), None, None
+    if m.role == "tool" and m.tool_call_id is not None:
+        answered = calls.get(m.tool_call_id)
+        if answered is None:
+            return m.name, m.tool_call_id, None
+        return answered.function.name, m.tool_call_id, answered.function.arguments
+    return None, None, None
+
+
+def tool_calls_table(results: Results) -> pd.DataFrame:
+    """One row per tool call, in the order the calls were made.
+
+    `result_step` is the step holding the call's result (NaN: none came); `ok` is True when a
+    result came without an error; `error` and `latency_s` are the result's.
+    """
+    rows: list[tuple[Any, ...]] = []
+    for pos, transcript in _present(results):
+        cid, epoch = results.case_id_of(pos), results.epoch_of(pos)
+        rows.extend(_calls_of(cid, epoch, transcript.messages))
+    columns: list[Sequence[Any]] = (
+        list(zip(*rows, strict=True)) if rows else [[] for _ in TOOL_CALL_COLUMNS]
+    )
+    frame: dict[str, Any] = {
+        "case_id": pd.Categorical(list(columns[0])),
+        "epoch": np.asarray(columns[1], dtype=np.int32),
+        "step": np.asarray(columns[2], dtype=np.int32),
+        "call_id": pd.Series(list(columns[3]), dtype=object),
+        "tool_name": pd.Categorical(list(columns[4])),
+        "tool_args": pd.Series(list(columns[5]), dtype=object),
+        "result_step": np.asarray(columns[6], dtype=float),
+        "ok": np.asarray(columns[7], dtype=bool),
+        "error": pd.Series(list(columns[8]), dtype=object),
+        "latency_s": np.asarray(columns[9], dtype=float),
+    }
+    return pd.DataFrame(frame, columns=TOOL_CALL_COLUMNS)
+
+
+def _calls_of(cid: str, epoch: int, messages: Sequence[Message]) -> list[tuple[Any, ...]]:
+    results: dict[str, tuple[int, Message]] = {}
+    for k, m in enumerate(messages):
+        # the first result of a call is its result (a second one answers nothing new)
+        if m.role == "tool" and m.tool_call_id is not None:
+            results.setdefault(m.tool_call_id, (k, m))
+    rows: list[tuple[Any, ...]] = []
+    for k, m in enumerate(messages):
+        for c in m.tool_calls or ():
+            got = results.get(c.id)
+            if got is not None and got[0] < k:
+                got = None  # a result before its call answers another call of that id
+            if got is None:
+                rows.append((cid, epoch, k, c.id, c.function.name, c.function.arguments,
+                             _NAN, False, None, _NAN))  # fmt: skip
+            else:
+                step, r = got
+                rows.append((cid, epoch, k, c.id, c.function.name, c.function.arguments,
+                             float(step), r.error is None, r.error, _num(r.latency_s)))  # fmt: skip
+    return rows
