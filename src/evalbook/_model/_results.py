@@ -23,7 +23,7 @@ from ._definitions import Grader
 from ._tally import Tally
 from ._transcript import Transcript, cleaned, counts_of
 
-__all__ = ["OUTCOMES", "Attempt", "Finished", "Results"]
+__all__ = ["OUTCOMES", "Attempt", "Finished", "Results", "TranscriptRef"]
 
 # Final outcomes, by code. PENDING marks a case without a final outcome (not run yet).
 PASSED, FAILED, ERRORED, TIMED_OUT = 0, 1, 2, 3
@@ -48,6 +48,17 @@ class Attempt(NamedTuple):
     duration_s: float
 
 
+class TranscriptRef(NamedTuple):
+    """Where a stored sample's transcript is, without it: its counts and the store's tie.
+
+    `counts` is `(n_steps, n_tool_calls, n_tool_errors)`; `tie` names the stored line that
+    holds the transcript (the run store's business: the line's checksum).
+    """
+
+    counts: tuple[int, int, int]
+    tie: str
+
+
 class Finished(NamedTuple):
     """A finished case: what the engine hands to `Results`, the run store and Dask.
 
@@ -56,7 +67,9 @@ class Finished(NamedTuple):
     (None: nothing recorded). `tries` holds every attempt of a sample that had more than
     one, in order, the last one the final (its outcome and error are the sample's); None
     for a sample with one attempt (that attempt is the sample) or where no source kept them.
-    `transcript` is what the sample's task did, step by step (None: no transcript).
+    `transcript` is what the sample's task did, step by step (None: no transcript);
+    a run store reading a sample back gives `stored_transcript` instead, which says where
+    its transcript is without reading it.
     """
 
     outcome: int
@@ -70,6 +83,7 @@ class Finished(NamedTuple):
     usage: Mapping[str, Tally] | None = None
     tries: tuple[Attempt, ...] | None = None
     transcript: Transcript | None = None
+    stored_transcript: TranscriptRef | None = None
 
 
 class Results:
@@ -126,6 +140,7 @@ class Results:
         self.steps = np.full((n, 3), -1, dtype=np.int32)  # see the class docstring
         self.transcripts: list[Transcript | None] | None = [None] * n
         self.transcript_source: Callable[[], list[Transcript | None]] | None = None
+        self.ties: list[str | None] = [None] * n
         self.touched = []  # after the sparse columns: assigning them resets it
 
     @property
@@ -187,11 +202,16 @@ class Results:
         )
         self.usage[pos] = case.usage
         self.tries[pos] = case.tries
-        transcript = case.transcript
-        if transcript is None:
-            self.steps[pos] = -1
-        else:
+        transcript, ref = case.transcript, case.stored_transcript
+        if transcript is not None:
             self.steps[pos] = counts_of(transcript.messages)
+            self.ties[pos] = None if ref is None else ref.tie
+        elif ref is not None:
+            self.steps[pos] = ref.counts
+            self.ties[pos] = ref.tie
+        else:
+            self.steps[pos] = -1
+            self.ties[pos] = None
         if transcript is not None and self.transcripts is None:
             self.read_transcripts()  # those of the other samples, before this one joins them
         if self.transcripts is not None:
@@ -302,7 +322,17 @@ class Results:
         )
 
     def finished(self, pos: int) -> Finished:
-        """A stored case as the engine handed it over (for resume, rescore and the log)."""
+        """A stored case as the engine handed it over (for resume, rescore and the log).
+
+        A transcript not read yet stays unread: the case says where it is (`TranscriptRef`).
+        """
+        ref = None
+        if self.steps[pos, 0] >= 0:
+            tie = self.ties[pos]
+            ref = None if tie is None else TranscriptRef(_counts(self.steps[pos]), tie)
+        transcript = None
+        if self.transcripts is not None or ref is None:
+            transcript = self.transcript_of(pos)
         return Finished(
             int(self.outcome[pos]),
             int(self.attempts[pos]),
@@ -314,7 +344,8 @@ class Results:
             self.records_of(pos),
             self.usage[pos],
             self.tries[pos],
-            self.transcript_of(pos),
+            transcript,
+            ref,
         )
 
     def records_of(self, pos: int) -> list[Rec]:
@@ -332,6 +363,10 @@ class Results:
             )
             for i in range(base, base + self.n_scores)
         ]
+
+
+def _counts(row: np.ndarray) -> tuple[int, int, int]:
+    return int(row[0]), int(row[1]), int(row[2])
 
 
 def _plain(value: str | None) -> bool:

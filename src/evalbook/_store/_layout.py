@@ -26,9 +26,11 @@ __all__ = [
     "FINAL_FILES",
     "PARQUET_CAP",
     "SCORES",
+    "STEPS",
     "STORE_FILES",
     "SUMMARY",
     "SUMMARY_CAP",
+    "TRANSCRIPTS",
     "check_run_name",
     "first_started_at",
     "holds_no_run",
@@ -42,7 +44,15 @@ __all__ = [
 EVENTS = "events.jsonl"
 CASES, SCORES, SUMMARY, DATA = "cases.parquet", "scores.parquet", "summary.json", "data.parquet"
 FINAL_FILES = (CASES, SCORES, SUMMARY)
-STORE_FILES = (EVENTS, DATA, *FINAL_FILES)  # every file of a run folder evalbook writes
+# a run with transcripts also has these: its transcripts as written, and its final steps table
+TRANSCRIPTS, STEPS = "transcripts.jsonl", "steps.parquet"
+STORE_FILES = (
+    EVENTS,
+    DATA,
+    *FINAL_FILES,
+    TRANSCRIPTS,
+    STEPS,
+)  # every file of a run folder evalbook writes
 # The most a file of a run folder may hold before it is refused unread (`read_regular`):
 # summary.json holds definitions, options and the summary rows (a few KB; 64 MiB is far
 # beyond any real one); a Parquet file is read whole into memory, so beyond 16 GiB a

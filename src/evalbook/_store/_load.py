@@ -17,6 +17,7 @@ from .._model._definitions import Grader, ScoreDefinition, reading_stored
 from .._model._results import OUTCOMES, PENDING, Results
 from .._model._run_data import RunData
 from .._model._scoring_rule import outcome_counts
+from .._model._tables import STEP_COUNT_COLUMNS
 from .._model._tally import Tally, usage_from_json
 from .._util._advice import advice
 from .._util._text import clean
@@ -45,6 +46,7 @@ from ._log._read import (
 from ._parquet import frame_of, read_parquet, text_list
 from ._summary import read_summary, records
 from ._ties import crc_of, mismatch
+from ._transcripts import transcript_reader
 
 __all__ = ["read_run", "read_stored", "run_folder", "summary_of"]
 
@@ -251,6 +253,8 @@ def _results_from_files(folder: Path, n_scores: int, files: Any, changed: list[s
     results.error_message = _sparse(cases.column("error_message"), results.n_samples)[0]
     if "usage" in cases.column_names:  # the amount columns are derived from it
         results.usage = _usage(folder, cases.column("usage"), results.n_samples)
+    if "transcript" in cases.column_names:
+        _steps_from_files(folder, cases, results)
     results.started_at[:] = _seconds(cases.column("started_at"))
     results.duration_s[:] = cases.column("duration_s").to_numpy(zero_copy_only=False)
     results.status[:] = _codes(scores.column("status"), STATUSES, 0)
@@ -285,6 +289,21 @@ def _results_from_files(folder: Path, n_scores: int, files: Any, changed: list[s
     sets = (set_reason, set_message, set_rationale, set_metadata, set_grader)
     results.touched = np.unique(np.concatenate(sets)).tolist()
     return results
+
+
+def _steps_from_files(folder: Path, cases: Any, results: Results) -> None:
+    """The transcripts' counts and ties (`n_steps, ...`, `transcript`); ValueError if damaged."""
+    ties, where = _sparse(cases.column("transcript"), results.n_samples)
+    counts = [cases.column(c).to_pylist() for c in STEP_COUNT_COLUMNS]
+    for i in where.tolist():
+        row = [c[i] for c in counts]
+        tie = ties[i]
+        if not (type(tie) is str and len(tie) == 8) or not all(
+            type(x) is int and x >= 0 for x in row
+        ):
+            raise ValueError(f"{folder / CASES}, row {i + 1}: the transcript's counts are damaged")
+        results.steps[i] = row
+        results.ties[i] = tie
 
 
 def _usage(folder: Path, column: Any, size: int) -> list[Mapping[str, Tally] | None]:
@@ -513,6 +532,15 @@ def not_a_run(folder: Path) -> FileNotFoundError:
 
 
 def _read(folder: Path, warn_damage: bool = True, log: EventLog | None = None) -> RunData:
+    run = _read_any(folder, warn_damage, log)
+    results = run.results
+    if results.has_transcripts:  # read on first use (run.steps(), the views), never here
+        results.transcripts = None
+        results.transcript_source = transcript_reader(folder, results)
+    return run
+
+
+def _read_any(folder: Path, warn_damage: bool, log: EventLog | None) -> RunData:
     if all((folder / name).exists() for name in FINAL_FILES):
         try:
             return _from_files(folder, log)

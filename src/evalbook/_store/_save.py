@@ -13,13 +13,14 @@ import numpy as np
 from .._errors import ConfigurationError
 from .._model._results import PENDING
 from .._util._fs import remove_stale_temps, write_text
-from ._layout import EVENTS, STORE_FILES, first_started_at, new_run_folder, now_iso
+from ._layout import EVENTS, STORE_FILES, TRANSCRIPTS, first_started_at, new_run_folder, now_iso
 from ._listing import stored_started_at
 from ._log._file import set_aside
 from ._log._read import DamagedLog, replay
 from ._log._write import LineEncoder
 from ._sink import disk_full, ended_event, finish_status, lock_log, start_events, write_data
 from ._summary import finish_files
+from ._transcripts import all_transcripts
 
 if TYPE_CHECKING:
     from .._model._run_data import RunData
@@ -129,6 +130,8 @@ def _write(run: RunData, folder: Path, started_at: str, *, rewrite_log: bool) ->
     try:
         data_file = write_data(run.data, folder)
         if rewrite_log:
+            if run.results.has_transcripts:  # before the log that names their lines
+                write_text(folder / TRANSCRIPTS, all_transcripts(run.results))
             write_text(folder / EVENTS, full_log(run, started_at, data_file))
         run.path = folder
         finish_files(run, started_at, now_iso(), finish_status(run.results))

@@ -32,6 +32,7 @@ from ._log._read import EventLog, prepare_append
 from ._log._write import LineEncoder, event_line
 from ._parquet import parquet_bytes
 from ._summary import finish_files
+from ._transcripts import TranscriptFile, all_transcripts, transcript_line
 
 if TYPE_CHECKING:
     from .._model._run_data import RunData
@@ -113,6 +114,8 @@ class StoreSink:
         self._block = encoder.case_block
         self.error: BaseException | None = None
         self.logged = 0
+        self.transcripts = TranscriptFile(folder)
+        self.ties: dict[int, str] = {}  # sample -> the tie of the transcript line written
 
     def write(self, text: str) -> None:
         """Append whole event lines (ASCII, as `_log._write` writes them)."""
@@ -135,17 +138,35 @@ class StoreSink:
         _warn_not_stored(exc, what, self.folder, kept + "as an incomplete run)")
 
     def case_ended(self, pos: int, case: Finished) -> None:
-        """Log a finished case, after the `case.started` lines noted since the last write."""
+        """Log a finished case, after the `case.started` lines noted since the last write.
+
+        Its transcript goes first, to `transcripts.jsonl`, and its `case.ended` names it.
+        """
         if self.error is not None:
             return
         try:
-            data = self._block(pos, case, self._started).encode()
+            tie = self.transcript(pos, case)
+            data = self._block(pos, case, self._started, tie).encode()
             self._started.clear()
             self._log.write(data)
         except Exception as exc:  # never let the log break a run
             self._fail(exc)
             return
         self.logged += 1
+
+    def transcript(self, pos: int, case: Finished) -> str | None:
+        """Write the sample's transcript line (if it has a transcript); its tie.
+
+        A transcript this folder holds already (a sample a resume kept) is not written again.
+        """
+        if case.transcript is None:
+            ref = case.stored_transcript
+            return None if ref is None else ref.tie
+        cid, epoch = self.encoder.case_ids[pos // self.encoder.epochs], pos % self.encoder.epochs
+        line, tie = transcript_line(cid, epoch + 1, case.transcript)
+        self.transcripts.write(line)
+        self.ties[pos] = tie
+        return tie
 
     def close(self) -> None:
         """Write the `case.started` lines still noted, then close the log."""
@@ -154,6 +175,7 @@ class StoreSink:
             self.write("".join(at(p, a, t) for p, a, t in self._started))
             self._started.clear()
         self._log.close()
+        self.transcripts.close()
 
 
 def lock_log(folder: Path, *, append: bool, cut: bool = True) -> LogFile:
@@ -301,6 +323,8 @@ class Prepared:
         ended_at = now_iso()
         sink.write(ended_event(run.results, ended_at, status))
         sink.close()
+        for pos, tie in sink.ties.items():  # the final cases.parquet names them too
+            run.results.ties[pos] = tie
         if sink.error is not None:
             return
         try:
@@ -351,6 +375,15 @@ def open_new(
     done = np.flatnonzero(results.outcome != PENDING)
     if todo is None:
         todo = range(results.n_samples)
+    transcripts = TranscriptFile(folder)
+    try:  # those of samples already in `results` (kept from another folder), before the log
+        if results.has_transcripts:
+            transcripts.write(all_transcripts(results))
+    except OSError as exc:
+        _warn_not_stored(exc, transcripts.path, folder, "nothing of it is stored")
+        return Prepared(run.name, run.run_id, folder, results, todo, None, run.started_at)
+    finally:
+        transcripts.close()
     head += "".join(encoder.case_ended(int(p), results) for p in done)
     try:
         os.replace(stage_bytes(folder / EVENTS, head.encode()), folder / EVENTS)

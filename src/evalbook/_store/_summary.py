@@ -25,6 +25,7 @@ from ._layout import (
     FINAL_FILES,
     PARQUET_CAP,
     SCORES,
+    STEPS,
     SUMMARY,
     SUMMARY_CAP,
     read_regular,
@@ -110,7 +111,7 @@ def finish_files(run: RunData, started_at: str, ended_at: str | None, status: st
         (folder / SUMMARY).unlink(missing_ok=True)
         _write_final(run, folder, started_at, ended_at, status)
     except BaseException:
-        for name in FINAL_FILES:
+        for name in (*FINAL_FILES, STEPS):
             (folder / name).unlink(missing_ok=True)
         raise
 
@@ -121,10 +122,14 @@ def _write_final(
     """The three final files, `summary.json` last."""
     write_arrow(cases_file_arrow(run.results), folder / CASES, "cases")
     write_parquet(scores_file_table(run), folder / SCORES, "scores")
+    tables = [CASES, SCORES]
+    if run.results.has_transcripts:  # run.steps(), for readers of the folder (not read back)
+        write_parquet(run.steps(), folder / STEPS, "steps")
+        tables.append(STEPS)
+    else:
+        (folder / STEPS).unlink(missing_ok=True)
     # what ties these files to the folder's log and to each other (`_ties`)
-    files = {
-        name: {"crc": crc_of(read_regular(folder / name, PARQUET_CAP))} for name in (CASES, SCORES)
-    }
+    files = {name: {"crc": crc_of(read_regular(folder / name, PARQUET_CAP))} for name in tables}
     h = run.headline
     write_json(
         folder / SUMMARY,

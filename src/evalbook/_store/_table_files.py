@@ -21,7 +21,7 @@ import pyarrow as pa
 
 from .._errors import ConfigurationError
 from .._model._results import OUTCOMES, Results
-from .._model._tables import CASE_COLUMNS, sparse_categorical, timestamp_ns
+from .._model._tables import CASE_COLUMNS, STEP_COUNT_COLUMNS, sparse_categorical, timestamp_ns
 from .._model._tally import usage_json
 from .._model._usage_tables import sample_amounts
 from .._util._fs import write_text
@@ -61,6 +61,9 @@ def cases_file_table(run: RunData) -> pd.DataFrame:
     table.insert(at, "output_kind", pd.Series(kinds, index=table.index))
     usage = np.asarray(usage_texts(run.results), dtype=object)
     table["usage"] = pd.Series(usage, index=table.index, dtype=object, copy=False)
+    if run.results.has_transcripts:
+        ties = np.asarray(run.results.ties, dtype=object)
+        table["transcript"] = pd.Series(ties, index=table.index, dtype=object, copy=False)
     return table
 
 
@@ -97,7 +100,16 @@ def cases_file_arrow(results: Results) -> Any:
         "cost": pa.array(cost),
         "usage": _mostly_none(usage_texts(results), categorical=False),
     }
-    return pa.Table.from_arrays([columns[n] for n in CASE_FILE_COLUMNS], names=CASE_FILE_COLUMNS)
+    names = CASE_FILE_COLUMNS
+    if results.has_transcripts:
+        # the counts `run.cases` shows (null: no transcript) and each line's tie, last
+        at = names.index("usage")
+        names = [*names[:at], *STEP_COUNT_COLUMNS, *names[at:], "transcript"]
+        for k, name in enumerate(STEP_COUNT_COLUMNS):
+            counts = results.steps[:, k].astype(np.int64)
+            columns[name] = pa.array(counts, mask=counts < 0)
+        columns["transcript"] = _mostly_none(list(results.ties), categorical=False)
+    return pa.Table.from_arrays([columns[n] for n in names], names=names)
 
 
 def _mostly_none(values: list[Any], *, categorical: bool) -> Any:

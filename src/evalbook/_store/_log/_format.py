@@ -34,6 +34,7 @@ __all__ = [
     "NotARunLog",
     "SchemaVersionError",
     "checked_lines",
+    "event_of",
     "field_int",
     "field_number",
     "field_text",
@@ -128,7 +129,7 @@ class Damage:
         )
 
 
-def _event_of(path: Path, number: int, offset: int, raw: bytes) -> dict[str, Any]:
+def event_of(path: Path, number: int, offset: int, raw: bytes) -> dict[str, Any]:
     """One line as an event, its checksum and `schema_version` checked; `Bad` if damaged."""
     sealed = _SEAL.search(raw, max(0, len(raw) - _SEAL_LEN))
     if sealed is not None:
@@ -171,7 +172,7 @@ def checked_lines(
     for number, offset, raw in reader:
         if not raw.strip():
             continue
-        event = _event_of(path, number, offset, raw)
+        event = event_of(path, number, offset, raw)
         found = event["schema_version"]
         if version is None:
             version = found

@@ -16,7 +16,7 @@ from typing import Any
 
 from ..._model._contract import ERROR, SCORED, UNSCORED, InvalidScore, Rec, validate_value
 from ..._model._definitions import Grader, ScoreDefinition, reading_stored
-from ..._model._results import OUTCOMES, PENDING, Attempt, Finished, Results
+from ..._model._results import OUTCOMES, PENDING, Attempt, Finished, Results, TranscriptRef
 from ..._model._tally import usage_from_json
 from ..._util._text import TextGate
 from ..._util._warn import warn
@@ -32,8 +32,8 @@ from ._format import (
     DamagedLog,
     NotARunLog,
     SchemaVersionError,
-    _event_of,
     checked_lines,
+    event_of,
     field_int,
     field_number,
     field_text,
@@ -293,7 +293,25 @@ class _Replay:
             [by_name.get(d.name) or _MISSING for d in self.definitions],
             usage_from_json(event["usage"]) if "usage" in event else None,
             tries,
+            None,
+            _transcript_ref(event),
         )
+
+
+def _transcript_ref(event: dict[str, Any]) -> TranscriptRef | None:
+    """A `case.ended` line's `steps` and `transcript` (its tie): where its transcript is."""
+    tie = field_text(event, "transcript", optional=True)
+    if tie is None:
+        return None
+    counts = event.get("steps")
+    if (
+        type(counts) is not list
+        or len(counts) != 3
+        or not all(type(x) is int and x >= 0 for x in counts)
+        or len(tie) != 8
+    ):
+        raise ValueError(f"'steps' {counts!r} or 'transcript' {tie!r} is damaged")
+    return TranscriptRef((counts[0], counts[1], counts[2]), tie)
 
 
 def _tries(items: Any, attempts: int, outcome: int) -> tuple[Attempt, ...]:
@@ -487,7 +505,7 @@ def tries_in_log(path: Path) -> dict[tuple[str, int], tuple[Attempt, ...]]:
             if b'"tries":' not in raw:
                 continue  # most lines: not parsed at all
             try:
-                event = _event_of(path, number, offset, raw)
+                event = event_of(path, number, offset, raw)
                 if _SURROGATE_ESCAPE.search(raw):  # as `checked_lines` does
                     event = gate(event, f"{path}, line {number}")
                 if event.get("event") != "case.ended" or "tries" not in event:

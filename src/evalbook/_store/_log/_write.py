@@ -16,6 +16,7 @@ from ..._model._contract import SCORED, UNSCORED, Rec
 from ..._model._definitions import ScoreDefinition
 from ..._model._results import OUTCOMES, Attempt, Finished, Results
 from ..._model._tally import Tally, usage_json
+from ..._model._transcript import counts_of
 from .._codec import encode_output
 from ._format import SCHEMA_VERSION, seal
 
@@ -77,8 +78,17 @@ class LineEncoder:
         """A finished case's `score.recorded` lines (definition order), then its `case.ended`."""
         return self.case_block(pos, case, ())
 
-    def case_block(self, pos: int, case: Finished, started: Sequence[tuple[int, int, int]]) -> str:
+    def case_block(
+        self,
+        pos: int,
+        case: Finished,
+        started: Sequence[tuple[int, int, int]],
+        tie: str | None = None,
+    ) -> str:
         """The `case.started` lines of `started` (pos, attempt, at_us), then `case_lines`.
+
+        `tie` names the sample's line in `transcripts.jsonl` (written before this block):
+        `case.ended` then holds the transcript's counts and that tie, never its text.
 
         Times are written as integer microseconds: the engine takes them at that precision,
         so they read back exactly, and integers format several times faster than floats.
@@ -111,7 +121,8 @@ class LineEncoder:
                 f'"started_us":{round(started_at * 1e6) if started_at == started_at else "null"},'
                 f'"duration_us":{round(duration_s * 1e6) if duration_s == duration_s else "null"}'
                 f"{'' if case.usage is None else _usage_field(case.usage)}"
-                f"{'' if case.tries is None else _tries_field(case.tries)}}}"
+                f"{'' if case.tries is None else _tries_field(case.tries)}"
+                f"{'' if tie is None else _transcript_field(case, tie)}}}"
             )
         )
         return "".join(lines)
@@ -125,8 +136,20 @@ class LineEncoder:
         return text
 
     def case_ended(self, pos: int, results: Results) -> str:
-        """`case_lines` for a case already stored in `results` (not the hot path)."""
-        return self.case_lines(pos, results.finished(pos))
+        """`case_lines` for a case already stored in `results` (not the hot path), with the
+        tie of its stored transcript."""
+        return self.case_block(pos, results.finished(pos), (), results.ties[pos])
+
+
+def _transcript_field(case: Finished, tie: str) -> str:
+    """`,"steps":[n_steps,n_tool_calls,n_tool_errors],"transcript":"<tie>"`."""
+    if case.transcript is not None:
+        counts = counts_of(case.transcript.messages)
+    elif case.stored_transcript is not None:
+        counts = case.stored_transcript.counts
+    else:
+        return ""
+    return f',"steps":[{counts[0]},{counts[1]},{counts[2]}],"transcript":"{tie}"'
 
 
 def _output_json(output: Any) -> str:
