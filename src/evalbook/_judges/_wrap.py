@@ -18,9 +18,11 @@ go through four steps (docs/cost.md), everything else is the SDK's own:
    backoff and jitter that honours `Retry-After` (`_replies.backoff_delay`); each retry
    passes the limiter again. The SDK is called with `max_retries=0` (one layer of retries);
    after the last retry the SDK's error is raised unchanged.
-4. **Usage**: each call is recorded into the current sample (`current_meter()`) under the
+4. **Usage and steps**: each call is recorded into the current sample (`current_meter()`) under the
    current source (the task, or the judge's score name): the reply's `usage`, the request's
-   and the reply's model, `cached=`, `retries=`. Outside a run nothing is recorded.
+   and the reply's model, `cached=`, `retries=`; with `transcript=True` (the default) a
+   task's call is also a step of the sample's transcript (`_capture.py`). Outside a run
+   nothing is recorded.
 """
 
 from __future__ import annotations
@@ -43,6 +45,7 @@ from .._runner._limits import Limiter, limiter_for
 from .._runner._meter import Meter, current_meter, current_source
 from .._util._callables import is_async
 from ._cache import ResponseCache
+from ._capture import Capture
 from ._replies import backoff_delay, is_transient
 from ._sdk import (
     ENDPOINTS,
@@ -74,13 +77,28 @@ def _field(reply: Any, name: str) -> Any:
 class _Call:
     """One `create` call's state: its meter, source, cache key and token estimate."""
 
-    __slots__ = ("endpoint", "estimate", "key", "limiter", "meter", "model", "owner", "source")
+    __slots__ = (
+        "capture",
+        "endpoint",
+        "estimate",
+        "key",
+        "limiter",
+        "meter",
+        "model",
+        "owner",
+        "source",
+    )
 
     def __init__(self, owner: WrappedOpenAI, endpoint: str, request: dict[str, Any]) -> None:
         self.owner = owner
         self.endpoint = endpoint
         self.meter: Meter | None = current_meter()
         self.source = current_source()  # captured now: a stream may be read elsewhere
+        self.capture = (
+            Capture(endpoint, request, self.source, self.meter)
+            if owner._evalbook_transcript
+            else None
+        )
         model = request.get("model")
         self.model = model if isinstance(model, str) else None
         self.key: str | None = None
@@ -117,25 +135,31 @@ class _Call:
                 # finish_reason, a missing field) is rebuilt as leniently as it was read.
                 value = cls.construct(**value)
         self.record(None, _field(value, "model"), cached=True, retries=0)
+        if self.capture is not None:
+            self.capture.reply(value, cached=True)
         return True, value
 
     def wait(self) -> float:
         """Book one request (and its estimated tokens): the seconds to wait first."""
         return 0.0 if self.limiter is None else self.limiter.acquire(self.estimate)
 
-    def failed(self, retries: int, last: bool) -> None:
+    def failed(self, retries: int, last: bool, exc: BaseException) -> None:
         """An attempt raised: its estimated tokens are given back (the error reply used
-        none); the last one counts as a call of unknown usage."""
+        none); the last one counts as a call of unknown usage (and a step with its error)."""
         if self.limiter is not None and self.estimate:
             self.limiter.settle(-self.estimate)
         if last:
             self.record(None, None, cached=False, retries=retries)
+            if self.capture is not None:
+                self.capture.failed(exc)
 
     def done(self, response: Any, retries: int) -> Any:
         """Settle the limiter, record the usage, keep the reply; the reply."""
         usage, model = _field(response, "usage"), _field(response, "model")
         self.settle(usage)
         self.record(usage, model, cached=False, retries=retries)
+        if self.capture is not None:
+            self.capture.reply(response, cached=False)
         cache = self.owner._evalbook_cache
         if cache is not None and self.key is not None:
             cache.put(self.key, dump(response), model=self.model)
@@ -194,7 +218,7 @@ class _Endpoint:
                 response = create(**request)
             except Exception as exc:
                 last = retries >= owner._evalbook_max_retries or not is_transient(exc)
-                call.failed(retries, last)
+                call.failed(retries, last, exc)
                 if last:
                     raise
                 time.sleep(owner._evalbook_backoff(retries, exc))
@@ -223,7 +247,7 @@ class _AsyncEndpoint(_Endpoint):
                 response = await create(**request)
             except Exception as exc:
                 last = retries >= owner._evalbook_max_retries or not is_transient(exc)
-                call.failed(retries, last)
+                call.failed(retries, last, exc)
                 if last:
                     raise
                 await asyncio.sleep(owner._evalbook_backoff(retries, exc))
@@ -263,8 +287,10 @@ class WrappedOpenAI:
         tpm: float | None,
         max_retries: int,
         client_id: str | None = None,
+        transcript: bool = True,
     ) -> None:
         self._evalbook_client = client
+        self._evalbook_transcript = transcript
         self._evalbook_cache = cache
         self._evalbook_rpm = rpm
         self._evalbook_tpm = tpm
@@ -314,6 +340,7 @@ class WrappedOpenAI:
             "tpm": self._evalbook_tpm,
             "max_retries": self._evalbook_max_retries,
             "client_id": self._evalbook_id,
+            "transcript": self._evalbook_transcript,
         }
 
     def __setstate__(self, state: dict[str, Any]) -> None:
@@ -326,6 +353,7 @@ class WrappedOpenAI:
             tpm=state["tpm"],
             max_retries=state["max_retries"],
             client_id=state["client_id"],
+            transcript=state.get("transcript", True),
         )
 
     def __getattr__(self, name: str) -> Any:
@@ -346,6 +374,7 @@ class WrappedOpenAI:
             tpm=self._evalbook_tpm,
             max_retries=_check_retries(retries),
             client_id=self._evalbook_id,
+            transcript=self._evalbook_transcript,
         )
 
     copy = with_options
@@ -406,6 +435,7 @@ def wrap_openai(
     requests_per_minute: float | None = None,
     tokens_per_minute: float | None = None,
     max_retries: int | None = None,
+    transcript: bool = True,
 ) -> WrappedOpenAI:
     """An OpenAI SDK client (`OpenAI` or `AsyncOpenAI`) that records its usage in the run.
 
@@ -425,6 +455,9 @@ def wrap_openai(
             by the reply's usage).
         max_retries: Retries of a 429, 5xx, timeout or connection error (default: the
             client's own `max_retries`); the SDK itself is then asked not to retry.
+        transcript: Add each of the task's calls to the sample's transcript: the request's
+            new messages, then the reply with its tokens, cost and latency (a judge's calls
+            never are; see docs/transcripts.md). Streamed calls are not added.
 
     Example:
         >>> import evalbook as eb
@@ -465,4 +498,10 @@ def wrap_openai(
             f"eb.wrap_openai(): cache must be a folder path or None, got {safe_repr(cache)}"
         )
     folder = None if cache is None else ResponseCache(cache, kind="openai_response")
-    return WrappedOpenAI(client, cache=folder, rpm=rpm, tpm=tpm, max_retries=retries)
+    if not isinstance(transcript, bool):
+        raise ConfigurationError(
+            f"eb.wrap_openai(): transcript must be True or False, got {safe_repr(transcript)}"
+        )
+    return WrappedOpenAI(
+        client, cache=folder, rpm=rpm, tpm=tpm, max_retries=retries, transcript=transcript
+    )
