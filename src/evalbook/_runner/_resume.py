@@ -9,6 +9,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +18,7 @@ import pandas as pd
 from .._errors import ConfigurationError
 from .._model._results import ERRORED, FAILED, PASSED, PENDING, TIMED_OUT, Results
 from .._model._run_data import RunData
+from .._model._transcript import Transcript
 from .._store._door import (
     Prepared,
     RunStart,
@@ -184,13 +186,26 @@ def _kept(
     results = Results(plan.case_ids, len(plan.definitions), plan.text, k)  # one warning a run
     where = {cid: i for i, cid in enumerate(src.case_ids)}
     todo: list[int] = []
+    kept: list[tuple[int, int]] = []
     for pos in range(results.n_samples):  # samples in the plan's order (data may be reordered)
         i = where[plan.case_ids[pos // k]] * k + pos % k
         if src.outcome[i] not in keep:
             todo.append(pos)
             continue
         results.set_case(pos, src.finished(i))
+        kept.append((pos, i))
+    if src.has_transcripts:  # the kept samples' transcripts: the source's, read on first use
+        results.transcripts = None
+        results.transcript_source = partial(_kept_transcripts, src, kept, results.n_samples)
     return results, todo
+
+
+def _kept_transcripts(src: Results, kept: list[tuple[int, int]], n: int) -> list[Transcript | None]:
+    """The transcripts of the kept samples (`(pos, source pos)`), by their new positions."""
+    out: list[Transcript | None] = [None] * n
+    for pos, i in kept:
+        out[pos] = src.transcript_of(i)
+    return out
 
 
 def _from_memory(
