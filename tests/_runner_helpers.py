@@ -77,3 +77,13 @@ def metered_client() -> Any:
 def call_model(client: Any, tokens: int, model: str = "m") -> None:
     """One call whose reply reports `tokens` prompt tokens and 1 completion token."""
     client.chat.completions.create(model=model, messages=[{"role": "user", "content": str(tokens)}])
+
+
+def stepping(question: str, ctx: Any) -> str:
+    """A task with a transcript of three steps (one tool call), for runs on Dask."""
+    ctx.step(role="user", content=question)
+    ctx.step(
+        role="assistant", tool_calls=[{"id": "t", "function": {"name": "f", "arguments": "{}"}}]
+    )
+    ctx.step(role="tool", tool_call_id="t", content=question.upper())
+    return question.upper()

@@ -433,3 +433,17 @@ def test_dask_benchmark_smoke() -> None:
     )
     rows = [line for line in out.stdout.splitlines() if line.startswith("| ") and "×" in line]
     assert len(rows) == 3, out.stdout
+
+
+def test_transcripts_come_back_from_the_workers(client: Any, tmp_path: Path) -> None:
+    from _runner_helpers import stepping
+
+    df = pd.DataFrame(
+        {"id": [f"c{i}" for i in range(12)], "question": [f"q{i}" for i in range(12)]}
+    )
+    local = run(df, task=stepping)
+    remote = run(df, task=stepping, executor=client, store=tmp_path)
+    assert len(remote.steps()) == 36
+    assert_same_frame(remote.steps(), local.steps())
+    assert remote.path is not None
+    assert_same_frame(eb.load_run(remote.path).tool_calls(), local.tool_calls())
