@@ -114,8 +114,12 @@ def test_a_damaged_line_is_reported_with_file_and_line_and_never_read(
     at = next(i for i, line in enumerate(lines) if "answer 2" in line)
     lines[at] = lines[at].replace("answer 2", "answer 9")  # a changed byte: checksum mismatch
     path.write_text("".join(lines))
-    loaded = eb.load_run(run.path)
     where = rf"transcripts\.jsonl, line {at + 1}: checksum mismatch"
+    with pytest.warns(RuntimeWarning, match=where):
+        calls = eb.load_run(run.path).tool_calls()
+    assert "c2" not in set(calls["case_id"].astype(str))
+    (run.path / "summary.json").unlink()  # from the log alone: no final steps table either
+    loaded = eb.load_run(run.path)
     with pytest.warns(RuntimeWarning, match=where):
         steps = loaded.steps()
     assert "answer 9" not in set(steps["content"])

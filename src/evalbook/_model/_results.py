@@ -141,6 +141,9 @@ class Results:
         self.transcripts: list[Transcript | None] | None = [None] * n
         self.transcript_source: Callable[[], list[Transcript | None]] | None = None
         self.ties: list[str | None] = [None] * n
+        # a stored run's final steps table, when it has a sound one: run.steps() reads it
+        # instead of building the table from the transcripts (None: build it)
+        self.steps_file: Callable[[], Any] | None = None
         self.touched = []  # after the sparse columns: assigning them resets it
 
     @property

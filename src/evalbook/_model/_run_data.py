@@ -72,7 +72,9 @@ class RunData:
 
     @cached_property
     def _steps(self) -> pd.DataFrame:
-        return steps_table(self._results)
+        read = self._results.steps_file
+        frame = None if read is None else read()
+        return steps_table(self._results) if frame is None else frame
 
     def steps(self) -> pd.DataFrame:
         """One row per (case_id, epoch, step) of the samples' transcripts (docs/transcripts.md).

@@ -11,6 +11,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
+import pyarrow.compute as pc
 
 from .._model._contract import ERROR, SCORED, STATUSES, InvalidScore, validate_value
 from .._model._definitions import Grader, ScoreDefinition, reading_stored
@@ -30,6 +31,7 @@ from ._layout import (
     FINAL_FILES,
     PARQUET_CAP,
     SCORES,
+    STEPS,
     SUMMARY,
     holds_no_run,
     read_regular,
@@ -46,7 +48,7 @@ from ._log._read import (
 from ._parquet import frame_of, read_parquet, text_list
 from ._summary import read_summary, records
 from ._ties import crc_of, mismatch
-from ._transcripts import transcript_reader
+from ._transcripts import steps_file_reader, transcript_reader
 
 __all__ = ["read_run", "read_stored", "run_folder", "summary_of"]
 
@@ -292,18 +294,25 @@ def _results_from_files(folder: Path, n_scores: int, files: Any, changed: list[s
 
 
 def _steps_from_files(folder: Path, cases: Any, results: Results) -> None:
-    """The transcripts' counts and ties (`n_steps, ...`, `transcript`); ValueError if damaged."""
-    ties, where = _sparse(cases.column("transcript"), results.n_samples)
-    counts = [cases.column(c).to_pylist() for c in STEP_COUNT_COLUMNS]
-    for i in where.tolist():
-        row = [c[i] for c in counts]
-        tie = ties[i]
-        if not (type(tie) is str and len(tie) == 8) or not all(
-            type(x) is int and x >= 0 for x in row
-        ):
-            raise ValueError(f"{folder / CASES}, row {i + 1}: the transcript's counts are damaged")
-        results.steps[i] = row
-        results.ties[i] = tie
+    """The transcripts' counts and ties (`n_steps, ...`, `transcript`); ValueError if damaged.
+
+    Column-wise (a loaded run never reads its transcripts, and pays little for their counts).
+    """
+    tie_column = cases.column("transcript")
+    has = np.asarray(tie_column.is_valid().to_numpy(zero_copy_only=False), dtype=bool)
+    counts = np.stack(
+        [cases.column(c).fill_null(-1).to_numpy(zero_copy_only=False) for c in STEP_COUNT_COLUMNS],
+        axis=1,
+    )
+    lengths = pc.utf8_length(tie_column).fill_null(8).to_numpy(zero_copy_only=False)
+    bad = np.flatnonzero((has & (counts < 0).any(axis=1)) | (lengths != 8))
+    if bad.size:
+        raise ValueError(
+            f"{folder / CASES}, row {int(bad[0]) + 1}: the transcript's counts are damaged"
+        )
+    results.steps[has] = counts[has]
+    ties = tie_column.to_pylist()
+    results.ties = ties
 
 
 def _usage(folder: Path, column: Any, size: int) -> list[Mapping[str, Tally] | None]:
@@ -386,7 +395,10 @@ def _read_files(folder: Path, log: EventLog | None) -> RunData:
     if reason is not None:
         raise ValueError(f"they are not those of its log: {reason}")
     changed: list[str] = []
-    results = _results_from_files(folder, len(definitions), summary.get("files"), changed)
+    files = summary.get("files")
+    results = _results_from_files(folder, len(definitions), files, changed)
+    if isinstance(files, dict) and STEPS in files and results.has_transcripts:
+        results.steps_file = steps_file_reader(folder, files[STEPS])
     run = RunData(
         name=name,
         id=run_id,

@@ -17,17 +17,28 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import pandas as pd
+
 from .._model._results import Results
 from .._model._transcript import Message, Transcript, counts_of
 from .._util._text import TextGate
 from .._util._warn import warn
-from ._layout import TRANSCRIPTS
+from ._layout import PARQUET_CAP, STEPS, TRANSCRIPTS, read_regular
 from ._log._file import LineReader, LineTooLong, LogFile
 from ._log._format import SCHEMA_VERSION, Bad, event_of, open_log, seal
 from ._log._write import dumps
+from ._parquet import frame_of, read_parquet
+from ._ties import crc_of
 
-__all__ = ["TranscriptFile", "all_transcripts", "transcript_line", "transcript_reader"]
+__all__ = [
+    "TranscriptFile",
+    "all_transcripts",
+    "steps_file_reader",
+    "transcript_line",
+    "transcript_reader",
+]
 
+_TEXT = ("content", "tool_call_id", "tool_args", "error")  # the steps table's free text
 _HEAD = f'{{"schema_version":{SCHEMA_VERSION},"event":"transcript","case_id":'
 _CRC = re.compile(rb',"crc":"([0-9a-f]{8})"\}\s*\Z')
 
@@ -75,6 +86,33 @@ def transcript_reader(folder: Path, results: Results) -> Callable[[], list[Trans
 
     def read() -> list[Transcript | None]:
         return _read(path, results)
+
+    return read
+
+
+def steps_file_reader(folder: Path, recorded: Any) -> Callable[[], Any]:
+    """What a loaded run calls for its steps table: `steps.parquet`, if it is the file
+    `summary.json` was written with (its CRC-32); else None, with a warning (the table is
+    then built from the transcripts)."""
+    path = folder / STEPS
+
+    def read() -> Any:
+        try:
+            data = read_regular(path, PARQUET_CAP)
+            if not isinstance(recorded, dict) or recorded.get("crc") != crc_of(data):
+                raise ValueError("it is not the file summary.json was written with")
+            arrow = read_parquet(path, data)
+            frame = frame_of(arrow)
+            for name in _TEXT:  # free text: object columns, None where missing (as built)
+                frame[name] = pd.Series(arrow.column(name).to_pylist(), dtype=object)
+            return frame
+        except Exception as exc:
+            warn(
+                f"{path} cannot be read ({type(exc).__name__}: {exc}); the steps table is "
+                f"built from {TRANSCRIPTS} instead",
+                RuntimeWarning,
+            )
+            return None
 
     return read
 
