@@ -39,6 +39,7 @@ FULL = [
     ["bench_import.py"],
     ["bench_cache.py"],
     ["bench_usage.py"],
+    ["bench_transcripts.py"],
 ]
 QUICK = [
     ["bench_core.py", "--quick"],
@@ -60,6 +61,19 @@ QUICK = [
     ["bench_import.py", "--repeats", "1"],
     ["bench_cache.py", "--entries", "50", "--rounds", "1"],
     ["bench_usage.py", "--n", "200", "--rounds", "1"],
+    [
+        "bench_transcripts.py",
+        "--cases",
+        "200",
+        "--steps",
+        "6",
+        "--rounds",
+        "1",
+        "--capture-cases",
+        "100",
+        "--latency-ms",
+        "5",
+    ],
 ]
 PEERS = ("inspect_ai", "braintrust", "deepeval")
 

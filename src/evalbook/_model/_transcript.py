@@ -13,11 +13,10 @@ changed after it was built); `counts_of` gives the three counts `run.cases` show
 from __future__ import annotations
 
 import json
-import math
 from collections.abc import Iterable, Mapping, Sequence
-from typing import Any
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, ValidationError, field_validator
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .._errors import ConfigurationError
 from .._util._text import TextGate
@@ -36,7 +35,8 @@ __all__ = [
 ]
 
 ROLES = ("system", "user", "assistant", "tool")
-_AMOUNTS = ("input_tokens", "output_tokens", "cost", "latency_s")
+# a measured amount: a finite number >= 0
+_Amount = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
 
 class _Part(BaseModel):
@@ -70,26 +70,21 @@ class ToolCall(_Part):
 class Message(_Part):
     """One step: a chat message, with what evalbook measured of it (all optional)."""
 
-    role: str
+    # checked by pydantic's own validators (no Python call per field: a stored run's
+    # transcripts are checked again as they are read)
+    role: Literal["system", "user", "assistant", "tool"]
     content: str | None = None
     tool_calls: list[ToolCall] | None = None
     tool_call_id: str | None = None
     name: str | None = None
     model: str | None = None
-    input_tokens: float | None = None
-    output_tokens: float | None = None
-    cost: float | None = None
-    latency_s: float | None = None
+    input_tokens: _Amount | None = None
+    output_tokens: _Amount | None = None
+    cost: _Amount | None = None
+    latency_s: _Amount | None = None
     error: str | None = None
-    started_at: float | None = None
+    started_at: _Amount | None = None
     cached: bool = False
-
-    @field_validator("role")
-    @classmethod
-    def _role(cls, value: str) -> str:
-        if value not in ROLES:
-            raise ValueError(f"role {value!r} is not one of {', '.join(ROLES)}")
-        return value
 
     @field_validator("content", mode="before")
     @classmethod
@@ -105,13 +100,6 @@ class Message(_Part):
                 else:
                     texts.append(str(part))
             return "\n".join(texts)
-        return value
-
-    @field_validator(*_AMOUNTS, "started_at")
-    @classmethod
-    def _amount(cls, value: float | None) -> float | None:
-        if value is not None and not (math.isfinite(value) and value >= 0):
-            raise ValueError(f"{value!r} is not a finite number >= 0")
         return value
 
     @field_validator("tool_calls")
@@ -174,7 +162,12 @@ def _said(exc: ValidationError) -> str:
         if len(loc) >= 2 and loc[0] == "messages" and isinstance(loc[1], int):
             rest = ".".join(str(x) for x in loc[2:])
             where = f"message {loc[1]}" + (f" ({rest})" if rest else "")
-        lines.append(f"{where}: {err['msg']}")
+        said = err["msg"]
+        if err["type"] == "literal_error" and loc[-1] == "role":
+            said = f"role {err['input']!r} is not one of {', '.join(ROLES)}"
+        elif err["type"] in ("greater_than_equal", "finite_number"):
+            said = f"{err['input']!r} is not a finite number >= 0"
+        lines.append(f"{where}: {said}")
     more = len(exc.errors()) - 5
     return "; ".join(lines) + (f"; and {more} more" if more > 0 else "")
 

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import TypeAdapter
 
 from .._model._results import Results
 from .._model._transcript import Message, Transcript, counts_of
@@ -39,6 +40,7 @@ __all__ = [
 ]
 
 _TEXT = ("content", "tool_call_id", "tool_args", "error")  # the steps table's free text
+_MESSAGES = TypeAdapter(list[Message])  # one call per line, not one per message
 _HEAD = f'{{"schema_version":{SCHEMA_VERSION},"event":"transcript","case_id":'
 _CRC = re.compile(rb',"crc":"([0-9a-f]{8})"\}\s*\Z')
 
@@ -183,7 +185,7 @@ def _transcript(
     if event.get("epoch") != epoch or not isinstance(event.get("messages"), list):
         raise Bad(number, offset, f"the line is not the transcript of epoch {epoch}")
     try:
-        messages = [Message.model_validate(m) for m in event["messages"]]
+        messages = _MESSAGES.validate_python(event["messages"])
     except ValueError as exc:
         raise Bad(number, offset, f"a message that does not validate ({_first(exc)})") from None
     transcript = Transcript.model_construct(messages=messages, output=None)
