@@ -200,3 +200,30 @@ def test_kill_9_then_resume_keeps_every_transcript(
     pd.testing.assert_frame_equal(resumed.steps(), clean.steps())
     pd.testing.assert_frame_equal(eb.load_run(log.parent).steps(), clean.steps())
     assert ended < 40
+
+
+def test_a_retry_of_errors_keeps_the_kept_transcripts_and_records_the_new(
+    agent: Any, tmp_path: Path
+) -> None:
+    from evalbook._runner._resume import RetryErrors  # what --retry-errors is built on
+
+    flaky = {"c1", "c3"}
+
+    def task(question: str, case_id: str, epoch: int, ctx: Any) -> str:
+        if case_id in flaky:
+            ctx.step(role="user", content="a failed attempt")
+            raise RuntimeError("flaky")
+        return str(agent.task(question, case_id, epoch, ctx))
+
+    first = eb.run(frame(5), task=task, scores=[agent.SCORE], scorers=[agent.ok],
+                   store=tmp_path, progress=False)  # fmt: skip
+    assert first.cases["outcome"].tolist().count("errored") == 2
+    flaky.clear()
+    source = eb.load_run(first.path)  # type: ignore[arg-type]
+    again = eb.run(frame(5), task=task, scores=[agent.SCORE], scorers=[agent.ok],
+                   resume=RetryErrors(source, "again"), store=tmp_path, progress=False)  # fmt: skip
+    clean = run_agent(agent, 5, None)
+    pd.testing.assert_frame_equal(again.steps(), clean.steps())
+    assert again.path is not None
+    pd.testing.assert_frame_equal(eb.load_run(again.path).steps(), clean.steps())
+    assert "a failed attempt" not in set(again.steps()["content"])
