@@ -153,7 +153,7 @@ def main() -> None:
 
         print("| steps per sample | transcripts.jsonl bytes | bytes per step |")
         print("|---|---|---|")
-        for k in (s // 3, 2 * s // 3, s):
+        for k in sorted({max(3, s // 3), max(3, 2 * s // 3), max(3, s)}):
             folder = stored(root, max(n // 10, 10), agent(k))
             size = os.path.getsize(folder / "transcripts.jsonl")
             per = size / (max(n // 10, 10) * (k // 3) * 3)
