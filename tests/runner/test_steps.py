@@ -85,3 +85,19 @@ def test_a_sample_without_steps_has_no_rows_and_na_counts() -> None:
     with pytest.raises(KeyError, match="no case 'zz'"):
         run.transcript("zz")
     assert run.transcript("c0") is None
+
+
+def test_a_lone_surrogate_in_a_step_is_replaced_once_where_it_enters(tmp_path: Any) -> None:
+    def task(question: str, ctx: Any) -> str:
+        ctx.step(role="user", content="caf\u00e9 \ud800 <script>")
+        return "answer"
+
+    with pytest.warns(UnicodeWarning, match="a transcript held a lone surrogate") as caught:
+        run = eb.run(data(), task=task, scores=[SCORE], scorers=[got], store=tmp_path,
+                     progress=False)  # fmt: skip
+    assert len([w for w in caught if issubclass(w.category, UnicodeWarning)]) == 1
+    assert list(run.steps()["content"]) == ["caf\u00e9 \\ud800 <script>"] * 2
+    assert run.path is not None
+    assert list(eb.load_run(run.path).steps()["content"]) == ["caf\u00e9 \\ud800 <script>"] * 2
+    (run.path / "summary.json").unlink()  # the steps then come from transcripts.jsonl
+    assert list(eb.load_run(run.path).steps()["content"]) == ["caf\u00e9 \\ud800 <script>"] * 2
