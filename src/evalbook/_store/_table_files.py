@@ -156,7 +156,8 @@ def scores_file_table(run: RunData) -> pd.DataFrame:
 
 
 def export(run: RunData, folder: str | os.PathLike[str], fmt: str) -> dict[str, Path]:
-    """Write `cases`, `scores` and `summary` tables into `folder` as CSV or Parquet.
+    """Write `cases`, `scores` and `summary` tables into `folder` as CSV or Parquet (and
+    `steps` and `tool_calls` for a run with transcripts).
 
     Raises:
         ConfigurationError: `folder` names a file (`x.parquet`, `x.csv`, an existing file):
@@ -176,6 +177,9 @@ def export(run: RunData, folder: str | os.PathLike[str], fmt: str) -> dict[str, 
         "scores": scores_file_table(run),
         "summary": run.summary(),
     }
+    if run.results.has_transcripts:  # a run with transcripts: its steps and tool calls too
+        tables["steps"] = run.steps()
+        tables["tool_calls"] = run.tool_calls()
     paths: dict[str, Path] = {}
     for name, frame in tables.items():
         path = target / f"{name}.{fmt}"
