@@ -34,6 +34,7 @@ from .._model._results import (
 )
 from .._model._run_data import RunData
 from .._model._tally import Tally
+from .._model._transcript import Transcript
 from .._store._layout import check_run_name
 from .._util._text import TextGate, safe_str
 from .._util._warn import warn
@@ -101,6 +102,8 @@ class ImportedSample:
     usage: Mapping[str, Tally] | None = None
     # every attempt, oldest first, the last the sample's own, where the harness kept them
     tries: Sequence[ImportedAttempt] | None = None
+    # what the sample did, step by step, where the harness kept it (never flattened)
+    transcript: Transcript | None = None
 
 
 @dataclass
@@ -310,6 +313,7 @@ def to_run_data(imported: Imported, name: str | None = None) -> RunData:
                 _records(sample, code, where, imported.format),
                 dict(sample.usage) if sample.usage else None,
                 _attempts(sample.tries),
+                sample.transcript,
             ),
         )
     # cleaned before pandas sees it: its arrow-backed `str` columns cannot hold a lone surrogate

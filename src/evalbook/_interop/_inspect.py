@@ -25,6 +25,7 @@ What each field becomes is the table in docs/interop.md ("Inspect AI").
 from __future__ import annotations
 
 import ast
+import contextlib
 import importlib.metadata
 import io
 import json
@@ -35,8 +36,11 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from .._errors import ConfigurationError
 from .._model._contract import Score, ScoreError, Unscored
 from .._model._tally import InvalidUsage, Tally, amount
+from .._model._transcript import Transcript
+from .._util._warn import warn
 from ._imported import FormatError, Imported, ImportedAttempt, ImportedSample, ImportedScore
 from ._inspect_files import EXPECTED, damaged, logs_in, not_inspect, read_eval, read_json, sniff
 from ._reading import check_version
@@ -281,7 +285,89 @@ def _sample(
         attempts=1 + len(sample.error_retries or []),
         usage=_usage(sample),
         tries=_tries(sample, last),
+        transcript=_readable_transcript(sample),
     )
+
+
+def _readable_transcript(sample: EvalSample) -> Transcript | None:
+    try:
+        return _transcript(sample)
+    except (ConfigurationError, AttributeError, TypeError, ValueError) as exc:
+        warn(
+            f"Inspect sample {sample.id!r} (epoch {sample.epoch}): its messages are not a "
+            f"transcript evalbook can keep ({_first_line(exc)}); it is imported without one",
+            RuntimeWarning,
+        )
+        return None
+
+
+def _transcript(sample: EvalSample) -> Transcript | None:
+    """The sample's messages as its transcript, not flattened: roles, text, tool calls and
+    their results (`error` from Inspect's ToolCallError), each assistant message with its
+    model event's model, tokens, working time and start, each tool result with its tool
+    event's. None for a sample without messages; a message evalbook cannot take (a role it
+    does not know, a result answering no call) leaves the sample without one, with a warning
+    of the import (`skipped`), never a different transcript."""
+    messages = sample.messages or []
+    if not messages:
+        return None
+    replies: dict[str, Any] = {}  # assistant message id -> its model event
+    tools: dict[str, Any] = {}  # tool call id -> its tool event
+    events: list[Any] = list(sample.events or ())
+    for event in events:
+        kind = getattr(event, "event", None)
+        if kind == "model":
+            output = getattr(event, "output", None)
+            choices = getattr(output, "choices", None) or ()
+            reply: Any = getattr(choices[0], "message", None) if choices else None
+            if getattr(reply, "id", None) is not None:
+                replies[reply.id] = event
+        elif kind == "tool" and getattr(event, "id", None) is not None:
+            tools[event.id] = event
+    steps = [_step(m, replies, tools) for m in messages]
+    return Transcript(steps, output=sample.output.completion if sample.output.choices else None)
+
+
+def _step(m: Any, replies: Mapping[str, Any], tools: Mapping[str, Any]) -> dict[str, Any]:
+    step: dict[str, Any] = {"role": m.role, "content": m.text}
+    if m.role == "assistant":
+        calls = [
+            {"id": c.id, "function": {"name": c.function, "arguments": dict(c.arguments or {})}}
+            for c in m.tool_calls or ()
+        ]
+        if calls:
+            step["tool_calls"] = calls
+        event = replies.get(m.id) if m.id is not None else None
+        step["model"] = getattr(m, "model", None) or getattr(event, "model", None)
+        if event is not None:
+            usage = getattr(event.output, "usage", None)
+            if usage is not None:
+                step["input_tokens"] = usage.input_tokens
+                step["output_tokens"] = usage.output_tokens
+                step["cost"] = usage.total_cost
+            step.update(_timing(event))
+    elif m.role == "tool":
+        step["tool_call_id"] = m.tool_call_id
+        step["name"] = m.function
+        if m.error is not None:
+            step["error"] = m.error.message
+        event = tools.get(m.tool_call_id) if m.tool_call_id is not None else None
+        if event is not None:
+            step.update(_timing(event))
+    return step
+
+
+def _timing(event: Any) -> dict[str, float]:
+    """An event's working time (`latency_s`) and start (`started_at`), where it says."""
+    out: dict[str, float] = {}
+    working = getattr(event, "working_time", None)
+    if isinstance(working, int | float) and working >= 0:
+        out["latency_s"] = float(working)
+    when = getattr(event, "timestamp", None)
+    if when is not None:
+        with contextlib.suppress(AttributeError, OverflowError, ValueError):
+            out["started_at"] = when.timestamp()
+    return out
 
 
 def _inputs(sample: EvalSample) -> Iterator[tuple[str, Any]]:
