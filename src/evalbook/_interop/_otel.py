@@ -244,6 +244,16 @@ def _emit(plan: Plan, meter_provider: Any, tracer_provider: Any) -> str:
             span.add_event(_EVENT, attributes=event, timestamp=s_end)
         if s.error is not None:
             span.set_status(trace.Status(trace.StatusCode.ERROR, s.error))
+        inside = trace.set_span_in_context(span)
+        for c in s.children:  # the sample's steps (steps=True)
+            c_start = c.start_ns if c.start_ns is not None else s_start
+            c_end = c.end_ns if c.end_ns is not None else c_start
+            step = tracer.start_span(
+                c.name or "step", context=inside, attributes=c.attributes, start_time=c_start
+            )
+            if c.error is not None:
+                step.set_status(trace.Status(trace.StatusCode.ERROR, c.error))
+            step.end(end_time=c_end)
         span.end(end_time=s_end)
     root.end(end_time=max(end, start))
     return format(root.get_span_context().trace_id, "032x")
@@ -320,6 +330,7 @@ def export_otel(
     meter_provider: MeterProvider | None = None,
     tracer_provider: TracerProvider | None = None,
     timeout: float = 5.0,
+    steps: bool = False,
 ) -> OtelExport:
     """Send a run to OpenTelemetry: gauges `evalbook.score.<name>`, a span per sample.
 
@@ -327,7 +338,10 @@ def export_otel(
     `http://127.0.0.1:4318`) through providers made for this export, never the global ones;
     a refusal, or nothing answering within `timeout` seconds (retries included), raises
     `OtelExportError` (an `OSError`). Given `meter_provider` and/or `tracer_provider`, those
-    receive the gauges and/or spans and are flushed, not shut down. Names: docs/interop.md.
+    receive the gauges and/or spans and are flushed, not shut down. With `steps=True`, each
+    sample's transcript steps are child spans of its span (GenAI semantic conventions'
+    `gen_ai.operation.name` "chat" / "execute_tool", tool names and call ids, models, tokens;
+    never message text); off by default, for size. Names: docs/interop.md.
 
     Example:
         >>> import pandas as pd
@@ -367,7 +381,9 @@ def export_otel(
             "decide where the data goes"
         )
     base = _check_endpoint(endpoint) if endpoint is not None else None
-    plan = plan_of(run)
+    if not isinstance(steps, bool):
+        raise ConfigurationError(f"steps must be True or False, not {steps!r}")
+    plan = plan_of(run, steps)
     if base is not None:
         trace_id = _send(plan, base, float(timeout))
     else:
@@ -386,7 +402,7 @@ def export_otel(
         endpoint=base,
         trace_id=trace_id,
         gauges={name: value for name, _, value, _ in plan.gauges} if metrics else {},
-        spans=1 + len(plan.samples) if traced else 0,
+        spans=1 + len(plan.samples) + sum(len(s.children) for s in plan.samples) if traced else 0,
         samples=len(plan.samples) if traced else 0,
         samples_not_run=plan.not_run,
         not_sent=plan.not_sent,

@@ -2,7 +2,8 @@
 
 One gauge per score with a counted mean; one span per sample that ran, its scores' counted
 values as attributes and one `gen_ai.evaluation.result` event per record; the run span with
-the primary score. The names are listed in docs/interop.md.
+the primary score; with `steps=True`, one span per transcript step under its sample's span.
+The names are listed in docs/interop.md.
 """
 
 from __future__ import annotations
@@ -31,6 +32,8 @@ class SpanPlan:
     attributes: dict[str, Any]
     events: list[dict[str, Any]] = field(default_factory=list)
     error: str | None = None  # the span's ERROR status description, when it errored
+    name: str | None = None  # a step's span name (a sample's is the export's own)
+    children: list[SpanPlan] = field(default_factory=list)  # a sample's steps (steps=True)
 
 
 @dataclass
@@ -104,8 +107,68 @@ def _event(row: Any) -> dict[str, Any]:
     return attrs
 
 
-def plan_of(run: RunData) -> Plan:
-    """The gauges, the run span and one span per sample that ran, from the run's tables."""
+def _step_spans(transcript: Any, start: int | None, case_id: str, epoch: int) -> list[SpanPlan]:
+    """One span per step of a sample's transcript, GenAI semantic conventions' names.
+
+    A step starts at its `started_at`, else where the step before it ended (the sample's
+    start for the first) and lasts its `latency_s` (zero-length when not known). No message
+    text is sent: the spans say what happened, the run store keeps what was said.
+    """
+    spans: list[SpanPlan] = []
+    at = start
+    for k, m in enumerate(transcript.messages):
+        s_start = round(m.started_at * 1e9) if m.started_at is not None else at
+        s_end = None if s_start is None else s_start + round((m.latency_s or 0.0) * 1e9)
+        attrs: dict[str, Any] = {
+            "evalbook.case.id": case_id,
+            "evalbook.case.epoch": epoch,
+            "evalbook.step": k,
+            "evalbook.step.role": m.role,
+        }
+        if m.role == "assistant":
+            attrs["gen_ai.operation.name"] = "chat"
+            name = "chat" if m.model is None else f"chat {m.model}"
+            if m.model is not None:
+                attrs["gen_ai.request.model"] = m.model
+            for key, value in (
+                ("gen_ai.usage.input_tokens", m.input_tokens),
+                ("gen_ai.usage.output_tokens", m.output_tokens),
+            ):
+                if value is not None:
+                    attrs[key] = int(value)
+            if m.tool_calls:
+                attrs["evalbook.step.tool_calls"] = [c.function.name for c in m.tool_calls]
+        elif m.role == "tool":
+            attrs["gen_ai.operation.name"] = "execute_tool"
+            tool = m.name or _called(transcript.messages[:k], m.tool_call_id)
+            name = "execute_tool" if tool is None else f"execute_tool {tool}"
+            if tool is not None:
+                attrs["gen_ai.tool.name"] = tool
+            if m.tool_call_id is not None:
+                attrs["gen_ai.tool.call.id"] = m.tool_call_id
+        else:
+            name = f"message {m.role}"
+        error = None
+        if m.error is not None:
+            attrs["error.type"] = "tool_error" if m.role == "tool" else "model_error"
+            error = m.error
+        spans.append(SpanPlan(s_start, s_end, attrs, error=error, name=name))
+        at = s_end if s_end is not None else at
+    return spans  # times as recorded: a step's own clock is never moved into its sample's
+
+
+def _called(before: Any, call_id: str | None) -> str | None:
+    """The name of the tool call `call_id` among the messages before a result."""
+    for m in before:
+        for c in m.tool_calls or ():
+            if c.id == call_id:
+                return str(c.function.name)
+    return None
+
+
+def plan_of(run: RunData, steps: bool = False) -> Plan:
+    """The gauges, the run span and one span per sample that ran, from the run's tables
+    (with `steps`, one child span per step of each sample's transcript)."""
     ident: dict[str, Any] = {"evalbook.run.name": run.name, "evalbook.run.id": run.id}
     run_attrs = dict(ident)
     summary = run.summary()
@@ -145,6 +208,8 @@ def plan_of(run: RunData) -> Plan:
         by_sample.setdefault((str(rec.case_id), _int(rec.epoch)), []).append(rec)
     samples: list[SpanPlan] = []
     not_run = 0
+    r = run.results
+    position = {(r.case_id_of(i), r.epoch_of(i)): i for i in range(r.n_samples)} if steps else {}
     for case in run.cases.itertuples(index=False):
         outcome = _text(case.outcome)
         if outcome is None:
@@ -166,6 +231,10 @@ def plan_of(run: RunData) -> Plan:
             attrs["error.type"] = _text(case.error_type) or outcome
             error = _text(case.error_message) or outcome
         span = SpanPlan(start, end, attrs, error=error)
+        if steps:
+            transcript = run.results.transcript_of(position[(case_id, epoch)])
+            if transcript is not None:
+                span.children = _step_spans(transcript, start, case_id, epoch)
         for rec in by_sample.get((case_id, epoch), []):
             name = str(rec.score)
             counted = _number(rec.counted)
