@@ -111,3 +111,17 @@ def test_the_tables_agree_with_the_transcripts(batch: list[list[dict[str, Any]]]
             assert row.result_step > row.step
     assert int(cases["n_tool_errors"].sum()) == sum(e is not None for e in answered.values())
     assert list(cases["n_steps"]) == [len(m) for m in batch]
+
+
+def test_the_repr_is_short_and_shows_control_characters_escaped() -> None:
+    messages: list[dict[str, Any]] = [{"role": "user", "content": "q\x1b[31m"}]
+    for k in range(40):
+        messages.append({"role": "assistant", "tool_calls": [
+            {"id": f"c{k}", "function": {"name": "<script>\x07"}}]})  # fmt: skip
+        messages.append({"role": "tool", "tool_call_id": f"c{k}", "content": "x" * 10_000})
+    messages.append({"role": "assistant", "content": "done\x00" * 1000})
+    text = repr(eb.Transcript(messages))
+    assert len(text) < 400
+    assert "\x07" not in text and "\x00" not in text and "\\x07" in text
+    assert text.startswith("Transcript(82 steps: user → assistant(<script>\\x07)")
+    assert "and 74 more" in text

@@ -19,7 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .._errors import ConfigurationError
-from .._util._text import TextGate
+from .._util._text import TextGate, visible
 
 __all__ = [
     "ROLES",
@@ -35,6 +35,7 @@ __all__ = [
 ]
 
 ROLES = ("system", "user", "assistant", "tool")
+_REPR_STEPS = 8  # steps a repr names
 # a measured amount: a finite number >= 0
 _Amount = Annotated[float, Field(ge=0, allow_inf_nan=False)]
 
@@ -151,6 +152,19 @@ class Transcript(BaseModel):
             raise ConfigurationError(f"eb.Transcript: {problem}")
         if self.output is None:
             self.output = last_assistant_text(self.messages)
+
+    def __repr__(self) -> str:
+        """A short, safe summary: the roles in order (calls named), the output shortened."""
+        parts = []
+        for m in self.messages[:_REPR_STEPS]:
+            calls = ", ".join(c.function.name for c in m.tool_calls or ())
+            flag = " error" if m.error is not None else ""
+            parts.append(f"{m.role}({calls}){flag}" if calls else f"{m.role}{flag}")
+        more = len(self.messages) - _REPR_STEPS
+        steps = " → ".join(parts) + (f" … and {more} more" if more > 0 else "")
+        output = repr(self.output)
+        output = output if len(output) <= 60 else output[:59] + "…"
+        return visible(f"Transcript({len(self.messages)} steps: {steps}; output={output})")
 
 
 def _said(exc: ValidationError) -> str:
