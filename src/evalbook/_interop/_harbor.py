@@ -7,7 +7,8 @@ harbor/trial/trial.py; the model is in harbor/models/trial/result.py). A trial's
 `verifier_result.rewards`, parsed by `Verifier.verify` (harbor/verifier/verifier.py) from the
 test script's `verifier/reward.json` (named rewards) or `verifier/reward.txt` (one number, named
 `reward`); both files stay in the trial folder, and where one does, it must agree with
-result.json. The mapping is in docs/interop.md ("Harbor").
+result.json. A trial's ATIF trajectory (agent/trajectory.json), where its agent wrote one, is its
+transcript (`_harbor_atif.py`). The mapping is in docs/interop.md ("Harbor").
 """
 
 from __future__ import annotations
@@ -20,6 +21,9 @@ from typing import Any
 
 from .._model._contract import Unscored
 from .._model._tally import InvalidUsage, Tally, amount
+from .._model._transcript import Transcript
+from .._util._warn import warn
+from ._harbor_atif import BadTrajectory, trajectory_files, transcript_of
 from ._imported import FormatError, Imported, ImportedSample, ImportedScore
 from ._reading import FileError, Refused, decode, head, read_bytes, read_json
 
@@ -279,10 +283,12 @@ def read(path: Path) -> Imported:
         per_task.setdefault(doc["task_name"], set()).update(rewards)
     epochs: dict[str, int] = {}
     samples = []
-    for _, doc in trials:
+    for where, doc in trials:
         task = doc["task_name"]
         epochs[task] = epochs.get(task, 0) + 1
-        samples.append(_sample(doc, epochs[task], per_task[task], list(names)))
+        sample = _sample(doc, epochs[task], per_task[task], list(names))
+        sample.transcript = _transcript(where if where.is_dir() else where.parent, doc)
+        samples.append(sample)
     primary = REWARD if REWARD in names else (next(iter(names)) if len(names) == 1 else None)
     scores = [ImportedScore(n, primary=n == primary) for n in names]
     first = trials[0][1] if trials else {}
@@ -302,6 +308,21 @@ def read(path: Path) -> Imported:
     one_trial = path.is_file() or ((path / RESULT).is_file() and _is_trial(path / RESULT))
     name = str(first.get("task_name", path.name)) if one_trial else path.name
     return Imported(NAME, path, name, scores, samples, skipped, kept)
+
+
+def _transcript(folder: Path, doc: Mapping[str, Any]) -> Transcript | None:
+    """The trial's ATIF trajectory as its transcript (None: the agent wrote none); one that
+    cannot be read leaves the trial without one, with a warning naming the file."""
+    try:
+        return transcript_of(trajectory_files(folder, doc))
+    except BadTrajectory as e:
+        warn(
+            f"{e.where}: Harbor trial {doc['trial_name']!r} (task {doc['task_name']!r}): its "
+            f"trajectory is not one evalbook can read ({e.why}); it is imported without a "
+            "transcript",
+            RuntimeWarning,
+        )
+        return None
 
 
 def _object(value: object) -> Mapping[str, Any]:
