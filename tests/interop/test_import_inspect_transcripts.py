@@ -72,5 +72,26 @@ def test_messages_that_are_no_transcript_import_without_one(tmp_path: Path) -> N
         run = eb.import_results(edited)
     said = [str(w.message) for w in caught if "not a transcript" in str(w.message)]
     assert len(said) == 1 and "'a'" in said[0] and "nobody" in said[0]
+    assert said[0].startswith(str(edited))  # the file, then the sample
     assert set(run.steps()["case_id"].astype(str)) == {"b", "c"}
     assert run.cases["outcome"].tolist() == ["passed"] * 3  # the rest of the sample imports
+
+
+def test_an_event_without_working_time_lasts_from_its_start_to_its_completion(
+    tmp_path: Path,
+) -> None:
+    log = inspect_log.read_eval_log(str(AGENT))
+    assert log.samples is not None
+    took = []
+    for sample in log.samples:
+        for event in sample.events:
+            if event.event in ("model", "tool"):
+                event.working_time = None
+                took.append((event.completed - event.timestamp).total_seconds())
+    edited = tmp_path / "no-working-time.eval"
+    inspect_log.write_eval_log(log, str(edited))
+    steps = eb.import_results(edited).steps()
+    timed = steps[steps["role"].isin(["assistant", "tool"])]
+    # within what a float of Unix seconds holds (a microsecond)
+    assert timed["latency_s"].tolist() == pytest.approx(took, abs=1e-5)
+    assert eb.import_results(AGENT).steps()["latency_s"].notna().sum() == len(took)

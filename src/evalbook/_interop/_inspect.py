@@ -245,7 +245,7 @@ def _imported(
         path=path,
         name=spec.task,
         scores=scores,
-        samples=[_sample(s, keys, names) for s in samples],
+        samples=[_sample(s, keys, names, path) for s in samples],
         skipped=skipped,
         source={k: v for k, v in source.items() if v is not None},
         # the header lists every sample id and the epochs even when the log is cut short
@@ -260,6 +260,7 @@ def _sample(
     sample: EvalSample,
     keys: list[tuple[str, str | None]],
     names: Mapping[tuple[str, str | None], str],
+    path: Path | None = None,
 ) -> ImportedSample:
     outcome, error_type, error_message = _outcome(sample)
     duration = math.nan if sample.total_time is None else sample.total_time
@@ -285,16 +286,17 @@ def _sample(
         attempts=1 + len(sample.error_retries or []),
         usage=_usage(sample),
         tries=_tries(sample, last),
-        transcript=_readable_transcript(sample),
+        transcript=_readable_transcript(sample, path),
     )
 
 
-def _readable_transcript(sample: EvalSample) -> Transcript | None:
+def _readable_transcript(sample: EvalSample, path: Path | None) -> Transcript | None:
     try:
         return _transcript(sample)
-    except (ConfigurationError, AttributeError, TypeError, ValueError) as exc:
+    except (ConfigurationError, AttributeError, LookupError, TypeError, ValueError) as exc:
         warn(
-            f"Inspect sample {sample.id!r} (epoch {sample.epoch}): its messages are not a "
+            f"{'' if path is None else f'{path}: '}Inspect sample {sample.id!r} "
+            f"(epoch {sample.epoch}): its messages are not a "
             f"transcript evalbook can keep ({_first_line(exc)}); it is imported without one",
             RuntimeWarning,
         )
@@ -358,15 +360,21 @@ def _step(m: Any, replies: Mapping[str, Any], tools: Mapping[str, Any]) -> dict[
 
 
 def _timing(event: Any) -> dict[str, float]:
-    """An event's working time (`latency_s`) and start (`started_at`), where it says."""
+    """An event's working time (`latency_s`; else its `completed` less its `timestamp`) and
+    start (`started_at`), where it says."""
     out: dict[str, float] = {}
-    working = getattr(event, "working_time", None)
-    if isinstance(working, int | float) and working >= 0:
-        out["latency_s"] = float(working)
     when = getattr(event, "timestamp", None)
     if when is not None:
         with contextlib.suppress(AttributeError, OverflowError, ValueError):
             out["started_at"] = when.timestamp()
+    working = getattr(event, "working_time", None)
+    if isinstance(working, int | float) and not isinstance(working, bool) and working >= 0:
+        out["latency_s"] = float(working)
+    elif "started_at" in out and (completed := getattr(event, "completed", None)) is not None:
+        with contextlib.suppress(AttributeError, OverflowError, ValueError):
+            took = completed.timestamp() - out["started_at"]
+            if took >= 0:
+                out["latency_s"] = took
     return out
 
 
