@@ -214,6 +214,9 @@ class EvalMagics(Magics):
     @argument("--table", choices=TABLES, default="scores", help="export: which table (scores)")
     @argument("--pool", action="store_true", help="show A B ...: eb.pool of the runs")
     @argument("--otlp", metavar="URL", help="export RUN --otlp URL: eb.export_otel to URL")
+    @argument(
+        "--otlp-steps", action="store_true", help="export --otlp: also a span per transcript step"
+    )
     @argument("--format", choices=list(FORMATS), help="import: the format (default: detected)")
     @argument("--store", metavar="DIR", default="runs", help="the run store (runs)")
     @no_var_expand
@@ -232,6 +235,7 @@ class EvalMagics(Magics):
             %eval show A B C --pool        eb.pool([A, B, C]) (with --by COL: by slice)
             %eval export RUN PATH          write a table to PATH (.csv, .parquet or .pq)
             %eval export RUN --otlp URL    eb.export_otel(RUN, endpoint=URL)
+            ... --otlp URL --otlp-steps    eb.export_otel(RUN, endpoint=URL, steps=True)
             %eval import PATH              eb.import_results(PATH): another harness's run
 
         RUN is a variable, a run folder, or a run name (or id) in the store (latest first).
@@ -277,6 +281,8 @@ class EvalMagics(Magics):
         for option, only in (("pool", "show"), ("otlp", "export"), ("format", "import")):
             if getattr(args, option) not in (None, False) and command != only:
                 raise UsageError(f"--{option}: only for %eval {only}")
+        if args.otlp_steps and args.otlp is None:
+            raise UsageError("--otlp-steps applies only with --otlp URL (%eval export)")
         if not args.words:
             raise UsageError(
                 "%eval needs a subcommand: runs [STORE] | show RUN | compare A B | "
@@ -323,7 +329,7 @@ class EvalMagics(Magics):
                 return compare(a, b, score=score)
             run = resolve_run(rest[0], args.store, self._ns)
             if args.otlp is not None:
-                return export_otel(run, endpoint=args.otlp)
+                return export_otel(run, endpoint=args.otlp, steps=args.otlp_steps)
             return export_table(run, rest[1], args.table).path
         except USER_ERRORS as exc:  # one line, as the CLI prints it (no traceback)
             raise UsageError(user_error_line(exc)) from None
@@ -348,9 +354,9 @@ class EvalMagics(Magics):
     def _cell(self, args: Any, cell: str) -> Run:
         if args.attempts == _ATTEMPTS_FLAG:
             raise UsageError("%%eval --attempts N: give the tries per sample, e.g. --attempts 3")
-        for option in ("pool", "otlp", "format"):
+        for option in ("pool", "otlp", "otlp_steps", "format"):
             if getattr(args, option) not in (None, False):
-                raise UsageError(f"--{option}: only for the %eval line magic")
+                raise UsageError(f"--{option.replace('_', '-')}: only for the %eval line magic")
         if len(args.words) != 1:
             raise UsageError(
                 "usage: %%eval DATA [--scorers a,b] [--scores x,y] [--name N] "

@@ -101,6 +101,19 @@ def test_export_otlp_wraps_export_otel(ip: Any, tmp_path: Path) -> None:
         ip.run_line_magic("eval", "show a --otlp http://127.0.0.1:1")
 
 
+def test_export_otlp_steps_sends_a_span_per_step(ip: Any) -> None:
+    harbor = PROMPTFOO.parent / "harbor" / "agent-job"
+    ip.user_ns["agent"] = eb.import_results(harbor)
+    n_steps = len(ip.user_ns["agent"].steps())
+    with OtlpReceiver() as rx:
+        sent = ip.run_line_magic("eval", f"export agent --otlp {rx.url} --otlp-steps")
+        assert sent.spans == len(rx.spans()) == 1 + 2 + n_steps
+    with pytest.raises(UsageError, match="--otlp-steps applies only with --otlp URL"):
+        ip.run_line_magic("eval", "export agent out.csv --otlp-steps")
+    with pytest.raises(UsageError, match="--otlp-steps: only for the %eval line magic"):
+        ip.run_cell_magic("eval", "df --otlp-steps", "q")
+
+
 def test_cell_magic_keeps_attempts_as_a_number(ip: Any, tmp_path: Path) -> None:
     ip.user_ns["df"] = pd.DataFrame({"q": ["x"]})
     with pytest.raises(UsageError, match="give the tries per sample"):

@@ -1,9 +1,10 @@
-"""`evalbook export RUN PATH [--table T]` and `evalbook export RUN --otlp URL`.
+"""`evalbook export RUN PATH [--table T]` and `evalbook export RUN --otlp URL [--otlp-steps]`.
 
 Without `--otlp` it writes one table of the run to PATH, as CSV or Parquet by its extension
 (`_api._refs.export_table`, as `%eval export` does). With `--otlp` it sends the run to an
 OTLP/HTTP receiver instead (`export_otel`, docs/interop.md) and takes no PATH; a receiver
-that refuses, or none listening, is one `evalbook export: error:` line (exit 2).
+that refuses, or none listening, is one `evalbook export: error:` line (exit 2). `--otlp-steps`
+adds one span per transcript step (`export_otel(steps=True)`).
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ _OTLP_TIMEOUT = 5.0
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    """RUN, PATH, `--table`, `--otlp URL`, `--otlp-timeout S`, `--store`."""
+    """RUN, PATH, `--table`, `--otlp URL`, `--otlp-steps`, `--otlp-timeout S`, `--store`."""
     p.add_argument("run", metavar="RUN", help=RUN_HELP)
     p.add_argument(
         "path", metavar="PATH", nargs="?", help="output file ending in .csv, .parquet or .pq"
@@ -40,6 +41,12 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="URL",
         help="send the run to an OTLP/HTTP receiver at URL (e.g. http://127.0.0.1:4318) "
         "instead of writing PATH: a gauge evalbook.score.<name> per score, a span per sample",
+    )
+    p.add_argument(
+        "--otlp-steps",
+        action="store_true",
+        help="with --otlp: also one span per transcript step under its sample's span "
+        "(GenAI semantic conventions; never message text)",
     )
     p.add_argument(
         "--otlp-timeout",
@@ -55,6 +62,10 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """`evalbook export`: the table to PATH, or with `--otlp` the run to the receiver."""
     if args.otlp is None:
+        if args.otlp_steps:
+            raise CliError(
+                "--otlp-steps applies only with --otlp URL (it adds spans to what is sent)"
+            )
         if args.path is None:  # as argparse said when PATH was required
             raise CliError(
                 "the following arguments are required: PATH (see 'evalbook export --help')"
@@ -84,7 +95,9 @@ def _send(args: argparse.Namespace) -> int:
     """`evalbook export RUN --otlp URL`: one line of what was sent."""
     run = resolve_run(args.run, args.store)
     try:
-        sent = export_otel(run, endpoint=args.otlp, timeout=args.otlp_timeout)
+        sent = export_otel(
+            run, endpoint=args.otlp, timeout=args.otlp_timeout, steps=args.otlp_steps
+        )
     except (OtelExportError, ImportError) as exc:
         raise CliError(str(exc)) from None
     Out(sys.stdout).line(for_terminal(sent.text))

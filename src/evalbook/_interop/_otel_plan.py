@@ -129,7 +129,9 @@ def _step_spans(transcript: Any, start: int | None, case_id: str, epoch: int) ->
             attrs["gen_ai.operation.name"] = "chat"
             name = "chat" if m.model is None else f"chat {m.model}"
             if m.model is not None:
-                attrs["gen_ai.request.model"] = m.model
+                # a step keeps one model, the one that answered (Inspect's, ATIF's, the
+                # reply's): it is what was asked for too, as far as the transcript says
+                attrs["gen_ai.request.model"] = attrs["gen_ai.response.model"] = m.model
             for key, value in (
                 ("gen_ai.usage.input_tokens", m.input_tokens),
                 ("gen_ai.usage.output_tokens", m.output_tokens),
