@@ -18,7 +18,7 @@ from typing import Any
 
 import pytest
 from _interop_helpers import quiet_import
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
@@ -270,9 +270,7 @@ _KEYS = ["step_id", "source", "message", "timestamp", "model_name", "tool_calls"
          "metrics", "is_copied_context", "reasoning_content"]  # fmt: skip
 
 
-@settings(
-    max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
-)
+@settings(max_examples=200, deadline=None)
 @given(step=st.integers(0, 3), key=st.sampled_from(_KEYS), value=_json)
 def test_any_value_in_a_step_imports_or_is_said(
     tmp_path_factory: pytest.TempPathFactory, step: int, key: str, value: Any
