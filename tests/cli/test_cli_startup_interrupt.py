@@ -12,14 +12,14 @@ from typing import Any
 
 import pytest
 
-# the console script's own code (pip writes it so): the package loads before `main` runs. It
-# says "ready" first: a Ctrl-C while Python itself starts (its `site`, before any line of the
-# script) is Python's to report, not evalbook's, and a loaded machine stretches that to 100 ms.
-# Between "ready" and `main`'s `try` lie about 3 ms (the package's first lines, importing no
-# typing): the first signal comes 30 ms after "ready"
+# the console script's own code (pip writes it so), saying "ready" once `evalbook._cli` is
+# imported: before that, a Ctrl-C lands while Python itself starts (its `site`) or while it reads
+# the few lines of `evalbook/__init__.py` and `_cli/__init__.py` (no pandas, no typing) — that
+# is Python's to report, and a loaded machine stretches it to 100 ms. From "ready" on, `main`
+# loads the library inside its `try`: the first signal comes 30 ms after "ready"
 ENTRY = (
-    "import sys; sys.stderr.write('ready\\n'); sys.stderr.flush(); "
-    "from evalbook._cli import main; sys.exit(main())"
+    "import sys; from evalbook._cli import main; sys.stderr.write('ready\\n'); "
+    "sys.stderr.flush(); sys.exit(main())"
 )
 
 

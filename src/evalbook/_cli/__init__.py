@@ -24,10 +24,28 @@ def main(argv: Sequence[str] | None = None) -> int:
         evalbook 0.1.0
         0
     """
+    # lazy on purpose: the import is the start-up a Ctrl-C may interrupt. While it loads, a
+    # Ctrl-C is noted, not raised: raised, it can land inside importlib's own lock callbacks,
+    # where Python prints it as an ignored exception with a traceback. The load ends (a second
+    # at most) and the command stops as interrupted.
+    interrupted: list[int] = []
+    noting = False
     try:
-        # lazy on purpose: the import is the start-up a Ctrl-C may interrupt
+        import signal  # here, not at the top: inside the `try` that takes a Ctrl-C
+
+        previous = signal.getsignal(signal.SIGINT)
+        try:
+            signal.signal(signal.SIGINT, lambda signum, frame: interrupted.append(signum))
+            noting = True
+        except ValueError:  # not the main thread (main() called from a thread): no handler
+            pass
         from ._main import main as run_command
-    except KeyboardInterrupt:
+    except KeyboardInterrupt:  # one that came before the handler above was set
+        interrupted.append(2)
+    finally:
+        if noting:
+            signal.signal(signal.SIGINT, previous)
+    if interrupted:
         sys.stderr.write("evalbook: error: interrupted\n")
         return EXIT_INTERRUPTED
     return run_command(argv)
