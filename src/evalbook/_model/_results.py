@@ -140,6 +140,8 @@ class Results:
         self.steps = np.full((n, 3), -1, dtype=np.int32)  # see the class docstring
         self.transcripts: list[Transcript | None] | None = [None] * n
         self.transcript_source: Callable[[], list[Transcript | None]] | None = None
+        # one sample's transcript without reading them all (a stored run's case view)
+        self.transcript_one: Callable[[int], Transcript | None] | None = None
         self.ties: list[str | None] = [None] * n
         # a stored run's final steps table, when it has a sound one: run.steps() reads it
         # instead of building the table from the transcripts (None: build it)
@@ -182,6 +184,8 @@ class Results:
         """The transcript of sample `pos` (None: none), fetched on first use."""
         if self.steps[pos, 0] < 0:
             return None
+        if self.transcripts is None and self.transcript_one is not None:
+            return self.transcript_one(pos)  # one line read, not the whole file
         return self.read_transcripts()[pos]
 
     def sample_case_ids(self) -> list[str]:

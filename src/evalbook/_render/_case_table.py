@@ -18,7 +18,8 @@ import numpy as np
 import pandas as pd
 
 from .._util._fmt import format_num
-from ._cases import ALL, epochs_of, expandable, text_of
+from ._budget import expandable
+from ._cases import ALL, epochs_of, text_of
 from ._protocols import RunLike
 from ._style import BORDER, FONT, MUTED, STATUS_COLORS, esc, is_missing, root, shorten
 

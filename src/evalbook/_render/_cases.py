@@ -24,101 +24,21 @@ import pandas as pd
 
 from .._util._fmt import format_num
 from .._util._text import safe_str
+from ._budget import TextBudget
 from ._cost import sample_usage_html
 from ._protocols import RunLike
 from ._style import BORDER, MUTED, badge, box, esc, is_missing, root
+from ._transcript_html import sample_transcript, transcript_budget, transcript_html
 
-__all__ = [
-    "CASE_TEXT_LIMIT",
-    "TEXT_LIMIT",
-    "WHOLE_LIMIT",
-    "CaseFilter",
-    "case_html",
-    "expandable",
-    "filter_cases",
-]
+__all__ = ["CaseFilter", "case_html", "filter_cases", "text_of"]
 
 ALL = "all"
-# Longest text a case view shows of one value (an output, an input cell, a rationale), and of
-# all of them together; the run's tables keep the whole text. A case view is one card a
-# reader scrolls through, and a comparison shows two side by side: 30 000 characters each
-# keep that pair under 200 KB of HTML for plain text (markup escapes can triple it), where a
-# case with a 1 MB output, reason, rationale and error once made a 2 MB view.
-TEXT_LIMIT = 10_000
-CASE_TEXT_LIMIT = 30_000
 # Epochs a case view shows in full (the rest are counted in one line, and kept in the tables),
 # and marks a strip shows: each epoch adds a block of markup, and 1 000 epochs of one case
 # would make a card nobody reads.
 MAX_EPOCHS = 20
 STRIP_LIMIT = 50
 MARKS = {"one": "■", "zero": "□", "part": "▣", "error": "✕", "not_run": "·", "other": "○"}
-
-
-# A value longer than this (or than `PREVIEW_LINES` lines) shows its start and a control
-# that shows it whole (`<details>`, up to `TEXT_LIMIT`): a case view of ten long inputs is
-# read by its first lines, and opened where needed.
-PREVIEW_LIMIT = 400
-PREVIEW_LINES = 6
-# What a case view shows of one value, and of all, when asked for the whole texts (the
-# widgets' "whole texts" control): the text is then sent on demand, for one case, and the
-# tables still hold more than any view.
-WHOLE_LIMIT = 1_000_000
-
-
-def preview(text: str, limit: int = PREVIEW_LIMIT, lines: int = PREVIEW_LINES) -> str | None:
-    """The start of a long `text`: at most `limit` characters and `lines` lines (None when
-    `text` is short enough to show whole).
-
-    Example:
-        >>> preview("short") is None, len(preview("x" * 1000) or "")
-        (True, 400)
-    """
-    parts = text.split("\n", lines)
-    start = "\n".join(parts[:lines]) if len(parts) > lines else text
-    start = start[:limit]
-    return None if start == text else start
-
-
-def expandable(
-    text: str, limit: int = TEXT_LIMIT, *, start: int = PREVIEW_LIMIT, lines: int = PREVIEW_LINES
-) -> str:
-    """`text` escaped: whole when short, else its start (`preview(text, start, lines)`) then a
-    `<details>` with the text cut to `limit` characters, saying how much was left out (the
-    tables keep all of it)."""
-    head = preview(text, start, lines)
-    if head is None:
-        return esc(text, limit)
-    here = "" if len(text) <= limit else f" (the first {limit:,} here, all in the tables)"
-    return (
-        f'{esc(head)}<span style="{MUTED}">…</span>'
-        f'<details data-evalbook="whole" style="margin-top: 2px"><summary style="cursor: '
-        f'pointer; {MUTED}; font-size: 11.5px">show all {len(text):,} characters{here}'
-        f"</summary>{esc(text, limit)}</details>"
-    )
-
-
-class _Budget:
-    """The characters of user text one case view may still show (`CASE_TEXT_LIMIT` in all,
-    `TEXT_LIMIT` of one value; the `WHOLE_LIMIT`s when the whole texts are asked for)."""
-
-    def __init__(self, whole: bool = False) -> None:
-        self.total = WHOLE_LIMIT * 2 if whole else CASE_TEXT_LIMIT
-        self.most = WHOLE_LIMIT if whole else TEXT_LIMIT
-        self.left = self.total
-
-    def esc(self, text: str, most: int | None = None) -> str:
-        """`text` escaped and cut to what is left of the budget (at most `most` characters),
-        long text shortened with a control that shows it (`expandable`)."""
-        most = self.most if most is None else most
-        start = preview(text)
-        if start is None or self.left - len(start) <= 2 * len(start):  # no room for both
-            limit = min(most, self.left)
-            self.left -= min(len(text), limit)
-            return esc(text, limit)
-        # the start is shown twice (before the <details> and in it): the budget pays for both
-        inner = min(most, self.left - len(start))
-        self.left -= len(start) + min(len(text), inner)
-        return expandable(text, inner)
 
 
 @dataclass(frozen=True)
@@ -210,7 +130,7 @@ def case_strips(run: RunLike, score: str, positions: Sequence[int] | np.ndarray)
     ]
 
 
-def _pre(text: str, budget: _Budget, most: int | None = None) -> str:
+def _pre(text: str, budget: TextBudget, most: int | None = None) -> str:
     return (
         f'<div style="white-space: pre-wrap; overflow-wrap: anywhere; font-family: ui-monospace, '
         f"SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; padding: 6px 8px; "
@@ -219,7 +139,7 @@ def _pre(text: str, budget: _Budget, most: int | None = None) -> str:
     )
 
 
-def _long(x: Any, budget: _Budget) -> str:
+def _long(x: Any, budget: TextBudget) -> str:
     """A value that may be long (a message, a rationale, metadata), shortened and escaped."""
     return "" if is_missing(x) else budget.esc(safe_str(x))
 
@@ -241,7 +161,7 @@ def text_of(x: Any) -> str:
     return "" if is_missing(x) else safe_str(x)
 
 
-def _input_html(run: RunLike, pos: int, budget: _Budget) -> str:
+def _input_html(run: RunLike, pos: int, budget: TextBudget) -> str:
     data = run.data
     if not isinstance(data, pd.DataFrame) or pos >= len(data):
         return ""
@@ -256,7 +176,7 @@ def _input_html(run: RunLike, pos: int, budget: _Budget) -> str:
     return items
 
 
-def _record_html(r: Any, label: str, budget: _Budget) -> str:
+def _record_html(r: Any, label: str, budget: TextBudget) -> str:
     status = str(r["status"])
     value = "" if is_missing(r["value"]) else format_num(r["value"])
     counted = "not counted" if is_missing(r["counted"]) else f"counted {format_num(r['counted'])}"
@@ -315,7 +235,7 @@ def case_html(run: RunLike, pos: int, *, whole: bool = False) -> str:
     s = len(run.definitions)
     records = run.scores.iloc[pos * s : (pos + 1) * s]
     # what the budget is spent on first: the output, the error, the scores, then the input
-    budget = _Budget(whole)
+    budget = TextBudget(whole)
     output = text_of(c["output"])
     output_html = _pre(output, budget) if output else f'<div style="{MUTED}">(no output)</div>'
     error = ""
@@ -333,6 +253,10 @@ def case_html(run: RunLike, pos: int, *, whole: bool = False) -> str:
         f"{badge(outcome.replace('_', ' '), outcome)}"
         f'<span style="{MUTED}; font-size: 12px">attempts {int(c["attempts"])}</span></div>'
     )
+    scores = f'<div style="margin-top: 6px; {MUTED}; font-size: 12px">scores</div>' + scores
+    transcript = sample_transcript(run, str(c["case_id"]), int(c["epoch"]))
+    if transcript is not None:  # the transcript, the score records beside it
+        scores = _beside(transcript_html(transcript, whole=whole), scores)
     body = (
         head
         + error
@@ -340,11 +264,19 @@ def case_html(run: RunLike, pos: int, *, whole: bool = False) -> str:
         + inputs
         + f'<div style="margin-top: 6px; {MUTED}; font-size: 12px">output</div>'
         + output_html
-        + f'<div style="margin-top: 6px; {MUTED}; font-size: 12px">scores</div>'
         + scores
         + sample_usage_html(run.usage(), c["case_id"], int(c["epoch"]))
     )
     return root(box(body, kind="case"), "case-view")
+
+
+def _beside(transcript: str, records: str) -> str:
+    """A transcript and the score records beside it (under it when the view is narrow)."""
+    return (
+        f'<div style="display: flex; gap: 12px; flex-wrap: wrap; align-items: flex-start">'
+        f'<div style="flex: 2 1 460px; min-width: 0; margin-top: 6px">{transcript}</div>'
+        f'<div style="flex: 1 1 260px; min-width: 0">{records}</div></div>'
+    )
 
 
 def _reduced_html(r: Any, label: str, reducer: str, strip: str) -> str:
@@ -374,7 +306,7 @@ def _epochs_case_html(run: RunLike, pos: int, k: int, whole: bool) -> str:
     shown = min(k, MAX_EPOCHS)
     # the budget is spent as in a one-epoch view (outputs, errors, scores, input), each shown
     # epoch's output getting an equal part of half of it, so every epoch shows some output
-    budget = _Budget(whole)
+    budget = TextBudget(whole)
     most = budget.total // (2 * shown)
     outputs = []
     for _, c in samples.head(shown).iterrows():
@@ -410,8 +342,20 @@ def _epochs_case_html(run: RunLike, pos: int, k: int, whole: bool) -> str:
     )
     usage = run.usage()
     epochs = []
+    # the epochs' transcripts share one budget: the first epoch's shows open, the others
+    # behind their summary line
+    words = transcript_budget(whole)
     for e, (_, c) in enumerate(samples.head(shown).iterrows()):
         outcome = "pending" if is_missing(c["outcome"]) else str(c["outcome"])
+        transcript = sample_transcript(run, str(c["case_id"]), int(c["epoch"]))
+        if transcript is not None:
+            opened = " open" if e == 0 else ""
+            per_epoch[e] = _beside(
+                f'<details{opened}><summary style="cursor: pointer; {MUTED}; font-size: 12px">'
+                f"transcript of epoch {int(c['epoch'])}</summary>"
+                f"{transcript_html(transcript, budget=words)}</details>",
+                per_epoch[e],
+            )
         epochs.append(
             f'<div data-evalbook="epoch" style="border-top: {BORDER}; margin-top: 6px; '
             f'padding-top: 4px"><div><span style="font-weight: 600">epoch {int(c["epoch"])}'

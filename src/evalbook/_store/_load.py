@@ -48,7 +48,7 @@ from ._log._read import (
 from ._parquet import frame_of, read_parquet, text_list
 from ._summary import read_summary, records
 from ._ties import crc_of, mismatch
-from ._transcripts import steps_file_reader, transcript_reader
+from ._transcripts import one_transcript_reader, steps_file_reader, transcript_reader
 
 __all__ = ["read_run", "read_stored", "run_folder", "summary_of"]
 
@@ -549,6 +549,7 @@ def _read(folder: Path, warn_damage: bool = True, log: EventLog | None = None) -
     if results.has_transcripts:  # read on first use (run.steps(), the views), never here
         results.transcripts = None
         results.transcript_source = transcript_reader(folder, results)
+        results.transcript_one = one_transcript_reader(folder, results)
     return run
 
 

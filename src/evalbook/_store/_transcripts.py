@@ -34,6 +34,7 @@ from ._ties import crc_of
 __all__ = [
     "TranscriptFile",
     "all_transcripts",
+    "one_transcript_reader",
     "steps_file_reader",
     "transcript_line",
     "transcript_reader",
@@ -88,6 +89,54 @@ def transcript_reader(folder: Path, results: Results) -> Callable[[], list[Trans
 
     def read() -> list[Transcript | None]:
         return _read(path, results)
+
+    return read
+
+
+def one_transcript_reader(folder: Path, results: Results) -> Callable[[int], Transcript | None]:
+    """What `results` calls for one sample's transcript (a case view): the first call finds
+    where each tied line starts (its end's checksum only, nothing parsed), each call then
+    reads and checks that one line. A damaged line or a tie no line answers: None, with a
+    warning naming the file and line (the sample then shows no transcript)."""
+    path = folder / TRANSCRIPTS
+    where: dict[int, tuple[int, int, int]] = {}  # pos → (line number, offset, length)
+    indexed: list[bool] = []
+
+    def index() -> None:
+        wanted = {tie: pos for pos, tie in enumerate(results.ties) if tie is not None}
+        try:
+            with open_log(path) as f:
+                for number, offset, raw in LineReader(f, path):
+                    found = _CRC.search(raw)
+                    pos = None if found is None else wanted.pop(found[1].decode(), None)
+                    if pos is not None:
+                        where[pos] = (number, offset, len(raw))
+        except (OSError, ValueError, LineTooLong):
+            pass  # what was found until then is read; the rest warns as missing
+        indexed.append(True)
+
+    def read(pos: int) -> Transcript | None:
+        if not indexed:
+            index()
+        if pos not in where:
+            warn(
+                f"{path} holds no readable line for case {results.case_id_of(pos)!r}, epoch "
+                f"{results.epoch_of(pos)}: it shows no transcript",
+                RuntimeWarning,
+            )
+            return None
+        number, offset, length = where[pos]
+        try:
+            with open_log(path) as f:
+                f.seek(offset)
+                raw = f.read(length)
+            return _transcript(path, number, offset, raw, results, pos, TextGate())
+        except Bad as bad:
+            problem = f"{path}, line {bad.number}: {bad.reason}"
+        except (OSError, ValueError) as exc:
+            problem = str(exc)
+        warn(f"{problem}; case {results.case_id_of(pos)!r} shows no transcript", RuntimeWarning)
+        return None
 
     return read
 
@@ -158,7 +207,7 @@ def _read(path: Path, results: Results) -> list[Transcript | None]:
                 damaged.append(str(exc))
             if reader.truncated is not None:
                 damaged.append(f"{path}, line {reader.truncated}: truncated")
-    missing = [pos for pos in wanted.values()]
+    missing = list(wanted.values())
     if missing:
         first = results.case_id_of(missing[0]), results.epoch_of(missing[0])
         where = damaged[0] if damaged else f"{path} holds no line for them"
