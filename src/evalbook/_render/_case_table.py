@@ -22,6 +22,12 @@ from ._budget import expandable
 from ._cases import ALL, epochs_of, text_of
 from ._protocols import RunLike
 from ._style import BORDER, FONT, MUTED, STATUS_COLORS, esc, is_missing, root, shorten
+from ._transcript_html import (
+    sample_transcript,
+    transcript_budget,
+    transcript_html,
+    transcript_summary,
+)
 
 __all__ = [
     "STATIC_ROWS",
@@ -34,6 +40,7 @@ __all__ = [
     "table_frame",
     "table_root",
     "table_rows",
+    "with_tools",
 ]
 
 # Rows of the static table (nbconvert, GitHub, no kernel) and of a widget page: a screenful,
@@ -47,8 +54,11 @@ CELL_LIMIT = 2_000
 # Cell text a whole table shows (the static table, a widget page): 25 rows of 1 MB outputs
 # and inputs stay a table of starts, not megabytes of HTML.
 TABLE_TEXT_LIMIT = 20_000
-_WIDTHS = {"case": 110, "epoch": 50, "input": 160, "output": 240, "outcome": 90, "score": 120}
-_FIXED = ("case_id", "epoch", "output", "outcome")
+_WIDTHS = {"case": 110, "epoch": 50, "input": 160, "output": 240, "outcome": 90, "score": 120,
+           "count": 70}  # fmt: skip
+# a transcript's counts (`run.cases` has them when some sample has a transcript)
+STEP_LABELS = ("n_steps", "n_tool_calls", "n_tool_errors")
+_FIXED = ("case_id", "epoch", "output", "outcome", *STEP_LABELS)
 # A header's width for its label: about a bold 13 px character each, the button's padding, and
 # a cap (a longer label ends in "…", its tooltip is whole)
 _LABEL_PX, _LABEL_PAD, _LABEL_PX_MAX = 8, 28, 260
@@ -61,7 +71,9 @@ class CaseTableFilter:
     `score` is the score that `status`, `reason`, `low`/`high` look at; records without a
     value pass the range only when it is the full [0, 1]. `slice_by`/`slice_value` keep the
     samples whose input column `slice_by` reads `slice_value` (as text). `sort` is a column
-    label (`column_labels`), None for input order.
+    label (`column_labels`), None for input order. With transcripts, `tool_errors` keeps the
+    samples with `"none"` or `"some"` failed tool results, and `tool` those that called the
+    tool of that name (the frame's `_tools` column, `with_tools`).
     """
 
     outcome: str = ALL
@@ -72,6 +84,8 @@ class CaseTableFilter:
     high: float = 1.0
     slice_by: Any = None
     slice_value: str = ALL
+    tool_errors: str = ALL
+    tool: str = ALL
     sort: str | None = None
     descending: bool = False
 
@@ -89,8 +103,9 @@ def column_labels(run: RunLike) -> list[str]:
     data = run.data if isinstance(run.data, pd.DataFrame) else pd.DataFrame()
     inputs = [_input_label(c, taken) for c in data.columns]
     epoch = ["epoch"] if epochs_of(run) > 1 else []
+    steps = [c for c in STEP_LABELS if c in run.cases.columns]  # some sample has a transcript
     scores = [label for n in names for label in (n, f"{n} status")]
-    return ["case_id", *epoch, *inputs, "output", "outcome", *scores]
+    return ["case_id", *epoch, *inputs, "output", "outcome", *steps, *scores]
 
 
 def table_frame(run: RunLike) -> pd.DataFrame:
@@ -112,6 +127,9 @@ def table_frame(run: RunLike) -> pd.DataFrame:
         out[labels[first_input + j]] = np.repeat(values, k) if fits else np.full(n, None)
     out["output"] = cases["output"].to_numpy(dtype=object)
     out["outcome"] = cases["outcome"].astype(object).where(cases["outcome"].notna(), "pending")
+    for label in STEP_LABELS:
+        if label in cases.columns:  # nullable Int64: <NA> for a sample without a transcript
+            out[label] = cases[label].to_numpy(dtype=float, na_value=np.nan)
     names = [d.name for d in run.definitions]
     s = len(names)
     for j, name in enumerate(names):
@@ -130,6 +148,23 @@ def table_frame(run: RunLike) -> pd.DataFrame:
         )
     frame["_case"] = np.arange(n) // k
     return frame
+
+
+def with_tools(frame: pd.DataFrame, run: Any) -> list[str]:
+    """Add `_tools` (the names of the tools each sample called) to `frame` from
+    `run.tool_calls()`; the names any sample called, sorted. Reads the transcripts: the
+    case table asks for it once, when it first filters by tool."""
+    calls = run.tool_calls()
+    key = list(zip(frame["case_id"], frame["epoch"] if "epoch" in frame.columns else
+                   np.ones(len(frame), dtype=int), strict=True))  # fmt: skip
+    names: dict[tuple[str, int], set[str]] = {}
+    for cid, epoch, tool in zip(
+        calls["case_id"].astype(str), calls["epoch"], calls["tool_name"], strict=True
+    ):
+        if not is_missing(tool):
+            names.setdefault((cid, int(epoch)), set()).add(str(tool))
+    frame["_tools"] = [frozenset(names.get((str(c), int(e)), ())) for c, e in key]
+    return sorted(set().union(*names.values())) if names else []
 
 
 def reasons(frame: pd.DataFrame, score: str) -> list[str]:
@@ -170,6 +205,20 @@ def table_rows(frame: pd.DataFrame, f: CaseTableFilter) -> np.ndarray:
                 keep &= (value >= f.low) & (value <= f.high)
     if f.slice_by is not None and f.slice_value != ALL:
         keep &= np.array(slice_values(frame, f.slice_by), dtype=object) == f.slice_value
+    if f.tool_errors != ALL:
+        if "n_tool_errors" not in frame.columns:
+            raise ValueError("no sample of this run has a transcript: no tool errors to filter")
+        errors = frame["n_tool_errors"].to_numpy(dtype=float)
+        if f.tool_errors == "none":
+            keep &= errors == 0
+        elif f.tool_errors == "some":
+            keep &= errors > 0
+        else:
+            raise ValueError(f"tool_errors is 'all', 'none' or 'some', not {f.tool_errors!r}")
+    if f.tool != ALL:
+        if "_tools" not in frame.columns:
+            raise ValueError("the table has no tool names: build it with with_tools(frame, run)")
+        keep &= np.fromiter((f.tool in t for t in frame["_tools"]), bool, len(frame))
     rows = np.flatnonzero(keep)
     if f.sort is None or not len(rows):
         return rows
@@ -190,7 +239,9 @@ def column_width(label: str, names: Sequence[str]) -> int:
     """A column's width in px (the static table's grid tracks and the widget's header): its
     kind's, or wider for a longer label (up to `_LABEL_PX_MAX`), so that a header button, one
     line, shows its label whole."""
-    if label in ("case_id", "epoch", "output", "outcome"):
+    if label in STEP_LABELS:
+        base = _WIDTHS["count"]
+    elif label in ("case_id", "epoch", "output", "outcome"):
         base = _WIDTHS["case" if label == "case_id" else label]
     elif label in names or (label.endswith(" status") and label[: -len(" status")] in names):
         base = _WIDTHS["score"]
@@ -221,7 +272,7 @@ def _cell(label: str, value: Any, names: Sequence[str], budget: CellBudget) -> s
     """One cell's escaped HTML: a score's value, a status or outcome as a badge, text cut."""
     if is_missing(value):
         return ""
-    if label in names:
+    if label in names or label in STEP_LABELS:
         return esc(format_num(value))
     if label == "outcome" or label.endswith(" status"):
         # coloured text, not a badge: a status in every row of every score column
@@ -300,4 +351,34 @@ def case_table_html(
         f'<div style="overflow-x: auto"><div style="display: inline-block; min-width: 100%">'
         f"{header_html(labels, names, f)}{body}</div></div>"
     )
-    return root(note + table, "case-table")
+    return root(note + table + _transcripts_html(run, frame, shown), "case-table")
+
+
+def _transcripts_html(run: RunLike, frame: pd.DataFrame, rows: np.ndarray) -> str:
+    """The transcripts of the rows shown, each behind its summary line, sharing one budget
+    (`TRANSCRIPT_TEXT_LIMIT`): where no kernel runs, the static table still shows them."""
+    if "n_steps" not in frame.columns:
+        return ""
+    words = transcript_budget()
+    parts = []
+    for i in rows:
+        r = frame.iloc[int(i)]
+        if not r["n_steps"] > 0:  # NaN (no transcript) or none
+            continue
+        epoch = int(r["epoch"]) if "epoch" in frame.columns else 1
+        transcript = sample_transcript(run, str(r["case_id"]), epoch)
+        if transcript is None:
+            continue
+        at = f", epoch {epoch}" if "epoch" in frame.columns else ""
+        parts.append(
+            f'<details data-evalbook="static-transcript" style="margin: 2px 0"><summary '
+            f'style="cursor: pointer">{esc(r["case_id"])}{at} · '
+            f"{esc(transcript_summary(transcript))}</summary>"
+            f"{transcript_html(transcript, budget=words)}</details>"
+        )
+    if not parts:
+        return ""
+    return (
+        '<div style="margin-top: 8px; font-weight: 600">Transcripts of these rows</div>'
+        + "".join(parts)
+    )

@@ -27,6 +27,7 @@ from .._render._case_table import (
     table_frame,
     table_root,
     table_rows,
+    with_tools,
 )
 from .._render._cases import ALL, case_html, epochs_of
 from .._render._run_slices import slice_columns
@@ -44,6 +45,7 @@ _OPEN = {"width": "56px", "flex": "0 0 56px", "margin": "0"}
 # widget box scrolls by itself), so that the table's box is the one that scrolls sideways
 _LINE = {"width": "max-content", "flex": "0 0 auto", "overflow": "visible", "margin": "0"}
 _SORT_MARKS = {False: " ▲", True: " ▼"}
+_LIST_TOOLS = "list tools…"  # the tool filter's option that reads the names
 
 
 class CaseTable(Static):
@@ -69,6 +71,19 @@ class CaseTable(Static):
         options = [(NONE, None), *((shorten(visible(c), LABEL_LIMIT), c) for c in inputs)]
         self.slice_by = w.Dropdown(options=options, value=None, description="slice", layout=small)
         self.slice_value = w.Dropdown(options=[ALL], value=ALL, description="=", layout=small)
+        # with transcripts: failed tool results, and the tools a sample called (the tool names
+        # are read from the transcripts when this filter is first opened: "list tools")
+        self.has_steps = "n_tool_errors" in self.frame.columns
+        self.tool_errors = w.Dropdown(
+            options=[(ALL, ALL), ("none", "none"), ("some", "some")],
+            value=ALL,
+            description="tool errors",
+            layout=small,
+        )
+        self.tool = w.Dropdown(
+            options=[ALL, _LIST_TOOLS], value=ALL, description="tool", layout=small
+        )
+        self.tools_listed = False
         order = [("input order", None), *((shorten(visible(c), 60), c) for c in self.labels)]
         self.sort = w.Dropdown(options=order, value=None, description="sort by", layout=small)
         self.descending = w.ToggleButton(value=False, description="descending")
@@ -88,13 +103,15 @@ class CaseTable(Static):
         self.next.on_click(lambda _: self._turn(1))
         self.score.observe(self._new_score, names="value")
         self.slice_by.observe(self._new_slice, names="value")
+        self.tool.observe(self._new_tool, names="value")
         for control in (self.outcome, self.status, self.reason, self.range, self.slice_value,
-                        self.sort, self.descending):  # fmt: skip
+                        self.tool_errors, self.sort, self.descending):  # fmt: skip
             control.observe(self._refresh, names="value")
         self.whole.observe(lambda _: self.open_row(self.selected), names="value")
+        steps = [self.tool_errors, self.tool] if self.has_steps else []
         filters = w.HBox(
             [self.outcome, self.score, self.status, self.reason, self.range, self.slice_by,
-             self.slice_value, self.sort, self.descending, self.whole],
+             self.slice_value, *steps, self.sort, self.descending, self.whole],
             layout=w.Layout(flex_flow="row wrap"),
         )  # fmt: skip
         pager = w.HBox([self.previous, self.page_label, self.next])
@@ -147,6 +164,8 @@ class CaseTable(Static):
             high=float(high),
             slice_by=self.slice_by.value,
             slice_value=self.slice_value.value,
+            tool_errors=self.tool_errors.value,
+            tool=self.tool.value if self.tool.value != _LIST_TOOLS else ALL,
             sort=self.sort.value,
             descending=bool(self.descending.value),
         )
@@ -160,6 +179,14 @@ class CaseTable(Static):
         by = self.slice_by.value
         values = [] if by is None else sorted(set(slice_values(self.frame, by)))
         self.slice_value.options = [ALL, *values]
+        self._refresh()
+
+    def _new_tool(self, change: Any = None) -> None:
+        if self.tool.value == _LIST_TOOLS and not self.tools_listed:
+            self.tools_listed = True
+            names = with_tools(self.frame, self.run)  # reads the transcripts, once
+            self.tool.options = [ALL, *names]  # resets the value to "all", which refreshes
+            return
         self._refresh()
 
     def _turn(self, step: int) -> None:

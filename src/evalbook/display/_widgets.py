@@ -41,6 +41,7 @@ from .._render._run_html import (
 )
 from .._render._run_slices import scores_tab_html, slice_columns
 from .._render._style import MUTED, esc, root, shorten
+from .._render._transcript_html import sample_transcript, transcript_pair_html
 from .._util._fmt import format_num, format_pp
 from .._util._text import visible
 from ._board import board_view
@@ -290,7 +291,16 @@ class ComparisonView(Static):
                 f"{esc(name)}</div>{inner}</div>"
             )
         both = f'<div style="display: flex; gap: 10px">{"".join(sides)}</div>'
-        self.detail.value = root(diff, "pair-view") + both
+        # the two transcripts (epoch 1) side by side from where they differ: each case view
+        # below also has its own, whole
+        pair = transcript_pair_html(
+            self.name_a,
+            sample_transcript(getattr(self.comparison, "a", None), case_id),
+            self.name_b,
+            sample_transcript(getattr(self.comparison, "b", None), case_id),
+            whole=self.whole.value,
+        )
+        self.detail.value = root(diff + pair, "pair-view") + both
 
 
 def _no_pair(change: str, score: str) -> str:
