@@ -261,6 +261,39 @@ def test_comparing_runs_shows_the_comparison(browser: Any, lab: str) -> None:
     page.close()
 
 
+def test_a_transcript_clicks_through_in_the_case_explorer(browser: Any, lab: str) -> None:
+    """The agents notebook's run: open the case whose tool failed, read its turns (the failed
+    call marked), open the shared steps of a long message, and shoot it."""
+    page = _run_all(browser, lab, "agents.ipynb")
+    widget = page.locator(".jp-OutputArea-output", has=page.locator(".lm-TabBar-tab")).last
+    widget.scroll_into_view_if_needed()
+    widget.locator(".lm-TabBar-tab", has_text="Cases").click()
+    cases = widget.locator(".widget-select select:visible").first
+    cases.wait_for(timeout=30_000)
+    labels = cases.locator("option").all_inner_texts()
+    cases.select_option(index=next(i for i, t in enumerate(labels) if t.startswith("q3")))
+    transcript = widget.locator("[data-evalbook='transcript']")
+    transcript.wait_for(timeout=30_000)
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-evalbook=\"transcript\"]')]"
+        ".some(e => e.innerText.includes('error: lookup'))",
+        timeout=30_000,
+    )
+    failed = transcript.locator("[data-evalbook='tool-call'][data-failed='true']")
+    assert failed.count() == 1 and failed.first.is_visible()
+    turns = transcript.locator("[data-evalbook='step']")
+    assert turns.count() == 2  # the question, the call (its failed result drawn under it)
+    assert "lookup" in failed.first.inner_text()
+    # the score records sit beside the transcript (same row, to its right)
+    record = widget.locator("[data-evalbook='case'] [data-evalbook='record']").first
+    t_box, r_box = transcript.bounding_box(), record.bounding_box()
+    assert t_box is not None and r_box is not None
+    assert r_box["x"] > t_box["x"] + t_box["width"] / 2, (t_box, r_box)
+    IMG.mkdir(parents=True, exist_ok=True)
+    widget.locator("[data-evalbook='case']").screenshot(path=str(IMG / "transcript.png"))
+    page.close()
+
+
 # Each visible output area of the open notebook: its cell, text and media (plots draw SVG).
 _OUTPUTS_JS = """() => {
     const panel = document.querySelector('.jp-NotebookPanel:not(.lm-mod-hidden)');
