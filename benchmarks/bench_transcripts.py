@@ -101,6 +101,21 @@ class AsyncModel:
         return self
 
 
+def show_and_open(path: Path) -> tuple[float, float, float]:
+    """Seconds for `eb.show` of a stored run (its static HTML included: the transcripts of
+    the rows it shows), then to open a case in the Cases tab, first and then another."""
+    run = eb.load_run(path)
+    t = time.perf_counter()
+    view = eb.show(run)
+    shown = time.perf_counter() - t
+    times = []
+    for pos in (len(run.cases) // 2, len(run.cases) // 3):
+        t = time.perf_counter()
+        view.explorer._show_case(pos)
+        times.append(time.perf_counter() - t)
+    return shown, times[0], times[1]
+
+
 def capture_run(n: int, latency: float, transcript: bool) -> float:
     client = eb.wrap_openai(AsyncModel(latency), transcript=transcript)
 
@@ -138,6 +153,14 @@ def main() -> None:
         print("|---|---|---|")
         a, b = statistics.median(p[0] for p in pairs), statistics.median(p[1] for p in pairs)
         print(f"| {a * 1e3:.1f} ms | {b * 1e3:.1f} ms | {ratio:.2f}× |\n")
+
+        views = [show_and_open(with_t), show_and_open(without)]
+        print("| stored run | eb.show(run) | open a case (first) | open a case (next) |")
+        print("|---|---|---|---|")
+        for label, (shown, first, then) in zip(("with", "without"), views, strict=True):
+            print(f"| {label} transcripts | {shown:.2f} s | {first * 1e3:.0f} ms | "
+                  f"{then * 1e3:.0f} ms |")  # fmt: skip
+        print()
 
         t = time.perf_counter()
         steps = eb.load_run(with_t).steps()

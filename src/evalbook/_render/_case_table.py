@@ -163,7 +163,8 @@ def with_tools(frame: pd.DataFrame, run: Any) -> list[str]:
     ):
         if not is_missing(tool):
             names.setdefault((cid, int(epoch)), set()).add(str(tool))
-    frame["_tools"] = [frozenset(names.get((str(c), int(e)), ())) for c, e in key]
+    tools = [frozenset(names.get((str(c), int(e)), ())) for c, e in key]
+    frame["_tools"] = pd.Series(tools, index=frame.index, dtype=object)
     return sorted(set().union(*names.values())) if names else []
 
 
