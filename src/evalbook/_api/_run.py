@@ -16,6 +16,7 @@ from .._model._scorers import Scorer
 from .._render._run_html import run_html
 from .._render._run_plots import RunPlots
 from .._runner._rescore import rescore
+from .._store._labels import given_labels, label_frame
 from .._store._save import save_run
 from .._store._table_files import export
 
@@ -127,6 +128,23 @@ class Run(RunData):
             1        2   passed              NaN
         """
         return attempts_table(self._results)
+
+    def labels(self) -> pd.DataFrame:
+        """The human labels given to this run's samples (`eb.review`; docs/judges.md).
+
+        One row per (case_id, epoch, score, labeler), its latest label: `case_id, epoch,
+        score, label, labeler, labeled_at, note`. A stored run reads `labels.jsonl` (a damaged
+        line is left out with a warning naming file and line); a run without a store has the
+        labels given in this session only.
+
+        Example:
+            >>> import pandas as pd, evalbook as eb
+            >>> run = eb.run(pd.DataFrame({"x": [1]}), task=lambda x: x, store=None,
+            ...              scorers=[lambda output: 1.0], progress=False)
+            >>> list(run.labels().columns)
+            ['case_id', 'epoch', 'score', 'label', 'labeler', 'labeled_at', 'note']
+        """
+        return label_frame(given_labels(self))
 
     def _repr_html_(self) -> str:
         return run_html(self)

@@ -35,7 +35,14 @@ from .._render._agreement_html import agreement_html
 from .._util._text import safe_str
 from ._pairing import case_ids
 
-__all__ = ["AGREEMENT_COLUMNS", "PAIRS_COLUMNS", "Agreement", "CorrectedMean", "agreement"]
+__all__ = [
+    "AGREEMENT_COLUMNS",
+    "PAIRS_COLUMNS",
+    "Agreement",
+    "CorrectedMean",
+    "agreement",
+    "raw_scale",
+]
 
 _PINNED = ["exact_agreement", "cohen_kappa", "krippendorff_alpha", "spearman"]
 # The documented columns first (docs/judges.md, agreement), then the counts of what was not
@@ -156,6 +163,30 @@ def _number(value: Any, where: str) -> float:
     return number
 
 
+def _label_table(run: RunData, table: pd.DataFrame, score: str) -> pd.Series:
+    """`run.labels()` (or a table like it) as one label per case of `score`; two different
+    labels of one case (two labelers, two epochs) are a ConfigurationError: pick one first."""
+    missing = [c for c in ("case_id", "score", "label") if c not in table.columns]
+    if missing:
+        raise ConfigurationError(
+            f"agreement(labels=<table>): the table has no column {missing[0]!r}; pass "
+            "run.labels() (columns case_id, epoch, score, label, labeler, ...), a column name "
+            "of the run's data, or a Series indexed by case_id"
+        )
+    rows = table[(table["score"].astype(str) == score).to_numpy()]
+    rows = rows[rows["label"].notna().to_numpy()]
+    by_case = rows.groupby(rows["case_id"].astype(str), sort=False)["label"]
+    differ = by_case.nunique()
+    if (differ > 1).any():
+        case = str(differ.index[int(np.argmax(differ.to_numpy() > 1))])
+        raise ConfigurationError(
+            f"agreement(labels=<table>): case {case!r} has {int(differ[case])} different labels "
+            f"of {score!r} (several labelers or epochs); keep one per case first, e.g. "
+            "labels[labels.labeler == 'ana']"
+        )
+    return by_case.first()
+
+
 def _labels(run: RunData, labels: Any, ids: pd.Index) -> np.ndarray:
     """One label per case of `ids` (NaN: no label), checked to be real numbers."""
     if isinstance(labels, str):
@@ -209,7 +240,7 @@ def _metadata(text: Any) -> dict[str, Any]:
     return meta if isinstance(meta, dict) else {}
 
 
-def _raw_scale(name: str, rows: pd.DataFrame) -> tuple[tuple[float, float], np.ndarray]:
+def raw_scale(name: str, rows: pd.DataFrame) -> tuple[tuple[float, float], np.ndarray]:
     """The judge's raw scale and each scored record's raw value (NaN for the others).
 
     A judge record keeps its raw value and scale in its metadata (`raw`, `scale`); a score
@@ -317,7 +348,7 @@ def _ppi(
 
 def agreement(
     run: RunData,
-    labels: str | pd.Series,
+    labels: str | pd.Series | pd.DataFrame,
     *,
     score: str | ScoreDefinition,
     kind: str = "ordinal",
@@ -328,8 +359,9 @@ def agreement(
 
     Args:
         run: The judged run.
-        labels: A column name of `run.data`, or a Series indexed by case_id; on the judge's
-            raw scale (e.g. 1-5); missing labels (None, NaN) are skipped.
+        labels: A column name of `run.data`, a Series indexed by case_id, or the table of
+            `run.labels()` (its rows of `score`, one label per case); on the judge's raw
+            scale (e.g. 1-5); missing labels (None, NaN) are skipped.
         score: The judged score (name or definition).
         kind: "ordinal" (quadratic-weighted kappa, ordinal alpha), "nominal" (plain kappa,
             nominal alpha) or "interval" (quadratic-weighted kappa, interval alpha).
@@ -352,10 +384,12 @@ def agreement(
     definition = _definition(run, score)
     name = definition.name
     ids = case_ids(run)
+    if isinstance(labels, pd.DataFrame):  # run.labels(): this score's labels, one per case
+        labels = _label_table(run, labels, name)
     label = _labels(run, labels, ids)
     table = run.scores
     rows = table[table["score"] == name].reset_index(drop=True)
-    scale, raw = _raw_scale(name, rows)
+    scale, raw = raw_scale(name, rows)
     _check_in_scale(name, label, ids, scale)
     by_id = pd.Series(label, index=[str(i) for i in ids])
     sample_label = by_id.reindex(rows["case_id"].astype(str)).to_numpy()

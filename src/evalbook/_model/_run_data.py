@@ -19,6 +19,7 @@ from .._util._warn import warn
 from ._definitions import ScoreDefinition
 from ._epochs import reduce_scores, variance_parts
 from ._judge_stats import judge_stats
+from ._labels import Label
 from ._results import Results
 from ._scoring_rule import SUMMARY_COLUMNS, Headline, counted_of, headline_of, summarize
 from ._slices import cluster_codes, slices_of
@@ -50,6 +51,8 @@ class RunData:
         self.path = path
         self.options = dict(options or {})
         self._results = results
+        # labels given to a run without a store (`eb.review`): kept here, in memory only
+        self.memory_labels: list[Label] = []
 
     @property
     def results(self) -> Results:

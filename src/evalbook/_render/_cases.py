@@ -30,7 +30,7 @@ from ._protocols import RunLike
 from ._style import BORDER, MUTED, badge, box, esc, is_missing, root
 from ._transcript_html import sample_transcript, transcript_budget, transcript_html
 
-__all__ = ["CaseFilter", "case_html", "filter_cases", "text_of"]
+__all__ = ["CaseFilter", "case_html", "filter_cases", "input_html", "pre_html", "text_of"]
 
 ALL = "all"
 # Epochs a case view shows in full (the rest are counted in one line, and kept in the tables),
@@ -130,7 +130,7 @@ def case_strips(run: RunLike, score: str, positions: Sequence[int] | np.ndarray)
     ]
 
 
-def _pre(text: str, budget: TextBudget, most: int | None = None) -> str:
+def pre_html(text: str, budget: TextBudget, most: int | None = None) -> str:
     return (
         f'<div style="white-space: pre-wrap; overflow-wrap: anywhere; font-family: ui-monospace, '
         f"SFMono-Regular, Menlo, Consolas, monospace; font-size: 12px; padding: 6px 8px; "
@@ -161,7 +161,7 @@ def text_of(x: Any) -> str:
     return "" if is_missing(x) else safe_str(x)
 
 
-def _input_html(run: RunLike, pos: int, budget: TextBudget) -> str:
+def input_html(run: RunLike, pos: int, budget: TextBudget) -> str:
     data = run.data
     if not isinstance(data, pd.DataFrame) or pos >= len(data):
         return ""
@@ -237,7 +237,7 @@ def case_html(run: RunLike, pos: int, *, whole: bool = False) -> str:
     # what the budget is spent on first: the output, the error, the scores, then the input
     budget = TextBudget(whole)
     output = text_of(c["output"])
-    output_html = _pre(output, budget) if output else f'<div style="{MUTED}">(no output)</div>'
+    output_html = pre_html(output, budget) if output else f'<div style="{MUTED}">(no output)</div>'
     error = ""
     if not is_missing(c["error_type"]):
         error = (
@@ -247,7 +247,7 @@ def case_html(run: RunLike, pos: int, *, whole: bool = False) -> str:
     scores = "".join(
         _record_html(r, labels.get(str(r["score"]), ""), budget) for _, r in records.iterrows()
     )
-    inputs = _input_html(run, pos, budget)
+    inputs = input_html(run, pos, budget)
     head = (
         f'<div style="font-weight: 650; font-size: 14px">{esc(c["case_id"])} '
         f"{badge(outcome.replace('_', ' '), outcome)}"
@@ -312,7 +312,7 @@ def _epochs_case_html(run: RunLike, pos: int, k: int, whole: bool) -> str:
     for _, c in samples.head(shown).iterrows():
         text = text_of(c["output"])
         none = f'<div style="{MUTED}">(no output)</div>'
-        outputs.append(_pre(text, budget, most) if text else none)
+        outputs.append(pre_html(text, budget, most) if text else none)
     errors = [
         ""
         if is_missing(c["error_type"])
@@ -330,7 +330,7 @@ def _epochs_case_html(run: RunLike, pos: int, k: int, whole: bool) -> str:
         )
         for e in range(shown)
     ]
-    inputs = _input_html(run, pos, budget)
+    inputs = input_html(run, pos, budget)
     scores = "".join(
         _reduced_html(r, labels.get(d.name, ""), d.reducer, case_strips(run, d.name, [pos])[0])
         for d, (_, r) in zip(definitions, reduced.iterrows(), strict=True)

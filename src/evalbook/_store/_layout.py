@@ -24,6 +24,7 @@ __all__ = [
     "DATA",
     "EVENTS",
     "FINAL_FILES",
+    "LABELS",
     "PARQUET_CAP",
     "SCORES",
     "STEPS",
@@ -46,12 +47,15 @@ CASES, SCORES, SUMMARY, DATA = "cases.parquet", "scores.parquet", "summary.json"
 FINAL_FILES = (CASES, SCORES, SUMMARY)
 # a run with transcripts also has these: its transcripts as written, and its final steps table
 TRANSCRIPTS, STEPS = "transcripts.jsonl", "steps.parquet"
+# human labels of its samples (`eb.review`), appended as they are given
+LABELS = "labels.jsonl"
 STORE_FILES = (
     EVENTS,
     DATA,
     *FINAL_FILES,
     TRANSCRIPTS,
     STEPS,
+    LABELS,
 )  # every file of a run folder evalbook writes
 # The most a file of a run folder may hold before it is refused unread (`read_regular`):
 # summary.json holds definitions, options and the summary rows (a few KB; 64 MiB is far

@@ -1,0 +1,188 @@
+"""`eb.review` and `run.labels()` (DESIGN §20, docs/judges.md "Labelling in the notebook"):
+blind by default, labels kept the moment they are given (a killed kernel keeps them), the
+review goes on where it stopped, the labels feed `eb.agreement`, and selection is seeded."""
+
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import evalbook as eb
+from display_fixtures import EVIL, EVIL_ESCAPED
+from evalbook._model._label_pick import pick_samples
+
+pytest.importorskip("ipywidgets")
+
+N = 40
+DATA = pd.DataFrame({"question": [f"q{i} {EVIL}" for i in range(N)]})
+HELPFUL = eb.define_score("helpful", primary=True)
+
+
+@eb.scorer(HELPFUL)
+def judged(question: str) -> eb.Score:
+    """A stand-in judge on a 1-5 scale (its raw value and scale in the metadata, as a judge's)."""
+    raw = 1 + int(question[1:].split()[0]) % 5
+    return eb.Score((raw - 1) / 4, rationale=f"raw {raw} {EVIL}",
+                    metadata={"raw": raw, "scale": [1, 5]})  # fmt: skip
+
+
+def _run(store: Any = None) -> eb.Run:
+    return eb.run(DATA, task=lambda question: f"answer {EVIL}", scorers=[judged], store=store,
+                  progress=False, name="judged")  # fmt: skip
+
+
+def test_a_blind_review_hides_the_judge_and_escapes_every_text() -> None:
+    view = eb.review(_run(), score="helpful", n=5)
+    html = str(view.sample.value)
+    assert "raw " not in html and "judge " not in html  # value and rationale hidden
+    assert "hidden while you label" in html
+    assert EVIL not in html and EVIL_ESCAPED in html
+    assert [b.description for b in view.buttons] == ["1", "2", "3", "4", "5"]
+    seen = eb.review(_run(), score="helpful", n=5, blind=False)
+    assert "judge " in str(seen.sample.value) and "raw " in str(seen.sample.value)
+
+
+def test_clicks_become_labels_and_feed_agreement(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    view = eb.review(run, score="helpful", n=10, labeler="ana")
+    for _ in range(9):
+        i = view.position
+        assert i is not None
+        view.note.value = "close call" if i == 0 else ""
+        view.buttons[int(view.raw[i]) - 1].click()  # agree with the judge
+    view.skip_button.click()
+    assert view.progress == "10 of 10 labelled" and view.position is None
+    labels = run.labels()
+    assert list(labels.columns) == ["case_id", "epoch", "score", "label", "labeler",
+                                    "labeled_at", "note"]  # fmt: skip
+    assert len(labels) == 9 and set(labels["labeler"]) == {"ana"}  # the skip is no label
+    assert labels["note"].notna().sum() == 1
+    agreement = eb.agreement(run, labels=labels, score="helpful")
+    assert agreement.summary["n"].iloc[0] == 9
+    assert agreement.summary["exact_agreement"].iloc[0] == 1.0
+    # the same from a fresh load: the labels are in the run folder
+    assert eb.load_run(run.path).labels().equals(labels)
+
+
+def test_a_review_goes_on_where_it_stopped(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    first = eb.review(run, score="helpful", n=6, labeler="ana")
+    first.buttons[0].click()
+    first.buttons[1].click()
+    again = eb.review(eb.load_run(run.path), score="helpful", n=6, labeler="ana")
+    assert again.progress == "2 of 6 labelled"
+    assert again.sample_keys == first.sample_keys  # the same draw
+    other = eb.review(run, score="helpful", n=6, labeler="ben")  # each labeller their own
+    assert other.progress == "0 of 6 labelled"
+
+
+def test_two_different_labels_of_one_case_are_refused_by_agreement(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    for who, button in (("ana", 0), ("ben", 4)):
+        view = eb.review(run, score="helpful", n=1, labeler=who)
+        view.buttons[button].click()
+    with pytest.raises(eb.ConfigurationError, match="different labels"):
+        eb.agreement(run, labels=run.labels(), score="helpful")
+    labels = run.labels()
+    assert eb.agreement(run, labels=labels[labels.labeler == "ana"], score="helpful")
+
+
+def test_a_run_without_a_store_keeps_labels_in_memory_and_says_so() -> None:
+    run = _run()
+    view = eb.review(run, score="helpful", n=1)
+    view.buttons[2].click()
+    assert len(run.labels()) == 1 and run.labels()["label"].iloc[0] == 3.0
+    assert "memory (a run without a store)" in str(view.sample.value)
+
+
+def test_bad_arguments_are_configuration_errors() -> None:
+    run = _run()
+    for kwargs in (
+        {"score": "nope"},
+        {"score": "helpful", "select": "best"},
+        {"score": "helpful", "n": 0},
+        {"score": "helpful", "n": True},
+        {"score": "helpful", "labeler": 3},
+    ):
+        with pytest.raises(eb.ConfigurationError):
+            eb.review(run, **kwargs)
+
+
+def test_a_damaged_label_line_is_left_out_with_file_and_line(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    view = eb.review(run, score="helpful", n=3)
+    for _ in range(3):
+        view.buttons[0].click()
+    path = Path(run.path) / "labels.jsonl"
+    lines = path.read_bytes().splitlines(keepends=True)
+    lines[1] = lines[1].replace(b'"label":1', b'"label":5')  # a byte flip: another label
+    path.write_bytes(b"".join(lines))
+    with pytest.warns(RuntimeWarning, match=r"labels.jsonl, line 2: checksum mismatch"):
+        labels = run.labels()
+    assert len(labels) == 2 and set(labels["label"]) == {1.0}  # never read as a 5
+
+
+KILLED = textwrap.dedent(
+    """
+    import os, signal, sys
+    import pandas as pd, evalbook as eb
+    run = eb.load_run(sys.argv[1])
+    view = eb.review(run, score="helpful", n=20, labeler="ana")
+    for i in range(int(sys.argv[2])):
+        view.buttons[0].click()
+    print("clicked", flush=True)
+    os.kill(os.getpid(), signal.SIGKILL)  # the kernel dies right after the clicks
+    """
+)
+
+
+def test_a_killed_kernel_keeps_every_label_already_given(
+    tmp_path: Path, record_property: Any
+) -> None:
+    run = _run(tmp_path)
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).parents[1])}
+    kept = []
+    for clicks in (1, 7, 13):
+        child = subprocess.run(
+            [sys.executable, "-c", KILLED, str(run.path), str(clicks)],
+            capture_output=True, text=True, env=env, timeout=120,
+        )  # fmt: skip
+        assert child.returncode == -signal.SIGKILL, child.stderr
+        assert "clicked" in child.stdout
+        kept.append(len(run.labels()))
+    # each session resumed where the last stopped: 1, then 7 more, then 12 more (20 in all)
+    assert kept == [1, 8, 20], kept
+    figure = f"3 kernels killed after 1, 7 and 13 clicks: {kept[-1]} of 20 labels kept"
+    print(figure)
+    record_property("review_kill", figure)
+
+
+@settings(deadline=None, max_examples=60)
+@given(
+    st.lists(st.integers(1, 5), min_size=1, max_size=200),
+    st.integers(1, 250),
+    st.sampled_from(["random", "stratified"]),
+    st.integers(0, 3),
+)
+def test_a_draw_is_seeded_distinct_and_stratified_in_proportion(
+    values: list[int], n: int, select: str, seed: int
+) -> None:
+    v = np.array(values, dtype=float)
+    picked = pick_samples(v, n, select, seed)
+    assert len(picked) == min(n, len(v)) and len(set(picked.tolist())) == len(picked)
+    assert np.array_equal(picked, pick_samples(v, n, select, seed))  # seeded
+    if select == "stratified" and n < len(v):
+        for value in np.unique(v):  # each judge value within one label of its share
+            share = n * np.mean(v == value)
+            assert abs(np.sum(v[picked] == value) - share) < 1 + 1e-9
