@@ -13,9 +13,9 @@ calls) with `"random"` or `"stratified"` (proportional allocation over the judge
 and the corrected mean is `corrected_mean` (`_model/_agreement_stats.py`, what `eb.agreement`
 calls). Per design: the estimator's root mean squared error against the human mean of the
 population the cases are drawn from (0.5875), the mean CI width, and the CI's coverage of it.
-The interval is the one `eb.agreement` reports, computed as for a uniform draw: a stratified draw makes the estimate
-itself closer (its RMSE) while the interval, which does not know the strata, stays as wide and
-covers a little more than 95 %.
+The interval is the one `eb.agreement` reports, computed as for a uniform draw: a stratified
+draw makes the estimate itself closer (its RMSE) while the interval, which does not know the
+strata, stays as wide and covers a little more than 95 %.
 
 Run: python benchmarks/sim_review_selection.py [--sims 2000] [--seed 20]
 """
