@@ -20,6 +20,7 @@ import os
 import re
 import secrets
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -291,6 +292,108 @@ def test_a_transcript_clicks_through_in_the_case_explorer(browser: Any, lab: str
     assert r_box["x"] > t_box["x"] + t_box["width"] / 2, (t_box, r_box)
     IMG.mkdir(parents=True, exist_ok=True)
     widget.locator("[data-evalbook='case']").screenshot(path=str(IMG / "transcript.png"))
+    page.close()
+
+
+_REVIEW_CELLS = [
+    """import os
+import pandas as pd
+import evalbook as eb
+
+STORE = {store!r}
+found = sorted(p for p in os.listdir(STORE) if p.startswith("judged-"))
+
+@eb.scorer(eb.define_score("helpful", primary=True))
+def judged(question):
+    raw = 1 + int(question[1:]) % 5  # a stand-in 1-5 judge, its raw value in the metadata
+    return eb.Score((raw - 1) / 4, metadata={{"raw": raw, "scale": [1, 5]}})
+
+data = pd.DataFrame({{"question": [f"q{{i}}" for i in range(30)]}})
+run = (eb.load_run(os.path.join(STORE, found[-1])) if found else
+       eb.run(data, task=lambda question: question, scorers=[judged], store=STORE,
+              name="judged", progress=False))
+view = eb.review(run, score="helpful", n=10, labeler="ana")
+view""",
+    'print("kernel pid", os.getpid())',
+]
+
+
+def _put_notebook(lab: str, name: str, cells: list[str]) -> None:
+    """Write a notebook into the lab's folder through Jupyter's contents API."""
+    base, token = lab.split("|")
+    nb = {
+        "cells": [
+            {"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {},
+             "outputs": [], "source": src}
+            for i, src in enumerate(cells)
+        ],
+        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python",
+                                    "name": "python3"}},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }  # fmt: skip
+    body = json.dumps({"type": "notebook", "format": "json", "content": nb}).encode()
+    request = urllib.request.Request(
+        f"{base}/api/contents/{name}?token={token}", data=body, method="PUT",
+        headers={"Content-Type": "application/json"},
+    )  # fmt: skip
+    with urllib.request.urlopen(request, timeout=30):
+        pass
+
+
+def _progress(page: Any) -> str:
+    found = page.locator("[data-evalbook='review']").first
+    found.wait_for(timeout=60_000)
+    text: str = found.inner_text()
+    return text
+
+
+def test_a_review_clicked_in_jupyterlab_survives_a_kernel_kill(
+    browser: Any, lab: str, tmp_path: Path, record_property: Any
+) -> None:
+    """Label 3 samples by clicking, kill the kernel (SIGKILL), run the notebook again: the
+    3 labels are in labels.jsonl and the review goes on at the 4th sample."""
+    _put_notebook(lab, "review-kill.ipynb", [c.format(store=str(tmp_path)) for c in _REVIEW_CELLS])
+    page = _run_all(browser, lab, "review-kill.ipynb")
+    assert "0 of 10 labelled" in _progress(page)
+    assert "hidden while you label" in _progress(page)  # blind
+    for k in range(1, 4):
+        page.locator(".jp-OutputArea-output .widget-button", has_text="4").first.click()
+        page.wait_for_function(
+            "(k) => [...document.querySelectorAll('[data-evalbook=\"review\"]')]"
+            ".some(e => e.innerText.includes(k + ' of 10 labelled'))",
+            arg=k,
+            timeout=30_000,
+        )
+    IMG.mkdir(parents=True, exist_ok=True)
+    widget = page.locator(".jp-OutputArea-output", has=page.locator("[data-evalbook='review']"))
+    widget.first.screenshot(path=str(IMG / "review.png"))
+    pid_text = page.locator(".jp-OutputArea-output", has_text="kernel pid").first.inner_text()
+    pid = int(re.search(r"kernel pid (\d+)", pid_text)[1])  # type: ignore[index]
+    os.kill(pid, signal.SIGKILL)  # the kernel dies mid-review
+    [folder] = [p for p in tmp_path.iterdir() if p.name.startswith("judged-")]
+    lines = (folder / "labels.jsonl").read_text().splitlines()
+    assert len(lines) == 3 and all('"label":4' in line for line in lines)
+    # JupyterLab restarts the dead kernel; run the notebook again: the review resumes
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            break
+        time.sleep(0.2)
+    base, token = lab.split("|")
+    _wait_for_kernel(page, base, token, "review-kill.ipynb")
+    page.get_by_role("menuitem", name="Run", exact=True).click()
+    page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
+    page.wait_for_function(
+        "() => [...document.querySelectorAll('[data-evalbook=\"review\"]')]"
+        ".some(e => e.innerText.includes('3 of 10 labelled'))",
+        timeout=120_000,
+    )
+    figure = "3 labels clicked in JupyterLab, kernel killed: 3 of 3 kept, the review resumed at 4"
+    print(figure)
+    record_property("review_kernel_kill", figure)
     page.close()
 
 
