@@ -296,20 +296,24 @@ def test_leaderboard_ties_share_a_rank_and_missing_values_rank_last() -> None:
     assert board["completion"].tolist() == [1.0, 1.0, 0.0]
 
 
-def test_leaderboard_ranks_by_passed_cases_when_primaries_differ() -> None:
+def test_leaderboard_does_not_rank_when_primaries_differ() -> None:
+    # issue 35: ranking by the passed rate (tasks that returned) put a 90 % and a 10 % run
+    # both first; without one shared score there is no ranking
     p1 = eb.define_score("p1", primary=True)
     p2 = eb.define_score("p2", primary=True)
     a = make_run({"p1": [1.0, 1.0, 1.0], "x": [0.0, 0.0, 0.0]}, name="a", definitions={"p1": p1})
     b = make_run({"p2": [0.0, 0.0, 0.0], "x": [1.0, 1.0, 1.0]}, name="b", definitions={"p2": p2})
     c = make_run({"p1": [1.0, "crash", "crash"]}, name="c", definitions={"p1": p1})
     board = eb.leaderboard([c, a, b])
-    assert (
-        board.attrs["note"] == "Primary scores differ (p1, p2), so the rows rank by passed cases."
+    assert board.attrs["note"] == (
+        "No ranking: primary scores differ (p1, p2), and one score's mean is no measure of "
+        "another's. Give the runs one shared primary score to rank them."
     )
-    assert board["name"].tolist() == ["a", "b", "c"]
-    assert board["rank"].tolist() == [1, 1, 3]
-    assert board["passed_rate"].tolist() == pytest.approx([1.0, 1.0, 1 / 3])
-    assert board["score"].tolist() == ["p1", "p2", "p1"]
+    assert board["name"].tolist() == ["c", "a", "b"]  # the order given
+    for column in ("rank", "rank_low", "rank_high", "tier"):
+        assert board[column].isna().all(), column
+    assert board["passed_rate"].tolist() == pytest.approx([1 / 3, 1.0, 1.0])
+    assert board["score"].tolist() == ["p1", "p1", "p2"]
 
 
 def test_leaderboard_of_nothing_and_of_non_runs() -> None:

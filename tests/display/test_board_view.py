@@ -73,12 +73,12 @@ def test_the_leaderboard_note_is_shown_and_no_scatter_mixes_two_scores() -> None
     view = eb.show((costed_run("a", 2, 0.01), other))  # a tuple works as a list
     assert view.figure is None
     card = unescape(view.card_html())
-    assert "Primary scores differ (hit, ok), so the rows rank by passed cases." in card
+    assert "No ranking: primary scores differ (hit, ok)" in card
     assert "No cost-vs-score scatter: the runs' headline scores differ" in card
     # what tiers and ranks mean, the board's note, why there is no scatter
     assert card.count('data-evalbook="leaderboard-note"') == 3
     assert "Tier: runs not separable from the tier's best run" in card
-    assert "Primary scores differ" in view.text()
+    assert "No ranking: primary scores differ" in view.text()
 
 
 def test_without_any_known_cost_the_card_says_so_and_draws_nothing() -> None:

@@ -84,13 +84,15 @@ def test_the_note_calls_primary_only_what_a_run_declared() -> None:
         [_one_score_run("a", "acc", True, 1.0), _one_score_run("b", "f1", False, 0.5)]
     )
     assert board.attrs["note"] == (
-        "Headline scores differ (acc, f1 (its only score, not declared primary)), "
-        "so the rows rank by passed cases."
+        "No ranking: headline scores differ (acc, f1 (its only score, not declared primary)), "
+        "and one score's mean is no measure of another's. Give the runs one shared primary "
+        "score to rank them."
     )
     board = eb.leaderboard([_one_score_run("a", "acc", True, 1.0), _two_scores_run()])
     assert board.attrs["note"] == (
-        "Headline scores differ (acc, passed rate (no primary score)), "
-        "so the rows rank by passed cases."
+        "No ranking: headline scores differ (acc, passed rate (no primary score)), "
+        "and one score's mean is no measure of another's. Give the runs one shared primary "
+        "score to rank them."
     )
 
 
@@ -98,9 +100,7 @@ def test_declared_primaries_that_differ_keep_the_documented_note() -> None:
     board = eb.leaderboard(
         [_one_score_run("a", "acc", True, 1.0), _one_score_run("b", "f1", True, 0.5)]
     )
-    assert (
-        board.attrs["note"] == "Primary scores differ (acc, f1), so the rows rank by passed cases."
-    )
+    assert board.attrs["note"].startswith("No ranking: primary scores differ (acc, f1), ")
 
 
 def test_the_board_display_shows_its_note_under_the_table() -> None:
@@ -109,6 +109,6 @@ def test_the_board_display_shows_its_note_under_the_table() -> None:
     )
     html = board._repr_html_()
     assert html.index("</table>") < html.index('data-evalbook="leaderboard-note"')
-    assert "Primary scores differ (acc, f1), so the rows rank by passed cases." in html
+    assert "No ranking: primary scores differ (acc, f1), " in html
     same = eb.leaderboard([_one_score_run("a", "acc", True, 1.0)])
     assert "leaderboard-note" not in same._repr_html_()

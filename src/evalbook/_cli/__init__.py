@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import signal
 import sys
 
 from ._exit import EXIT_INTERRUPTED
@@ -31,15 +32,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     interrupted: list[int] = []
     noting = False
     try:
-        import signal  # here, not at the top: inside the `try` that takes a Ctrl-C
-
         previous = signal.getsignal(signal.SIGINT)
         try:
             signal.signal(signal.SIGINT, lambda signum, frame: interrupted.append(signum))
             noting = True
         except ValueError:  # not the main thread (main() called from a thread): no handler
             pass
-        from ._main import main as run_command
+        from ._main import main as run_command  # lazy: the start-up a Ctrl-C may interrupt
     except KeyboardInterrupt:  # one that came before the handler above was set
         interrupted.append(2)
     finally:

@@ -42,9 +42,11 @@ def leaderboard(runs: Iterable[RunData] | Mapping[str, RunData]) -> LeaderboardT
     """Rank runs by their primary score, best first, with completion in its own column.
 
     Each row shows the run's headline score (`score, label, mean, ci_low, ci_high`), its
-    `completion` and `passed_rate`. When the runs' primary scores differ, the rows rank by
-    passed rate instead and `board.attrs["note"]` says so (its notebook display shows the
-    note under the table; "primary" names only scores a run declared). Ties share a rank;
+    `completion` and `passed_rate` (the share of cases whose task returned: an outcome, not a
+    score, never ranked on). When the runs' headline scores differ there is no ranking: the
+    rank columns are `<NA>`, the rows keep the order given, and `board.attrs["note"]` says
+    why (its notebook display shows the note under the table; "primary" names only scores a
+    run declared). Ties share a rank;
     runs without a value rank last. In a notebook the board shows its text escaped (controls
     and bidi characters as backslash escapes, markup as text), and so does a frame derived
     from it (`board.head()`); its values are the names as given.
@@ -91,12 +93,17 @@ def leaderboard(runs: Iterable[RunData] | Mapping[str, RunData]) -> LeaderboardT
         )
     board = pd.DataFrame.from_records(records, columns=LEADERBOARD_COLUMNS[4:])
     headlines = list(dict.fromkeys(board["score"].tolist()))
-    key = "mean"
     if len(headlines) > 1:
-        key = "passed_rate"
+        # no shared score, no ranking: a mean of one score is no mean of another, and the
+        # passed rate (tasks that returned) says nothing of how good the outputs were
         board.attrs["note"] = _differ_note([r for _, r in items])
-    ranks = board[key].rank(method="min", ascending=False, na_option="bottom")
-    honest = _ranks([r for _, r in items], board["score"].tolist(), key)
+        for position, column in enumerate(("rank", "rank_low", "rank_high", "tier")):
+            board.insert(position, column, pd.Series(pd.NA, index=board.index, dtype="Int64"))
+        out = LeaderboardTable(board)
+        out.attrs = {**board.attrs, "positions": list(range(len(board)))}
+        return out
+    ranks = board["mean"].rank(method="min", ascending=False, na_option="bottom")
+    honest = _ranks([r for _, r in items], board["score"].tolist())
     board.insert(0, "rank", ranks.astype(np.int64))
     for position, column in enumerate(("rank_low", "rank_high", "tier"), start=1):
         values = pd.Series(getattr(honest, column), index=board.index, dtype="Int64")
@@ -128,7 +135,7 @@ def _declared_primary(run: Any) -> str | None:
 
 
 def _differ_note(runs: list[Any]) -> str:
-    """Why the rows rank by passed cases: the runs' headline scores differ.
+    """Why the board has no ranking: the runs' headline scores differ.
 
     "Primary" names only scores a run declared primary; a run's only score or its passed rate
     is said to be what it is (docs/comparing.md, Leaderboards).
@@ -142,15 +149,18 @@ def _differ_note(runs: list[Any]) -> str:
             kinds[f"{h.score} (its only score, not declared primary)"] = None
         else:
             kinds["passed rate (no primary score)"] = None
-    if all(_declared_primary(run) is not None for run in runs):
-        return f"Primary scores differ ({', '.join(kinds)}), so the rows rank by passed cases."
-    return f"Headline scores differ ({', '.join(kinds)}), so the rows rank by passed cases."
+    what = "Primary" if all(_declared_primary(run) is not None for run in runs) else "Headline"
+    return (
+        f"No ranking: {what.lower()} scores differ ({', '.join(kinds)}), and one score's mean "
+        "is no measure of another's. Give the runs one shared primary score to rank them."
+    )
 
 
-def _case_series(run: RunData, score: str | None, key: str) -> pd.Series:
-    """Each case's value of what the board ranks by: the score's value (its epochs reduced,
-    as a comparison pairs it; NaN: not counted), or the share of its epochs that passed."""
-    if key == "mean":
+def _case_series(run: RunData, score: str | None) -> pd.Series:
+    """Each case's value of the board's score (its epochs reduced, as a comparison pairs it;
+    NaN: not counted); with no score (every headline the passed rate), the share of the
+    case's epochs that passed."""
+    if score is not None:
         values = case_values(run)
         values = values[values["score"] == score]
         return pd.Series(values["value"].to_numpy(dtype=float), index=values["case_id"].astype(str))
@@ -159,9 +169,9 @@ def _case_series(run: RunData, score: str | None, key: str) -> pd.Series:
     return passed.groupby(cases["case_id"].astype(str), observed=True, sort=False).mean()
 
 
-def _ranks(runs: list[RunData], scores: list[str | None], key: str) -> Ranks:
+def _ranks(runs: list[RunData], scores: list[str | None]) -> Ranks:
     """The board's rank intervals and tiers, on the cases every run with a value shares."""
-    series = [_case_series(run, score, key) for run, score in zip(runs, scores, strict=True)]
+    series = [_case_series(run, score) for run, score in zip(runs, scores, strict=True)]
     counted = [s.dropna() for s in series]
     valued = [k for k, s in enumerate(counted) if len(s)]
     shared = pd.Index([])

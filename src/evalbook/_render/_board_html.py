@@ -104,7 +104,7 @@ def board_card_html(board: pd.DataFrame, costs: Sequence[str], note: str = "") -
     title = (
         f'<div style="font-weight: 600; margin-bottom: 4px">Leaderboard '
         f'<span style="{MUTED}; font-weight: 400; font-size: 12px">{_runs(len(board))}, '
-        "best first</span></div>"
+        f"{_order(board)}</span></div>"
     )
     tracks = "auto auto minmax(80px, max-content) minmax(80px, max-content) repeat(5, auto)"
     table = (
@@ -121,12 +121,18 @@ _TIERS = (
 )
 
 
+def _order(board: pd.DataFrame) -> str:
+    """How the rows are ordered: best first, or (no shared score) not ranked."""
+    ranked = len(board) and board["rank"].notna().any()
+    return "best first" if ranked else "not ranked (the runs share no score)"
+
+
 def board_text(
     board: pd.DataFrame, costs: Sequence[str], note: str = "", fallback: str | None = None
 ) -> str:
     """The board as text (the view's text/plain form and repr), with the scatter's `fallback`
     text when there is a scatter."""
-    lines = [f"Leaderboard · {_runs(len(board))}, best first"]
+    lines = [f"Leaderboard · {_runs(len(board))}, {_order(board)}"]
     for (_, r), cost in zip(board.iterrows(), costs, strict=False):
         score = r["label"] if r["score"] is not None else "passed rate"
         ci = format_ci(r["ci_low"], r["ci_high"])
