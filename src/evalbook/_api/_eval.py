@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._model._definitions import ScoreDefinition
 from .._model._scorers import Scorer
 from .._runner._options import RunOptions
+from ._check import check_options
 from ._entry import run_with
 from ._run import Run
 
@@ -16,6 +17,11 @@ __all__ = ["Eval"]
 
 class Eval:
     """Data, task, scorers and run options, ready to run (the CLI runs every module-level Eval).
+
+    `check=dict(min=0.8, against="baseline", max_drop=0.02)` stores the conditions of
+    `eb.check` its run must meet (`against`: a run name or id in the Eval's store); the pytest
+    plugin (`pytest --evalbook`, docs/ci.md) runs every Eval that has them as one test.
+    They are checked here: an unknown condition raises `eb.ConfigurationError`.
 
     Example:
         >>> import pandas as pd, evalbook as eb
@@ -33,6 +39,7 @@ class Eval:
         scorers: Sequence[Scorer | Callable[..., Any]] = (),
         scores: Sequence[ScoreDefinition | str] = (),
         name: str | None = None,
+        check: Mapping[str, Any] | None = None,
         **run_options: Any,
     ) -> None:
         self.data = data
@@ -42,6 +49,7 @@ class Eval:
         self.name = name
         RunOptions.of(name=name, **run_options)  # an unknown or bad option fails here, early
         self.run_options = dict(run_options)
+        self.check = None if check is None else check_options(check)
 
     def run(self, **overrides: Any) -> Run:
         """Run the evaluation; `overrides` replace run options (e.g. `store=None`)."""
