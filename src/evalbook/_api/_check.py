@@ -20,7 +20,7 @@ from .._errors import ConfigurationError
 from .._model._run_data import RunData
 from ._refs import RefError, resolve_run
 
-__all__ = ["CHECK_KEYS", "check", "check_options", "store_of"]
+__all__ = ["CHECK_KEYS", "baseline_of", "check", "check_options", "store_of"]
 
 # the conditions `eb.check` takes (and `eb.Eval(check=...)` stores), in its order
 CHECK_KEYS: tuple[str, ...] = (
@@ -90,7 +90,15 @@ def store_of(run: RunData) -> Path:
     return Path("runs") if run.path is None else Path(run.path).parent
 
 
-def _baseline(against: RunData | str | os.PathLike[str], store: str | os.PathLike[str]) -> RunData:
+def baseline_of(
+    against: RunData | str | os.PathLike[str], store: str | os.PathLike[str]
+) -> RunData:
+    """The baseline `against` names: a run as it is, else a run's name, id or folder, looked
+    up as the CLI looks up RUN (in `store`).
+
+    Raises:
+        ConfigurationError: nothing of that name, or its folder cannot be read.
+    """
     if isinstance(against, RunData):
         return against
     try:
@@ -156,7 +164,7 @@ def check(
         "max_cost": max_cost,
     }
     spec = _spec(options)
-    base = None if against is None else _baseline(against, store_of(run))
+    base = None if against is None else baseline_of(against, store_of(run))
     try:
         return run_gate(run, spec, against=base)
     except GateError as exc:

@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._model._definitions import ScoreDefinition
 from .._model._scorers import Scorer
 from .._runner._options import RunOptions
-from ._check import check_options
+from .._compare._gate import Check
+from .._errors import ConfigurationError
+from ._check import baseline_of, check, check_options
 from ._entry import run_with
 from ._run import Run
 
-__all__ = ["Eval"]
+__all__ = ["Eval", "run_and_check"]
 
 
 class Eval:
@@ -58,3 +61,27 @@ class Eval:
 
     def __repr__(self) -> str:
         return f"<Eval {self.name or '(unnamed)'}: {len(self.data)} cases>"
+
+
+def run_and_check(
+    ev: Eval, *, store: str | os.PathLike[str] | None = None, name: str | None = None
+) -> tuple[Run, Check]:
+    """Run `ev` and check its run against `ev.check` (what the pytest plugin does per item).
+
+    The run goes into `store` when given, else into the Eval's own `store=` (default
+    `runs`); `against` is looked up there (`runs` for an Eval kept in memory) before the run
+    starts, so that a missing baseline fails before any case runs and a run named like its
+    baseline is not compared with itself. `name` names the run when the Eval has no name.
+
+    Raises:
+        ConfigurationError: the Eval has no `check=`, its baseline is not found, or a
+            configuration mistake of the run.
+    """
+    if ev.check is None:
+        raise ConfigurationError(f"{ev!r} has no check=: give eb.Eval(..., check=dict(min=0.8))")
+    options = dict(ev.check)
+    against = options.pop("against", None)
+    target = store if store is not None else ev.run_options.get("store", "runs")
+    base = None if against is None else baseline_of(against, target or "runs")
+    run = ev.run(store=target, progress=False, name=ev.name or name)
+    return run, check(run, against=base, **options)
