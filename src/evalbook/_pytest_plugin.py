@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import fnmatch
 import math
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -28,7 +29,9 @@ __all__ = [
     "pytest_addoption",
     "pytest_collect_file",
     "Headlines",
+    "failed_checks",
     "pytest_configure",
+    "pytest_runtest_makereport",
 ]
 
 # the JUnit properties each item records, in this order (`delta`, `p_value` with `against`)
@@ -158,6 +161,34 @@ def _number(value: float | None) -> str:
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "nan"
     return repr(float(value))
+
+
+@pytest.hookimpl(wrapper=True)
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Iterator[None]:
+    """Any test (plugin on or off): a failed `assert eb.check(...)` gets the check's whole
+    report as a section of its failure, since pytest shows a value's repr on one line, cut."""
+    report: pytest.TestReport = yield
+    if report.failed and call.excinfo is not None:
+        for text in failed_checks(call.excinfo):
+            report.sections.append(("evalbook check", text))
+    return report
+
+
+def failed_checks(excinfo: pytest.ExceptionInfo[BaseException]) -> list[str]:
+    """The reports of the failed `eb.Check`s in the frame an AssertionError came from."""
+    gate = sys.modules.get("evalbook._compare._gate")
+    if gate is None or not isinstance(excinfo.value, AssertionError):
+        return []  # no check was ever made in this process (or no assert failed)
+    tb = excinfo.tb
+    while tb.tb_next is not None:
+        tb = tb.tb_next
+    out: dict[int, str] = {}
+    for value in tb.tb_frame.f_locals.values():  # an assert's operands are locals there
+        if isinstance(value, gate.Check) and not value.passed:
+            out.setdefault(id(value), value.report)
+    return list(out.values())
 
 
 def pytest_configure(config: pytest.Config) -> None:
