@@ -26,10 +26,10 @@ __all__ = [
     "CheckFailed",
     "EvalFile",
     "EvalItem",
-    "pytest_addoption",
-    "pytest_collect_file",
     "Headlines",
     "failed_checks",
+    "pytest_addoption",
+    "pytest_collect_file",
     "pytest_configure",
     "pytest_runtest_makereport",
 ]
@@ -164,9 +164,7 @@ def _number(value: float | None) -> str:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(
-    item: pytest.Item, call: pytest.CallInfo[None]
-) -> Iterator[None]:
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
     """Any test (plugin on or off): a failed `assert eb.check(...)` gets the check's whole
     report as a section of its failure, since pytest shows a value's repr on one line, cut."""
     report: pytest.TestReport = yield

@@ -6,11 +6,11 @@ import os
 from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
+from .._compare._gate import Check
+from .._errors import ConfigurationError
 from .._model._definitions import ScoreDefinition
 from .._model._scorers import Scorer
 from .._runner._options import RunOptions
-from .._compare._gate import Check
-from .._errors import ConfigurationError
 from ._check import baseline_of, check, check_options
 from ._entry import run_with
 from ._run import Run

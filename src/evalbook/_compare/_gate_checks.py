@@ -261,7 +261,9 @@ def _check_completion(run: RunData, thr: float) -> Condition:
     done = h.counts.get("passed", 0) + h.counts.get("failed", 0)
     flag = "--min-completion"
     if not h.n_samples:
-        return Condition(flag, False, f"completion is — (no cases) < min {format_pct(thr)} ({flag})")
+        return Condition(
+            flag, False, f"completion is — (no cases) < min {format_pct(thr)} ({flag})"
+        )
     rate = done / h.n_samples
     ok = rate >= thr - TOLERANCE
     obs, thr_text = format_pair(rate, thr)
@@ -292,7 +294,9 @@ def _check_regression(
     ok = drop <= max_drop + TOLERANCE
     if drop <= 0:
         obs, thr = format_pp(delta), format_pp(max_drop, signed=False)
-        return Condition(flag, ok, f"{target.score}: change {obs} vs baseline (no drop) ({flag} {thr})")
+        return Condition(
+            flag, ok, f"{target.score}: change {obs} vs baseline (no drop) ({flag} {thr})"
+        )
     obs, thr = format_pair(drop, max_drop, points=True)
     rel = "<=" if ok else ">"
     return Condition(flag, ok, f"{target.score}: drop {obs} vs baseline {rel} max {thr} ({flag})")
