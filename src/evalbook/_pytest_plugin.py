@@ -14,7 +14,7 @@ from __future__ import annotations
 import fnmatch
 import math
 import sys
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 from typing import Any
 
@@ -97,7 +97,7 @@ def pytest_collect_file(file_path: Path, parent: pytest.Collector) -> EvalFile |
 class EvalFile(pytest.Module):
     """A file of evals, imported as pytest imports a test module; one item per eval."""
 
-    def collect(self) -> Iterator[EvalItem]:  # type: ignore[override]
+    def collect(self) -> Iterator[EvalItem]:
         # the library, not a layer above: it loads only now, when the plugin is on and an
         # eval file is collected (pytest imports this module in every session)
         from ._api._eval import Eval
@@ -139,9 +139,7 @@ class EvalItem(pytest.Item):
         if not result.passed:
             raise CheckFailed(result.report)
 
-    def repr_failure(  # type: ignore[override]
-        self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None
-    ) -> str:
+    def repr_failure(self, excinfo: pytest.ExceptionInfo[BaseException], style: Any = None) -> str:
         """The check's report; a configuration mistake as its one line; else pytest's own."""
         from ._api._refs import USER_ERRORS, user_error_line  # the library (see collect)
 
@@ -164,7 +162,9 @@ def _number(value: float | None) -> str:
 
 
 @pytest.hookimpl(wrapper=True)
-def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo[None]) -> Iterator[None]:
+def pytest_runtest_makereport(
+    item: pytest.Item, call: pytest.CallInfo[None]
+) -> Generator[None, pytest.TestReport, pytest.TestReport]:
     """Any test (plugin on or off): a failed `assert eb.check(...)` gets the check's whole
     report as a section of its failure, since pytest shows a value's repr on one line, cut."""
     report: pytest.TestReport = yield
