@@ -135,7 +135,9 @@ def test_one_passes_one_fails_with_the_report_properties_and_headlines(project: 
 
     # --lf: only the eval that failed runs again
     again = pytest_run(project, "--evalbook", "--lf")
-    assert "1 failed, 1 deselected" in again.stdout, again.stdout
+    assert "rerun previous 1 failure" in again.stdout, again.stdout
+    assert "eval_quality.py" not in again.stdout
+    assert again.stdout.rstrip().splitlines()[-1].strip("= ").startswith("1 failed in ")
 
 
 def test_k_selects_an_eval_by_name(project: Path) -> None:
