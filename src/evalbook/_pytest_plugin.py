@@ -16,9 +16,12 @@ import math
 import sys
 from collections.abc import Generator, Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:  # the library loads only once the plugin is on (see EvalFile.collect)
+    from ._api._eval import Eval
 
 __all__ = [
     "AGAINST_PROPERTIES",
@@ -113,7 +116,7 @@ class EvalFile(pytest.Module):
 class EvalItem(pytest.Item):
     """One eval: run it into the store, then check it; fails with the check's report."""
 
-    def __init__(self, *, evaluation: Any, **kwargs: Any) -> None:
+    def __init__(self, *, evaluation: Eval, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.evaluation = evaluation
 
