@@ -9,6 +9,7 @@ import evalbook as eb
 
 PUBLIC = {
     "Agreement",
+    "Check",
     "Comparison",
     "ConfigurationError",
     "Eval",
@@ -25,6 +26,7 @@ PUBLIC = {
     "any_of",
     "arun",
     "at_least",
+    "check",
     "compare",
     "define_score",
     "export_otel",

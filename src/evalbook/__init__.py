@@ -13,6 +13,7 @@ from ._version import __version__ as __version__
 # in its own `try` (catching a Ctrl-C) as soon as it can; type checkers read this name so too
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # what the names below are, for type checkers (at run time: __getattr__)
+    from ._api._check import check
     from ._api._entry import arun, load_run, run
     from ._api._eval import Eval
     from ._api._import import import_results
@@ -20,6 +21,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers (at run time: _
     from ._api._run import Run
     from ._compare._agreement import Agreement, agreement
     from ._compare._compare import Comparison, compare
+    from ._compare._gate import Check
     from ._compare._leaderboard import leaderboard
     from ._compare._pool import pool
     from ._compare._power import mde, sample_size
@@ -48,6 +50,7 @@ del TYPE_CHECKING
 
 __all__ = [
     "Agreement",
+    "Check",
     "Comparison",
     "ConfigurationError",
     "Eval",
@@ -64,6 +67,7 @@ __all__ = [
     "any_of",
     "arun",
     "at_least",
+    "check",
     "compare",
     "define_score",
     "export_otel",
@@ -93,6 +97,7 @@ __all__ = [
 # pyarrow, ...) when first used, so `import evalbook` is quick and the `evalbook` command can
 # take a Ctrl-C during its start-up as any other (`_cli/__init__.py`)
 _WHERE = {
+    "check": "._api._check",
     "arun": "._api._entry",
     "load_run": "._api._entry",
     "run": "._api._entry",
@@ -104,6 +109,7 @@ _WHERE = {
     "agreement": "._compare._agreement",
     "Comparison": "._compare._compare",
     "compare": "._compare._compare",
+    "Check": "._compare._gate",
     "leaderboard": "._compare._leaderboard",
     "pool": "._compare._pool",
     "mde": "._compare._power",

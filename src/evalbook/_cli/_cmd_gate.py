@@ -1,5 +1,6 @@
-"""`evalbook gate RUN ...`: parse the conditions, check them (`_compare/_gate.py`), print
-each; exit 0 when every condition holds, 1 when one fails."""
+"""`evalbook gate RUN ...`: parse the conditions, check them (`_compare/_gate.run_gate`, the
+gate `eb.check` is too), print the `Check`'s report in colour; exit 0 when every condition
+holds, 1 when one fails."""
 
 from __future__ import annotations
 
@@ -135,13 +136,8 @@ def run(args: argparse.Namespace) -> int:
     against = resolve_run(args.against, args.store) if args.against is not None else None
     out = Out(sys.stdout)
     result = run_gate(gated, spec, baseline=baseline, against=against)
-    where = f" ({gated.path})" if gated.path is not None else ""
-    out.line(f"gate {for_terminal(gated.name)}{where}: {for_terminal(gated.headline.text)}")
-    if against is not None:
-        where = f" ({against.path})" if against.path is not None else ""
-        out.line(
-            f"against {for_terminal(against.name)}{where}: {for_terminal(against.headline.text)}"
-        )
+    for line in result.header:  # the run (and the baseline), each with its headline
+        out.line(for_terminal(line))
     for note in result.notes:
         out.line(f"note: {for_terminal(note)}", "yellow")
     for check in result.checks:

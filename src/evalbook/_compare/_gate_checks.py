@@ -1,7 +1,7 @@
 """The gate's conditions over one run's summary, each checked with its observed value.
 
 `evalbook gate` (docs/cli.md) parses its options into a `GateSpec`; `check_gate` checks them
-and returns one `Check` each. The gate as a whole (these, then non-inferiority against a
+and returns one `Condition` each. The gate as a whole (these, then non-inferiority against a
 baseline) is `_gate.run_gate`. Nothing here reads files or prints.
 """
 
@@ -18,7 +18,7 @@ from ._compare import compare
 
 __all__ = [
     "TOLERANCE",
-    "Check",
+    "Condition",
     "GateError",
     "GateSpec",
     "baseline_change",
@@ -78,6 +78,7 @@ class Target:
     label: str
     mean: float | None
     ci_low: float | None
+    ci_high: float | None
     errors: int
     unscored: int
     n_cases: int
@@ -89,7 +90,7 @@ class Target:
 
 
 @dataclass(frozen=True)
-class Check:
+class Condition:
     """One condition of the gate, with what was measured."""
 
     flag: str
@@ -124,6 +125,7 @@ def gate_target(run: RunData, score: str | None) -> Target:
                 h.label,
                 h.value,
                 None if h.ci is None else h.ci[0],
+                None if h.ci is None else h.ci[1],
                 counts.get("errored", 0) + counts.get("timed_out", 0),
                 0,
                 h.n_samples,
@@ -137,6 +139,7 @@ def gate_target(run: RunData, score: str | None) -> Target:
         str(row["label"]),
         finite_or_none(row["mean"]),
         finite_or_none(row["ci_low"]),
+        finite_or_none(row["ci_high"]),
         int(row["errors"]),
         int(row["unscored"]),
         int(row["n_cases"]) * run.headline.epochs,  # the counts are of samples
@@ -145,7 +148,7 @@ def gate_target(run: RunData, score: str | None) -> Target:
 
 def check_gate(
     run: RunData, spec: GateSpec, regression: Callable[[str], float | None] | None = None
-) -> list[Check]:
+) -> list[Condition]:
     """Check every condition of `spec` on `run`.
 
     An incomplete run (interrupted, or still running: some cases have no final outcome)
@@ -166,11 +169,11 @@ def check_gate(
     """
     target = gate_target(run, spec.score)
     name = target.name
-    checks: list[Check] = []
+    checks: list[Condition] = []
     pending = pending_note(run)
     if pending is not None:
         # A false pass otherwise: the cases that never ran could each have failed.
-        checks.append(Check("incomplete", False, f"{pending}; an incomplete run never passes"))
+        checks.append(Condition("incomplete", False, f"{pending}; an incomplete run never passes"))
     if spec.min_completion is not None:
         checks.append(_check_completion(run, spec.min_completion))
     if spec.min is not None:
@@ -183,7 +186,7 @@ def check_gate(
         what = "error record" if target.score is not None else "errored or timed-out case"
         what += "" if target.errors == 1 else "s"
         message = f"{name}: {target.errors} {what} {rel} max {spec.max_errors} (--max-errors)"
-        checks.append(Check("--max-errors", ok, message))
+        checks.append(Condition("--max-errors", ok, message))
     if spec.max_unscored_rate is not None:
         if target.score is None:
             raise GateError(
@@ -198,7 +201,7 @@ def check_gate(
             f"{name}: unscored rate {obs} ({target.unscored} of {target.n_cases}) {rel} "
             f"max {thr} (--max-unscored-rate)"
         )
-        checks.append(Check("--max-unscored-rate", ok, message))
+        checks.append(Condition("--max-unscored-rate", ok, message))
     if spec.max_regression is not None:
         checks.append(_check_regression(target, spec.max_regression, regression))
     if spec.max_cost is not None or spec.max_latency_p95 is not None:
@@ -212,12 +215,12 @@ def check_gate(
     return checks
 
 
-def _check_cost(usage: Any, n_samples: int, max_cost: float) -> Check:
+def _check_cost(usage: Any, n_samples: int, max_cost: float) -> Condition:
     """`--max-cost`: the run's total recorded cost; an unknown cost fails (it is never $0)."""
     flag = "--max-cost"
     cost, known = finite_or_none(usage["cost"]), int(usage["n_cost_known"])
     if cost is None:
-        return Check(
+        return Condition(
             flag,
             False,
             f"cost unknown: no sample recorded a cost, and an unknown cost is never counted as "
@@ -227,49 +230,51 @@ def _check_cost(usage: Any, n_samples: int, max_cost: float) -> Check:
     obs, thr = format_amounts(cost, max_cost, "$")
     partial = f" (known for {known} of {n_samples} samples)" if known < n_samples else ""
     rel = "<=" if ok else ">"
-    return Check(flag, ok, f"cost {obs}{partial} {rel} max {thr} ({flag})")
+    return Condition(flag, ok, f"cost {obs}{partial} {rel} max {thr} ({flag})")
 
 
-def _check_latency(p95: float | None, max_s: float) -> Check:
+def _check_latency(p95: float | None, max_s: float) -> Condition:
     """`--max-latency-p95`: the 95th percentile of the samples' durations (those that ran)."""
     flag = "--max-latency-p95"
     if p95 is None:
         thr = format_amounts(max_s, max_s, " s")[1]
-        return Check(flag, False, f"latency p95 is — (no sample ran) > max {thr} ({flag})")
+        return Condition(flag, False, f"latency p95 is — (no sample ran) > max {thr} ({flag})")
     ok = p95 <= max_s + TOLERANCE
     obs, thr = format_amounts(p95, max_s, " s")
-    return Check(flag, ok, f"latency p95 {obs} {'<=' if ok else '>'} max {thr} ({flag})")
+    return Condition(flag, ok, f"latency p95 {obs} {'<=' if ok else '>'} max {thr} ({flag})")
 
 
-def _check_min(name: str, what: str, flag: str, observed: float | None, thr: float) -> Check:
+def _check_min(name: str, what: str, flag: str, observed: float | None, thr: float) -> Condition:
     if observed is None:
-        return Check(
+        return Condition(
             flag, False, f"{name}: {what} is — (no counted values) < min {format_pct(thr)} ({flag})"
         )
     ok = observed >= thr - TOLERANCE
     obs, thr_text = format_pair(observed, thr)
     rel = ">=" if ok else "<"
-    return Check(flag, ok, f"{name}: {what} {obs} {rel} min {thr_text} ({flag})")
+    return Condition(flag, ok, f"{name}: {what} {obs} {rel} min {thr_text} ({flag})")
 
 
-def _check_completion(run: RunData, thr: float) -> Check:
+def _check_completion(run: RunData, thr: float) -> Condition:
     """`--min-completion`: the share of cases passed or failed (not errored, timed out, not run)."""
     h = run.headline
     done = h.counts.get("passed", 0) + h.counts.get("failed", 0)
     flag = "--min-completion"
     if not h.n_samples:
-        return Check(flag, False, f"completion is — (no cases) < min {format_pct(thr)} ({flag})")
+        return Condition(
+            flag, False, f"completion is — (no cases) < min {format_pct(thr)} ({flag})"
+        )
     rate = done / h.n_samples
     ok = rate >= thr - TOLERANCE
     obs, thr_text = format_pair(rate, thr)
     rel = ">=" if ok else "<"
     message = f"completion {obs} ({done} of {h.n_samples} passed or failed) {rel} min {thr_text}"
-    return Check(flag, ok, f"{message} ({flag})")
+    return Condition(flag, ok, f"{message} ({flag})")
 
 
 def _check_regression(
     target: Target, max_drop: float, regression: Callable[[str], float | None] | None
-) -> Check:
+) -> Condition:
     if target.score is None:
         raise GateError(
             "--max-regression needs a score: this run has no primary score, so pass --score NAME"
@@ -279,7 +284,7 @@ def _check_regression(
     delta = regression(target.score)
     flag = "--max-regression"
     if delta is None:
-        return Check(
+        return Condition(
             flag,
             False,
             f"{target.score}: no change measurable against the baseline (no paired counted "
@@ -289,10 +294,12 @@ def _check_regression(
     ok = drop <= max_drop + TOLERANCE
     if drop <= 0:
         obs, thr = format_pp(delta), format_pp(max_drop, signed=False)
-        return Check(flag, ok, f"{target.score}: change {obs} vs baseline (no drop) ({flag} {thr})")
+        return Condition(
+            flag, ok, f"{target.score}: change {obs} vs baseline (no drop) ({flag} {thr})"
+        )
     obs, thr = format_pair(drop, max_drop, points=True)
     rel = "<=" if ok else ">"
-    return Check(flag, ok, f"{target.score}: drop {obs} vs baseline {rel} max {thr} ({flag})")
+    return Condition(flag, ok, f"{target.score}: drop {obs} vs baseline {rel} max {thr} ({flag})")
 
 
 def baseline_change(

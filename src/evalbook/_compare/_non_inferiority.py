@@ -14,7 +14,7 @@ from .._model._power import mde_of
 from .._model._run_data import RunData
 from .._util._fmt import format_pair, format_pp, format_pp_ci
 from ._compare import compare
-from ._gate_checks import TOLERANCE, Check, GateError, finite_or_none
+from ._gate_checks import TOLERANCE, Condition, GateError, finite_or_none
 from ._power import cases_needed
 
 __all__ = ["NonInferiority", "non_inferiority"]
@@ -23,7 +23,7 @@ __all__ = ["NonInferiority", "non_inferiority"]
 @dataclass(frozen=True)
 class NonInferiority:
     """One score of a run against a baseline run: the paired delta (run − baseline), its 95 %
-    CI, and the power of the comparison.
+    CI, its p-value, and the power of the comparison.
 
     It holds when the CI's lower bound is ≥ −`max_drop`. It is `underpowered` when `mde` (the
     smallest |delta| detected with 80 % power at two-sided α = 0.05, for these paired cases) is
@@ -36,6 +36,7 @@ class NonInferiority:
     delta: float | None
     ci_low: float | None
     ci_high: float | None
+    p_value: float | None
     mde: float | None
     n_paired: int
     n_needed: int | None
@@ -50,7 +51,7 @@ class NonInferiority:
         """Whether the comparison could not reliably detect a drop of `max_drop`."""
         return self.mde is not None and self.mde > self.max_drop + TOLERANCE
 
-    def check(self) -> Check:
+    def check(self) -> Condition:
         """The `--max-drop` condition, its observed values and the power lines under it."""
         flag = "--max-drop"
         limit = format_pp(self.max_drop, signed=False)
@@ -59,7 +60,7 @@ class NonInferiority:
                 f"{self.score}: no paired counted values against the baseline, so no CI "
                 f"(lower bound must be >= −{limit}) ({flag})"
             )
-            return Check(flag, False, text)
+            return Condition(flag, False, text)
         ok = self.holds
         if self.ci_low < 0:
             obs, thr = format_pair(-self.ci_low, self.max_drop, points=True)
@@ -70,7 +71,7 @@ class NonInferiority:
             f"{self.score}: delta {format_pp(self.delta)} vs baseline, 95% CI "
             f"{format_pp_ci(self.ci_low, self.ci_high)}: {bound} ({flag})"
         )
-        return Check(flag, ok, text, self.power_lines())
+        return Condition(flag, ok, text, self.power_lines())
 
     def power_lines(self) -> tuple[str, ...]:
         """`mde ...` and, when underpowered, `underpowered: about N paired cases needed ...`."""
@@ -136,6 +137,7 @@ def non_inferiority(
         delta=None if row is None else finite_or_none(row["delta"]),
         ci_low=None if row is None else finite_or_none(row["ci_low"]),
         ci_high=None if row is None else finite_or_none(row["ci_high"]),
+        p_value=None if row is None else finite_or_none(row["p_value"]),
         mde=mde,
         n_paired=n,
         n_needed=n_needed,
