@@ -33,6 +33,7 @@ __all__ = [
     "CliError",
     "Parser",
     "count",
+    "format_option",
     "fraction",
     "one_line",
     "positive_int",
@@ -160,6 +161,16 @@ def store_option(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         default="runs",
         help="run store where RUN names are looked up (default: ./runs)",
+    )
+
+
+def format_option(p: argparse.ArgumentParser) -> None:
+    """`--format markdown|json` (`show`, `compare`): a PR comment or data for a CI script."""
+    p.add_argument(
+        "--format",
+        choices=("markdown", "json"),
+        help="print GitHub-flavoured Markdown for a PR comment (at most 60,000 characters) "
+        "or JSON (the summary, the comparison and the check's verdict) instead of the tables",
     )
 
 
