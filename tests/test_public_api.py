@@ -40,6 +40,7 @@ PUBLIC = {
     "pass_at",
     "pass_hat",
     "pool",
+    "report",
     "run",
     "runs",
     "sample_size",

@@ -10,14 +10,13 @@ import sys
 
 from .._api._refs import resolve_run, score_names
 from .._api._run import Run
-from .._compare._compare import compare
-from .._compare._compare import Comparison
+from .._compare._compare import Comparison, compare
 from .._compare._leaderboard import board_order, leaderboard
 from .._compare._verdict import verdict
-from .._render._json_view import comparison_json
-from .._render._markdown import comparison_markdown
 from .._render._board_html import board_text, cost_cell
 from .._render._compare_html import comparison_text
+from .._render._json_view import comparison_json
+from .._render._markdown import comparison_markdown
 from .._util._fmt import format_pct, format_pp
 from ._args import (
     RUN_HELP,

@@ -35,7 +35,9 @@ def _records(frame: pd.DataFrame, limit: int | None = None) -> list[dict[str, An
     for column in frame.columns:
         if frame[column].dtype == object:  # outputs, rationales: any text, any size
             frame[column] = frame[column].map(_short)
-    out: list[dict[str, Any]] = json.loads(frame.to_json(orient="records", date_format="iso", double_precision=15))
+    out: list[dict[str, Any]] = json.loads(
+        frame.to_json(orient="records", date_format="iso", double_precision=15)
+    )
     return out
 
 
