@@ -264,10 +264,10 @@ def regressions_section(comp: ComparisonLike, regressions: pd.DataFrame, budget:
             break
         shown.append(piece)
         used += size
-    rows = f" ({format_count(len(regressions))} regressed (case, score) pairs)"
+    rows = f" ({len(regressions):,} regressed (case, score) pairs)"
     head = (
         f'<div data-evalbook="shown" style="{MUTED}; margin-bottom: 8px">showing '
-        f"{format_count(len(shown))} of {format_count(n_cases)} regressed cases{rows}, "
+        f"{len(shown):,} of {n_cases:,} regressed cases{rows}, "
         "worst first: see comparison.regressions()</div>"
     )
     return head + "".join(shown)
@@ -305,12 +305,10 @@ def report_html(
         _verdict_html(verdict),
         run_cards_html(run),
     ]
-    clustered = run.options.get("cluster") is not None
-    if by or clustered:
-        what = f"by {', '.join(map(str, by))}" if by else "clustered"
-        parts.append(
-            _section(f"Summary {what}", scores_tab_html(run, by=list(by) if by else None), "slices")
-        )
+    for column in by or ():  # one sliced summary per column (the Scores tab's view)
+        sliced = scores_tab_html(run, by=column)
+        parts.append(_section(f"Summary by {column}", sliced, "slices"))
+    # clustered as the run is (`eb.run(cluster=)`): the summary says by what, and how many
     parts.append(_section("Summary", scores_tab_html(run), "summary"))
     summary = run.summary()
     unscored = unscored_html(run.unscored(), summary)
