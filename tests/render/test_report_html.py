@@ -11,10 +11,9 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
+from _report_runs import EVIL, hostile_runs
 from evalbook._render import _report_html
 from evalbook._render._figure import plotly_js
-
-from _report_runs import EVIL, hostile_runs
 
 
 class Page(HTMLParser):
