@@ -285,10 +285,11 @@ def report_html(
     by: Sequence[str] | None = None,
     charts: bool = True,
 ) -> str:
-    """The whole page: header and verdict, headline and score cards, summary (sliced by `by`
-    or the run's `cluster=`), unscored reasons and errors, then with `comparison` (baseline →
-    `run`) its card and warnings, the delta chart, and the regressions with their diffs and
-    transcripts (`regressions`: `Comparison.regressions()`, worst first).
+    """The whole page: header and verdict, headline and score cards, with `comparison`
+    (baseline → `run`) its card, warnings and delta chart, then the summary (clustered as the
+    run is; also sliced by each column of `by`), the unscored reasons and errors, and the
+    regressions with their diffs and transcripts (`regressions`:
+    `Comparison.regressions()`, worst first).
 
     With `charts=False` (or without plotly) the page has no script at all.
     """
@@ -305,22 +306,22 @@ def report_html(
         _verdict_html(verdict),
         run_cards_html(run),
     ]
-    for column in by or ():  # one sliced summary per column (the Scores tab's view)
-        sliced = scores_tab_html(run, by=column)
-        parts.append(_section(f"Summary by {column}", sliced, "slices"))
-    # clustered as the run is (`eb.run(cluster=)`): the summary says by what, and how many
-    parts.append(_section("Summary", scores_tab_html(run), "summary"))
-    summary = run.summary()
-    unscored = unscored_html(run.unscored(), summary)
-    if charts and run.definitions and not run.unscored().empty:
-        unscored += _chart(unscored_figure(run), "chart-unscored")
-    parts.append(_section("Unscored reasons and errors", unscored, "unscored"))
-    if comparison is not None:
+    if comparison is not None:  # the question of a pull request first: what changed
         inner = comparison_html(comparison)
         if charts and len(comparison.summary):
             inner += _chart(forest_figure(comparison), "chart-deltas")
         name_a, _ = comparison_names(comparison)
         parts.append(_section(f"Against {name_a}", inner, "comparison"))
+    # clustered as the run is (`eb.run(cluster=)`): the summary says by what, and how many
+    parts.append(_section("Summary", scores_tab_html(run), "summary"))
+    for column in by or ():  # one sliced summary per column (the Scores tab's view)
+        sliced = scores_tab_html(run, by=column)
+        parts.append(_section(f"Summary by {column}", sliced, "slices"))
+    summary = run.summary()
+    unscored = unscored_html(run.unscored(), summary)
+    if charts and run.definitions and not run.unscored().empty:
+        unscored += _chart(unscored_figure(run), "chart-unscored")
+    parts.append(_section("Unscored reasons and errors", unscored, "unscored"))
     body_so_far = "".join(parts)
     if comparison is not None:
         if regressions is None:
