@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 import pandas as pd
+import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -134,3 +135,13 @@ def test_markdown_never_exceeds_its_limit(
     assert out.count("<details>") == out.count("</details>")  # cut or not, blocks close
     if n_cases > 30 and "regressions (" in out and "left out" not in out:
         assert f"of {n_cases:,} regressions" in out
+
+
+@pytest.mark.parametrize("limit", [600, 1_500, 4_000, MAX_CHARS])
+def test_run_markdown_is_cut_to_its_limit_and_says_so(limit: int) -> None:
+    _, new = hostile_runs()
+    text = run_markdown(new, verdict(new), limit=limit)
+    assert len(text) <= limit
+    assert text.count("<details>") == text.count("</details>")
+    if limit < 1_500:
+        assert "the rest is left out" in text

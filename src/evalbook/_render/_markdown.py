@@ -62,8 +62,8 @@ def md(x: Any, limit: int = CELL_LIMIT) -> str:
     shown as escapes, HTML and Markdown characters escaped (a table cell stays one cell).
 
     Example:
-        >>> md("a|b <script>`x`\\n@me")
-        'a\\\\|b &lt;script&gt;&#96;x&#96;\\\\n&#64;me'
+        >>> print(md("a|b <script>`x` @me"))
+        a\\|b &lt;script&gt;&#96;x&#96; &#64;me
     """
     if is_missing(x):
         return ""
