@@ -170,3 +170,21 @@ def test_figure_numbers_table_lists_each_trace() -> None:
     )
     html = _report_html.figure_numbers_html(run.plot.unscored())
     assert "scored" in html and "unscored: r" in html
+
+
+def test_report_bounds_what_grows_with_distinct_values(monkeypatch: pytest.MonkeyPatch) -> None:
+    df = pd.DataFrame({"x": range(300)})
+    ok = eb.define_score("ok", primary=True)
+    run = eb.run(
+        df,
+        task=lambda x: x,
+        scorers=[eb.scorer(ok)(lambda x: eb.Unscored(f"reason {x}") if x % 2 else 1.0)],
+        store=None,
+        progress=False,
+    )
+    with pytest.raises(eb.ConfigurationError, match="at most 50 slices"):
+        eb.report(run, by="x")
+    monkeypatch.setattr(_report_html, "CHART_LIMIT", 10_000)  # 150 reasons: 150 series
+    parsed = Page(eb.report(run))
+    assert len(parsed.scripts) == 1  # plotly.js, and no chart: its numbers instead
+    assert "… 131 more series" in parsed.visible()  # "scored" and 150 reasons: 20 shown

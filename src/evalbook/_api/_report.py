@@ -16,6 +16,7 @@ from .._compare._verdict import verdict
 from .._errors import ConfigurationError
 from .._model._run_data import RunData
 from .._render._report_html import report_html
+from .._render._run_slices import MAX_SLICES
 from .._util._fs import write_text
 
 __all__ = ["report"]
@@ -74,8 +75,15 @@ def report(
                 f"{type(value).__name__}; load a stored one with eb.load_run(path)"
             )
     columns = [by] if isinstance(by, str) else list(by) if by is not None else None
-    if columns:
-        run.summary(by=columns)  # an unknown column: its ConfigurationError, before any work
+    for column in columns or ():
+        run.summary(by=column)  # an unknown column: its ConfigurationError, before any work
+        n = run.data[column].nunique(dropna=False)
+        if n > MAX_SLICES:
+            raise ConfigurationError(
+                f"eb.report(by={column!r}): that column has {n:,} values, and a report shows "
+                f"at most {MAX_SLICES} slices; slice by a column with fewer values, or use "
+                f"run.summary(by={column!r}) for the whole table"
+            )
     comparison = None if against is None else compare(against, run)
     regressions = None if comparison is None else comparison.regressions()
     page = report_html(

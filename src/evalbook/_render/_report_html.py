@@ -44,8 +44,11 @@ OUTPUT_LIMIT = 2_000
 # steps of a transcript shown, and characters of each step's content
 MAX_STEPS = 30
 STEP_LIMIT = 600
-# the longest numbers table under a chart (points per trace)
+# the longest numbers table under a chart (points per trace, traces)
 MAX_POINTS = 60
+MAX_TRACES = 20
+# a chart whose data is larger than this is left out (its numbers table stays)
+CHART_LIMIT = 500_000
 
 _CSP = (
     "default-src 'none'; script-src 'unsafe-inline' 'unsafe-eval'; "
@@ -107,7 +110,8 @@ def _cell(x: Any) -> str:
 def figure_numbers_html(fig: Any) -> str:
     """The numbers a figure draws, as a plain table per trace (its fallback without JS)."""
     blocks = []
-    for trace in fig.data:
+    traces = list(fig.data)
+    for trace in traces[:MAX_TRACES]:
         xs, ys = _numbers(trace.x), _numbers(trace.y)
         n = max(len(xs), len(ys))
         rows = "".join(
@@ -126,6 +130,11 @@ def figure_numbers_html(fig: Any) -> str:
             f"</div><table style='border-collapse: collapse; font-size: 12px'>{rows}</table>"
             f"{more}</div>"
         )
+    if len(traces) > MAX_TRACES:
+        blocks.append(
+            f'<div style="{MUTED}; font-size: 12px">… {len(traces) - MAX_TRACES:,} more '
+            "series</div>"
+        )
     return "".join(blocks)
 
 
@@ -137,6 +146,12 @@ def _chart(fig: Any, key: str) -> str:
     data = json.dumps(spec.get("data", [])).replace("<", "\\u003c")
     layout = json.dumps(spec.get("layout", {})).replace("<", "\\u003c")
     numbers = fallback_html(fig) or figure_numbers_html(fig)
+    if len(data) + len(layout) > CHART_LIMIT:  # thousands of reasons: a chart nobody reads
+        return (
+            f'<div data-evalbook="chart-numbers" style="font-size: 12px; margin: 8px 0">'
+            f'<div style="{MUTED}">a chart with this much data is left out; its numbers:</div>'
+            f"{numbers}</div>"
+        )
     return (
         f'<div data-evalbook="chart" style="margin: 8px 0">'
         f'<div id="{key}" style="width: 100%; min-height: 200px"></div>'
