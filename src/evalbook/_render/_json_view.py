@@ -18,7 +18,7 @@ from .._util._text import safe_str
 from ._compare_html import comparison_names
 from ._markdown import VerdictLike
 from ._protocols import ComparisonLike, HeadlineLike, RunLike
-from ._style import SHORT_LIMIT, shorten
+from ._style import SHORT_LIMIT, is_missing, shorten
 
 __all__ = ["FORMAT", "MAX_LISTED", "comparison_json", "run_json", "verdict_json"]
 
@@ -33,8 +33,9 @@ def _records(frame: pd.DataFrame, limit: int | None = None) -> list[dict[str, An
     frame = frame.copy()
     frame.columns = [str(c) for c in frame.columns]
     for column in frame.columns:
-        if frame[column].dtype == object:  # outputs, rationales: any text, any size
-            frame[column] = frame[column].map(_short)
+        dtype = frame[column].dtype
+        if dtype == object or pd.api.types.is_string_dtype(dtype):  # outputs: any size
+            frame[column] = frame[column].astype(object).map(_short)
     out: list[dict[str, Any]] = json.loads(
         frame.to_json(orient="records", date_format="iso", double_precision=15)
     )
@@ -43,8 +44,8 @@ def _records(frame: pd.DataFrame, limit: int | None = None) -> list[dict[str, An
 
 def _short(x: Any) -> Any:
     """Text shortened (JSON's own escaping keeps control characters harmless)."""
-    if x is None or isinstance(x, bool | int | float):
-        return x
+    if x is None or isinstance(x, bool | int | float) or is_missing(x):
+        return None if is_missing(x) else x
     return shorten(safe_str(x), SHORT_LIMIT)
 
 
