@@ -41,6 +41,10 @@ MAX_BYTES = 8_000_000
 MAX_REGRESSIONS = 50
 # characters of each output diffed in the report (the run's tables keep the whole text)
 OUTPUT_LIMIT = 2_000
+# the matcher's work on one diff (pairs of equal tokens, `_diff.word_diff`): a report makes up
+# to 50 diffs, and outputs that repeat a word on every other token took 9 s each at the
+# default 200,000 pairs; beyond this the diff marks lines, then the differing middle whole
+PAIR_LIMIT = 5_000
 # steps of a transcript shown, and characters of each step's content
 MAX_STEPS = 30
 STEP_LIMIT = 600
@@ -241,6 +245,7 @@ def _regression_html(
         _cut(out_b),
         changes=score_changes_html(comp, case_id),
         title=f"case {case_id}",
+        pair_limit=PAIR_LIMIT,
     )
     parts = [diff, cut]
     for name, steps in zip(names, transcripts, strict=True):
