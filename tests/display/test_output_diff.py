@@ -9,7 +9,7 @@ import pytest
 
 import evalbook as eb
 from display_fixtures import EVIL, EVIL_ESCAPED
-from evalbook._render._diff import word_diff
+from evalbook._render import _diff
 
 pytest.importorskip("ipywidgets")
 
@@ -118,7 +118,7 @@ def test_with_epochs_the_diff_says_it_is_of_the_first_epoch() -> None:
 def test_a_smaller_pair_limit_marks_lines_instead_of_matching_words() -> None:
     a = " ".join(f"a{k}" if k % 2 else "same" for k in range(400))
     b = " ".join(f"b{k}" if k % 2 else "same" for k in range(400))
-    fine_left, _ = word_diff(a, b)
-    coarse_left, _ = word_diff(a, b, pair_limit=1_000)  # 200 × 200 pairs of "same"
+    fine_left, _ = _diff.word_diff(a, b)
+    coarse_left, _ = _diff.word_diff(a, b, pair_limit=1_000)  # 200 × 200 pairs of "same"
     assert fine_left.count('data-diff="del"') == 200  # each differing word marked
     assert coarse_left.count('data-diff="del"') == 1  # the differing middle, whole
