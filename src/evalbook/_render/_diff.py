@@ -65,8 +65,8 @@ def _opcodes(ta: Sequence[str], tb: Sequence[str], limit: int = PAIR_LIMIT) -> l
     """`difflib` opcodes of two token lists, None when matching them would be too slow.
 
     The common start and end are matched as they are; the matcher sees only the middle, and
-    only when its pairs of equal tokens are at most `limit` (`PAIR_LIMIT`; a text that repeats one line
-    700 times, each a word apart, once took 21 s).
+    only when its pairs of equal tokens are at most `limit` (`PAIR_LIMIT`; a text that
+    repeats one line 700 times, each a word apart, once took 21 s).
     """
     n = min(len(ta), len(tb))
     head = 0

@@ -34,7 +34,7 @@ def _records(frame: pd.DataFrame, limit: int | None = None) -> list[dict[str, An
     frame.columns = [str(c) for c in frame.columns]
     for column in frame.columns:
         dtype = frame[column].dtype
-        if dtype == object or pd.api.types.is_string_dtype(dtype):  # outputs: any size
+        if dtype.kind == "O" or pd.api.types.is_string_dtype(dtype):  # outputs: any size
             frame[column] = frame[column].astype(object).map(_short)
     out: list[dict[str, Any]] = json.loads(
         frame.to_json(orient="records", date_format="iso", double_precision=15)
