@@ -33,6 +33,7 @@ __all__ = [
     "CliError",
     "Parser",
     "count",
+    "drop",
     "format_option",
     "fraction",
     "one_line",
@@ -145,6 +146,17 @@ def fraction(text: str) -> float:
     if not 0 <= value <= 1:
         raise argparse.ArgumentTypeError(
             f"expected a fraction between 0 and 1 (e.g. 0.8 or 80%), got {text!r}"
+        )
+    return value
+
+
+def drop(text: str) -> float:
+    """A drop for `--max-drop`: a fraction above 0 and at most 1 (`0.05` or `5%`)."""
+    value = fraction(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a drop above 0 (e.g. 0.05 or 5%), got {text!r}: a non-inferiority margin "
+            "of 0 asks for an improvement; use --min-ci-low for that"
         )
     return value
 

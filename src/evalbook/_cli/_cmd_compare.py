@@ -22,12 +22,12 @@ from ._args import (
     RUN_HELP,
     CliError,
     count,
+    drop,
     format_option,
     slice_columns,
     slice_options,
     store_option,
 )
-from ._cmd_gate import drop
 from ._run_report import slice_footer
 from ._terminal import Out, for_terminal, render_table
 

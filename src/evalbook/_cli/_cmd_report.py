@@ -9,8 +9,7 @@ import sys
 
 from .._api._refs import resolve_run
 from .._api._report import report
-from ._args import RUN_HELP, CliError, slice_columns, store_option
-from ._cmd_gate import drop
+from ._args import RUN_HELP, CliError, drop, slice_columns, store_option
 from ._terminal import Out, for_terminal
 
 __all__ = ["DESCRIPTION", "HELP", "NAME", "add_arguments", "run"]
