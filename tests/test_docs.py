@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import yaml
 
 DOCS = Path(__file__).resolve().parent.parent / "docs"
 
@@ -133,6 +134,48 @@ def test_runner_checks_doctest_output(tmp_path: Path) -> None:
     doc.write_text("```python\n>>> 1 + 1\n3\n```\n")
     with pytest.raises(AssertionError, match="doctest block at line 2"):
         run_blocks(doc, {})
+
+
+def yaml_blocks(text: str) -> list[Block]:
+    """The ```yaml (or ```yml) blocks: each must parse, and a workflow must be well formed."""
+    return [b for b in code_blocks(text) if b.info.split(" ")[0].lower() in ("yaml", "yml")]
+
+
+def check_yaml(path: Path, block: Block) -> None:
+    """A yaml block parses; one that is a GitHub Actions workflow (it has `jobs`) has a
+    trigger, and each job a runner and steps that each run a command or use an action."""
+    where = f"{path.name}, yaml block at line {block.line}"
+    try:
+        data = yaml.safe_load(block.source)
+    except yaml.YAMLError as exc:
+        raise AssertionError(f"{where}: {exc}") from exc
+    if not (isinstance(data, dict) and "jobs" in data):
+        return
+    assert "on" in data or True in data, f"{where}: a workflow needs `on:`"  # YAML 1.1: on=True
+    assert isinstance(data["jobs"], dict) and data["jobs"], f"{where}: no jobs"
+    for name, job in data["jobs"].items():
+        assert "runs-on" in job, f"{where}: job {name} has no runs-on"
+        steps = job.get("steps")
+        assert isinstance(steps, list) and steps, f"{where}: job {name} has no steps"
+        for step in steps:
+            assert isinstance(step, dict) and ("run" in step) != ("uses" in step), (
+                f"{where}: job {name}: a step runs a command or uses an action: {step}"
+            )
+
+
+@pytest.mark.parametrize("doc", DOC_FILES, ids=[p.name for p in DOC_FILES])
+def test_doc_yaml_is_valid(doc: Path) -> None:
+    for block in yaml_blocks(doc.read_text(encoding="utf-8")):
+        check_yaml(doc, block)
+
+
+def test_yaml_check_fails_on_a_broken_workflow(tmp_path: Path) -> None:
+    good = "on: push\njobs:\n  a:\n    runs-on: x\n    steps:\n      - run: ls\n"
+    check_yaml(tmp_path / "p.md", Block("yaml", 1, good))
+    for bad in (good.replace("runs-on", "runs_on"), good.replace("- run: ls", "- nothing: 1"),
+                "jobs: [\n"):  # fmt: skip
+        with pytest.raises(AssertionError, match="yaml block at line 1"):
+            check_yaml(tmp_path / "p.md", Block("yaml", 1, bad))
 
 
 def test_there_are_docs() -> None:

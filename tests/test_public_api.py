@@ -42,6 +42,7 @@ PUBLIC = {
     "pass_at",
     "pass_hat",
     "pool",
+    "report",
     "review",
     "run",
     "runs",

@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers (at run time: _
     from ._api._entry import arun, load_run, run
     from ._api._eval import Eval
     from ._api._import import import_results
+    from ._api._report import report
     from ._api._review import review
     from ._api._run import Run
     from ._compare._agreement import Agreement, agreement
@@ -83,6 +84,7 @@ __all__ = [
     "pass_at",
     "pass_hat",
     "pool",
+    "report",
     "review",
     "run",
     "runs",
@@ -103,6 +105,7 @@ _WHERE = {
     "run": "._api._entry",
     "Eval": "._api._eval",
     "import_results": "._api._import",
+    "report": "._api._report",
     "review": "._api._review",
     "Run": "._api._run",
     "Agreement": "._compare._agreement",

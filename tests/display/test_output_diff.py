@@ -9,6 +9,7 @@ import pytest
 
 import evalbook as eb
 from display_fixtures import EVIL, EVIL_ESCAPED
+from evalbook._render import _diff
 
 pytest.importorskip("ipywidgets")
 
@@ -112,3 +113,12 @@ def test_with_epochs_the_diff_says_it_is_of_the_first_epoch() -> None:
     view = eb.show(eb.compare(a, b))
     assert "output of epoch 1 (each epoch&#x27;s is below)" in view.detail.value
     assert _marked(view.detail.value, "del") == ["cat"]
+
+
+def test_a_smaller_pair_limit_marks_lines_instead_of_matching_words() -> None:
+    a = " ".join(f"a{k}" if k % 2 else "same" for k in range(400))
+    b = " ".join(f"b{k}" if k % 2 else "same" for k in range(400))
+    fine_left, _ = _diff.word_diff(a, b)
+    coarse_left, _ = _diff.word_diff(a, b, pair_limit=1_000)  # 200 × 200 pairs of "same"
+    assert fine_left.count('data-diff="del"') == 200  # each differing word marked
+    assert coarse_left.count('data-diff="del"') == 1  # the differing middle, whole

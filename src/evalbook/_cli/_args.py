@@ -33,6 +33,8 @@ __all__ = [
     "CliError",
     "Parser",
     "count",
+    "drop",
+    "format_option",
     "fraction",
     "one_line",
     "positive_int",
@@ -148,6 +150,17 @@ def fraction(text: str) -> float:
     return value
 
 
+def drop(text: str) -> float:
+    """A drop for `--max-drop`: a fraction above 0 and at most 1 (`0.05` or `5%`)."""
+    value = fraction(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(
+            f"expected a drop above 0 (e.g. 0.05 or 5%), got {text!r}: a non-inferiority margin "
+            "of 0 asks for an improvement; use --min-ci-low for that"
+        )
+    return value
+
+
 # -- the options several commands take -------------------------------------------------------
 
 RUN_HELP = "a run folder, or a run name in the store (the latest run of that name wins)"
@@ -160,6 +173,16 @@ def store_option(p: argparse.ArgumentParser) -> None:
         metavar="DIR",
         default="runs",
         help="run store where RUN names are looked up (default: ./runs)",
+    )
+
+
+def format_option(p: argparse.ArgumentParser) -> None:
+    """`--format markdown|json` (`show`, `compare`): a PR comment or data for a CI script."""
+    p.add_argument(
+        "--format",
+        choices=("markdown", "json"),
+        help="print GitHub-flavoured Markdown for a PR comment (at most 60,000 characters) "
+        "or JSON (the summary, the comparison and the check's verdict) instead of the tables",
     )
 
 

@@ -5,16 +5,29 @@ the cases that regressed most; `--by` / `--cluster` as `eb.compare(by=, cluster=
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 
 from .._api._refs import resolve_run, score_names
 from .._api._run import Run
-from .._compare._compare import compare
+from .._compare._compare import Comparison, compare
 from .._compare._leaderboard import board_order, leaderboard
+from .._compare._verdict import verdict
 from .._render._board_html import board_text, cost_cell
 from .._render._compare_html import comparison_text
+from .._render._json_view import comparison_json
+from .._render._markdown import comparison_markdown
 from .._util._fmt import format_pct, format_pp
-from ._args import RUN_HELP, CliError, count, slice_columns, slice_options, store_option
+from ._args import (
+    RUN_HELP,
+    CliError,
+    count,
+    drop,
+    format_option,
+    slice_columns,
+    slice_options,
+    store_option,
+)
 from ._run_report import slice_footer
 from ._terminal import Out, for_terminal, render_table
 
@@ -45,6 +58,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         "--top", type=count, default=10, metavar="N", help="regressed cases to list (default 10)"
     )
     slice_options(p)
+    format_option(p)
+    p.add_argument(
+        "--max-drop",
+        type=drop,
+        metavar="X",
+        help="with --format: the verdict also checks that B is not worse than A by more "
+        "than X (the paired delta's 95%% CI lower bound >= -X), as evalbook gate B "
+        "--against A --max-drop X",
+    )
     store_option(p)
 
 
@@ -55,12 +77,19 @@ def run(args: argparse.Namespace) -> int:
     b = resolve_run(args.b, args.store)
     if args.more:
         return _board([a, b, *(resolve_run(ref, args.store) for ref in args.more)], args)
+    if args.max_drop is not None and args.format is None:
+        raise CliError(
+            "--max-drop applies with --format (the verdict of the summary); to gate, run "
+            "evalbook gate B --against A --max-drop X"
+        )
     score = score_names(a, b, args.score)  # as `%eval compare --score` reads it
     by = slice_columns(args.by)
     if by or args.cluster is not None:
         comparison = compare(a, b, score=score, by=by or None, cluster=args.cluster)
     else:
         comparison = compare(a, b, score=score)
+    if args.format is not None:
+        return _formatted(comparison, args)
     out = Out(sys.stdout)
     out.line(
         f"A: {for_terminal(a.name)} ({for_terminal(a.id)}) · {for_terminal(a.headline.text)}", "dim"
@@ -98,6 +127,18 @@ def run(args: argparse.Namespace) -> int:
     ]
     headers = ["case_id", "score", "A", "B", "B − A", "output A", "output B"]
     out.lines(render_table(headers, rows, [False, False, True, True, True, False, False]))
+    return 0
+
+
+def _formatted(comparison: Comparison, args: argparse.Namespace) -> int:
+    """`--format markdown|json`: the comparison with B's check (against A with --max-drop)."""
+    result = verdict(comparison.b, comparison.a, max_drop=args.max_drop)
+    regressed = comparison.regressions()
+    if args.format == "markdown":
+        sys.stdout.write(comparison_markdown(comparison, result, regressions=regressed))
+    else:
+        data = comparison_json(comparison, result, regressions=regressed)
+        sys.stdout.write(json.dumps(data, indent=2, allow_nan=False) + "\n")
     return 0
 
 

@@ -16,6 +16,7 @@ from ._args import (
     RUN_HELP,
     CliError,
     count,
+    drop,
     fraction,
     seconds,
     store_option,
@@ -94,17 +95,6 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="the 95th percentile of the samples' durations must be <= S seconds",
     )
     store_option(p)
-
-
-def drop(text: str) -> float:
-    """A drop for `--max-drop`: a fraction above 0 and at most 1 (`0.05` or `5%`)."""
-    value = fraction(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(
-            f"expected a drop above 0 (e.g. 0.05 or 5%), got {text!r}: a non-inferiority margin "
-            "of 0 asks for an improvement; use --min-ci-low for that"
-        )
-    return value
 
 
 def run(args: argparse.Namespace) -> int:

@@ -17,6 +17,7 @@ Every text is untrusted (a run name, a label, an error message is whatever was w
 from __future__ import annotations
 
 import argparse
+import json
 import math
 import sys
 from typing import Any
@@ -26,8 +27,18 @@ import pandas as pd
 from .._api._refs import resolve_run
 from .._api._run import Run
 from .._compare._pool import pool
+from .._compare._verdict import verdict
+from .._render._json_view import run_json
+from .._render._markdown import run_markdown
 from .._util._fmt import format_ci, format_count, format_pct
-from ._args import RUN_HELP, CliError, slice_columns, slice_options, store_option
+from ._args import (
+    RUN_HELP,
+    CliError,
+    format_option,
+    slice_columns,
+    slice_options,
+    store_option,
+)
 from ._run_report import print_run
 from ._terminal import Out, for_terminal, render_table, slice_value
 
@@ -68,13 +79,16 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         help="every attempt of the samples that were retried: outcome, error, start, duration",
     )
     slice_options(p)
+    format_option(p)
     store_option(p)
 
 
 def run(args: argparse.Namespace) -> int:
-    """`evalbook show`: the attempts with `--attempts`, the pooled table with `--pool`, else
-    the one run's report."""
+    """`evalbook show`: the attempts with `--attempts`, the pooled table with `--pool`, the
+    Markdown or JSON summary with `--format`, else the one run's report."""
     more: list[str] = list(args.more)
+    if args.format is not None:
+        return _formatted(args, more)
     if args.attempts:
         for flag, given in (
             ("--pool", args.pool or more),
@@ -97,6 +111,28 @@ def run(args: argparse.Namespace) -> int:
         )
     one = resolve_run(args.run, args.store)
     print_run(Out(sys.stdout), one, breakdown=True, by=slice_columns(args.by), cluster=args.cluster)
+    return 0
+
+
+def _formatted(args: argparse.Namespace, more: list[str]) -> int:
+    """`evalbook show RUN --format markdown|json`: the run, its summary and its check."""
+    for flag, given in (
+        ("--attempts", args.attempts),
+        ("--pool", args.pool or more),
+        ("--by", args.by),
+        ("--cluster", args.cluster),
+    ):
+        if given:
+            raise CliError(
+                f"{flag} does not apply with --format: --format prints one run's summary as "
+                f"{args.format}; leave {flag} out"
+            )
+    one = resolve_run(args.run, args.store)
+    result = verdict(one)
+    if args.format == "markdown":
+        sys.stdout.write(run_markdown(one, result))
+    else:
+        sys.stdout.write(json.dumps(run_json(one, result), indent=2, allow_nan=False) + "\n")
     return 0
 
 

@@ -61,12 +61,12 @@ def _marked(tokens: list[str], kind: str) -> str:
 Opcode = tuple[str, int, int, int, int]
 
 
-def _opcodes(ta: Sequence[str], tb: Sequence[str]) -> list[Opcode] | None:
+def _opcodes(ta: Sequence[str], tb: Sequence[str], limit: int = PAIR_LIMIT) -> list[Opcode] | None:
     """`difflib` opcodes of two token lists, None when matching them would be too slow.
 
     The common start and end are matched as they are; the matcher sees only the middle, and
-    only when its pairs of equal tokens are at most `PAIR_LIMIT` (a text that repeats one line
-    700 times, each a word apart, once took 21 s).
+    only when its pairs of equal tokens are at most `limit` (`PAIR_LIMIT`; a text that
+    repeats one line 700 times, each a word apart, once took 21 s).
     """
     n = min(len(ta), len(tb))
     head = 0
@@ -77,7 +77,7 @@ def _opcodes(ta: Sequence[str], tb: Sequence[str]) -> list[Opcode] | None:
         tail += 1
     mid_a, mid_b = ta[head : len(ta) - tail], tb[head : len(tb) - tail]
     counts = Counter(mid_b)
-    if sum(counts[t] for t in mid_a) > PAIR_LIMIT:
+    if sum(counts[t] for t in mid_a) > limit:
         return None
     # autojunk off: in a long output common words ("the") would be ignored as junk
     middle = difflib.SequenceMatcher(None, mid_a, mid_b, autojunk=False)
@@ -89,9 +89,11 @@ def _opcodes(ta: Sequence[str], tb: Sequence[str]) -> list[Opcode] | None:
     return ops
 
 
-def _tokens_diff(ta: list[str], tb: list[str], cut: bool) -> tuple[list[str], list[str]]:
+def _tokens_diff(
+    ta: list[str], tb: list[str], cut: bool, limit: int = PAIR_LIMIT
+) -> tuple[list[str], list[str]]:
     """Marked HTML pieces of two token lists (all of the middle marked when it is too slow)."""
-    ops = _opcodes(ta, tb)
+    ops = _opcodes(ta, tb, limit)
     if ops is None:
         return [_marked(ta, "del")], [_marked(tb, "ins")]
     left: list[str] = []
@@ -106,12 +108,13 @@ def _tokens_diff(ta: list[str], tb: list[str], cut: bool) -> tuple[list[str], li
     return left, right
 
 
-def word_diff(a: str, b: str) -> tuple[str, str]:
+def word_diff(a: str, b: str, *, pair_limit: int = PAIR_LIMIT) -> tuple[str, str]:
     """Escaped HTML of `a` and of `b`, the words not in the other marked (`data-diff`).
 
     Each side is cut to `DIFF_LIMIT` characters first; a difference at the very end of
     both cut sides is left unmarked, as the cut (not the outputs) may have made it. When
-    the words are too many alike to match quickly, the lines are matched first and the
+    the words are too many alike to match quickly (more than `pair_limit` pairs of equal
+    tokens), the lines are matched first and the
     words of each changed line against the line it replaces; a line still too alike is
     marked whole.
 
@@ -123,11 +126,11 @@ def word_diff(a: str, b: str) -> tuple[str, str]:
     a, b = a[:DIFF_LIMIT], b[:DIFF_LIMIT]
     cut = len(a) == DIFF_LIMIT or len(b) == DIFF_LIMIT
     ta, tb = _TOKEN.findall(a), _TOKEN.findall(b)
-    if _opcodes(ta, tb) is not None:
-        left, right = _tokens_diff(ta, tb, cut)
+    if _opcodes(ta, tb, pair_limit) is not None:
+        left, right = _tokens_diff(ta, tb, cut, pair_limit)
         return "".join(left), "".join(right)
     la, lb = a.splitlines(keepends=True), b.splitlines(keepends=True)
-    ops = _opcodes(la, lb)
+    ops = _opcodes(la, lb, pair_limit)
     if ops is None:  # the lines too: everything that differs after the common start and end
         ops = [("replace", 0, len(la), 0, len(lb))]
     left, right = [], []
@@ -138,7 +141,8 @@ def word_diff(a: str, b: str) -> tuple[str, str]:
             continue
         pairs = min(i2 - i1, j2 - j1) if op == "replace" else 0
         for k in range(pairs):  # a changed line against the line it replaces
-            pa, pb = _tokens_diff(_TOKEN.findall(la[i1 + k]), _TOKEN.findall(lb[j1 + k]), False)
+            tokens = _TOKEN.findall(la[i1 + k]), _TOKEN.findall(lb[j1 + k])
+            pa, pb = _tokens_diff(*tokens, False, pair_limit)
             left += pa
             right += pb
         left.append(_marked(la[i1 + pairs : i2], "del"))
@@ -178,17 +182,20 @@ def output_diff_html(
     output_b: str | None,
     changes: str = "",
     title: str = "output",
+    *,
+    pair_limit: int = PAIR_LIMIT,
 ) -> str:
     """The two outputs side by side, differing words highlighted, `changes` (HTML) beside.
 
     `None` is an output of a case that is not in that run. `changes` is already-escaped HTML
-    (the case's score changes); `title` heads the pair (its text is escaped).
+    (the case's score changes); `title` heads the pair (its text is escaped). `pair_limit`
+    bounds the matcher's work (`word_diff`): a page of many diffs (`eb.report`) asks less.
     """
     if output_a is not None and output_b is not None and output_a == output_b:
         left = right = _esc(output_a[:DIFF_LIMIT])
         same = f'<div style="{MUTED}; font-size: 12px">same output in both runs</div>'
     else:
-        left, right = word_diff(output_a or "", output_b or "")
+        left, right = word_diff(output_a or "", output_b or "", pair_limit=pair_limit)
         same = ""
     beside = (
         f'<div data-evalbook="score-changes" style="flex: 0 1 220px; min-width: 160px">'

@@ -24,10 +24,12 @@ __all__ = [
     "PALETTE",
     "corner_note",
     "error_bars",
+    "fallback_html",
     "fallback_text",
     "figure",
     "figure_text",
     "graph_objects",
+    "plotly_js",
     "plotly_modules",
     "set_fallback",
 ]
@@ -49,6 +51,17 @@ def plotly_modules() -> tuple[Any, Any]:
             'plots need plotly: pip install "evalbook[notebook]" (or pip install plotly)'
         ) from exc
     return go, pio
+
+
+def plotly_js() -> str:
+    """plotly.js itself (about 4.8 MB of JavaScript), for a page that embeds it once
+    (`_report_html.py`); plotly's own module for it, imported here as `plotly_modules` does."""
+    plotly_modules()  # the advice of a missing plotly
+    # optional dependency (the notebook extra), as in plotly_modules
+    from plotly.offline import get_plotlyjs
+
+    js: str = get_plotlyjs()
+    return js
 
 
 def graph_objects() -> Any:
@@ -97,6 +110,12 @@ def set_fallback(fig: Any, html: str, text: str) -> None:
     """Give `fig` (from `figure()`) what it says for viewers that run no JavaScript: `html`
     goes before the chart's HTML, `text` is its text/plain form."""
     fig._fallback = (html, text)
+
+
+def fallback_html(fig: Any) -> str | None:
+    """The HTML `set_fallback` gave `fig` (None: it has none)."""
+    fallback: tuple[str, str] | None = getattr(fig, "_fallback", None)
+    return None if fallback is None else fallback[0]
 
 
 def fallback_text(fig: Any) -> str | None:
