@@ -31,7 +31,8 @@ from ._protocols import ComparisonLike, RunLike
 from ._run_html import run_cards_html, run_header_html, unscored_html
 from ._run_plots import unscored_figure
 from ._run_slices import scores_tab_html
-from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, is_missing, root
+from ._style import BORDER, MUTED, STATUS_COLORS, box, esc, is_missing, root
+from ._transcript_html import sample_transcript, transcript_pair_html
 
 __all__ = ["MAX_BYTES", "MAX_REGRESSIONS", "OUTPUT_LIMIT", "report_html"]
 
@@ -45,9 +46,9 @@ OUTPUT_LIMIT = 2_000
 # to 50 diffs, and outputs that repeat a word on every other token took 9 s each at the
 # default 200,000 pairs; beyond this the diff marks lines, then the differing middle whole
 PAIR_LIMIT = 5_000
-# steps of a transcript shown, and characters of each step's content
+# turns of a transcript shown, and characters of its text, per side of a regression
 MAX_STEPS = 30
-STEP_LIMIT = 600
+STEP_TEXT = 6_000
 # the longest numbers table under a chart (points per trace, traces)
 MAX_POINTS = 60
 MAX_TRACES = 20
@@ -170,48 +171,6 @@ def _chart(fig: Any, key: str) -> str:
 # -- regressions ----------------------------------------------------------------------------
 
 
-def _transcript_html(steps: pd.DataFrame, name: str) -> str:
-    """A sample's steps (`run.steps()` rows), the first `MAX_STEPS` of them, escaped."""
-    if steps.empty:
-        return ""
-    rows = []
-    for r in steps.head(MAX_STEPS).to_dict("records"):
-        role = "" if is_missing(r.get("role")) else str(r["role"])
-        tool = "" if is_missing(r.get("tool_name")) else f" · {esc(r['tool_name'], 100)}"
-        error = "" if is_missing(r.get("error")) else f" {badge('error', 'error')}"
-        content = "" if is_missing(r.get("content")) else esc(r["content"], STEP_LIMIT)
-        if not is_missing(r.get("tool_args")):
-            content += f'<div style="{MUTED}">args: {esc(r["tool_args"], STEP_LIMIT)}</div>'
-        rows.append(
-            f'<div style="border-bottom: {BORDER}; padding: 2px 0; font-size: 12px">'
-            f"<b>{esc(role, 40)}</b>{tool}{error}"
-            f'<div style="white-space: pre-wrap; overflow-wrap: anywhere">{content}</div></div>'
-        )
-    more = (
-        f'<div style="{MUTED}; font-size: 12px">showing {MAX_STEPS} of '
-        f"{format_count(len(steps))} steps: see run.steps()</div>"
-        if len(steps) > MAX_STEPS
-        else ""
-    )
-    return (
-        f'<details data-evalbook="transcript" style="margin: 2px 0 6px 0"><summary>'
-        f"transcript in {esc(name)} ({format_count(len(steps))} steps)</summary>"
-        f"{''.join(rows)}{more}</details>"
-    )
-
-
-def _steps_by_case(run: RunLike | None) -> dict[str, pd.DataFrame]:
-    """Each case's first-epoch steps (an empty dict when the run has no transcripts)."""
-    steps_of = getattr(run, "steps", None)
-    if steps_of is None:
-        return {}
-    steps: pd.DataFrame = steps_of()
-    if steps.empty:
-        return {}
-    steps = steps[steps["epoch"] == 1]
-    return {str(k): g for k, g in steps.groupby(steps["case_id"].astype(str), sort=False)}
-
-
 def _cut(text: Any) -> str | None:
     if is_missing(text):
         return None
@@ -223,7 +182,6 @@ def _regression_html(
     comp: ComparisonLike,
     r: Mapping[Any, Any],
     names: tuple[str, str],
-    transcripts: tuple[dict[str, pd.DataFrame], dict[str, pd.DataFrame]],
 ) -> str:
     case_id = str(r["case_id"])
     out_a, out_b = r.get("output_a"), r.get("output_b")
@@ -248,9 +206,13 @@ def _regression_html(
         pair_limit=PAIR_LIMIT,
     )
     parts = [diff, cut]
-    for name, steps in zip(names, transcripts, strict=True):
-        if case_id in steps:
-            parts.append(_transcript_html(steps[case_id], name))
+    ta, tb = (sample_transcript(getattr(comp, side, None), case_id) for side in "ab")
+    if ta is not None or tb is not None:  # first epochs, side by side from where they differ
+        pair = transcript_pair_html(names[0], ta, names[1], tb, limit=STEP_TEXT, most=MAX_STEPS)
+        parts.append(
+            f'<details data-evalbook="transcript" style="margin: 2px 0 6px 0"><summary>'
+            f"transcripts</summary>{pair}</details>"
+        )
     head = (
         f'<div style="font-weight: 600">{esc(case_id, 200)} '
         f'<span style="{MUTED}; font-weight: 400">{esc(r["score"], 200)} · '
@@ -269,16 +231,12 @@ def regressions_section(comp: ComparisonLike, regressions: pd.DataFrame, budget:
     if regressions.empty:
         return f'<div style="{MUTED}">No case regressed.</div>'
     names = comparison_names(comp)
-    transcripts = (
-        _steps_by_case(getattr(comp, "a", None)),
-        _steps_by_case(getattr(comp, "b", None)),
-    )
     cases = regressions.drop_duplicates("case_id", keep="first")
     n_cases = len(cases)
     shown: list[str] = []
     used = 0
     for r in cases.head(MAX_REGRESSIONS).to_dict("records"):
-        piece = _regression_html(comp, r, names, transcripts)
+        piece = _regression_html(comp, r, names)
         size = _size(piece)
         if used + size > budget:
             break

@@ -70,10 +70,11 @@ def sample_transcript(run: Any, case_id: str, epoch: int = 1) -> Any:
         return None
 
 
-def _budget(whole: bool) -> TextBudget:
+def _budget(whole: bool, limit: int | None = None) -> TextBudget:
     if whole:
         return TextBudget(whole=True)
-    return TextBudget(total=TRANSCRIPT_TEXT_LIMIT, most=MESSAGE_TEXT_LIMIT)
+    total = TRANSCRIPT_TEXT_LIMIT if limit is None else limit
+    return TextBudget(total=total, most=min(total, MESSAGE_TEXT_LIMIT))
 
 
 def _messages(transcript: Any) -> list[Any]:
@@ -210,7 +211,13 @@ def _turn_html(i: int, m: Any, messages: Sequence[Any], stop: int, answers: dict
     )
 
 
-def _turns(messages: Sequence[Any], start: int, budget: TextBudget, stop: int | None = None) -> str:
+def _turns(
+    messages: Sequence[Any],
+    start: int,
+    budget: TextBudget,
+    stop: int | None = None,
+    most: int = MAX_STEPS,
+) -> str:
     """The turns of steps `start` to `stop` (a result drawn under its call is no turn of its
     own; the result of a call before `start` is one)."""
     stop = len(messages) if stop is None else stop
@@ -221,7 +228,7 @@ def _turns(messages: Sequence[Any], start: int, budget: TextBudget, stop: int | 
     for i in range(start, stop):
         if i in drawn:
             continue
-        if shown == MAX_STEPS:
+        if shown == most:
             out.append(
                 f'<div style="{MUTED}; font-size: 12px">… {stop - i:,} more steps from here: '
                 "run.steps() holds them all</div>"
@@ -310,7 +317,7 @@ def first_difference(a: Any, b: Any) -> int | None:
     return None if len(ma) == len(mb) else min(len(ma), len(mb))
 
 
-def _side(name: str, transcript: Any, start: int, whole: bool) -> str:
+def _side(name: str, transcript: Any, start: int, whole: bool, limit: int | None, most: int) -> str:
     if transcript is None:
         inner = f'<div style="{MUTED}; font-size: 12px">no transcript</div>'
     else:
@@ -318,7 +325,7 @@ def _side(name: str, transcript: Any, start: int, whole: bool) -> str:
         inner = (
             f'<div style="{MUTED}; font-size: 12px">{esc(transcript_summary(transcript))}</div>'
             + (
-                _turns(messages, start, _budget(whole))
+                _turns(messages, start, _budget(whole, limit), most=most)
                 if start < len(messages)
                 else f'<div style="{MUTED}; font-size: 12px">no steps from here</div>'
             )
@@ -329,15 +336,27 @@ def _side(name: str, transcript: Any, start: int, whole: bool) -> str:
     )
 
 
-def transcript_pair_html(name_a: str, a: Any, name_b: str, b: Any, *, whole: bool = False) -> str:
+def transcript_pair_html(
+    name_a: str,
+    a: Any,
+    name_b: str,
+    b: Any,
+    *,
+    whole: bool = False,
+    limit: int | None = None,
+    most: int = MAX_STEPS,
+) -> str:
     """Two samples' transcripts side by side from the first step where they differ; the
-    steps they share before it are one line with a `<details>` showing them (once)."""
+    steps they share before it are one line with a `<details>` showing them (once).
+
+    `limit` bounds each part's text (default `TRANSCRIPT_TEXT_LIMIT`) and `most` its turns
+    (a report of fifty regressions keeps each pair small)."""
     if a is None and b is None:
         return ""
     start = 0 if a is None or b is None else first_difference(a, b)
     if start is None:
         note = "the same steps in both runs"
-        shared = _turns(_messages(a), 0, _budget(whole))
+        shared = _turns(_messages(a), 0, _budget(whole, limit), most=most)
         return (
             f'<div data-evalbook="transcript-pair"><div style="{MUTED}; font-size: 12px">'
             f"transcripts: {note}</div>{shared}</div>"
@@ -348,12 +367,13 @@ def transcript_pair_html(name_a: str, a: Any, name_b: str, b: Any, *, whole: boo
             f'<details data-evalbook="shared-steps"><summary style="cursor: pointer; {MUTED}; '
             f'font-size: 12px">{start:,} shared step{"s" if start != 1 else ""} '
             f"(0–{start - 1}), the same in both runs</summary>"
-            f"{_turns(_messages(a), 0, _budget(whole), start)}</details>"
+            f"{_turns(_messages(a), 0, _budget(whole, limit), start, most=most)}</details>"
         )
     where = f"from step {start}, where they differ" if start else "from the first step"
     return (
         f'<div data-evalbook="transcript-pair"><div style="{MUTED}; font-size: 12px">'
         f"transcripts side by side {where}</div>{same}"
         f'<div style="display: flex; gap: 10px; flex-wrap: wrap">'
-        f"{_side(name_a, a, start, whole)}{_side(name_b, b, start, whole)}</div></div>"
+        f"{_side(name_a, a, start, whole, limit, most)}"
+        f"{_side(name_b, b, start, whole, limit, most)}</div></div>"
     )
