@@ -42,6 +42,7 @@ PUBLIC = {
     "pool",
     "run",
     "runs",
+    "sample",
     "sample_size",
     "scorer",
     "show",

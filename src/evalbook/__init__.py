@@ -17,6 +17,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers (at run time: _
     from ._api._eval import Eval
     from ._api._import import import_results
     from ._api._run import Run
+    from ._api._sample import sample
     from ._compare._agreement import Agreement, agreement
     from ._compare._compare import Comparison, compare
     from ._compare._leaderboard import leaderboard
@@ -80,6 +81,7 @@ __all__ = [
     "pool",
     "run",
     "runs",
+    "sample",
     "sample_size",
     "scorer",
     "show",
@@ -97,6 +99,7 @@ _WHERE = {
     "Eval": "._api._eval",
     "import_results": "._api._import",
     "Run": "._api._run",
+    "sample": "._api._sample",
     "Agreement": "._compare._agreement",
     "agreement": "._compare._agreement",
     "Comparison": "._compare._compare",

@@ -7,7 +7,8 @@
 - a score whose epochs are reduced differently (`define_score(reducer=...)`), naming the score
   and both reducers: a mean of case values reduced one way is not comparable with a mean of
   case values reduced another way;
-- a score defined differently (label, combine, errors policy).
+- a score defined differently (label, combine, errors policy);
+- runs drawn with different `eb.sample` specs (or one sampled, the other not).
 """
 
 from __future__ import annotations
@@ -21,8 +22,15 @@ import pandas as pd
 
 from .._model._definitions import AllOf, AnyOf, AtLeast, MeanOf, ScoreDefinition
 from .._model._run_data import RunData
+from .._model._sampling import spec_text, specs_differ
 
-__all__ = ["definition_warnings", "epochs_warning", "primary_of", "primary_warning"]
+__all__ = [
+    "definition_warnings",
+    "epochs_warning",
+    "primary_of",
+    "primary_warning",
+    "sample_warning",
+]
 
 _RECORDED = ("kind", "id", "model")  # grader fields the scores table carries per record
 _GRADER_FIELDS = ("kind", "id", "model", "version", "votes", "reducer")
@@ -121,6 +129,19 @@ def epochs_warning(a: RunData, b: RunData) -> list[str]:
         f"The runs have different epochs ({a.name!r}: {ka}, {b.name!r}: {kb}): each case's "
         "value is reduced over a different number of samples, so the runs are not like for "
         "like (a mean over 5 epochs varies less than one over 1)."
+    ]
+
+
+def sample_warning(a: RunData, b: RunData) -> list[str]:
+    """One sentence when the runs' cases were drawn by different `eb.sample` specs."""
+    sa = (getattr(a, "options", None) or {}).get("sample")
+    sb = (getattr(b, "options", None) or {}).get("sample")
+    if not specs_differ(sa, sb):
+        return []
+    return [
+        f"The runs were drawn with different samples ({a.name!r}: {spec_text(sa)}; "
+        f"{b.name!r}: {spec_text(sb)}): their cases are different draws, so only the cases "
+        "both ran are paired; draw both with the same eb.sample(...) for like for like."
     ]
 
 

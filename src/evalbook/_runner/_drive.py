@@ -16,6 +16,7 @@ from .._errors import ConfigurationError
 from .._model._definitions import ScoreDefinition
 from .._model._results import PENDING
 from .._model._run_data import RunData
+from .._model._sampling import SAMPLE_ATTR
 from .._model._scorers import Scorer
 from .._store._door import Prepared
 from .._util._warn import warn
@@ -74,6 +75,7 @@ async def execute(
 ) -> RunData:
     """Plan and prepare the run, execute every case; return the run's data."""
     frame = _as_frame(data)
+    spec = frame.attrs.get(SAMPLE_ATTR)  # drawn by eb.sample: the run records how (§18)
     plan = make_plan(frame, task, scorers, scores, options.output_column, options.cluster)
     if options.resume is None:  # pass@k needs k epochs: before any case (a resume needs the
         # stored run's epochs, and its check says which: the stored run passed this one)
@@ -88,6 +90,8 @@ async def execute(
     if run_name == "<lambda>":
         run_name = "run"
     recorded = options.recorded()
+    if isinstance(spec, dict):
+        recorded["sample"] = dict(spec)
     # the run store (issue 3): name check, folder, run.started; resume pre-fills results
     prepared = prepare(
         plan,
