@@ -41,6 +41,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers (at run time: _
     )
     from ._model._reducers import pass_at, pass_hat
     from ._model._scorers import scorer
+    from ._model._stop_rules import decided, precise
     from ._model._transcript import Transcript
     from ._store._listing import runs
     from .display import show
@@ -65,6 +66,7 @@ __all__ = [
     "arun",
     "at_least",
     "compare",
+    "decided",
     "define_score",
     "export_otel",
     "import_results",
@@ -79,6 +81,7 @@ __all__ = [
     "pass_at",
     "pass_hat",
     "pool",
+    "precise",
     "run",
     "runs",
     "sample",
@@ -128,6 +131,8 @@ _WHERE = {
     "pass_at": "._model._reducers",
     "pass_hat": "._model._reducers",
     "scorer": "._model._scorers",
+    "decided": "._model._stop_rules",
+    "precise": "._model._stop_rules",
     "Transcript": "._model._transcript",
     "runs": "._store._listing",
     "show": ".display",

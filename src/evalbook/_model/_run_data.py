@@ -5,6 +5,7 @@ No I/O here: the public `Run` (in `evalbook._api`) adds saving, exporting, resco
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -23,6 +24,7 @@ from ._results import Results
 from ._scoring_rule import SUMMARY_COLUMNS, Headline, counted_of, headline_of, summarize
 from ._slices import cluster_codes, slices_of
 from ._step_tables import steps_table, tool_calls_table
+from ._stop_rules import stop_text
 from ._tables import cases_table, scores_table, unscored_table
 from ._usage_tables import usage_summary, usage_table
 
@@ -203,7 +205,19 @@ class RunData:
     @cached_property
     def headline(self) -> Headline:
         """The primary score (or only score, or passed rate) with the completion rate."""
-        return headline_of(self._results, self.definitions, self._summary)
+        headline = headline_of(self._results, self.definitions, self._summary)
+        stopped = self.options.get("stopped") if isinstance(self.options, dict) else None
+        text = stop_text(stopped)
+        if text is None or not isinstance(stopped, dict) or stopped["decision"] == "undecided":
+            return headline
+        ran = sum(headline.counts.values())
+        done = headline.counts.get("passed", 0) + headline.counts.get("failed", 0)
+        return dataclasses.replace(
+            headline,
+            stopped=text,
+            stopped_early=headline.n_samples - ran,
+            completion=done / ran if ran else None,
+        )
 
     def unscored(self) -> pd.DataFrame:
         """Why records were not scored: `score, status, reason, n`."""

@@ -19,6 +19,7 @@ from .._model._run_data import RunData
 from .._model._sampling import SAMPLE_ATTR
 from .._model._scorers import Scorer
 from .._store._door import Prepared
+from .._store._load import read_run
 from .._util._warn import warn
 from ._calls import Threads, close_abandoned
 from ._engine import Engine, Executor, Kept, LocalExecutor
@@ -26,6 +27,7 @@ from ._meter import Ledger, known_cost, warn_usage
 from ._options import RunOptions
 from ._plan import Plan, check_epochs, make_plan
 from ._prepare import prepare
+from ._stopping import Stopper
 
 __all__ = ["drive", "execute"]
 
@@ -120,6 +122,27 @@ def _say_interrupted(prepared: Prepared) -> None:
     )
 
 
+def _stopper(options: RunOptions, plan: Plan, prepared: Prepared) -> Stopper | None:
+    """The run's early stop (`stop_when=`), its base run read when given as a path."""
+    if options.stop_when is None:
+        return None
+    if options.executor is not None:
+        raise ConfigurationError(
+            "stop_when= runs on the local executor for now: leave executor= out"
+        )
+    base = options.against
+    if isinstance(base, str | os.PathLike):
+        base = read_run(base)
+    if base is not None and not isinstance(base, RunData):
+        raise ConfigurationError(
+            f"against= takes the base run (a Run, or the path of a stored run), got "
+            f"{type(base).__name__}"
+        )
+    return Stopper(
+        options.stop_when, prepared.results, plan.definitions, seed=options.seed, base=base
+    )
+
+
 async def drive(
     plan: Plan,
     prepared: Prepared,
@@ -135,6 +158,9 @@ async def drive(
     Shared by `arun` and `Run.rescore` (`kept`): the worker threads, the progress bar, closing
     the log on an interruption (so it stays resumable) and writing the final files.
     """
+    stopper = _stopper(options, plan, prepared)
+    if stopper is not None:
+        todo = stopper.ordered(todo)  # the seeded order; none once decided (a resume)
     bar = _progress(len(todo), options.progress, prepared.name)
     threads = Threads()
     # the budget counts what the run has recorded so far: a resume's kept samples too
@@ -148,6 +174,7 @@ async def drive(
         tick=(lambda: bar.update(1)) if bar is not None else None,
         kept=kept,
         ledger=ledger,
+        stopper=stopper,
     )
     try:
         await executor.execute(engine, todo)
@@ -161,6 +188,8 @@ async def drive(
         if bar is not None:
             bar.close()
     warn_usage(ledger, prepared.name)
+    if stopper is not None:
+        recorded["stopped"] = stopper.recorded()
     finished = RunData(
         name=prepared.name,
         id=prepared.run_id,
