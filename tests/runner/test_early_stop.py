@@ -262,3 +262,22 @@ def test_a_sigkill_then_resume_comes_to_the_same_decision(base: eb.Run, tmp_path
     assert again.returncode == 0, again.stderr
     assert len((tmp_path / "calls.txt").read_text().split()) == whole["ran"] + 1
     assert eb.load_run(folder).options["stopped"]["decision"] == "non_inferior"
+
+
+def test_compare_gives_the_sequential_interval_beside_the_fixed_n_one(base: eb.Run) -> None:
+    run = eb.run(
+        DATA,
+        task=lambda id: id,
+        scorers=[_scorer("better")],
+        store=None,
+        name="cand",
+        against=base,
+        stop_when=eb.decided(max_drop=0.02),
+        progress=False,
+    )
+    low, high = run.options["stopped"]["low"], run.options["stopped"]["high"]
+    comparison = eb.compare(base, run)
+    (note,) = [w for w in comparison.warnings if "sequential" in w]
+    assert "Run 'cand' stopped after" in note and "against 'base'" in note
+    assert f"{low * 100:+.1f}".replace("-", "−") in note and f"{high * 100:+.1f}" in note
+    assert comparison.summary.loc[0, "n_paired"] == run.options["stopped"]["ran"]
