@@ -126,10 +126,6 @@ def _stopper(options: RunOptions, plan: Plan, prepared: Prepared) -> Stopper | N
     """The run's early stop (`stop_when=`), its base run read when given as a path."""
     if options.stop_when is None:
         return None
-    if options.executor is not None:
-        raise ConfigurationError(
-            "stop_when= runs on the local executor for now: leave executor= out"
-        )
     base = options.against
     if isinstance(base, str | os.PathLike):
         base = read_run(base)
