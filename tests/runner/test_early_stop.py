@@ -281,3 +281,19 @@ def test_compare_gives_the_sequential_interval_beside_the_fixed_n_one(base: eb.R
     assert "Run 'cand' stopped after" in note and "against 'base'" in note
     assert f"{low * 100:+.1f}".replace("-", "−") in note and f"{high * 100:+.1f}" in note
     assert comparison.summary.loc[0, "n_paired"] == run.options["stopped"]["ran"]
+
+
+def test_the_headline_card_speaks_of_the_stop(base: eb.Run) -> None:
+    run = eb.run(
+        DATA,
+        task=lambda id: id,
+        scorers=[_scorer("better")],
+        store=None,
+        against=base,
+        stop_when=eb.decided(max_drop=0.02),
+        progress=False,
+    )
+    html = run._repr_html_()
+    early = N - run.options["stopped"]["ran"]
+    assert f"stopped early {early}" in html and "not run" not in html
+    assert "non-inferior at −2 pp" in html
