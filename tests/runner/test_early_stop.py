@@ -297,3 +297,5 @@ def test_the_headline_card_speaks_of_the_stop(base: eb.Run) -> None:
     early = N - run.options["stopped"]["ran"]
     assert f"stopped early {early}" in html and "not run" not in html
     assert "non-inferior at −2 pp" in html
+    assert run.summary().loc[0, "dropped_reasons"] == f"stopped_early {early}"
+    assert set(run.scores.loc[run.scores["status"].isna(), "reason"]) == {"stopped_early"}

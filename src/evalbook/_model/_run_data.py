@@ -20,11 +20,11 @@ from .._util._warn import warn
 from ._definitions import ScoreDefinition
 from ._epochs import reduce_scores, variance_parts
 from ._judge_stats import judge_stats
-from ._results import Results
+from ._results import PENDING, Results
 from ._scoring_rule import SUMMARY_COLUMNS, Headline, counted_of, headline_of, summarize
 from ._slices import cluster_codes, slices_of
 from ._step_tables import steps_table, tool_calls_table
-from ._stop_rules import stop_text
+from ._stop_rules import STOPPED_EARLY, stop_text
 from ._tables import cases_table, scores_table, unscored_table
 from ._usage_tables import usage_summary, usage_table
 
@@ -70,7 +70,24 @@ class RunData:
     @cached_property
     def scores(self) -> pd.DataFrame:
         """The long table: exactly one row per (sample, score)."""
-        return scores_table(self._results, self.definitions, self._counted)
+        table = scores_table(self._results, self.definitions, self._counted)
+        if self._stopped_early():  # a sample an early stop kept from running says so
+            pending = np.repeat(self._results.outcome == PENDING, len(self.definitions))
+            reason = table["reason"]
+            if isinstance(reason.dtype, pd.CategoricalDtype):
+                if STOPPED_EARLY not in reason.cat.categories:
+                    reason = reason.cat.add_categories([STOPPED_EARLY])
+                reason = reason.copy()
+                reason[pending] = STOPPED_EARLY
+            else:
+                reason = reason.where(~pending, STOPPED_EARLY)
+            table["reason"] = reason
+        return table
+
+    def _stopped_early(self) -> bool:
+        """Whether an early stop (`stop_when=`) decided, leaving samples `stopped_early`."""
+        stopped = self.options.get("stopped") if isinstance(self.options, dict) else None
+        return isinstance(stopped, dict) and stopped.get("decision") not in (None, "undecided")
 
     @cached_property
     def _steps(self) -> pd.DataFrame:
@@ -112,7 +129,12 @@ class RunData:
 
     @cached_property
     def _reduced(self) -> pd.DataFrame:
-        return reduce_scores(self.scores, self.definitions)
+        reduced = reduce_scores(self.scores, self.definitions)
+        if self._stopped_early() and self._results.epochs == 1:  # one row per (case, score)
+            pending = np.repeat(self._results.outcome == PENDING, len(self.definitions))
+            reason = reduced["reason"].cat.add_categories([STOPPED_EARLY])
+            reduced["reason"] = reason.where(~pending, STOPPED_EARLY)
+        return reduced
 
     def reduced(self) -> pd.DataFrame:
         """One row per (case, score): the case's epochs reduced by the score's reducer.

@@ -15,9 +15,20 @@ from typing import Any
 
 from .._errors import ConfigurationError
 
-__all__ = ["DECISIONS", "Decided", "Precise", "StopRule", "decided", "precise", "stop_text"]
+__all__ = [
+    "DECISIONS",
+    "STOPPED_EARLY",
+    "Decided",
+    "Precise",
+    "StopRule",
+    "decided",
+    "precise",
+    "stop_text",
+]
 
 DECISIONS = ("non_inferior", "inferior", "precise", "undecided")
+# the reason of a record whose sample an early stop kept from running (run.scores, summary)
+STOPPED_EARLY = "stopped_early"
 
 
 def _share(name: str, value: object, example: str) -> float:
