@@ -74,7 +74,7 @@ def test_a_better_run_stops_early_non_inferior_and_none_starts_after(
     assert stopped["ran"] < N / 2 and stopped["of"] == N
     # every sample that started finished and is kept; none started after the decision
     assert len(started) == stopped["ran"] == int(run.cases["outcome"].notna().sum())
-    assert stopped["at"] <= stopped["ran"] <= stopped["at"] + 8  # at most those in flight
+    assert stopped["at"] <= stopped["ran"]  # the decision's samples, and those in flight
     assert stopped["low"] > -0.02
     # the samples ran in the seeded order: its first `at` cases are eb.sample's
     first = set(eb.sample(DATA, stopped["at"], seed=0)["id"])
