@@ -20,6 +20,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers (at run time: _
     from ._api._report import report
     from ._api._review import review
     from ._api._run import Run
+    from ._api._sample import sample
     from ._compare._agreement import Agreement, agreement
     from ._compare._compare import Comparison, compare
     from ._compare._gate import Check
@@ -44,6 +45,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers (at run time: _
     )
     from ._model._reducers import pass_at, pass_hat
     from ._model._scorers import scorer
+    from ._model._stop_rules import decided, precise
     from ._model._transcript import Transcript
     from ._store._listing import runs
     from .display import show
@@ -70,6 +72,7 @@ __all__ = [
     "at_least",
     "check",
     "compare",
+    "decided",
     "define_score",
     "export_otel",
     "import_results",
@@ -84,10 +87,12 @@ __all__ = [
     "pass_at",
     "pass_hat",
     "pool",
+    "precise",
     "report",
     "review",
     "run",
     "runs",
+    "sample",
     "sample_size",
     "scorer",
     "show",
@@ -108,6 +113,7 @@ _WHERE = {
     "report": "._api._report",
     "review": "._api._review",
     "Run": "._api._run",
+    "sample": "._api._sample",
     "Agreement": "._compare._agreement",
     "agreement": "._compare._agreement",
     "Comparison": "._compare._compare",
@@ -137,6 +143,8 @@ _WHERE = {
     "pass_at": "._model._reducers",
     "pass_hat": "._model._reducers",
     "scorer": "._model._scorers",
+    "decided": "._model._stop_rules",
+    "precise": "._model._stop_rules",
     "Transcript": "._model._transcript",
     "runs": "._store._listing",
     "show": ".display",

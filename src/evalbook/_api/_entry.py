@@ -40,6 +40,9 @@ async def arun(
     executor: Any = None,
     max_cost: float | None = None,
     prices: Mapping[str, tuple[float, float]] | None = None,
+    against: Any = None,
+    stop_when: Any = None,
+    seed: int = 0,
 ) -> Run:
     """The async form of `eb.run()`: `run = await eb.arun(df, task=...)`.
 
@@ -75,6 +78,9 @@ def run(
     executor: Any = None,
     max_cost: float | None = None,
     prices: Mapping[str, tuple[float, float]] | None = None,
+    against: Any = None,
+    stop_when: Any = None,
+    seed: int = 0,
 ) -> Run:
     """Run `task` over every case of `data`, score the outputs, and return the `Run`.
 
@@ -114,6 +120,13 @@ def run(
         prices: `{model: (usd_per_1M_input_tokens, usd_per_1M_output_tokens)}`: turns
             recorded tokens into cost where a call gave no cost; a model without a price
             leaves its cost unknown (NaN).
+        against: The base run (a Run or a stored run's path) of `stop_when=eb.decided(...)`:
+            the primary score's paired delta, this run minus it, per case.
+        stop_when: `eb.decided(max_drop=X)` (with `against=`) or `eb.precise(half_width=H)`:
+            the samples run in a seeded random order and the run stops once an anytime-valid
+            confidence sequence decides; the samples not run are `stopped_early`, and the
+            decision is in `run.options["stopped"]` (docs/spend-less.md).
+        seed: The seed of that order (the order of `eb.sample(data, n, seed=seed)`).
 
     Example:
         >>> import pandas as pd, evalbook as eb

@@ -22,9 +22,20 @@ import pandas as pd
 from .._api._entry import run as run_eval
 from .._api._eval import Eval
 from .._api._refs import resolve_run
+from .._api._sample import sample
 from .._errors import ConfigurationError
+from .._model._stop_rules import decided, precise, stop_text
 from .._runner._resume import RetryErrors
-from ._args import EXIT_INCOMPLETE, EXIT_OK, CliError, positive_int, seconds, usd
+from ._args import (
+    EXIT_INCOMPLETE,
+    EXIT_OK,
+    CliError,
+    count,
+    fraction,
+    positive_int,
+    seconds,
+    usd,
+)
 from ._run_report import print_run
 from ._terminal import Out, for_terminal
 
@@ -55,6 +66,28 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=usd,
         metavar="USD",
         help="budget: no new sample starts once the recorded cost reaches USD (resumable)",
+    )
+    p.add_argument(
+        "--sample",
+        type=positive_int,
+        metavar="N",
+        help="run a deterministic subsample of N cases (eb.sample by case id and --seed)",
+    )
+    p.add_argument("--against", metavar="BASE", help="base run for --stop-when decided")
+    p.add_argument(
+        "--stop-when",
+        choices=("decided", "precise"),
+        help="stop early: 'decided' (with --against and --max-drop) or 'precise' (with "
+        "--half-width); docs/spend-less.md",
+    )
+    p.add_argument(
+        "--max-drop", type=fraction, metavar="X", help="the drop that decides (e.g. 0.02)"
+    )
+    p.add_argument(
+        "--half-width", type=fraction, metavar="H", help="the precision of 'precise' (e.g. 0.05)"
+    )
+    p.add_argument(
+        "--seed", type=count, metavar="N", help="seed of --sample and of the samples' order"
     )
     again = p.add_mutually_exclusive_group()
     again.add_argument(
@@ -157,6 +190,13 @@ def run(args: argparse.Namespace) -> int:
         if args.limit is not None:
             data = (data if isinstance(data, pd.DataFrame) else pd.DataFrame(data)).head(args.limit)
         store = options.get("store", "runs")
+        _stop_options(args, options, store)
+        if args.sample is not None:
+            frame = data if isinstance(data, pd.DataFrame) else pd.DataFrame(data)
+            try:
+                data = sample(frame, args.sample, seed=options.get("seed", 0))
+            except ConfigurationError as exc:
+                raise CliError(f"Eval {var!r}: {exc}") from None
         if args.resume is not None:
             options["resume"] = resolve_run(args.resume, store if store is not None else "runs")
         if args.retry_errors is not None:
@@ -185,6 +225,10 @@ def run(args: argparse.Namespace) -> int:
             out.line()
         print_run(out, result, breakdown=False)
         unrun = int(result.cases["outcome"].isna().sum())
+        stopped = result.options.get("stopped")
+        if isinstance(stopped, dict) and stopped.get("decision") != "undecided":
+            out.line(f"Early stop: {stop_text(stopped)}")
+            unrun = 0  # stopped early: decided, not incomplete
         if unrun:  # e.g. --max-cost stopped it: a CI step must not read this as a whole run
             where = result.path if result.path is not None else "(not stored)"
             sys.stderr.write(
@@ -194,6 +238,39 @@ def run(args: argparse.Namespace) -> int:
             )
             code = EXIT_INCOMPLETE
     return code
+
+
+def _stop_options(args: argparse.Namespace, options: dict[str, Any], store: Any) -> None:
+    """`--stop-when`, `--max-drop`, `--half-width`, `--against`, `--seed` into run options."""
+    if args.seed is not None:
+        options["seed"] = args.seed
+    if args.stop_when is None:
+        for flag, value in (
+            ("--against", args.against),
+            ("--max-drop", args.max_drop),
+            ("--half-width", args.half_width),
+        ):
+            if value is not None:
+                raise CliError(f"{flag} goes with --stop-when (decided or precise)")
+        return
+    if args.stop_when == "decided":
+        if args.max_drop is None or args.against is None:
+            raise CliError("--stop-when decided needs --against BASE and --max-drop X")
+        if args.half_width is not None:
+            raise CliError("--half-width goes with --stop-when precise")
+        options["against"] = resolve_run(args.against, store if store is not None else "runs")
+        options["stop_when"] = _rule(decided, args.max_drop)
+        return
+    if args.half_width is None or args.against is not None or args.max_drop is not None:
+        raise CliError("--stop-when precise takes --half-width H (and no --against, --max-drop)")
+    options["stop_when"] = _rule(precise, args.half_width)
+
+
+def _rule(make: Any, value: float) -> Any:
+    try:
+        return make(value)
+    except ConfigurationError as exc:
+        raise CliError(str(exc)) from None
 
 
 def _retry(args: argparse.Namespace, out: Out, store: Any) -> RetryErrors | None:

@@ -30,7 +30,14 @@ from ._pairing import (
     first_epoch_rows,
     positions,
 )
-from ._warnings import definition_warnings, epochs_warning, primary_of, primary_warning
+from ._warnings import (
+    definition_warnings,
+    epochs_warning,
+    primary_of,
+    primary_warning,
+    sample_warning,
+    stop_notes,
+)
 
 __all__ = [
     "CHANGES",
@@ -306,6 +313,7 @@ def compare(
 
     warnings = case_set_warning(a, b, n_a - shared, len(b_only), shared)
     warnings += primary_warning(a, b) + epochs_warning(a, b) + definition_warnings(a, b, common)
+    warnings += sample_warning(a, b) + stop_notes(a, b)
     only = (
         [n for n in names_a if n not in names_b],
         [d.name for d in b.definitions if d.name not in set(names_a)],

@@ -174,6 +174,10 @@ def check_gate(
     if pending is not None:
         # A false pass otherwise: the cases that never ran could each have failed.
         checks.append(Condition("incomplete", False, f"{pending}; an incomplete run never passes"))
+    stopped = run.options.get("stopped") if isinstance(run.options, dict) else None
+    if isinstance(stopped, dict) and stopped.get("decision") == "inferior":
+        # the early stop decided against the run: no gate passes it
+        checks.append(Condition("decision", False, f"{run.headline.stopped}"))
     if spec.min_completion is not None:
         checks.append(_check_completion(run, spec.min_completion))
     if spec.min is not None:
@@ -326,7 +330,9 @@ def baseline_change(
 
 def pending_note(run: RunData) -> str | None:
     """A note when some cases of `run` have no final outcome (an incomplete run), else None."""
+    # an early-stopped run's samples not run are `stopped_early`, not missing
     pending = run.headline.n_samples - sum(run.headline.counts.values())
+    pending -= run.headline.stopped_early
     if pending <= 0:
         return None
     what = "samples" if run.headline.epochs > 1 else "cases"

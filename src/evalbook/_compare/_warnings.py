@@ -7,7 +7,8 @@
 - a score whose epochs are reduced differently (`define_score(reducer=...)`), naming the score
   and both reducers: a mean of case values reduced one way is not comparable with a mean of
   case values reduced another way;
-- a score defined differently (label, combine, errors policy).
+- a score defined differently (label, combine, errors policy);
+- runs drawn with different `eb.sample` specs (or one sampled, the other not).
 """
 
 from __future__ import annotations
@@ -21,8 +22,17 @@ import pandas as pd
 
 from .._model._definitions import AllOf, AnyOf, AtLeast, MeanOf, ScoreDefinition
 from .._model._run_data import RunData
+from .._model._sampling import spec_text, specs_differ
+from .._model._stop_rules import stop_text
 
-__all__ = ["definition_warnings", "epochs_warning", "primary_of", "primary_warning"]
+__all__ = [
+    "definition_warnings",
+    "epochs_warning",
+    "primary_of",
+    "primary_warning",
+    "sample_warning",
+    "stop_notes",
+]
 
 _RECORDED = ("kind", "id", "model")  # grader fields the scores table carries per record
 _GRADER_FIELDS = ("kind", "id", "model", "version", "votes", "reducer")
@@ -122,6 +132,50 @@ def epochs_warning(a: RunData, b: RunData) -> list[str]:
         "value is reduced over a different number of samples, so the runs are not like for "
         "like (a mean over 5 epochs varies less than one over 1)."
     ]
+
+
+def sample_warning(a: RunData, b: RunData) -> list[str]:
+    """One sentence when the runs' cases were drawn by different `eb.sample` specs."""
+    sa = (getattr(a, "options", None) or {}).get("sample")
+    sb = (getattr(b, "options", None) or {}).get("sample")
+    if not specs_differ(sa, sb):
+        return []
+    return [
+        f"The runs were drawn with different samples ({a.name!r}: {spec_text(sa)}; "
+        f"{b.name!r}: {spec_text(sb)}): their cases are different draws, so only the cases "
+        "both ran are paired; draw both with the same eb.sample(...) for like for like."
+    ]
+
+
+def _pp(x: float) -> str:
+    return f"{x * 100:+.1f}".replace("-", "−")
+
+
+def stop_notes(a: RunData, b: RunData) -> list[str]:
+    """For a run that stopped early (`stop_when=`): its sequential interval, beside the
+    fixed-n one of the summary (which assumes the number of cases was fixed in advance)."""
+    notes: list[str] = []
+    for run in (a, b):
+        options = getattr(run, "options", None) or {}
+        stopped = options.get("stopped")
+        text = stop_text(stopped)
+        if text is None or not isinstance(stopped, dict) or stopped.get("low") is None:
+            continue
+        low, high = float(stopped["low"]), float(stopped["high"])
+        level = f"{1 - float(stopped.get('alpha', 0.05)):.0%}"
+        against = (options.get("against") or {}).get("name")
+        if stopped.get("max_drop") is not None:
+            what = f"the delta against {against!r}" if against else "the delta against its base"
+            interval = f"[{_pp(low)}, {_pp(high)}] pp"
+        else:
+            what = "its primary score's mean"
+            interval = f"[{low:.3f}, {high:.3f}]"
+        notes.append(
+            f"Run {run.name!r} {text}: its sequential {level} interval of {what} is "
+            f"{interval}, valid however often it was looked at; the summary's fixed-n interval "
+            "assumes the number of cases was fixed in advance."
+        )
+    return notes
 
 
 def definition_warnings(a: RunData, b: RunData, common: list[str]) -> list[str]:

@@ -5,6 +5,7 @@ No I/O here: the public `Run` (in `evalbook._api`) adds saving, exporting, resco
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Sequence
 from functools import cached_property
 from pathlib import Path
@@ -20,10 +21,11 @@ from ._definitions import ScoreDefinition
 from ._epochs import reduce_scores, variance_parts
 from ._judge_stats import judge_stats
 from ._labels import Label
-from ._results import Results
+from ._results import PENDING, Results
 from ._scoring_rule import SUMMARY_COLUMNS, Headline, counted_of, headline_of, summarize
 from ._slices import cluster_codes, slices_of
 from ._step_tables import steps_table, tool_calls_table
+from ._stop_rules import STOPPED_EARLY, stop_text
 from ._tables import cases_table, scores_table, unscored_table
 from ._usage_tables import usage_summary, usage_table
 
@@ -71,7 +73,24 @@ class RunData:
     @cached_property
     def scores(self) -> pd.DataFrame:
         """The long table: exactly one row per (sample, score)."""
-        return scores_table(self._results, self.definitions, self._counted)
+        table = scores_table(self._results, self.definitions, self._counted)
+        if self._stopped_early():  # a sample an early stop kept from running says so
+            pending = np.repeat(self._results.outcome == PENDING, len(self.definitions))
+            reason = table["reason"]
+            if isinstance(reason.dtype, pd.CategoricalDtype):
+                if STOPPED_EARLY not in reason.cat.categories:
+                    reason = reason.cat.add_categories([STOPPED_EARLY])
+                reason = reason.copy()
+                reason[pending] = STOPPED_EARLY
+            else:
+                reason = reason.where(~pending, STOPPED_EARLY)
+            table["reason"] = reason
+        return table
+
+    def _stopped_early(self) -> bool:
+        """Whether an early stop (`stop_when=`) decided, leaving samples `stopped_early`."""
+        stopped = self.options.get("stopped") if isinstance(self.options, dict) else None
+        return isinstance(stopped, dict) and stopped.get("decision") not in (None, "undecided")
 
     @cached_property
     def _steps(self) -> pd.DataFrame:
@@ -113,7 +132,12 @@ class RunData:
 
     @cached_property
     def _reduced(self) -> pd.DataFrame:
-        return reduce_scores(self.scores, self.definitions)
+        reduced = reduce_scores(self.scores, self.definitions)
+        if self._stopped_early() and self._results.epochs == 1:  # one row per (case, score)
+            pending = np.repeat(self._results.outcome == PENDING, len(self.definitions))
+            reason = reduced["reason"].cat.add_categories([STOPPED_EARLY])
+            reduced["reason"] = reason.where(~pending, STOPPED_EARLY)
+        return reduced
 
     def reduced(self) -> pd.DataFrame:
         """One row per (case, score): the case's epochs reduced by the score's reducer.
@@ -206,7 +230,19 @@ class RunData:
     @cached_property
     def headline(self) -> Headline:
         """The primary score (or only score, or passed rate) with the completion rate."""
-        return headline_of(self._results, self.definitions, self._summary)
+        headline = headline_of(self._results, self.definitions, self._summary)
+        stopped = self.options.get("stopped") if isinstance(self.options, dict) else None
+        text = stop_text(stopped)
+        if text is None or not isinstance(stopped, dict) or stopped["decision"] == "undecided":
+            return headline
+        ran = sum(headline.counts.values())
+        done = headline.counts.get("passed", 0) + headline.counts.get("failed", 0)
+        return dataclasses.replace(
+            headline,
+            stopped=text,
+            stopped_early=headline.n_samples - ran,
+            completion=done / ran if ran else None,
+        )
 
     def unscored(self) -> pd.DataFrame:
         """Why records were not scored: `score, status, reason, n`."""

@@ -231,6 +231,10 @@ class Headline:
     # the cases the score's mean is over, when fewer than the run's (why the others are not:
     # the summary's `dropped_reasons`); None when every case counts, or for the passed rate
     cases_counted: int | None = None
+    # an early-stopped run (`stop_when=`): its stop in words, and the samples it never ran
+    # (`stopped_early`: neither errors nor "not run"; completion is over the samples it ran)
+    stopped: str | None = None
+    stopped_early: int = 0
 
     @property
     def n_samples(self) -> int:
@@ -251,10 +255,11 @@ class Headline:
             for k in ("errored", "timed_out")
             if self.counts.get(k, 0)
         ]
-        pending = self.n_samples - sum(self.counts.values())
+        pending = self.n_samples - sum(self.counts.values()) - self.stopped_early
         if pending > 0:
             missing.append(f"{pending} not run")
-        return f"{text} ({', '.join(missing)})" if missing else text
+        text = f"{text} ({', '.join(missing)})" if missing else text
+        return text if self.stopped is None else f"{text} · {self.stopped}"
 
     def __str__(self) -> str:
         return self.text

@@ -68,10 +68,17 @@ def _headline_inner(h: HeadlineLike, row: Any = None) -> str:
     badges = "".join(
         badge(f"{label} {h.counts.get(key, 0)}", key) for key, label in _OUTCOME_LABELS
     )
-    pending = h.n_samples - sum(h.counts.values())
+    # an early-stopped run (stop_when=): its samples not run are stopped early, not "not run"
+    stopped: str | None = getattr(h, "stopped", None)
+    early: int = getattr(h, "stopped_early", 0)
+    pending = h.n_samples - sum(h.counts.values()) - early
     if pending > 0:
         badges += badge(f"not run {pending}", "pending")
+    if early > 0:
+        badges += badge(f"stopped early {early}", "pending")
     size = f"{h.n_cases} cases" + (f" × {h.epochs} epochs" if h.epochs > 1 else "")
+    if stopped is not None:
+        size += f" · {esc(stopped)}"
     counts = (
         f'<div style="{MUTED}; font-size: 12px">{esc(counts_line(row))}</div>'
         if row is not None

@@ -16,8 +16,10 @@ from .._errors import ConfigurationError
 from .._model._definitions import ScoreDefinition
 from .._model._results import PENDING
 from .._model._run_data import RunData
+from .._model._sampling import SAMPLE_ATTR
 from .._model._scorers import Scorer
 from .._store._door import Prepared
+from .._store._load import read_run
 from .._util._warn import warn
 from ._calls import Threads, close_abandoned
 from ._engine import Engine, Executor, Kept, LocalExecutor
@@ -25,6 +27,7 @@ from ._meter import Ledger, known_cost, warn_usage
 from ._options import RunOptions
 from ._plan import Plan, check_epochs, make_plan
 from ._prepare import prepare
+from ._stopping import Stopper
 
 __all__ = ["drive", "execute"]
 
@@ -74,6 +77,7 @@ async def execute(
 ) -> RunData:
     """Plan and prepare the run, execute every case; return the run's data."""
     frame = _as_frame(data)
+    spec = frame.attrs.get(SAMPLE_ATTR)  # drawn by eb.sample: the run records how (§18)
     plan = make_plan(frame, task, scorers, scores, options.output_column, options.cluster)
     if options.resume is None:  # pass@k needs k epochs: before any case (a resume needs the
         # stored run's epochs, and its check says which: the stored run passed this one)
@@ -88,6 +92,8 @@ async def execute(
     if run_name == "<lambda>":
         run_name = "run"
     recorded = options.recorded()
+    if isinstance(spec, dict):
+        recorded["sample"] = dict(spec)
     # the run store (issue 3): name check, folder, run.started; resume pre-fills results
     prepared = prepare(
         plan,
@@ -116,6 +122,23 @@ def _say_interrupted(prepared: Prepared) -> None:
     )
 
 
+def _stopper(options: RunOptions, plan: Plan, prepared: Prepared) -> Stopper | None:
+    """The run's early stop (`stop_when=`), its base run read when given as a path."""
+    if options.stop_when is None:
+        return None
+    base = options.against
+    if isinstance(base, str | os.PathLike):
+        base = read_run(base)
+    if base is not None and not isinstance(base, RunData):
+        raise ConfigurationError(
+            f"against= takes the base run (a Run, or the path of a stored run), got "
+            f"{type(base).__name__}"
+        )
+    return Stopper(
+        options.stop_when, prepared.results, plan.definitions, seed=options.seed, base=base
+    )
+
+
 async def drive(
     plan: Plan,
     prepared: Prepared,
@@ -131,6 +154,9 @@ async def drive(
     Shared by `arun` and `Run.rescore` (`kept`): the worker threads, the progress bar, closing
     the log on an interruption (so it stays resumable) and writing the final files.
     """
+    stopper = _stopper(options, plan, prepared)
+    if stopper is not None:
+        todo = stopper.ordered(todo)  # the seeded order; none once decided (a resume)
     bar = _progress(len(todo), options.progress, prepared.name)
     threads = Threads()
     # the budget counts what the run has recorded so far: a resume's kept samples too
@@ -144,6 +170,7 @@ async def drive(
         tick=(lambda: bar.update(1)) if bar is not None else None,
         kept=kept,
         ledger=ledger,
+        stopper=stopper,
     )
     try:
         await executor.execute(engine, todo)
@@ -157,6 +184,8 @@ async def drive(
         if bar is not None:
             bar.close()
     warn_usage(ledger, prepared.name)
+    if stopper is not None:
+        recorded["stopped"] = stopper.recorded()
     finished = RunData(
         name=prepared.name,
         id=prepared.run_id,

@@ -39,6 +39,7 @@ from ._options import RunOptions
 from ._plan import BoundScorer, Plan
 from ._scorer_calls import INVALID, awaitable_again, is_sample_error, scored_async, scored_sync
 from ._steps import StepLog, logging_steps
+from ._stopping import Stopper
 
 __all__ = [
     "Engine",
@@ -111,6 +112,7 @@ class Engine:
         kept: Kept | None = None,
         epoch_at: Sequence[int] | None = None,
         ledger: Ledger | None = None,
+        stopper: Stopper | None = None,
     ) -> None:
         self.plan = plan
         self.results = results
@@ -132,6 +134,7 @@ class Engine:
         self.warned: set[str] = set()
         # the run's prices, budget and spend (one per run: every sample's meter reports here)
         self.ledger = Ledger(options.prices, options.max_cost) if ledger is None else ledger
+        self.stopper = stopper  # stop_when=: once decided, no sample starts (docs/spend-less.md)
 
     def _sample(self, pos: int) -> tuple[int, int]:
         """Sample `pos` as (the row of its case in the plan's columns, its epoch)."""
@@ -159,6 +162,9 @@ class Engine:
         """
         if self.ledger.exhausted():
             self.ledger.not_started += 1
+            return
+        if self.stopper is not None and self.stopper.stopped:
+            self.stopper.skipped += 1
             return
         values = self._values(pos)
         with metering(self.ledger.meter(values["case_id"], values["epoch"])) as meter:
@@ -303,6 +309,8 @@ class Engine:
             case = self.results.set_case(pos, case)  # as stored: its text cleaned
         if self.sink is not None:
             self.sink.case_ended(pos, case)
+        if self.stopper is not None:
+            self.stopper.catch_up()
         if self.tick is not None:
             self.tick()
 

@@ -16,6 +16,7 @@ from typing import Any
 
 from .._errors import ConfigurationError
 from .._model._tally import check_prices
+from ._stopping import check_stop
 
 __all__ = ["RunOptions"]
 
@@ -47,6 +48,9 @@ class RunOptions:
     executor: Any = None
     max_cost: float | None = None
     prices: Mapping[str, tuple[float, float]] | None = None
+    against: Any = None
+    stop_when: Any = None
+    seed: int = 0
 
     def __post_init__(self) -> None:
         c, a, t = self.concurrency, self.attempts, self.timeout
@@ -85,6 +89,11 @@ class RunOptions:
                 f"max_cost must be a number of US dollars >= 0 or None, got {m!r}; "
                 "e.g. max_cost=5.0 stops starting samples once $5 is recorded"
             )
+        if isinstance(self.seed, bool) or not isinstance(self.seed, int):
+            raise ConfigurationError(
+                f"seed= must be an integer (the seed of the samples' order), got {self.seed!r}"
+            )
+        check_stop(self.stop_when, self.against, self.epochs)
         for label, value in (("timeout", t), ("scorer_timeout", self.scorer_timeout)):
             if value is not None and (
                 isinstance(value, bool) or not isinstance(value, int | float) or not value > 0
@@ -130,4 +139,14 @@ class RunOptions:
             recorded["max_cost"] = self.max_cost
         if self.prices is not None:  # what the run's costs were computed with (docs/cost.md)
             recorded["prices"] = {m: list(p) for m, p in self.prices.items()}
+        if self.stop_when is not None:  # early stopping (docs/spend-less.md)
+            recorded["stop_when"] = self.stop_when.spec()
+            recorded["seed"] = self.seed
+            if self.against is not None:
+                base = self.against
+                recorded["against"] = {
+                    "name": getattr(base, "name", None),
+                    "id": getattr(base, "id", None),
+                    "path": None if getattr(base, "path", None) is None else str(base.path),
+                }
         return recorded

@@ -495,6 +495,9 @@ def read_run(path: str | os.PathLike[str], *, warn_incomplete: bool = True) -> R
     run = _read(run_folder(path), warn_damage=warn_incomplete)
     if warn_incomplete:
         missing = int(np.count_nonzero(run.results.outcome == PENDING))
+        stopped = run.options.get("stopped")
+        if isinstance(stopped, dict) and stopped.get("decision") != "undecided":
+            missing = 0  # stopped early (docs/spend-less.md): decided, not interrupted
         if missing:
             what = "samples" if run.results.epochs > 1 else "cases"
             head = (

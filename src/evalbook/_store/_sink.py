@@ -320,8 +320,11 @@ class Prepared:
             return
         sink = self.sink
         status = finish_status(run.results)
+        stopped = run.options.get("stopped")
+        if isinstance(stopped, dict) and stopped.get("decision") != "undecided":
+            status = "stopped"  # early, by stop_when= (docs/spend-less.md)
         ended_at = now_iso()
-        sink.write(ended_event(run.results, ended_at, status))
+        sink.write(ended_event(run.results, ended_at, status, stopped))
         sink.close()
         for pos, tie in sink.ties.items():  # the final cases.parquet names them too
             run.results.ties[pos] = tie
@@ -338,11 +341,18 @@ class Prepared:
             )
 
 
-def ended_event(results: Results, ended_at: str, status: str) -> str:
-    """The `run.ended` line: how the run ended and its outcome counts."""
+def ended_event(results: Results, ended_at: str, status: str, stopped: Any = None) -> str:
+    """The `run.ended` line: how the run ended and its outcome counts (and an early stop's
+    decision, `stopped`, which a read of the log puts into the run's options)."""
     counts = outcome_counts(results)
+    extra = {} if stopped is None else {"stopped": stopped}
     return event_line(
-        "run.ended", ended_at=ended_at, status=status, n_cases=results.n_cases, counts=counts
+        "run.ended",
+        ended_at=ended_at,
+        status=status,
+        n_cases=results.n_cases,
+        counts=counts,
+        **extra,
     )
 
 

@@ -239,8 +239,12 @@ class DaskRunner:
     def _stream(self, client: Any, engine: Engine, todo: list[int], stop: threading.Event) -> None:
         dist = _distributed()
         slots = sum(client.nthreads().values())
-        order = epoch_major(todo, engine.epochs)
-        batches = partition(order, batch_size(len(order), slots, engine.concurrency))
+        if engine.stopper is None:
+            order = epoch_major(todo, engine.epochs)
+            size = batch_size(len(order), slots, engine.concurrency)
+        else:  # stop_when=: the seeded order, in small batches (little runs past a decision)
+            order, size = list(todo), max(1, -(-engine.concurrency // max(1, slots)))
+        batches = partition(order, size)
         blobs = [
             _pickle_batch(self.plan, b, engine.epochs) for b in batches
         ]  # all checked before any runs
@@ -314,6 +318,8 @@ class DaskRunner:
             case = results.set_case(pos, case)  # as stored: its text cleaned
             if sink is not None:
                 sink.case_ended(pos, case)
+            if engine.stopper is not None:
+                engine.stopper.catch_up()
             at = self.scorer_at
             named = ((at[j], r) for j, r in enumerate(case.records) if j in at)
             warn_invalid(engine.warned, results.case_id_of(pos), named)
@@ -359,6 +365,9 @@ class _Flow:
     def over_budget(self) -> bool:
         """Whether no further sample may start: the budget is reached by the ledger's count,
         a batch's, or the run's live total (which also holds the calls of samples running)."""
+        stopper = self.engine.stopper
+        if stopper is not None and stopper.stopped:  # stop_when= decided: no batch starts
+            return True
         ledger = self.engine.ledger
         if self.stopped or ledger.max_cost is None:
             return self.stopped
@@ -401,7 +410,7 @@ class _Flow:
         engine = self.engine
         waiting = deque(zip(batches, blobs, strict=True))
         window = len(waiting)
-        if engine.ledger.max_cost is not None:
+        if engine.ledger.max_cost is not None or engine.stopper is not None:
             window = max(1, sum(self.client.nthreads().values()))
         while waiting and len(self.live) < window and not self.over_budget():
             self.submit(*waiting.popleft())

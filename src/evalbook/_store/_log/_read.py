@@ -253,6 +253,8 @@ class _Replay:
             self.ended = None
         elif kind == "run.ended":
             self.ended = event
+            if isinstance(event.get("stopped"), dict):  # an early stop's decision
+                self.options["stopped"] = event["stopped"]
         elif kind == "run.started":
             raise ValueError("a second run.started event")
         else:  # a later writer's event comes with a later schema_version, refused before
