@@ -45,6 +45,7 @@ PUBLIC = {
     "sample_size",
     "scorer",
     "show",
+    "tool_calls_match",
     "wrap_openai",
 }
 

@@ -40,6 +40,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers (at run time: _
     )
     from ._model._reducers import pass_at, pass_hat
     from ._model._scorers import scorer
+    from ._model._tool_calls_match import tool_calls_match
     from ._model._transcript import Transcript
     from ._store._listing import runs
     from .display import show
@@ -83,6 +84,7 @@ __all__ = [
     "sample_size",
     "scorer",
     "show",
+    "tool_calls_match",
     "wrap_openai",
 ]
 
@@ -126,6 +128,7 @@ _WHERE = {
     "pass_hat": "._model._reducers",
     "scorer": "._model._scorers",
     "Transcript": "._model._transcript",
+    "tool_calls_match": "._model._tool_calls_match",
     "runs": "._store._listing",
     "show": ".display",
 }

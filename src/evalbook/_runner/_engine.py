@@ -273,6 +273,7 @@ class Engine:
         """
         if outcome == PASSED:
             values["output"] = output
+            values["transcript"] = transcript  # a scorer's `transcript` (None: it has none)
             await self._score(values, recs)
             filled = [_NOT_RECORDED if r is None else r for r in recs]
         elif outcome == FAILED:
