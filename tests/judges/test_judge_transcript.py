@@ -54,7 +54,9 @@ def test_a_template_shows_the_transcript_one_line_per_message() -> None:
 
 def test_a_templates_transcript_fields_read_through() -> None:
     client = Scripted(score(3))
-    judged_run("{transcript.messages[3].content} ({transcript.messages[0].role})", client, ids=("c",))
+    judged_run(
+        "{transcript.messages[3].content} ({transcript.messages[0].role})", client, ids=("c",)
+    )
     assert client.calls[0][0][0]["content"] == "Sorry, none left. (user)"
 
 
@@ -103,7 +105,10 @@ def test_the_text_is_bounded_keeping_the_first_and_last_messages() -> None:
 @pytest.mark.parametrize("n_calls", [1, 40])
 def test_a_line_is_bounded_and_control_characters_are_escaped(n_calls: int) -> None:
     calls = [
-        {"id": f"c{i}", "function": {"name": "f\x1b[31m", "arguments": '{"a": "' + "y" * 900 + '"}'}}
+        {
+            "id": f"c{i}",
+            "function": {"name": "f\x1b[31m", "arguments": '{"a": "' + "y" * 900 + '"}'},
+        }
         for i in range(n_calls)
     ]
     text = transcript_text(eb.Transcript([{"role": "assistant", "tool_calls": calls}]))

@@ -255,7 +255,7 @@ def test_a_bad_expected_value_fails_before_any_case_runs(bad: Any, said: str) ->
 
 def test_a_missing_column_fails_before_any_case_runs() -> None:
     frame = pd.DataFrame({"id": ["a"], "calls": [["f"]], "made": [[]]})
-    with pytest.raises(eb.ConfigurationError, match="'expected' is not a column.*calls"):
+    with pytest.raises(eb.ConfigurationError, match=r"'expected' is not a column.*calls"):
         eb.run(frame, task=agent, scorers=[eb.tool_calls_match("m", "expected")], store=None,
                progress=False)  # fmt: skip
 

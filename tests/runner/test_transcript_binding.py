@@ -80,9 +80,7 @@ def test_kwargs_receive_the_transcript_too() -> None:
 def test_a_rescore_in_memory_sees_the_transcripts() -> None:
     run = eb.run(data(), task=lambda k: "x", store=None, progress=False, scorers=[])
     # the source had no transcripts: every sample's is None
-    assert set(run.rescore(scorers=[n_steps], progress=False).scores["reason"]) == {
-        "no_transcript"
-    }
+    assert set(run.rescore(scorers=[n_steps], progress=False).scores["reason"]) == {"no_transcript"}
     source = eb.run(data(), task=agent, scorers=[], scores=[], store=None, progress=False)
     assert values(source.rescore(scorers=[n_steps], progress=False)) == expected()
 

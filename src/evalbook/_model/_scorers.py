@@ -34,6 +34,7 @@ class Scorer:
 
     __slots__ = ("check", "definitions", "fn", "is_async", "name")
     fn: Callable[..., Any]
+    check: DataCheck | None
 
     def __init__(
         self,

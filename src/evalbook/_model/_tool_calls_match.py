@@ -73,9 +73,7 @@ def json_equal(a: Any, b: Any) -> bool:
         return a is None and b is None
     if isinstance(a, Mapping):
         return (
-            isinstance(b, Mapping)
-            and set(a) == set(b)
-            and all(json_equal(a[k], b[k]) for k in a)
+            isinstance(b, Mapping) and set(a) == set(b) and all(json_equal(a[k], b[k]) for k in a)
         )
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
@@ -223,8 +221,7 @@ def _rule(args: ArgsRule) -> Callable[[ExpectedCall, ExpectedCall], bool]:
         return lambda e, a: not e.compare_args or json_equal(e.arguments, a.arguments)
     if not callable(args):
         raise ConfigurationError(
-            f"args must be 'exact', 'ignore' or a function (expected, actual) -> bool, "
-            f"got {args!r}"
+            f"args must be 'exact', 'ignore' or a function (expected, actual) -> bool, got {args!r}"
         )
     fn = args
 
@@ -290,9 +287,7 @@ def tool_calls_match(
         ('tools.ok', 'tool_calls_match')
     """
     if mode not in MODES:
-        raise ConfigurationError(
-            f"mode must be one of {', '.join(map(repr, MODES))}, got {mode!r}"
-        )
+        raise ConfigurationError(f"mode must be one of {', '.join(map(repr, MODES))}, got {mode!r}")
     same = _rule(args)
     if not isinstance(expected, str) or not expected:
         raise ConfigurationError(
@@ -330,4 +325,3 @@ def tool_calls_match(
     name = f"tool_calls_match({d.name})"
     score.__name__ = score.__qualname__ = name
     return Scorer(score, [d], name=name, check=_check_column(expected))
-

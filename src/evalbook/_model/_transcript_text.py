@@ -3,8 +3,9 @@
 Each message is one line, `role: content`; an assistant's tool calls follow as `name(args)`,
 a tool result is `tool name(call id): content`, marked `[error: ...]` when it failed. Text is
 made visible (newlines and control characters as their escapes, so a line stays one line),
-each part is shortened to `PART_CHARS` characters, each line to `LINE_CHARS`, and the whole text to about `TOTAL_CHARS`:
-past that, the first and the last messages are kept and one line says how many were left out.
+each part is shortened to `PART_CHARS` characters, each line to `LINE_CHARS`, and the whole
+text to `TOTAL_CHARS`: past that, the first and the last messages are kept and one line says
+how many were left out.
 """
 
 from __future__ import annotations
@@ -77,8 +78,8 @@ def transcript_text(transcript: Transcript, total: int = TOTAL_CHARS) -> str:
         >>> import evalbook as eb
         >>> t = eb.Transcript([
         ...     {"role": "user", "content": "Weather in\\nParis?"},
-        ...     {"role": "assistant", "tool_calls": [
-        ...         {"id": "c1", "function": {"name": "weather", "arguments": '{"city": "Paris"}'}}]},
+        ...     {"role": "assistant", "tool_calls": [{"id": "c1", "function": {
+        ...         "name": "weather", "arguments": '{"city": "Paris"}'}}]},
         ...     {"role": "tool", "tool_call_id": "c1", "content": "", "error": "timeout"},
         ...     {"role": "assistant", "content": "Sorry."}])
         >>> print(transcript_text(t))
