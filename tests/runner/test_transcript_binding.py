@@ -106,3 +106,16 @@ def test_a_task_cannot_take_transcript() -> None:
 
     with pytest.raises(eb.ScorerSignatureError, match="transcript"):
         eb.run(data(), task=task, store=None, progress=False)
+
+
+def test_the_transcripts_output_is_the_samples_in_a_run_and_a_rescore(tmp_path: Path) -> None:
+    def output_of(transcript: eb.Transcript | None) -> float:
+        assert transcript is not None
+        return float(transcript.output == "done")
+
+    source = eb.run(data(3).iloc[1:], task=agent, scorers=[output_of], store=tmp_path,
+                    progress=False)  # fmt: skip
+    assert source.scores["value"].tolist() == [1.0, 1.0]
+    assert source.path is not None
+    again = eb.load_run(source.path).rescore(scorers=[output_of], progress=False)
+    assert again.scores["value"].tolist() == [1.0, 1.0]
