@@ -18,8 +18,10 @@ from __future__ import annotations
 import json
 import random
 from itertools import product
+from pathlib import Path
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -288,3 +290,43 @@ def test_the_definition_and_grader() -> None:
     derived = eb.define_score("both", combine=eb.all_of(mine))
     with pytest.raises(eb.ConfigurationError, match="derived"):
         eb.tool_calls_match(derived, "e")
+
+
+def test_a_stored_runs_rescore_scores_as_the_run_did(tmp_path: Path) -> None:
+    """data.parquet gives a column of dicts back as arrays of dicts with every row's keys
+    (null where a row had none): the same expected calls, the same values."""
+    made = {"a": [("s", {"q": 1})], "b": [("o", {"u": "x", "n": [1, 2]}), ("s", {})]}
+
+    def task(case_id: str) -> eb.Transcript:
+        return transcript_of(made[case_id])
+
+    frame = pd.DataFrame(
+        {
+            "id": ["a", "b"],
+            "expected": [
+                [{"name": "s", "arguments": {"q": 1}}],
+                [{"name": "o", "arguments": {"u": "x", "n": [1, 2]}}, {"name": "s"}],
+            ],
+        }
+    )
+    scorers = [eb.tool_calls_match(f"m.{m}", "expected", mode=m) for m in MODES]  # type: ignore[arg-type]
+    run = eb.run(frame, task=task, scorers=scorers, store=tmp_path, progress=False)
+    assert run.path is not None
+    loaded = eb.load_run(run.path)
+    assert isinstance(loaded.data["expected"].iloc[0], np.ndarray)  # what the store gives
+    again = loaded.rescore(scorers=scorers, progress=False)
+    assert run.scores["value"].tolist() == [1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0, 1.0]
+    assert again.scores["value"].tolist() == run.scores["value"].tolist()
+
+
+@pytest.mark.parametrize(
+    ("expected", "value"),
+    [
+        ([{"name": "open", "arguments": {"url": "a", "n": 1, "page": None}}], 1.0),
+        ([{"name": "open", "arguments": None}], 1.0),  # null arguments: the name only
+        ([{"name": "open", "arguments": {"url": "a", "n": [1]}}], 0.0),
+    ],
+)
+def test_null_keys_count_as_absent(expected: Any, value: float) -> None:
+    rec = one(expected, [("open", {"url": "a", "n": 1})])
+    assert rec["value"] == value

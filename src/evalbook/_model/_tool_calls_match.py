@@ -57,40 +57,62 @@ class ExpectedCall:
 
 def json_equal(a: Any, b: Any) -> bool:
     """Whether two JSON values are equal as JSON: `true` is not `1`, `1` is `1.0`, a tuple
-    is a list.
+    or a 1-D array is a list, and an object's key whose value is null counts as absent (so
+    `{"x": null}` is `{}`: what a Parquet round trip of a column of dicts adds is no change).
 
     Example:
         >>> json_equal({"n": 1, "tags": ("a",)}, {"tags": ["a"], "n": 1.0}), json_equal(True, 1)
         (True, False)
+        >>> json_equal({"q": "x", "page": None}, {"q": "x"})
+        True
     """
+    if isinstance(a, np.ndarray) and a.ndim == 1:
+        a = a.tolist()
+    if isinstance(b, np.ndarray) and b.ndim == 1:
+        b = b.tolist()
     if isinstance(a, bool | np.bool_) or isinstance(b, bool | np.bool_):
         return isinstance(a, bool | np.bool_) and isinstance(b, bool | np.bool_) and a == b
-    if isinstance(a, int | float | np.integer | np.floating) and not isinstance(a, bool):
+    if isinstance(a, int | float | np.integer | np.floating):
         return isinstance(b, int | float | np.integer | np.floating) and bool(a == b)
     if isinstance(a, str) or isinstance(b, str):
         return isinstance(a, str) and isinstance(b, str) and a == b
     if a is None or b is None:
         return a is None and b is None
     if isinstance(a, Mapping):
-        return (
-            isinstance(b, Mapping) and set(a) == set(b) and all(json_equal(a[k], b[k]) for k in a)
-        )
+        if not isinstance(b, Mapping):
+            return False
+        keys = {k for k, v in a.items() if v is not None}
+        if keys != {k for k, v in b.items() if v is not None}:
+            return False
+        return all(json_equal(a[k], b[k]) for k in keys)
     if isinstance(a, list | tuple) and isinstance(b, list | tuple):
         return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
     return False
 
 
+def _plain(value: Any) -> Any:
+    """A JSON value as Python's plain types: arrays as lists, an object's null keys left out
+    (a Parquet round trip of a column of dicts gives arrays, and every key of every row)."""
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        value = value.tolist()
+    if isinstance(value, Mapping):
+        return {k: _plain(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list | tuple):
+        return [_plain(v) for v in value]
+    return value
+
+
 def _arguments(value: Any, where: str) -> Any:
     """Expected arguments: a dict (or any JSON value), or JSON text of one."""
-    if isinstance(value, str):
-        try:
-            return json.loads(value)
-        except ValueError:
-            raise ConfigurationError(
-                f"{where}: the arguments {safe_repr(value)} are not JSON text; give a dict "
-                'such as {"city": "Paris"} or its JSON text'
-            ) from None
-    return value
+    if not isinstance(value, str):
+        return _plain(value)
+    try:
+        return _plain(json.loads(value))
+    except ValueError:
+        raise ConfigurationError(
+            f"{where}: the arguments {safe_repr(value)} are not JSON text; give a dict "
+            'such as {"city": "Paris"} or its JSON text'
+        ) from None
 
 
 def expected_calls(value: Any, where: str) -> list[ExpectedCall]:
@@ -128,7 +150,7 @@ ExpectedCall(name='open', arguments={'url': 'a'}, compare_args=True)]
                     f"{where}: expected call {i} has keys {', '.join(map(repr, unknown))}; an "
                     'expected call has only "name" and "arguments"'
                 )
-            if "arguments" not in item:
+            if item.get("arguments") is None:  # absent (or null): the name only
                 out.append(ExpectedCall(item["name"], None, False))
             else:
                 args = _arguments(item["arguments"], f"{where}, expected call {i}")
@@ -266,15 +288,15 @@ def tool_calls_match(
             `Grader(kind="rule", id="tool_calls_match")`).
         expected: The column holding each case's expected calls: a list of tool names (their
             arguments are not compared) or of `{"name": ..., "arguments": ...}` dicts
-            (arguments a dict or its JSON text; a dict without "arguments" compares the name
-            only), or JSON text of such a list. A value that is none of these is a
+            (arguments a dict or its JSON text; a dict without "arguments", or with null
+            ones, compares the name only), or JSON text of such a list. A value that is none of these is a
             `ConfigurationError` naming the case, before any case runs.
         mode: "strict": the same calls in the same order; "unordered": the same calls in any
             order (the same multiset); "subset": every expected call was made, other calls
             are allowed; "superset": no call was made outside the expected ones (each
             expected call accounts for one call made; some may not be made).
         args: "exact": arguments equal as JSON values (the calls' JSON text parsed; `true`
-            is not `1`); "ignore": names only; or a function `(expected, actual) -> bool`
+            is not `1`, a key whose value is null counts as absent); "ignore": names only; or a function `(expected, actual) -> bool`
             given both calls' arguments.
 
     A sample without a transcript is `Unscored("no_transcript")`. When the value is 0.0,
