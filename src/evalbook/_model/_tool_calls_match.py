@@ -13,7 +13,7 @@ import inspect
 import json
 import keyword
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
 import numpy as np
@@ -30,6 +30,7 @@ __all__ = [
     "calls_made",
     "expected_calls",
     "json_equal",
+    "json_key",
     "matches",
     "tool_calls_match",
 ]
@@ -48,17 +49,40 @@ class ExpectedCall:
     """One call, expected or made: its tool's name and arguments (a JSON value).
 
     An expected call given by name only has `arguments` `None` and `compare_args` False.
+    `key` is the arguments' `json_key` (what args="exact" compares), computed once.
     """
 
     name: str
     arguments: Any = None
     compare_args: bool = True
+    key: Any = field(default=None, repr=False, compare=False)
+
+
+def json_key(value: Any) -> Any:
+    """A hashable form of a JSON value, equal for values equal as JSON: `true` is not `1`,
+    `1` is `1.0`, a tuple or a 1-D array is a list, an object's key whose value is null
+    counts as absent (so what a Parquet round trip of a column of dicts adds is no change)."""
+    if isinstance(value, bool | np.bool_):
+        return ("bool", bool(value))
+    if isinstance(value, np.generic):
+        value = value.item()
+    if isinstance(value, int | float) and not isinstance(value, bool):
+        return ("number", value)  # 1 and 1.0 are equal and hash alike
+    if isinstance(value, str):
+        return ("string", value)
+    if value is None:
+        return ("null",)
+    if isinstance(value, np.ndarray) and value.ndim == 1:
+        value = value.tolist()
+    if isinstance(value, list | tuple):
+        return ("array", tuple(json_key(v) for v in value))
+    if isinstance(value, Mapping):
+        return ("object", frozenset((k, json_key(v)) for k, v in value.items() if v is not None))
+    return ("other", safe_repr(value))
 
 
 def json_equal(a: Any, b: Any) -> bool:
-    """Whether two JSON values are equal as JSON: `true` is not `1`, `1` is `1.0`, a tuple
-    or a 1-D array is a list, and an object's key whose value is null counts as absent (so
-    `{"x": null}` is `{}`: what a Parquet round trip of a column of dicts adds is no change).
+    """Whether two JSON values are equal as JSON (see `json_key`).
 
     Example:
         >>> json_equal({"n": 1, "tags": ("a",)}, {"tags": ["a"], "n": 1.0}), json_equal(True, 1)
@@ -66,28 +90,7 @@ def json_equal(a: Any, b: Any) -> bool:
         >>> json_equal({"q": "x", "page": None}, {"q": "x"})
         True
     """
-    if isinstance(a, np.ndarray) and a.ndim == 1:
-        a = a.tolist()
-    if isinstance(b, np.ndarray) and b.ndim == 1:
-        b = b.tolist()
-    if isinstance(a, bool | np.bool_) or isinstance(b, bool | np.bool_):
-        return isinstance(a, bool | np.bool_) and isinstance(b, bool | np.bool_) and a == b
-    if isinstance(a, int | float | np.integer | np.floating):
-        return isinstance(b, int | float | np.integer | np.floating) and bool(a == b)
-    if isinstance(a, str) or isinstance(b, str):
-        return isinstance(a, str) and isinstance(b, str) and a == b
-    if a is None or b is None:
-        return a is None and b is None
-    if isinstance(a, Mapping):
-        if not isinstance(b, Mapping):
-            return False
-        keys = {k for k, v in a.items() if v is not None}
-        if keys != {k for k, v in b.items() if v is not None}:
-            return False
-        return all(json_equal(a[k], b[k]) for k in keys)
-    if isinstance(a, list | tuple) and isinstance(b, list | tuple):
-        return len(a) == len(b) and all(json_equal(x, y) for x, y in zip(a, b, strict=True))
-    return False
+    return bool(json_key(a) == json_key(b))
 
 
 def _plain(value: Any) -> Any:
@@ -154,7 +157,7 @@ ExpectedCall(name='open', arguments={'url': 'a'}, compare_args=True)]
                 out.append(ExpectedCall(item["name"], None, False))
             else:
                 args = _arguments(item["arguments"], f"{where}, expected call {i}")
-                out.append(ExpectedCall(item["name"], args, True))
+                out.append(ExpectedCall(item["name"], args, True, json_key(args)))
             continue
         raise ConfigurationError(
             f"{where}: expected call {i} is {safe_repr(item)}; each expected call is a tool "
@@ -171,9 +174,11 @@ def calls_made(transcript: Transcript) -> list[ExpectedCall]:
         for call in m.tool_calls or ():
             try:
                 args: Any = json.loads(call.function.arguments)
+                key = json_key(args)
             except ValueError:
                 args = call.function.arguments
-            out.append(ExpectedCall(call.function.name, args))
+                key = ("text", args)  # equal to no JSON value
+            out.append(ExpectedCall(call.function.name, args, True, key))
     return out
 
 
@@ -240,7 +245,7 @@ def _rule(args: ArgsRule) -> Callable[[ExpectedCall, ExpectedCall], bool]:
     if args == "ignore":
         return lambda e, a: True
     if args == "exact":
-        return lambda e, a: not e.compare_args or json_equal(e.arguments, a.arguments)
+        return lambda e, a: not e.compare_args or e.key == a.key
     if not callable(args):
         raise ConfigurationError(
             f"args must be 'exact', 'ignore' or a function (expected, actual) -> bool, got {args!r}"
@@ -289,15 +294,15 @@ def tool_calls_match(
         expected: The column holding each case's expected calls: a list of tool names (their
             arguments are not compared) or of `{"name": ..., "arguments": ...}` dicts
             (arguments a dict or its JSON text; a dict without "arguments", or with null
-            ones, compares the name only), or JSON text of such a list. A value that is none of these is a
-            `ConfigurationError` naming the case, before any case runs.
+            ones, compares the name only), or JSON text of such a list. A value that is
+            none of these is a `ConfigurationError` naming the case, before any case runs.
         mode: "strict": the same calls in the same order; "unordered": the same calls in any
             order (the same multiset); "subset": every expected call was made, other calls
             are allowed; "superset": no call was made outside the expected ones (each
             expected call accounts for one call made; some may not be made).
         args: "exact": arguments equal as JSON values (the calls' JSON text parsed; `true`
-            is not `1`, a key whose value is null counts as absent); "ignore": names only; or a function `(expected, actual) -> bool`
-            given both calls' arguments.
+            is not `1`, a key whose value is null counts as absent); "ignore": names only;
+            or a function `(expected, actual) -> bool` given both calls' arguments.
 
     A sample without a transcript is `Unscored("no_transcript")`. When the value is 0.0,
     the rationale says which calls differ.
