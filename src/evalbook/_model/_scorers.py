@@ -86,7 +86,8 @@ def scorer(*definitions: ScoreDefinition | str) -> Callable[[Callable[..., Any]]
 def scorer(*definitions: Any) -> Scorer | Callable[[Callable[..., Any]], Scorer]:
     """Bind a function to one or more score definitions (or names).
 
-    Parameters are bound by name: a DataFrame column, `output`, `row`, `case_id`, `**kwargs`.
+    Parameters are bound by name: a DataFrame column, `output`, `row`, `case_id`, `epoch`,
+    `transcript` (the sample's `eb.Transcript`, None without one), `**kwargs`.
     Bare `@eb.scorer` uses the function's name as the score name.
 
     Example:
