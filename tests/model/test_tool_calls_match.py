@@ -10,14 +10,15 @@ example, one case per pair, one scorer per (mode, args)):
 - args=(a function that always says True) gives what args="ignore" gives, and args=(JSON
   equality as a function) what args="exact" gives;
 - unordered, subset and superset do not change when the calls made are shuffled;
-- the calls made, given back as the expected calls (with their arguments), match strictly.
+- the calls made, given back as the expected calls (with their arguments), match strictly;
+- with args="exact", every mode gives what brute force gives (every injection tried).
 """
 
 from __future__ import annotations
 
 import json
 import random
-from itertools import product
+from itertools import permutations, product
 from pathlib import Path
 from typing import Any
 
@@ -74,6 +75,28 @@ def json_same(e: Any, a: Any) -> bool:
     return bool(canon(e) == canon(a))
 
 
+def fits(e: Any, a: tuple[str, Any]) -> bool:
+    """Whether a call made is an expected one, with args="exact"."""
+    if isinstance(e, str) or "arguments" not in e:
+        return (e if isinstance(e, str) else e["name"]) == a[0]
+    return bool(e["name"] == a[0] and canon(e["arguments"]) == canon(a[1]))
+
+
+def oracle(expected: list[Any], made: list[tuple[str, Any]]) -> dict[str, bool]:
+    """Every mode by brute force: strict in order, the others by trying every injection."""
+    strict = len(expected) == len(made) and all(map(fits, expected, made))
+    into = any(  # every expected call has its own call made
+        all(fits(e, made[j]) for e, j in zip(expected, p, strict=True))
+        for p in permutations(range(len(made)), len(expected))
+    )
+    onto = any(  # every call made has its own expected call
+        all(fits(expected[i], a) for a, i in zip(made, p, strict=True))
+        for p in permutations(range(len(expected)), len(made))
+    )
+    unordered = len(expected) == len(made) and into
+    return {"strict": strict, "unordered": unordered, "subset": into, "superset": onto}
+
+
 RULES: dict[str, Any] = {
     "exact": "exact",
     "ignore": "ignore",
@@ -121,6 +144,8 @@ def test_the_modes_relations_hold_for_any_pair_of_call_lists(
         for mode in MODES:
             assert row[f"{mode}.ignore"] >= row[f"{mode}.exact"], case
             assert row[f"{mode}.yes"] == row[f"{mode}.ignore"], case
+        for mode, value in oracle(expected, made).items():
+            assert row[f"{mode}.exact"] == value, (case, mode)
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])

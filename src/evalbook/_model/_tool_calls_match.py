@@ -182,28 +182,93 @@ def calls_made(transcript: Transcript) -> list[ExpectedCall]:
     return out
 
 
+def _same_name(e: ExpectedCall, a: ExpectedCall) -> bool:
+    return True  # args="ignore"
+
+
+def _same_args(e: ExpectedCall, a: ExpectedCall) -> bool:
+    return not e.compare_args or e.key == a.key  # args="exact"
+
+
+def _matching_by_key(
+    expected: Sequence[ExpectedCall], made: Sequence[ExpectedCall], by_args: bool
+) -> dict[int, int]:
+    """A largest matching for args="exact" (`by_args`) or "ignore", in linear time.
+
+    First each expected call with arguments takes a call made with the same name and
+    arguments, then each name-only one any call left of its name. That is a largest
+    matching: an expected call with arguments can stand for no more calls than one without
+    of its name, so matching it first never costs a match.
+    """
+    by_key: dict[tuple[str, Any], list[int]] = {}
+    by_name: dict[str, list[int]] = {}
+    for j in range(len(made) - 1, -1, -1):  # popped from the end: the first call first
+        a = made[j]
+        by_key.setdefault((a.name, a.key), []).append(j)
+        by_name.setdefault(a.name, []).append(j)
+    pairs: dict[int, int] = {}
+    used: set[int] = set()
+    later: list[int] = []
+    for i, e in enumerate(expected):
+        if not (by_args and e.compare_args):
+            later.append(i)
+            continue
+        free = by_key.get((e.name, e.key))
+        if free:
+            pairs[i] = j = free.pop()
+            used.add(j)
+    for i in later:
+        pool = by_name.get(expected[i].name)
+        while pool and pool[-1] in used:
+            pool.pop()
+        if pool:
+            pairs[i] = j = pool.pop()
+            used.add(j)
+    return pairs
+
+
 def _matching(
     expected: Sequence[ExpectedCall],
     made: Sequence[ExpectedCall],
     same: Callable[[ExpectedCall, ExpectedCall], bool],
 ) -> dict[int, int]:
     """A largest matching of expected calls to calls made (expected index → made index), each
-    call made used once (augmenting paths; calls of other names are never tried)."""
+    call made used once: by key for the built-in rules, else by augmenting paths (a user's
+    function is asked only about calls of the same name)."""
+    if same is _same_name or same is _same_args:
+        return _matching_by_key(expected, made, same is _same_args)
     edges = [[j for j, a in enumerate(made) if a.name == e.name and same(e, a)] for e in expected]
     owner: dict[int, int] = {}  # made index → expected index
 
-    def augment(i: int, seen: set[int]) -> bool:
-        for j in edges[i]:
-            if j in seen:
-                continue
-            seen.add(j)
-            if j not in owner or augment(owner[j], seen):
-                owner[j] = i
+    def augment(root: int) -> bool:  # one augmenting path from `root`, depth first, no recursion
+        for j in edges[root]:  # a free call first: most expected calls need no path
+            if j not in owner:
+                owner[j] = root
                 return True
+        seen: set[int] = set()
+        stack, tried, chosen = [root], [iter(edges[root])], []
+        while stack:
+            for j in tried[-1]:
+                if j in seen:
+                    continue
+                seen.add(j)
+                chosen.append(j)
+                if j not in owner:  # free: each expected call on the path takes its choice
+                    for i, k in zip(stack, chosen, strict=True):
+                        owner[k] = i
+                    return True
+                stack.append(owner[j])
+                tried.append(iter(edges[owner[j]]))
+                break
+            else:  # nothing left to try from here
+                stack.pop()
+                tried.pop()
+                if chosen:
+                    chosen.pop()
         return False
 
     for i in range(len(expected)):
-        augment(i, set())
+        augment(i)
     return {i: j for j, i in owner.items()}
 
 
@@ -242,11 +307,11 @@ def matches(
 
 
 def _rule(args: ArgsRule) -> Callable[[ExpectedCall, ExpectedCall], bool]:
-    if args == "ignore":
-        return lambda e, a: True
-    if args == "exact":
-        return lambda e, a: not e.compare_args or e.key == a.key
-    if not callable(args):
+    if isinstance(args, str) and args == "ignore":
+        return _same_name
+    if isinstance(args, str) and args == "exact":
+        return _same_args
+    if isinstance(args, str) or not callable(args):
         raise ConfigurationError(
             f"args must be 'exact', 'ignore' or a function (expected, actual) -> bool, got {args!r}"
         )
