@@ -52,6 +52,7 @@ PUBLIC = {
     "sample_size",
     "scorer",
     "show",
+    "tool_calls_match",
     "wrap_openai",
 }
 

@@ -46,6 +46,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers (at run time: _
     from ._model._reducers import pass_at, pass_hat
     from ._model._scorers import scorer
     from ._model._stop_rules import decided, precise
+    from ._model._tool_calls_match import tool_calls_match
     from ._model._transcript import Transcript
     from ._store._listing import runs
     from .display import show
@@ -96,6 +97,7 @@ __all__ = [
     "sample_size",
     "scorer",
     "show",
+    "tool_calls_match",
     "wrap_openai",
 ]
 
@@ -146,6 +148,7 @@ _WHERE = {
     "decided": "._model._stop_rules",
     "precise": "._model._stop_rules",
     "Transcript": "._model._transcript",
+    "tool_calls_match": "._model._tool_calls_match",
     "runs": "._store._listing",
     "show": ".display",
 }

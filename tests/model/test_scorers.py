@@ -76,13 +76,15 @@ def test_binding_positional_only_and_kwargs() -> None:
     _run(df, [f], task=lambda: "o")
     [(output, expected, rest)] = got
     assert (output, expected) == ("o", "e")  # by position, then by name
-    # **rest takes every other name a case has: its columns, the row, its id and epoch
+    # **rest takes every other name a case has: its columns, the row, its id, epoch and
+    # transcript (None: the task logged no steps)
     assert rest == {
         "id": "c",
         "other": 1,
         "row": {"id": "c", "expected": "e", "other": 1},
         "case_id": "c",
         "epoch": 1,
+        "transcript": None,
     }
 
 

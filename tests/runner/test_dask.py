@@ -447,3 +447,23 @@ def test_transcripts_come_back_from_the_workers(client: Any, tmp_path: Path) -> 
     assert_same_frame(remote.steps(), local.steps())
     assert remote.path is not None
     assert_same_frame(eb.load_run(remote.path).tool_calls(), local.tool_calls())
+
+
+def test_scorers_get_the_transcript_on_the_workers(client: Any) -> None:
+    from _runner_helpers import stepping
+
+    def steps(transcript: Any) -> float:
+        return 1 / len(transcript.messages)
+
+    df = pd.DataFrame(
+        {
+            "id": [f"c{i}" for i in range(8)],
+            "question": [f"q{i}" for i in range(8)],
+            "calls": [["f"] if i % 2 else ["g"] for i in range(8)],
+        }
+    )
+    scorers = [steps, eb.tool_calls_match("tools", "calls")]
+    local = run(df, task=stepping, scorers=scorers)
+    remote = run(df, task=stepping, scorers=scorers, executor=client)
+    assert remote.scores["value"].tolist() == [1 / 3, 0.0, 1 / 3, 1.0] * 4
+    assert_same_frame(remote.scores, local.scores)

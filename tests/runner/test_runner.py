@@ -34,7 +34,15 @@ def test_parameters_bound_by_name() -> None:
         return question
 
     def scorer(output: str, **kwargs: Any) -> float:
-        assert set(kwargs) == {"id", "question", "expected", "row", "case_id", "epoch"}
+        assert set(kwargs) == {
+            "id",
+            "question",
+            "expected",
+            "row",
+            "case_id",
+            "epoch",
+            "transcript",
+        }
         return 1.0
 
     r = run(

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from typing import Any, Literal
 
 from .._errors import ConfigurationError
-from .._model._contract import Score, ScoreError
+from .._model._contract import Score, ScoreError, Unscored
 from .._model._definitions import Grader, ScoreDefinition, define_score
 from .._model._reducers import reduce_values, vote_reducer
 from .._model._scorers import Scorer
@@ -33,7 +33,7 @@ from .._util._callables import is_async
 from .._util._text import safe_str
 from ._clients import JudgeClient
 from ._options import JudgeOptions, check_votes, finite_number, whole_number
-from ._prompt import Prompt, make_prompt
+from ._prompt import NO_TRANSCRIPT, Prompt, make_prompt
 from ._replies import (
     Vote,
     backoff_delay,
@@ -256,7 +256,11 @@ class _Judge(Caller):
 
     # -- one case -------------------------------------------------------------------------
 
-    async def score(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> Score | ScoreError:
+    async def score(
+        self, args: tuple[Any, ...], kwargs: dict[str, Any]
+    ) -> Score | ScoreError | Unscored:
+        if self.prompt.lacks_transcript(kwargs):  # a template showing {transcript}: none here
+            return Unscored(NO_TRANSCRIPT)
         # The votes' model calls record their usage under this judge's score name, even
         # when a custom scorer bound to several scores calls the judge (docs/cost.md).
         with source(self.definition.name):
@@ -344,7 +348,9 @@ def judge(
         definition: The score it grades (a `ScoreDefinition`, or a name: then the definition
             gets `Grader(kind="model", id="judge", model=..., votes=..., reducer=...)`).
         prompt: A template with `{output}` and `{column}` placeholders (filled from the case;
-            a placeholder no case can fill is a configuration error at `run()` start), or a
+            a placeholder no case can fill is a configuration error at `run()` start;
+            `{transcript}` is the sample's transcript as text, one line per message, at most
+            about 20,000 characters, and a sample without one is `Unscored("no_transcript")`), or a
             function (parameters bound by name, like a scorer's) returning the chat messages
             (a list of `{"role", "content"}` dicts) or a string (one user message).
         client: Any callable `(messages, tool) -> reply`, sync or async; `reply` is the
@@ -392,7 +398,7 @@ def judge(
         quorum=quorum,
     )
 
-    async def run_judge(*args: Any, **kwargs: Any) -> Score | ScoreError:
+    async def run_judge(*args: Any, **kwargs: Any) -> Score | ScoreError | Unscored:
         return await state.score(args, kwargs)
 
     run_judge.__signature__ = state.prompt.signature  # type: ignore[attr-defined]

@@ -34,7 +34,7 @@ from .._runner._meter import source
 from ._clients import JudgeClient
 from ._judge import Caller, definition_of
 from ._options import JudgeOptions, check_votes
-from ._prompt import make_prompt
+from ._prompt import NO_TRANSCRIPT, make_prompt
 from ._replies import Vote, reply_field
 
 __all__ = ["pairwise_judge", "preference_tool"]
@@ -164,6 +164,8 @@ class _Pairwise(Caller):
         return await self.prompt.messages((), values)
 
     async def score(self, kw: dict[str, Any]) -> Score | ScoreError | Unscored:
+        if self.prompt.lacks_transcript(kw):  # a template showing {transcript}: none here
+            return Unscored(NO_TRANSCRIPT)
         found, base = self._baseline(kw)
         if not found:
             return Unscored(NO_BASELINE)

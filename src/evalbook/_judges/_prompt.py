@@ -14,8 +14,29 @@ from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .._errors import ConfigurationError
+from .._model._transcript import Transcript
+from .._model._transcript_text import transcript_text
 
-__all__ = ["Prompt", "make_prompt", "placeholders"]
+__all__ = ["NO_TRANSCRIPT", "Prompt", "make_prompt", "placeholders"]
+
+# the unscored reason of a judge whose template shows {transcript}, for a sample without one
+NO_TRANSCRIPT = "no_transcript"
+
+
+class _Shown(str):
+    """A transcript in a template: its bounded text (`transcript_text`), and its fields for
+    `{transcript.output}` and the like."""
+
+    __slots__ = ("transcript",)
+    transcript: Transcript
+
+    def __new__(cls, transcript: Transcript) -> _Shown:
+        shown = super().__new__(cls, transcript_text(transcript))
+        shown.transcript = transcript
+        return shown
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.transcript, name)
 
 
 def placeholders(template: str, where: str) -> list[str]:
@@ -69,9 +90,16 @@ def _as_messages(result: object, where: str) -> list[dict[str, Any]]:
 
 
 class Prompt:
-    """Builds one case's chat messages; `signature` lists what it needs from the case."""
+    """Builds one case's chat messages; `signature` lists what it needs from the case.
 
-    __slots__ = ("fn", "signature", "template", "where")
+    A template's `{transcript}` is the sample's transcript as bounded text (one line per
+    message, about 20,000 characters at most: `_model/_transcript_text.py`); `shows_transcript`
+    says a template has one, so that a judge leaves a sample without a transcript unscored
+    (`NO_TRANSCRIPT`) rather than show the model "None". A prompt function's `transcript`
+    parameter gets the `eb.Transcript` itself (or None).
+    """
+
+    __slots__ = ("fn", "shows_transcript", "signature", "template", "where")
 
     def __init__(
         self,
@@ -84,10 +112,17 @@ class Prompt:
         self.signature = signature
         self.template = template
         self.fn = fn
+        self.shows_transcript = template is not None and "transcript" in signature.parameters
+
+    def lacks_transcript(self, kwargs: dict[str, Any]) -> bool:
+        """Whether this is a template showing `{transcript}` and the sample has none."""
+        return self.shows_transcript and kwargs.get("transcript") is None
 
     async def messages(self, args: tuple[Any, ...], kwargs: dict[str, Any]) -> list[dict[str, Any]]:
         """The messages for one case, from the values the engine bound."""
         if self.template is not None:
+            if isinstance(kwargs.get("transcript"), Transcript):
+                kwargs = {**kwargs, "transcript": _Shown(kwargs["transcript"])}
             return [{"role": "user", "content": self.template.format_map(kwargs)}]
         assert self.fn is not None
         result = self.fn(*args, **kwargs)

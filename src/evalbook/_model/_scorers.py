@@ -3,13 +3,20 @@
 from __future__ import annotations
 
 import inspect
-from collections.abc import Callable, Iterable
-from typing import Any, overload
+from collections.abc import Callable, Iterable, Sequence
+from typing import TYPE_CHECKING, Any, overload
 
 from .._errors import ConfigurationError
 from ._definitions import ScoreDefinition, define_score
 
-__all__ = ["Scorer", "as_scorers", "func_name", "scorer"]
+if TYPE_CHECKING:
+    import pandas as pd
+
+__all__ = ["DataCheck", "Scorer", "as_scorers", "func_name", "scorer"]
+
+# What a built-in scorer checks of the run's data before any case runs: called with the input
+# data (as the run keeps it) and the case ids in row order; raises ConfigurationError.
+DataCheck = Callable[["pd.DataFrame", Sequence[str]], None]
 
 
 def func_name(fn: Callable[..., Any]) -> str:
@@ -21,21 +28,26 @@ class Scorer:
     """A function bound to one or more score definitions.
 
     Build one with `@eb.scorer(...)`; a plain function in `scorers=[...]` is wrapped the same way.
-    Calling a `Scorer` calls the function unchanged.
+    Calling a `Scorer` calls the function unchanged. `check`, when given, looks at the run's
+    data before any case runs (`DataCheck`; `eb.tool_calls_match` checks its column).
     """
 
-    __slots__ = ("definitions", "fn", "is_async", "name")
+    __slots__ = ("check", "definitions", "fn", "is_async", "name")
     fn: Callable[..., Any]
+    check: DataCheck | None
 
     def __init__(
         self,
         fn: Callable[..., Any],
         definitions: Iterable[ScoreDefinition],
         name: str | None = None,
+        check: DataCheck | None = None,
     ) -> None:
         while isinstance(fn, Scorer):  # re-binding a scorer binds its function
+            check = check or fn.check
             fn = fn.fn
         self.fn = fn
+        self.check = check
         self.definitions = tuple(definitions)
         if not self.definitions:
             raise ConfigurationError(f"scorer {func_name(fn)!r} is bound to no score")
@@ -74,7 +86,8 @@ def scorer(*definitions: ScoreDefinition | str) -> Callable[[Callable[..., Any]]
 def scorer(*definitions: Any) -> Scorer | Callable[[Callable[..., Any]], Scorer]:
     """Bind a function to one or more score definitions (or names).
 
-    Parameters are bound by name: a DataFrame column, `output`, `row`, `case_id`, `**kwargs`.
+    Parameters are bound by name: a DataFrame column, `output`, `row`, `case_id`, `epoch`,
+    `transcript` (the sample's `eb.Transcript`, None without one), `**kwargs`.
     Bare `@eb.scorer` uses the function's name as the score name.
 
     Example:

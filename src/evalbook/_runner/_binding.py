@@ -13,7 +13,7 @@ from .._model._scorers import func_name
 __all__ = ["Binding", "bind"]
 
 # Names every case provides besides its columns.
-SPECIAL = ("output", "row", "case_id", "epoch", "ctx")
+SPECIAL = ("output", "row", "case_id", "epoch", "ctx", "transcript")
 
 
 @dataclass(frozen=True, slots=True)

@@ -279,6 +279,12 @@ class Engine:
         """
         if outcome == PASSED:
             values["output"] = output
+            # a scorer's `transcript` (None: it has none), its `output` the sample's: the same
+            # in a run and in a rescore (a stored transcript keeps no output)
+            shown = transcript
+            if transcript is not None and transcript.output is not output:
+                shown = Transcript.model_construct(messages=transcript.messages, output=output)
+            values["transcript"] = shown
             await self._score(values, recs)
             filled = [_NOT_RECORDED if r is None else r for r in recs]
         elif outcome == FAILED:

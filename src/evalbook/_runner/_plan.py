@@ -19,7 +19,7 @@ from ._binding import Binding, bind
 __all__ = ["BoundScorer", "Derived", "Plan", "check_epochs", "make_plan"]
 
 TASK_NAMES = ("row", "case_id", "epoch", "ctx")
-SCORER_NAMES = ("output", "row", "case_id", "epoch")
+SCORER_NAMES = ("output", "row", "case_id", "epoch", "transcript")
 
 
 @dataclass(frozen=True, slots=True)
@@ -299,6 +299,9 @@ def make_plan(
     defs, index = _resolve_definitions(scorer_list, scores)
     derived = _derived_order(defs, index)
     names = [c for c in data.columns if isinstance(c, str)]
+    for s in scorer_list:  # what a scorer checks of the data (eb.tool_calls_match: its column)
+        if s.check is not None:
+            s.check(data, ids)
 
     try:
         task_binding = bind(task, names, kind="task", allow=TASK_NAMES) if task else None
