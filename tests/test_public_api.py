@@ -11,6 +11,7 @@ PUBLIC = {
     "Agreement",
     "Comparison",
     "ConfigurationError",
+    "EnvironmentFailure",
     "Eval",
     "Grader",
     "Run",

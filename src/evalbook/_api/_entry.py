@@ -40,6 +40,7 @@ async def arun(
     executor: Any = None,
     max_cost: float | None = None,
     prices: Mapping[str, tuple[float, float]] | None = None,
+    environment_errors: Sequence[type[BaseException]] = (),
 ) -> Run:
     """The async form of `eb.run()`: `run = await eb.arun(df, task=...)`.
 
@@ -75,6 +76,7 @@ def run(
     executor: Any = None,
     max_cost: float | None = None,
     prices: Mapping[str, tuple[float, float]] | None = None,
+    environment_errors: Sequence[type[BaseException]] = (),
 ) -> Run:
     """Run `task` over every case of `data`, score the outputs, and return the `Run`.
 
@@ -114,6 +116,10 @@ def run(
         prices: `{model: (usd_per_1M_input_tokens, usd_per_1M_output_tokens)}`: turns
             recorded tokens into cost where a call gave no cost; a model without a price
             leaves its cost unknown (NaN).
+        environment_errors: Exception types that mean the task's environment failed, not
+            the model (e.g. `(ConnectionRefusedError,)`): a sample whose task raised one
+            (also wrapped) has `origin="environment"`, as with `eb.EnvironmentFailure`
+            (docs/origin.md).
 
     Example:
         >>> import pandas as pd, evalbook as eb

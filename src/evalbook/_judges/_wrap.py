@@ -217,9 +217,12 @@ class _Endpoint:
             try:
                 response = create(**request)
             except Exception as exc:
-                last = retries >= owner._evalbook_max_retries or not is_transient(exc)
+                transient = is_transient(exc)
+                last = retries >= owner._evalbook_max_retries or not transient
                 call.failed(retries, last, exc)
                 if last:
+                    if transient:  # a 429, 5xx, timeout or lost connection: the provider's
+                        mark_provider(exc)
                     raise
                 time.sleep(owner._evalbook_backoff(retries, exc))
                 retries += 1
@@ -246,9 +249,12 @@ class _AsyncEndpoint(_Endpoint):
             try:
                 response = await create(**request)
             except Exception as exc:
-                last = retries >= owner._evalbook_max_retries or not is_transient(exc)
+                transient = is_transient(exc)
+                last = retries >= owner._evalbook_max_retries or not transient
                 call.failed(retries, last, exc)
                 if last:
+                    if transient:  # a 429, 5xx, timeout or lost connection: the provider's
+                        mark_provider(exc)
                     raise
                 await asyncio.sleep(owner._evalbook_backoff(retries, exc))
                 retries += 1

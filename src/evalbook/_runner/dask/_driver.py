@@ -32,6 +32,7 @@ from typing import Any
 
 from ..._errors import ConfigurationError
 from ..._model._contract import error_rec, safe_repr
+from ..._model._origin import ENVIRONMENT
 from ..._model._results import ERRORED, Finished
 from ..._model._tally import sample_totals
 from .._engine import Engine, warn_invalid
@@ -459,8 +460,13 @@ class _Flow:
 
 
 def _killed(pos: int, plan: Plan, exc: BaseException) -> Row:
-    """A case whose worker died every time it ran it: errored, never lost."""
+    """A case whose worker died every time it ran it: errored, never lost.
+
+    Its origin is the environment's: the process it ran in died (out of memory, killed).
+    """
     emsg = f"its Dask worker died each time it ran this case ({exc})"
-    recs = [error_rec("case_errored", f"KilledWorker: {emsg}")] * len(plan.definitions)
+    why = f"KilledWorker: {emsg}"
+    recs = [error_rec("case_errored", why, origin=ENVIRONMENT)] * len(plan.definitions)
     started = time.time_ns() // 1000 / 1e6
-    return (pos, Finished(ERRORED, 1, None, "KilledWorker", emsg, started, 0.0, recs))
+    case = Finished(ERRORED, 1, None, "KilledWorker", emsg, started, 0.0, recs)
+    return (pos, case._replace(origin=ENVIRONMENT))
