@@ -41,6 +41,7 @@ from typing import Any
 
 from .._errors import ConfigurationError
 from .._model._contract import safe_repr
+from .._model._origin import mark_provider
 from .._runner._limits import Limiter, limiter_for
 from .._runner._meter import Meter, current_meter, current_source
 from .._util._callables import is_async

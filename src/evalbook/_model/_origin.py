@@ -13,6 +13,7 @@ another error `from` it keeps the mark reachable through `__cause__` / `__contex
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator, Sequence
 
 import numpy as np
@@ -24,12 +25,14 @@ __all__ = [
     "GRADER",
     "HARNESS",
     "INFRA",
+    "INFRA_SHARE",
     "ORIGINS",
     "PROVIDER",
     "TASK",
     "environment_types",
     "failure_origin",
     "infra_note",
+    "infra_warning",
     "is_provider",
     "mark_provider",
     "origin_codes",
@@ -40,15 +43,14 @@ ORIGINS = ("task", "provider", "environment", "grader", "harness")
 TASK, PROVIDER, ENVIRONMENT, GRADER, HARNESS = ORIGINS
 INFRA = (PROVIDER, ENVIRONMENT)  # failures outside the model and outside the user's code
 _MARK = "_evalbook_origin"
+INFRA_SHARE = 0.10  # above this share of samples failing outside the model, a warning
 _MAX_CHAIN = 32  # exceptions looked at along __cause__ / __context__
 
 
 def mark_provider(exc: BaseException) -> None:
     """Note on `exc` that a model API call raised it (never raises)."""
-    try:
+    with contextlib.suppress(Exception):  # a type without a __dict__ goes unrecognised
         setattr(exc, _MARK, PROVIDER)
-    except Exception:  # an exception type without a __dict__: it goes unrecognised
-        pass
 
 
 def is_provider(exc: BaseException) -> bool:
@@ -162,3 +164,15 @@ def infra_note(counts: dict[str, int]) -> str | None:
     which = ", ".join(f"{o} {k}" for o, k in parts)
     noun = "sample" if n == 1 else "samples"
     return f"{n} {noun} failed outside the model ({which})"
+
+
+def infra_warning(note: str | None, share: float | None, run: str | None = None) -> str | None:
+    """The warning for a run whose provider + environment failures exceed `INFRA_SHARE` of
+    its samples (None below it); `run` names it in the command to retry (default `RUN`)."""
+    if note is None or share is None or share <= INFRA_SHARE:
+        return None
+    return (
+        f"{note}, {share:.0%} of the samples: the result may reflect infrastructure, not the "
+        f"model; run them again with evalbook run FILE --retry-errors {run or 'RUN'} "
+        "--origin provider,environment"
+    )

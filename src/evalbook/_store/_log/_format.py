@@ -1,10 +1,10 @@
 """The lines of `events.jsonl`: their versions, their checksum, and reading them checked.
 
-Every line of version 3 and later ends with `"crc":"xxxxxxxx"`, the CRC-32 of the line as written without
-that field (`seal` writes it). `read_events` streams a log (bounded by `_file.MAX_LINE`) and
-checks every line: its checksum, that it is a JSON object, and that it is of the log's one
-version. A line that fails is damage (`Bad`); `_read.replay` recovers up to it. The format
-is documented in docs/file-formats.md.
+Every line of version 3 and later ends with `"crc":"xxxxxxxx"`, the CRC-32 of the line as
+written without that field (`seal` writes it). `read_events` streams a log (bounded by
+`_file.MAX_LINE`) and checks every line: its checksum, that it is a JSON object, and that it
+is of the log's one version. A line that fails is damage (`Bad`); `_read.replay` recovers up
+to it. The format is documented in docs/file-formats.md.
 """
 
 from __future__ import annotations

@@ -115,7 +115,7 @@ def _rec(event: dict[str, Any], invalid: list[str]) -> Rec:
 
 def _origin(event: dict[str, Any]) -> str | None:
     """A version 4 line's `origin` (absent: None); ValueError for one that is no origin."""
-    origin = field_text(event, "origin", optional=True)
+    origin: str | None = field_text(event, "origin", optional=True)
     if origin is not None and origin not in ORIGINS:
         raise ValueError(f"unknown origin {origin!r}")
     return origin
