@@ -160,8 +160,9 @@ def _row_origins(run: RunLike, n: int) -> pd.Series:
 def origins_of(frame: pd.DataFrame) -> list[str]:
     """The origins any row of the table has, in `ORIGINS` order (the filter's choices)."""
     present: set[str] = set()
-    for row in frame.get(ORIGINS_COLUMN, pd.Series([], dtype=object)):
-        present |= row
+    if ORIGINS_COLUMN in frame.columns:
+        for row in frame[ORIGINS_COLUMN].tolist():
+            present.update(row)
     return [o for o in ("task", "provider", "environment", "grader", "harness") if o in present]
 
 
