@@ -71,7 +71,7 @@ def test_retry_errors_with_origin_runs_only_those(
     )
     assert code == 0, err
     assert (tmp_path / "calls.txt").read_text().split() == ["1", "2", "3"]
-    assert "retrying 3 of 10 cases (3 errors of origin environment, provider)" in out
+    assert "retrying 3 of 10 cases (3 errors of origin environment or provider)" in out
     assert "outside the model" not in out and "warning:" not in out
     assert "completed 90% (1 errored)" in out  # the task's own bug is kept, not retried
 

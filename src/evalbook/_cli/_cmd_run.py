@@ -217,7 +217,7 @@ def _retry(args: argparse.Namespace, out: Out, store: Any) -> RetryErrors | None
     )
     counts = retry.counts()
     n = sum(counts.values())
-    of = "" if args.origin is None else f" of origin {', '.join(sorted(args.origin))}"
+    of = "" if args.origin is None else f" of origin {' or '.join(sorted(args.origin))}"
     if n == 0:
         out.line(
             f"nothing to retry: {line} has no errored or timed-out case{of} and no unrun case; "
