@@ -71,6 +71,8 @@ def test_a_trial_whose_environment_timed_out_starting_is_the_environments(tmp_pa
         ("VerifierTimeoutError", "grader"),
         ("RewardFileNotFoundError", "grader"),
         ("RateLimitError", "provider"),
+        ("ApiRateLimitError", "provider"),
+        ("NonZeroAgentExitCodeError", "task"),
         ("ValueError", "task"),
         (None, None),
     ],

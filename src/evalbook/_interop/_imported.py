@@ -79,6 +79,7 @@ class ImportedScore:
 PROVIDER_KINDS = frozenset(
     {
         "RateLimitError",
+        "ApiRateLimitError",  # Harbor's own
         "APIConnectionError",
         "APITimeoutError",
         "InternalServerError",
