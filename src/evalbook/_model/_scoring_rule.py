@@ -15,7 +15,7 @@ from .._util._fmt import format_pct
 from .._util._text import visible
 from ._contract import ERROR, SCORED, UNSCORED
 from ._definitions import ScoreDefinition
-from ._origin import INFRA, ORIGINS, infra_note
+from ._origin import INFRA, ORIGINS, infra_note, infra_warning
 from ._results import ERRORED, FAILED, OUTCOMES, PASSED, TIMED_OUT, Results
 from ._slices import Slices
 from ._stats import grouped_ci, wilson
@@ -239,6 +239,11 @@ class Headline:
     def outside_model(self) -> str | None:
         """`N samples failed outside the model (provider 30, environment 10)`, or None."""
         return infra_note(self.origins)
+
+    @property
+    def infra_alarm(self) -> str | None:
+        """The warning when more than 10 % of the samples failed outside the model, or None."""
+        return infra_warning(self.outside_model, self.infra_share)
 
     @property
     def infra_share(self) -> float | None:
