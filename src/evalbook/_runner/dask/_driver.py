@@ -352,7 +352,10 @@ class _Flow:
     def submit(self, batch: list[int], blob: bytes, single: bool = False) -> Any:
         key = f"evalbook-{uuid.uuid4().hex}"
         spent = self.engine.ledger.spent  # the batch's budget starts from what is known now
-        future = self.client.submit(run_batch, key, self.token, blob, *self.options, spent, key=key)
+        kinds = self.engine.environment_errors  # environment_errors=: the workers classify
+        future = self.client.submit(
+            run_batch, key, self.token, blob, *self.options, spent, kinds, key=key
+        )
         self.owner[future.key] = (batch, single)
         self.live.append(future)
         return future
