@@ -124,3 +124,17 @@ def test_version_2_files_load_with_no_origin(tmp_path: Path) -> None:
         "grader",
         "harness",
     ]
+
+
+def test_a_record_the_log_lost_is_the_harnesss(tmp_path: Path) -> None:
+    run = run_mixed(tmp_path / "runs")
+    assert run.path is not None
+    log = run.path / "events.jsonl"
+    lines = log.read_text(encoding="ascii").splitlines(keepends=True)
+    (lost,) = [i for i, line in enumerate(lines) if '"score.recorded","case_id":"4"' in line]
+    log.write_text("".join(lines[:lost] + lines[lost + 1 :]), encoding="ascii")
+    drop_final_files(run.path)
+    loaded = _loaded(run.path)
+    row = loaded.scores.iloc[4]
+    assert (row.reason, row.origin) == ("record_missing", "harness")
+    assert pd.isna(loaded.cases["origin"].iloc[4])  # the sample itself passed

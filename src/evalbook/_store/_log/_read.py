@@ -16,7 +16,7 @@ from typing import Any
 
 from ..._model._contract import ERROR, SCORED, UNSCORED, InvalidScore, Rec, validate_value
 from ..._model._definitions import Grader, ScoreDefinition, reading_stored
-from ..._model._origin import ORIGINS, record_origin
+from ..._model._origin import HARNESS, ORIGINS, record_origin
 from ..._model._results import (
     ERRORED,
     OUTCOMES,
@@ -129,6 +129,7 @@ _MISSING = Rec(
     math.nan,
     "record_missing",
     "events.jsonl has no score.recorded event for this (case, score)",
+    origin=HARNESS,  # what evalbook lost: neither the task's nor a scorer's
 )
 
 
