@@ -71,9 +71,13 @@ def _chain(exc: BaseException) -> Iterator[BaseException]:
             continue
         seen.add(id(e))
         yield e
-        for nxt in (getattr(e, "__cause__", None), getattr(e, "__context__", None)):
-            if isinstance(nxt, BaseException):
-                todo.append(nxt)
+        for name in ("__cause__", "__context__"):
+            try:  # a hostile exception's property may raise anything
+                nxt = getattr(e, name, None)
+                if isinstance(nxt, BaseException):
+                    todo.append(nxt)
+            except Exception:
+                continue
 
 
 def environment_types(value: object) -> tuple[type[BaseException], ...]:
@@ -92,11 +96,18 @@ def environment_types(value: object) -> tuple[type[BaseException], ...]:
     for item in items:
         if not (isinstance(item, type) and issubclass(item, BaseException)):
             raise TypeError(
-                f"environment_errors= takes exception types; {item!r} is not one "
+                f"environment_errors= takes exception types; {_shown(item)} is not one "
                 "(pass the class, e.g. ConnectionError, not an instance or a name)"
             )
         out.append(item)
     return tuple(out)
+
+
+def _shown(item: object) -> str:
+    try:
+        return repr(item)[:80]
+    except Exception:  # a hostile __repr__
+        return f"a {type(item).__name__}"
 
 
 def failure_origin(
@@ -108,6 +119,13 @@ def failure_origin(
     first; the first that is an environment failure or carries the provider mark decides.
     Never raises.
     """
+    try:
+        return _origin_of(exc, environment_errors)
+    except Exception:  # whatever a hostile exception does: the task's, as before
+        return TASK
+
+
+def _origin_of(exc: BaseException, environment_errors: tuple[type[BaseException], ...]) -> str:
     for e in _chain(exc):
         try:
             if isinstance(e, EnvironmentFailure) or (
