@@ -4,6 +4,7 @@ exception does (DESIGN §14: user code cannot break a run)."""
 
 from __future__ import annotations
 
+import itertools
 from typing import Any
 
 from hypothesis import given
@@ -44,7 +45,7 @@ def test_the_outermost_mark_within_the_bound_decides(depth: int, where: int, kin
         if kind == "p":
             mark_provider(marked)
         chain[where] = marked
-    for outer, inner in zip(chain, chain[1:], strict=False):
+    for outer, inner in itertools.pairwise(chain):
         outer.__cause__ = inner
     found = failure_origin(chain[0])
     if where <= depth and where < 32:  # 32 exceptions are looked at, the outermost first
