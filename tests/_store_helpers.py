@@ -98,9 +98,9 @@ def drop_final_files(folder: Path) -> None:
         (folder / name).unlink()
 
 
-# -- editing a log by hand (each version 3 line carries its checksum) ---------------------
+# -- editing a log by hand (each version 3 and 4 line carries its checksum) ---------------
 
-SCHEMA_VERSION = 3  # the version every file is written at (docs/file-formats.md)
+SCHEMA_VERSION = 4  # the version every file is written at (docs/file-formats.md)
 MAX_LINE_MIB = 64  # the longest line a log may have ("Bounded reads")
 
 _SEAL = re.compile(r',"crc":"[0-9a-f]{8}"\}$')
@@ -119,9 +119,27 @@ def resealed(text: str) -> str:
 
 
 def as_v2(text: str) -> str:
-    """Version 3 log text as the version 2 writer wrote it: no `epoch`, no checksum."""
+    """Version 3 or 4 log text as the version 2 writer wrote it: no `epoch`, no checksum,
+    no `origin`."""
     out = []
-    for line in text.splitlines():
+    for line in _without_origin(text).splitlines():
         line = _SEAL.sub("}", line).replace(',"epoch":1', "")
-        out.append(line.replace('{"schema_version":3,', '{"schema_version":2,', 1) + "\n")
+        line = re.sub(r'^\{"schema_version":[34],', '{"schema_version":2,', line)
+        out.append(line + "\n")
+    return "".join(out)
+
+
+_ORIGIN = re.compile(r',"origin":"[a-z]+"')
+
+
+def _without_origin(text: str) -> str:
+    return _ORIGIN.sub("", text)
+
+
+def as_v3(text: str) -> str:
+    """Version 4 log text as the version 3 writer wrote it: no `origin` keys."""
+    out = []
+    for line in _without_origin(text).splitlines():
+        line = _SEAL.sub("}", line).replace('{"schema_version":4,', '{"schema_version":3,', 1)
+        out.append(seal(line))
     return "".join(out)

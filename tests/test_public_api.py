@@ -12,6 +12,7 @@ PUBLIC = {
     "Check",
     "Comparison",
     "ConfigurationError",
+    "EnvironmentFailure",
     "Eval",
     "Grader",
     "Run",

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # what the names below are, for type checkers (at run time: _
     from ._compare._leaderboard import leaderboard
     from ._compare._pool import pool
     from ._compare._power import mde, sample_size
-    from ._errors import ConfigurationError, ScorerSignatureError, SkipScore
+    from ._errors import ConfigurationError, EnvironmentFailure, ScorerSignatureError, SkipScore
     from ._interop._otel import export_otel
     from ._judges._clients import openai_client
     from ._judges._judge import judge
@@ -57,6 +57,7 @@ __all__ = [
     "Check",
     "Comparison",
     "ConfigurationError",
+    "EnvironmentFailure",
     "Eval",
     "Grader",
     "Run",
@@ -126,6 +127,7 @@ _WHERE = {
     "mde": "._compare._power",
     "sample_size": "._compare._power",
     "ConfigurationError": "._errors",
+    "EnvironmentFailure": "._errors",
     "ScorerSignatureError": "._errors",
     "SkipScore": "._errors",
     "export_otel": "._interop._otel",

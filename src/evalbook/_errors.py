@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-__all__ = ["ConfigurationError", "ScorerSignatureError", "SkipScore"]
+__all__ = ["ConfigurationError", "EnvironmentFailure", "ScorerSignatureError", "SkipScore"]
 
 
 class ConfigurationError(ValueError):
@@ -35,3 +35,20 @@ class SkipScore(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = str(reason)
+
+
+class EnvironmentFailure(Exception):
+    """Raise in a task (or a tool it calls) when the environment failed, not the model.
+
+    A sample whose task raised it (also wrapped, as the `__cause__` or `__context__` of
+    what the task raised) is errored with `origin="environment"`: a sandbox that did not
+    start, a tool server that answered 503. `--retry-errors RUN --origin environment`
+    runs such samples again.
+
+    Example:
+        >>> import evalbook as eb
+        >>> def task(question):
+        ...     raise eb.EnvironmentFailure("the tool server answered 503")
+        >>> isinstance(eb.EnvironmentFailure("x"), Exception)
+        True
+    """

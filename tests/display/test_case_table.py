@@ -15,8 +15,8 @@ pytest.importorskip("ipywidgets")
 
 STATIC_ROWS = 25  # rows of the static table (and of a page of the widget)
 # the table's controls, each set after those it depends on (a score's reasons, a slice's values)
-CONTROLS = ("score", "status", "reason", "range", "outcome", "slice_by", "slice_value", "sort",
-            "descending")  # fmt: skip
+CONTROLS = ("score", "status", "reason", "range", "outcome", "origin", "slice_by", "slice_value",
+            "sort", "descending")  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -143,3 +143,27 @@ def test_control_characters_in_cells_are_shown_escaped() -> None:
     html = _static(run)
     assert "\\x1b[31mred\\u202e" in html and "\\x00" in html
     assert "\x1b" not in html and "\u202e" not in html and "\x00" not in html
+
+
+def test_filters_by_origin() -> None:
+    def task(x: str) -> str:
+        if x == "env":
+            raise eb.EnvironmentFailure("sandbox down")
+        if x == "bug":
+            raise KeyError(x)
+        return x
+
+    def score(output: str) -> float:
+        if output == "bad":
+            raise ValueError("scorer bug")
+        return 1.0
+
+    df = pd.DataFrame({"id": ["a", "e", "b", "s"], "x": ["ok", "env", "bug", "bad"]})
+    with pytest.warns(RuntimeWarning, match="may reflect infrastructure"):
+        run = eb.run(df, task=task, scorers=[score], store=None, progress=False)
+    table = eb.show(run).table
+    assert list(table.origin.options) == ["all", "task", "environment", "grader"]
+    assert _ids(run, origin="environment") == ["e"]
+    assert _ids(run, origin="task") == ["b"]
+    assert _ids(run, origin="grader") == ["s"]  # a scorer's error: its record's origin
+    assert _ids(run, origin="all") == ["a", "e", "b", "s"]

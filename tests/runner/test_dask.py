@@ -14,6 +14,7 @@ import subprocess
 import sys
 import threading
 import time
+import warnings
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -467,3 +468,29 @@ def test_scorers_get_the_transcript_on_the_workers(client: Any) -> None:
     remote = run(df, task=stepping, scorers=scorers, executor=client)
     assert remote.scores["value"].tolist() == [1 / 3, 0.0, 1 / 3, 1.0] * 4
     assert_same_frame(remote.scores, local.scores)
+
+
+def test_origins_are_classified_on_the_workers(client: Any) -> None:
+    """`eb.EnvironmentFailure` and `environment_errors=` on a cluster, as locally."""
+
+    def task(n: int) -> int:
+        if n == 1:
+            raise eb.EnvironmentFailure("sandbox down")
+        if n == 2:
+            raise BrokenPipeError("tool server gone")  # listed below
+        if n == 3:
+            raise KeyError("a bug")
+        return n
+
+    df = pd.DataFrame({"n": range(6)})
+    options: dict[str, Any] = {
+        "task": task,
+        "scorers": [lambda output: 1.0],
+        "environment_errors": (BrokenPipeError,),
+    }
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # 2 of 6 failed outside the model
+        local = run(df, **options)
+        remote = run(df, executor=client, **options)
+    assert remote.cases["origin"].tolist()[1:4] == ["environment", "environment", "task"]
+    assert_same_tables(local, remote)

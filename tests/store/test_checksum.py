@@ -89,7 +89,7 @@ def test_a_flipped_byte_is_reported_with_file_and_line_and_the_prefix_loads(tmp_
                progress=False)  # fmt: skip
     assert log.read_bytes().startswith(b"".join(lines[:index]))
     resumed = log.read_bytes()[sum(len(line) for line in lines[:index]) :].splitlines()
-    assert resumed[0].startswith(b'{"schema_version":3,"event":"run.resumed"')
+    assert resumed[0].startswith(b'{"schema_version":4,"event":"run.resumed"')
 
 
 @pytest.mark.parametrize(

@@ -89,8 +89,8 @@ def test_a_version_3_line_in_a_version_2_log_is_damage_at_that_line(tmp_path: Pa
     assert run.cases["outcome"].notna().tolist() == [True] + [False] * 7
 
 
-def test_a_version_above_3_is_the_clear_version_error(tmp_path: Path) -> None:
+def test_a_version_above_4_is_the_clear_version_error(tmp_path: Path) -> None:
     text = (FIXTURES / "v2-log" / "events.jsonl").read_text(encoding="ascii")
-    newer = text.replace('"schema_version":2,', '"schema_version":4,')
-    with pytest.raises(ValueError, match=r"line 1\) has schema_version 4.*reads schema_version 3"):
+    newer = text.replace('"schema_version":2,', '"schema_version":5,')
+    with pytest.raises(ValueError, match=r"line 1\) has schema_version 5.*reads schema_version 4"):
         _load(tmp_path, "v2-log", newer)

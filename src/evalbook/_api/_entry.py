@@ -43,6 +43,7 @@ async def arun(
     against: Any = None,
     stop_when: Any = None,
     seed: int = 0,
+    environment_errors: Sequence[type[BaseException]] = (),
 ) -> Run:
     """The async form of `eb.run()`: `run = await eb.arun(df, task=...)`.
 
@@ -81,6 +82,7 @@ def run(
     against: Any = None,
     stop_when: Any = None,
     seed: int = 0,
+    environment_errors: Sequence[type[BaseException]] = (),
 ) -> Run:
     """Run `task` over every case of `data`, score the outputs, and return the `Run`.
 
@@ -127,6 +129,10 @@ def run(
             confidence sequence decides; the samples not run are `stopped_early`, and the
             decision is in `run.options["stopped"]` (docs/spend-less.md).
         seed: The seed of that order (the order of `eb.sample(data, n, seed=seed)`).
+        environment_errors: Exception types that mean the task's environment failed, not
+            the model (e.g. `(ConnectionRefusedError,)`): a sample whose task raised one
+            (also wrapped) has `origin="environment"`, as with `eb.EnvironmentFailure`
+            (docs/origin.md).
 
     Example:
         >>> import pandas as pd, evalbook as eb

@@ -13,6 +13,7 @@ import sys
 from typing import NoReturn
 
 from .._api._refs import column_names
+from .._model._origin import ORIGINS
 from ._exit import (
     EXIT_GATE_FAILED,
     EXIT_INCOMPLETE,
@@ -206,3 +207,19 @@ def slice_columns(text: str | None) -> list[str]:
     """`--by a,b` as its column names ([] without `--by`): `_api._refs.column_names`, the
     magics' parser too, so that both say the same of the same mistake."""
     return column_names(text)
+
+
+def origins(text: str) -> frozenset[str]:
+    """Failure origins, comma-separated (`--origin provider,environment`).
+
+    Example:
+        >>> sorted(origins("provider, environment"))
+        ['environment', 'provider']
+    """
+    names = [t.strip() for t in text.split(",") if t.strip()]
+    unknown = [n for n in names if n not in ORIGINS]
+    if not names or unknown:
+        raise argparse.ArgumentTypeError(
+            f"expected origins among {', '.join(ORIGINS)} (comma-separated), got {text!r}"
+        )
+    return frozenset(names)

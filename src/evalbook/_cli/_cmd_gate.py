@@ -35,7 +35,9 @@ DESCRIPTION = (
     "With --against BASE --max-drop X it fails when the paired delta's 95% CI lower bound "
     "is below -X; an underpowered comparison (mde > X) is reported, and fails only through "
     "that bound. --max-cost checks the run's total recorded cost (unknown cost fails) and "
-    "--max-latency-p95 the 95th percentile of the samples' durations. An incomplete or "
+    "--max-latency-p95 the 95th percentile of the samples' durations; --max-infra-errors "
+    "the share of samples that failed outside the model (provider, environment). An "
+    "incomplete or "
     "running run never passes."
 )
 
@@ -94,6 +96,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="S",
         help="the 95th percentile of the samples' durations must be <= S seconds",
     )
+    p.add_argument(
+        "--max-infra-errors",
+        type=fraction,
+        metavar="R",
+        help="at most this share of the samples failed outside the model (provider or "
+        "environment origin)",
+    )
     store_option(p)
 
 
@@ -110,6 +119,7 @@ def run(args: argparse.Namespace) -> int:
         max_drop=args.max_drop,
         max_cost=args.max_cost,
         max_latency_p95=args.max_latency_p95,
+        max_infra_errors=args.max_infra_errors,
     )
     if (args.against is None) != (args.max_drop is None):
         raise CliError("--against BASE and --max-drop X go together: give both")
@@ -119,6 +129,7 @@ def run(args: argparse.Namespace) -> int:
         raise CliError(
             "no condition to check: give at least one of --min, --min-ci-low, --max-errors, "
             "--max-unscored-rate, --min-completion, --max-cost, --max-latency-p95, "
+            "--max-infra-errors, "
             "--baseline RUN --max-regression D, --against BASE --max-drop X"
         )
     gated = resolve_run(args.run, args.store)

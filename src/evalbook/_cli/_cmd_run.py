@@ -32,6 +32,7 @@ from ._args import (
     CliError,
     count,
     fraction,
+    origins,
     positive_int,
     seconds,
     usd,
@@ -100,6 +101,13 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         metavar="RUN",
         help="a new run that keeps RUN's passed and failed cases and runs its errored, "
         "timed-out and unrun ones again (one Eval in FILE); RUN is not changed",
+    )
+    p.add_argument(
+        "--origin",
+        type=origins,
+        metavar="O[,O]",
+        help="with --retry-errors: run again only the failures of these origins (task, "
+        "provider, environment, grader, harness), e.g. --origin provider,environment",
     )
     where = p.add_mutually_exclusive_group()
     where.add_argument(
@@ -170,6 +178,8 @@ def run(args: argparse.Namespace) -> int:
         if value is not None and len(evals) > 1:
             names = ", ".join(var for var, _ in evals)
             raise CliError(f"{flag} RUN continues one run, but {args.file} defines {names}")
+    if args.origin is not None and args.retry_errors is None:
+        raise CliError("--origin says which failures --retry-errors RUN runs again: add it")
     out = Out(sys.stdout)
     code = EXIT_OK
     for i, (var, ev) in enumerate(evals):
@@ -209,6 +219,8 @@ def run(args: argparse.Namespace) -> int:
             with warnings.catch_warnings():
                 # the CLI says it itself, in its own words (_say_interrupted)
                 warnings.filterwarnings("ignore", message=r"run .* was interrupted")
+                # and the share failed outside the model: a line under the headline
+                warnings.filterwarnings("ignore", message=r"run .* failed outside the model")
                 result = run_eval(
                     data, ev.task, scorers=ev.scorers, scores=ev.scores, name=name, **options
                 )
@@ -278,12 +290,16 @@ def _retry(args: argparse.Namespace, out: Out, store: Any) -> RetryErrors | None
     source = resolve_run(args.retry_errors, store if store is not None else "runs")
     where = for_terminal(source.path if source.path is not None else source.id)
     line = f"{for_terminal(source.name)} ({where})"
-    retry = RetryErrors(source, args.name or source.name, label="--retry-errors")
+    retry = RetryErrors(
+        source, args.name or source.name, label="--retry-errors", origins=args.origin
+    )
     counts = retry.counts()
     n = sum(counts.values())
+    of = "" if args.origin is None else f" of origin {' or '.join(sorted(args.origin))}"
     if n == 0:
         out.line(
-            f"nothing to retry: {line} has no errored, timed-out or unrun case; no run written"
+            f"nothing to retry: {line} has no errored or timed-out case{of} and no unrun case; "
+            "no run written"
         )
         return None
     why = ", ".join(
@@ -296,7 +312,7 @@ def _retry(args: argparse.Namespace, out: Out, store: Any) -> RetryErrors | None
         if k
     )
     total = len(source.results.case_ids)
-    message = f"retrying {n} of {total} case{'s' if total != 1 else ''} ({why}) from {line}"
+    message = f"retrying {n} of {total} case{'s' if total != 1 else ''} ({why}{of}) from {line}"
     # said once the stored run and the file are known to match, before any case runs
     return dataclasses.replace(retry, ready=lambda: out.line(message))
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import pandas as pd
 
 from .._api._run import Run
+from .._model._origin import infra_warning
 from ._terminal import (
     Out,
     for_terminal,
@@ -39,6 +40,10 @@ def print_run(
         size += f" × {h.epochs} epochs"
     out.line(f"{for_terminal(run.name)} · {size} · id {for_terminal(run.id)}", "dim")
     out.line(for_terminal(run.headline.text), "bold")
+    where = None if run.path is None else str(run.path)
+    alarm = infra_warning(h.outside_model, h.infra_share, where)
+    if alarm is not None:
+        out.line(f"warning: {for_terminal(alarm)}", "yellow")
     out.lines(usage_lines(run))  # the cost line (none without usage)
     out.line()
     out.lines(summary_table(summary, by or (), clusters=cluster is not None))

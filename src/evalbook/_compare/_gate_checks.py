@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .._model._origin import INFRA
 from .._model._run_data import RunData
 from .._util._fmt import format_amounts, format_pair, format_pct, format_pp
 from ._compare import compare
@@ -51,6 +52,7 @@ class GateSpec:
     max_drop: float | None = None  # with a baseline to gate against (`--against`)
     max_cost: float | None = None  # US dollars, the run's total recorded cost
     max_latency_p95: float | None = None  # seconds, `usage_summary().latency_p95_s`
+    max_infra_errors: float | None = None  # share of samples failed outside the model
 
     def any(self) -> bool:
         """Whether at least one condition is set."""
@@ -66,6 +68,7 @@ class GateSpec:
                 self.max_drop,
                 self.max_cost,
                 self.max_latency_p95,
+                self.max_infra_errors,
             )
         )
 
@@ -208,6 +211,8 @@ def check_gate(
         checks.append(Condition("--max-unscored-rate", ok, message))
     if spec.max_regression is not None:
         checks.append(_check_regression(target, spec.max_regression, regression))
+    if spec.max_infra_errors is not None:
+        checks.append(_check_infra(run, spec.max_infra_errors))
     if spec.max_cost is not None or spec.max_latency_p95 is not None:
         usage = run.usage_summary().iloc[0]
         if spec.max_cost is not None:
@@ -235,6 +240,27 @@ def _check_cost(usage: Any, n_samples: int, max_cost: float) -> Condition:
     partial = f" (known for {known} of {n_samples} samples)" if known < n_samples else ""
     rel = "<=" if ok else ">"
     return Condition(flag, ok, f"cost {obs}{partial} {rel} max {thr} ({flag})")
+
+
+def _check_infra(run: RunData, thr: float) -> Condition:
+    """`--max-infra-errors`: the share of samples that failed outside the model (provider +
+    environment origins, docs/origin.md)."""
+    h = run.headline
+    flag = "--max-infra-errors"
+    n = h.n_samples
+    if not n:
+        return Condition(flag, True, f"infrastructure errors — (no cases) ({flag})")
+    k = sum(h.origins.get(o, 0) for o in INFRA)
+    rate = k / n
+    ok = rate <= thr + TOLERANCE
+    obs, thr_text = format_pair(rate, thr)
+    rel = "<=" if ok else ">"
+    which = h.outside_model or "none failed outside the model"
+    return Condition(
+        flag,
+        ok,
+        f"infrastructure errors {obs} ({k} of {n} samples: {which}) {rel} max {thr_text} ({flag})",
+    )
 
 
 def _check_latency(p95: float | None, max_s: float) -> Condition:

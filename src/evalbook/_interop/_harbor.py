@@ -24,10 +24,10 @@ from .._model._tally import InvalidUsage, Tally, amount
 from .._model._transcript import Transcript
 from .._util._warn import warn
 from ._harbor_atif import BadTrajectory, trajectory_files, transcript_of
-from ._imported import FormatError, Imported, ImportedSample, ImportedScore
+from ._imported import FormatError, Imported, ImportedSample, ImportedScore, exception_origin
 from ._reading import FileError, Refused, decode, head, read_bytes, read_json
 
-__all__ = ["EXPECTED", "NAME", "read", "sniff"]
+__all__ = ["EXPECTED", "NAME", "harbor_origin", "read", "sniff"]
 
 NAME = "harbor"
 EXPECTED = (
@@ -258,6 +258,39 @@ def _outcome(doc: Mapping[str, Any]) -> tuple[str, str | None, str | None]:
     return outcome, kind, message if isinstance(message, str) else repr(message)
 
 
+# Harbor's own error kinds (harbor/trial/errors.py, harbor/verifier) by origin: its environment
+# (a container or sandbox that did not start, an agent's setup or time budget) is the
+# environment's; its verifier (the reward file, the tests' own time budget) is the grader's; the
+# rest as `exception_origin` says (a model API's errors are the provider's, others the task's).
+_ENVIRONMENT_KINDS = frozenset(
+    {"AgentTimeoutError", "AgentSetupTimeoutError", "EnvironmentStartTimeoutError"}
+)
+_GRADER_KINDS = frozenset(
+    {
+        "VerifierTimeoutError",
+        "RewardFileNotFoundError",
+        "RewardFileEmptyError",
+        "VerifierOutputParseError",
+    }
+)
+
+
+def harbor_origin(kind: str | None) -> str | None:
+    """The origin of a trial's first exception, by Harbor's exception type (None: none).
+
+    Example:
+        >>> harbor_origin("EnvironmentStartTimeoutError"), harbor_origin("ValueError")
+        ('environment', 'task')
+    """
+    if kind is None:
+        return None
+    if kind in _ENVIRONMENT_KINDS or kind.startswith("Environment"):
+        return "environment"
+    if kind in _GRADER_KINDS or kind.startswith("Verifier"):
+        return "grader"
+    return exception_origin(kind)
+
+
 def read(path: Path) -> Imported:
     """Read Harbor trials into samples: one per trial, a task's trials its epochs.
 
@@ -360,4 +393,5 @@ def _sample(
         started_at=started,
         duration_s=finished - started,
         usage=_usage(doc),
+        origin=harbor_origin(kind),
     )

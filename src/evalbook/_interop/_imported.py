@@ -20,8 +20,9 @@ from typing import Any
 import pandas as pd
 
 from .._errors import ConfigurationError
-from .._model._contract import UNSCORED, Rec, error_rec, record_of
+from .._model._contract import ERROR, UNSCORED, Rec, error_rec, record_of
 from .._model._definitions import ScoreDefinition, define_score
+from .._model._origin import record_origin
 from .._model._results import (
     ERRORED,
     FAILED,
@@ -73,6 +74,30 @@ class ImportedScore:
     description: str | None = None
 
 
+# A model API's errors, as the openai SDK and litellm name them: an imported sample that raised
+# one failed at the provider (a harness that wrote only the type's name cannot say more).
+PROVIDER_KINDS = frozenset(
+    {
+        "RateLimitError",
+        "ApiRateLimitError",  # Harbor's own
+        "APIConnectionError",
+        "APITimeoutError",
+        "InternalServerError",
+        "ServiceUnavailableError",
+    }
+)
+
+
+def exception_origin(kind: str) -> str:
+    """The origin of an imported sample's exception by its type's name: provider or task.
+
+    Example:
+        >>> exception_origin("RateLimitError"), exception_origin("KeyError")
+        ('provider', 'task')
+    """
+    return "provider" if kind in PROVIDER_KINDS else "task"
+
+
 @dataclass(frozen=True)
 class ImportedAttempt:
     """One attempt of a sample the harness retried, as it wrote it (times NaN: not known)."""
@@ -104,6 +129,9 @@ class ImportedSample:
     tries: Sequence[ImportedAttempt] | None = None
     # what the sample did, step by step, where the harness kept it (never flattened)
     transcript: Transcript | None = None
+    # where an errored or timed-out sample's failure came from, as the importer maps the
+    # harness's own error kinds (`_model._origin.ORIGINS`); None: the harness does not say
+    origin: str | None = None
 
 
 @dataclass
@@ -203,7 +231,19 @@ def _definitions(imported: Imported) -> tuple[list[ScoreDefinition], dict[str, i
 
 
 def _records(sample: ImportedSample, code: int, where: Mapping[str, int], fmt: str) -> list[Rec]:
-    """One record per score: the contract on a passed sample's values, else the outcome's."""
+    """One record per score: the contract on a passed sample's values, else the outcome's;
+    each error record with its origin (`record_origin`: a missing or invalid value is the
+    grader's, a sample's error is the sample's)."""
+    recs = _plain_records(sample, code, where, fmt)
+    origin = sample.origin if code in (ERRORED, TIMED_OUT) else None
+    return [
+        r._replace(origin=record_origin(r.reason, origin)) if r.status == ERROR else r for r in recs
+    ]
+
+
+def _plain_records(
+    sample: ImportedSample, code: int, where: Mapping[str, int], fmt: str
+) -> list[Rec]:
     n = len(where)
     if code == PASSED:
         recs: list[Rec] = []
@@ -314,6 +354,8 @@ def to_run_data(imported: Imported, name: str | None = None) -> RunData:
                 dict(sample.usage) if sample.usage else None,
                 _attempts(sample.tries),
                 sample.transcript,
+                None,
+                sample.origin if code in (ERRORED, TIMED_OUT) else None,
             ),
         )
     # cleaned before pandas sees it: its arrow-backed `str` columns cannot hold a lone surrogate

@@ -41,7 +41,14 @@ from .._model._contract import Score, ScoreError, Unscored
 from .._model._tally import InvalidUsage, Tally, amount
 from .._model._transcript import Transcript
 from .._util._warn import warn
-from ._imported import FormatError, Imported, ImportedAttempt, ImportedSample, ImportedScore
+from ._imported import (
+    FormatError,
+    Imported,
+    ImportedAttempt,
+    ImportedSample,
+    ImportedScore,
+    exception_origin,
+)
 from ._inspect_files import EXPECTED, damaged, logs_in, not_inspect, read_eval, read_json, sniff
 from ._reading import check_version
 
@@ -287,7 +294,17 @@ def _sample(
         usage=_usage(sample),
         tries=_tries(sample, last),
         transcript=_readable_transcript(sample, path),
+        origin=_origin(outcome, error_type, sample.error is not None),
     )
+
+
+def _origin(outcome: str, kind: str | None, raised: bool) -> str | None:
+    """A failed sample's origin: an error is the task's (a model API's is the provider's);
+    a limit (messages, tokens, time, working time) is what the model and the task did with
+    their budget: the task's too."""
+    if outcome == "passed" or kind is None:
+        return None
+    return exception_origin(kind) if raised else "task"
 
 
 def _readable_transcript(sample: EvalSample, path: Path | None) -> Transcript | None:

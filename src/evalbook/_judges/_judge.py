@@ -24,6 +24,7 @@ from typing import Any, Literal
 from .._errors import ConfigurationError
 from .._model._contract import Score, ScoreError, Unscored
 from .._model._definitions import Grader, ScoreDefinition, define_score
+from .._model._origin import TASK, failure_origin, mark_provider
 from .._model._reducers import reduce_values, vote_reducer
 from .._model._scorers import Scorer
 from .._runner._calls import AttemptTimeout, Threads, within
@@ -190,6 +191,7 @@ class Caller(abc.ABC):
                     code="judge_raised",
                     message=f"{type(exc).__name__}: {safe_str(exc)}{after}",  # any __str__
                     tries=tries,
+                    origin=client_failure_origin(exc),
                 )
         if key is not None and self.options.cache is not None:
             self.options.cache.put(key, storable(reply), model=self.options.model)
@@ -294,7 +296,7 @@ class _Judge(Caller):
                     f"{bad} of {len(votes)} judge votes invalid, {need} valid needed; "
                     f"vote {i + 1}: {message}"
                 )
-            return ScoreError(first.code, message, first.justification, meta)
+            return ScoreError(first.code, message, first.justification, meta, first.origin)
         raws = [v.raw for v in valid if v.raw is not None]
         raw = reduce_values(raws, self.reducer)
         meta["raw"] = (
@@ -307,6 +309,16 @@ class _Judge(Caller):
         value = (raw - low) / (high - low)
         closest = min(valid, key=lambda v: abs((v.raw or 0.0) - raw))
         return Score(value, rationale=closest.justification, metadata=meta)
+
+
+def client_failure_origin(exc: BaseException) -> str | None:
+    """The origin of a judge client's exception: the provider's for a 429, 5xx, timeout or
+    lost connection (also one a wrapped client marked), the environment's for
+    `eb.EnvironmentFailure`; None (the grader's) for anything else."""
+    if is_transient(exc):
+        mark_provider(exc)
+    origin = failure_origin(exc)
+    return None if origin == TASK else origin
 
 
 def definition_of(item: ScoreDefinition | str, grader: Grader, where: str) -> ScoreDefinition:

@@ -208,7 +208,7 @@ class _Pairwise(Caller):
                     f"{len(bad)} of {len(votes)} judge calls invalid; call {i + 1} "
                     f"({shown[i]['order']} order): {message}"
                 )
-            return ScoreError(first.code, message, first.justification, meta)
+            return ScoreError(first.code, message, first.justification, meta, first.origin)
         n = self.options.votes
         per_order = [
             math.fsum(e["value"] for e in shown[o * n : (o + 1) * n]) / n for o in range(n_orders)

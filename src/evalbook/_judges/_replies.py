@@ -57,6 +57,7 @@ class Vote:
     message: str | None = None
     cached: bool = False
     tries: int = 1
+    origin: str | None = None  # of a `judge_raised` vote: provider for a 429 or 5xx
 
     @property
     def valid(self) -> bool:

@@ -14,7 +14,9 @@ import numbers
 from collections.abc import AsyncIterator, Iterator, Mapping
 from typing import Any, Protocol
 
+from .._model._origin import mark_provider
 from .._model._tally import InvalidUsage, amount, token_counts
+from ._replies import is_transient
 
 __all__ = [
     "ENDPOINTS",
@@ -123,6 +125,12 @@ def _stream_usage(chunk: Any) -> Any:
     return usage
 
 
+def mark_if_transient(exc: BaseException) -> None:
+    """Mark a transient error (429, 5xx, timeout, connection) as the provider's (`_origin`)."""
+    if is_transient(exc):
+        mark_provider(exc)
+
+
 class Stream:
     """A streamed reply, passed through; its usage is recorded once it has been read to the
     end or closed (unknown when the server sent none)."""
@@ -156,6 +164,9 @@ class Stream:
         try:
             for chunk in self._evalbook_stream:
                 yield self._evalbook_seen(chunk)
+        except Exception as exc:  # the connection dropped mid-stream: the provider's
+            mark_if_transient(exc)
+            raise
         finally:
             self._evalbook_end()
 
@@ -177,6 +188,9 @@ class AsyncStream(Stream):
         try:
             async for chunk in self._evalbook_stream:
                 yield self._evalbook_seen(chunk)
+        except Exception as exc:  # the connection dropped mid-stream: the provider's
+            mark_if_transient(exc)
+            raise
         finally:
             self._evalbook_end()
 

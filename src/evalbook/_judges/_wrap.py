@@ -41,6 +41,7 @@ from typing import Any
 
 from .._errors import ConfigurationError
 from .._model._contract import safe_repr
+from .._model._origin import mark_provider
 from .._runner._limits import Limiter, limiter_for
 from .._runner._meter import Meter, current_meter, current_source
 from .._util._callables import is_async
@@ -217,9 +218,12 @@ class _Endpoint:
             try:
                 response = create(**request)
             except Exception as exc:
-                last = retries >= owner._evalbook_max_retries or not is_transient(exc)
+                transient = is_transient(exc)
+                last = retries >= owner._evalbook_max_retries or not transient
                 call.failed(retries, last, exc)
                 if last:
+                    if transient:  # a 429, 5xx, timeout or lost connection: the provider's
+                        mark_provider(exc)
                     raise
                 time.sleep(owner._evalbook_backoff(retries, exc))
                 retries += 1
@@ -246,9 +250,12 @@ class _AsyncEndpoint(_Endpoint):
             try:
                 response = await create(**request)
             except Exception as exc:
-                last = retries >= owner._evalbook_max_retries or not is_transient(exc)
+                transient = is_transient(exc)
+                last = retries >= owner._evalbook_max_retries or not transient
                 call.failed(retries, last, exc)
                 if last:
+                    if transient:  # a 429, 5xx, timeout or lost connection: the provider's
+                        mark_provider(exc)
                     raise
                 await asyncio.sleep(owner._evalbook_backoff(retries, exc))
                 retries += 1

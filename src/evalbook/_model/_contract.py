@@ -20,6 +20,7 @@ import numpy as np
 from .._errors import SkipScore
 from .._util._text import safe_str
 from ._definitions import Grader, ScoreDefinition
+from ._origin import GRADER, TASK, failure_origin
 
 __all__ = [
     "ERROR",
@@ -54,6 +55,8 @@ class Rec(NamedTuple):
     rationale: str | None = None
     metadata: dict[str, Any] | None = None
     grader: Grader | None = None
+    # an error record's origin (`_origin.ORIGINS`); None: not said yet (the engine fills it)
+    origin: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,6 +225,7 @@ class ScoreError:
     message: str
     rationale: str | None = None
     metadata: Mapping[str, Any] | None = None
+    origin: str | None = None  # None: the grader's (a judge says `provider` for its client's)
 
 
 def record_of(result: object, grader: Grader | None = None) -> Rec:
@@ -250,7 +254,11 @@ def _record_of(result: object, grader: Grader | None) -> Rec:
         except _BadMetadata as exc:
             extra = {"unstorable": str(exc)}
         return error_rec(
-            result.code, result.message, rationale=_text(result.rationale), metadata=extra
+            result.code,
+            result.message,
+            rationale=_text(result.rationale),
+            metadata=extra,
+            origin=result.origin,
         )
     if isinstance(result, Score):
         rationale = _text(result.rationale)
@@ -344,5 +352,14 @@ def skip_rec(exc: SkipScore) -> Rec:
 
 
 def raised_rec(exc: BaseException, code: str = "scorer_raised") -> Rec:
-    """The record for a scorer that raised: the exception type and message (`safe_str`)."""
-    return error_rec(code, f"{type(exc).__name__}: {safe_str(exc)}")
+    """The record for a scorer that raised: the exception type and message (`safe_str`).
+
+    Its origin is the grader's, unless what it raised is a provider's or environment's
+    failure (`failure_origin`: a judge call inside the scorer that got a 429).
+    """
+    origin = failure_origin(exc)
+    return error_rec(
+        code,
+        f"{type(exc).__name__}: {safe_str(exc)}",
+        origin=GRADER if origin == TASK else origin,
+    )

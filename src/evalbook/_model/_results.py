@@ -84,6 +84,9 @@ class Finished(NamedTuple):
     tries: tuple[Attempt, ...] | None = None
     transcript: Transcript | None = None
     stored_transcript: TranscriptRef | None = None
+    # where an errored or timed-out sample's failure came from (`_origin.ORIGINS`); None
+    # for a sample that passed or failed, and where the source does not say (an old log)
+    origin: str | None = None
 
 
 class Results:
@@ -130,6 +133,7 @@ class Results:
         self.duration_s = np.full(n, math.nan)
         self.usage: list[Mapping[str, Tally] | None] = [None] * n
         self.tries: list[tuple[Attempt, ...] | None] = [None] * n  # see `Finished.tries`
+        self.origin: list[str | None] = [None] * n  # see `Finished.origin`
         self.status = np.zeros(size, dtype=np.int8)
         self.value = np.full(size, math.nan)
         self.reason: list[str | None] = [None] * size
@@ -137,6 +141,8 @@ class Results:
         self.rationale: list[str | None] = [None] * size
         self.metadata: list[dict[str, Any] | None] = [None] * size
         self.grader: list[Grader | None] = [None] * size
+        # an error record's origin (None elsewhere; only error records have one)
+        self.rec_origin: list[str | None] = [None] * size
         self.steps = np.full((n, 3), -1, dtype=np.int32)  # see the class docstring
         self.transcripts: list[Transcript | None] | None = [None] * n
         self.transcript_source: Callable[[], list[Transcript | None]] | None = None
@@ -209,6 +215,7 @@ class Results:
         )
         self.usage[pos] = case.usage
         self.tries[pos] = case.tries
+        self.origin[pos] = case.origin
         transcript, ref = case.transcript, case.stored_transcript
         if transcript is not None:
             self.steps[pos] = counts_of(transcript.messages)
@@ -233,7 +240,8 @@ class Results:
         base = pos * self.n_scores
         for j, rec in enumerate(records):
             i = base + j
-            status, value, reason, message, rationale, metadata, grader = rec
+            status, value, reason, message, rationale, metadata, grader, origin = rec
+            self.rec_origin[i] = origin
             self.status[i] = status
             self.value[i] = value
             if self.touched is not None and (
@@ -273,7 +281,7 @@ class Results:
             emsg = text(emsg, "error message", cid)
         changed: list[Rec] | None = None
         for j, rec in enumerate(records):
-            _, _, reason, message, rationale, metadata, _ = rec
+            _, _, reason, message, rationale, metadata, _, _ = rec
             if not (reason is None or (type(reason) is str and reason.isascii())):
                 reason = text(reason, "a record's reason", cid)
             if not (message is None or (type(message) is str and message.isascii())):
@@ -353,6 +361,7 @@ class Results:
             self.tries[pos],
             transcript,
             ref,
+            self.origin[pos],
         )
 
     def records_of(self, pos: int) -> list[Rec]:
@@ -367,6 +376,7 @@ class Results:
                 self.rationale[i],
                 self.metadata[i],
                 self.grader[i],
+                self.rec_origin[i],
             )
             for i in range(base, base + self.n_scores)
         ]

@@ -15,6 +15,7 @@ from .._util._fmt import format_pct
 from .._util._text import visible
 from ._contract import ERROR, SCORED, UNSCORED
 from ._definitions import ScoreDefinition
+from ._origin import INFRA, ORIGINS, infra_note, infra_warning
 from ._results import ERRORED, FAILED, OUTCOMES, PASSED, TIMED_OUT, Results
 from ._slices import Slices
 from ._stats import grouped_ci, wilson
@@ -235,6 +236,24 @@ class Headline:
     # (`stopped_early`: neither errors nor "not run"; completion is over the samples it ran)
     stopped: str | None = None
     stopped_early: int = 0
+    # errored or timed-out samples by origin (`_origin.ORIGINS`; origins with none left out)
+    origins: dict[str, int] = field(default_factory=dict)
+
+    @property
+    def outside_model(self) -> str | None:
+        """`N samples failed outside the model (provider 30, environment 10)`, or None."""
+        return infra_note(self.origins)
+
+    @property
+    def infra_alarm(self) -> str | None:
+        """The warning when more than 10 % of the samples failed outside the model, or None."""
+        return infra_warning(self.outside_model, self.infra_share)
+
+    @property
+    def infra_share(self) -> float | None:
+        """The share of samples that failed outside the model (provider + environment)."""
+        n = self.n_samples
+        return sum(self.origins.get(o, 0) for o in INFRA) / n if n else None
 
     @property
     def n_samples(self) -> int:
@@ -259,7 +278,10 @@ class Headline:
         if pending > 0:
             missing.append(f"{pending} not run")
         text = f"{text} ({', '.join(missing)})" if missing else text
-        return text if self.stopped is None else f"{text} · {self.stopped}"
+        if self.stopped is not None:
+            text = f"{text} · {self.stopped}"
+        outside = self.outside_model
+        return text if outside is None else f"{text} · {outside}"
 
     def __str__(self) -> str:
         return self.text
@@ -282,6 +304,7 @@ def headline_of(
 ) -> Headline:
     """The primary score; else the only score; else the passed rate — with completion."""
     counts = outcome_counts(results)
+    origins = origin_counts(results)
     n, k = results.n_samples, results.epochs
     completion = (counts["passed"] + counts["failed"]) / n if n else None
     chosen = next((j for j, d in enumerate(definitions) if d.primary), None)
@@ -304,8 +327,22 @@ def headline_of(
             n // k,
             k,
             cases_counted=cases if fewer else None,
+            origins=origins,
         )
     rate = counts["passed"] / n if n else None
     ci = wilson(counts["passed"], n) if n else None
     several = len(definitions) > 1
-    return Headline(None, "Passed", rate, ci, completion, counts, n // k, k, several)
+    return Headline(
+        None, "Passed", rate, ci, completion, counts, n // k, k, several, origins=origins
+    )
+
+
+def origin_counts(results: Results) -> dict[str, int]:
+    """Errored and timed-out samples by origin (only origins that have any)."""
+    found: dict[str, int] = {}
+    failed = np.flatnonzero((results.outcome == ERRORED) | (results.outcome == TIMED_OUT))
+    for i in failed.tolist():
+        origin = results.origin[i]
+        if origin is not None:
+            found[origin] = found.get(origin, 0) + 1
+    return {o: found[o] for o in ORIGINS if o in found}

@@ -11,6 +11,7 @@ import pandas as pd
 
 from ._contract import STATUSES
 from ._definitions import ScoreDefinition
+from ._origin import ORIGINS, origin_codes
 from ._results import OUTCOMES, PENDING, Results
 from ._usage_tables import sample_amounts
 
@@ -37,6 +38,7 @@ CASE_COLUMNS = [
     "output",
     "error_type",
     "error_message",
+    "origin",
     "started_at",
     "duration_s",
     "input_tokens",
@@ -52,6 +54,7 @@ SCORE_COLUMNS = [
     "counted",
     "reason",
     "message",
+    "origin",
     "rationale",
     "grader_kind",
     "grader_id",
@@ -147,6 +150,7 @@ def cases_table(results: Results) -> pd.DataFrame:
             "output": text_column(results.output),
             "error_type": sparse_categorical(results.error_type),
             "error_message": text_column(results.error_message),
+            "origin": _codes(origin_codes(results.origin), ORIGINS),
             "started_at": timestamps(results.started_at),
             "duration_s": results.duration_s.copy(),
             "input_tokens": tokens_in,
@@ -229,6 +233,7 @@ def scores_table(
             "counted": counted,
             "reason": sparse_categorical(results.reason, touched),
             "message": pd.Series(_sparse(results.message, touched), dtype=object, copy=False),
+            "origin": _codes(origin_codes(results.rec_origin), ORIGINS),
             "rationale": pd.Series(_sparse(results.rationale, touched), dtype=object, copy=False),
             "grader_kind": graders["kind"],
             "grader_id": graders["id"],

@@ -70,13 +70,16 @@ class CaseTableFilter:
 
     `score` is the score that `status`, `reason`, `low`/`high` look at; records without a
     value pass the range only when it is the full [0, 1]. `slice_by`/`slice_value` keep the
-    samples whose input column `slice_by` reads `slice_value` (as text). `sort` is a column
-    label (`column_labels`), None for input order. With transcripts, `tool_errors` keeps the
-    samples with `"none"` or `"some"` failed tool results, and `tool` those that called the
-    tool of that name (the frame's `_tools` column, `with_tools`).
+    samples whose input column `slice_by` reads `slice_value` (as text). `origin` keeps the
+    samples that failed with that origin, or have an error record of it (`task`, `provider`,
+    `environment`, `grader`, `harness`). `sort` is a column label (`column_labels`), None for
+    input order. With transcripts, `tool_errors` keeps the samples with `"none"` or `"some"`
+    failed tool results, and `tool` those that called the tool of that name (the frame's
+    `_tools` column, `with_tools`).
     """
 
     outcome: str = ALL
+    origin: str = ALL
     score: str | None = None
     status: str = ALL
     reason: str = ALL
@@ -147,6 +150,7 @@ def table_frame(run: RunLike) -> pd.DataFrame:
             }
         )
     frame["_case"] = np.arange(n) // k
+    frame[ORIGINS_COLUMN] = _row_origins(run, n)
     return frame
 
 
@@ -166,6 +170,37 @@ def with_tools(frame: pd.DataFrame, run: Any) -> list[str]:
     tools = [frozenset(names.get((str(c), int(e)), ())) for c, e in key]
     frame["_tools"] = pd.Series(tools, index=frame.index, dtype=object)
     return sorted(set().union(*names.values())) if names else []
+
+
+# the table frame's column of each row's failure origins (the sample's and its records')
+ORIGINS_COLUMN = "_origins"
+
+
+def _row_origins(run: RunLike, n: int) -> pd.Series:
+    """Each sample's origins: its own (errored, timed out) and those of its error records."""
+    found: list[set[str]] = [set() for _ in range(n)]
+    cases = run.cases
+    if "origin" in cases.columns:
+        for i, o in enumerate(cases["origin"].tolist()):
+            if not is_missing(o):
+                found[i].add(str(o))
+    scores = run.scores
+    s = len(run.definitions)
+    if s and "origin" in scores.columns:
+        origins = scores["origin"].tolist()
+        for i, o in enumerate(origins):
+            if not is_missing(o):
+                found[i // s].add(str(o))
+    return pd.Series([frozenset(f) for f in found], dtype=object)
+
+
+def origins_of(frame: pd.DataFrame) -> list[str]:
+    """The origins any row of the table has, in `ORIGINS` order (the filter's choices)."""
+    present: set[str] = set()
+    if ORIGINS_COLUMN in frame.columns:
+        for row in frame[ORIGINS_COLUMN].tolist():
+            present.update(row)
+    return [o for o in ("task", "provider", "environment", "grader", "harness") if o in present]
 
 
 def reasons(frame: pd.DataFrame, score: str) -> list[str]:
@@ -193,6 +228,9 @@ def table_rows(frame: pd.DataFrame, f: CaseTableFilter) -> np.ndarray:
     keep = np.ones(len(frame), dtype=bool)
     if f.outcome != ALL:
         keep &= (frame["outcome"].astype(str) == f.outcome).to_numpy()
+    if f.origin != ALL:
+        column = frame.get(ORIGINS_COLUMN, pd.Series([frozenset()] * len(frame), dtype=object))
+        keep &= np.fromiter((f.origin in o for o in column), dtype=bool, count=len(frame))
     if f.score is not None:
         if f.score not in frame.columns:
             raise ValueError(f"unknown score {f.score!r}")

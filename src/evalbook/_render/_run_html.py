@@ -93,7 +93,20 @@ def _headline_inner(h: HeadlineLike, row: Any = None) -> str:
         f"{_reducer_badge(row)}"
         f'<span style="{MUTED}">{esc(ci)}</span></div>'
         f"<div>completed <b>{esc(format_pct(h.completion))}</b> · {size}</div>"
-        f'<div style="margin-top: 4px">{badges}</div>{counts}{nudge}'
+        f'<div style="margin-top: 4px">{badges}</div>{counts}{nudge}{_outside(h)}'
+    )
+
+
+def _outside(h: HeadlineLike) -> str:
+    """How many samples failed outside the model, and the warning above 10 % (origin.md)."""
+    note = h.outside_model
+    if note is None:
+        return ""
+    alarm = h.infra_alarm
+    text = note if alarm is None else f"⚠ {alarm}"
+    return (
+        f'<div data-evalbook="outside-model" style="{MUTED}; font-size: 12px; '
+        f'margin-top: 4px">{esc(text)}</div>'
     )
 
 

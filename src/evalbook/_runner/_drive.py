@@ -14,6 +14,7 @@ import pandas as pd
 
 from .._errors import ConfigurationError
 from .._model._definitions import ScoreDefinition
+from .._model._origin import infra_warning
 from .._model._results import PENDING
 from .._model._run_data import RunData
 from .._model._sampling import SAMPLE_ATTR
@@ -196,4 +197,14 @@ async def drive(
         path=prepared.path,
     )
     prepared.finish(finished)
+    _warn_infra(finished)
     return finished
+
+
+def _warn_infra(run: RunData) -> None:
+    """Warn when provider + environment failures exceed 10 % of the samples (docs/origin.md)."""
+    h = run.headline
+    where = None if run.path is None else str(run.path)
+    alarm = infra_warning(h.outside_model, h.infra_share, where)
+    if alarm is not None:
+        warn(f"run {run.name!r}: {alarm}", RuntimeWarning)

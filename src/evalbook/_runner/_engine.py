@@ -19,6 +19,7 @@ from .._model._contract import (
     error_rec,
     handed_back_awaitable,
 )
+from .._model._origin import GRADER, HARNESS, TASK, failure_origin, record_origin
 from .._model._results import (
     ERRORED,
     FAILED,
@@ -120,6 +121,7 @@ class Engine:
         self.scorer_timeout = options.scorer_timeout
         self.attempts = options.attempts
         self.epochs = options.epochs
+        self.environment_errors = tuple(options.environment_errors)
         # a Dask batch ships each of its samples with its own row: there position i is row i,
         # epoch epoch_at[i]; locally sample i is case i // epochs, epoch i % epochs + 1
         self.epoch_at = epoch_at
@@ -183,6 +185,7 @@ class Engine:
         output: Any = None
         attempt = 0
         outcome = PASSED
+        origin: str | None = None
         transcript: Transcript | None = None
         tries: list[Attempt] = []  # every attempt of a retried sample (`Finished.tries`)
         if plan.task is None:
@@ -199,7 +202,7 @@ class Engine:
                     values["case_id"], attempt, plan.index, values["epoch"], meter, steps
                 )
                 with logging_steps(steps):
-                    outcome, output, etype, emsg = await self._attempt(values, ctx)
+                    outcome, output, etype, emsg, origin = await self._attempt(values, ctx)
                 transcript = steps.close()
                 if isinstance(output, Transcript):
                     transcript, output = output, output.output
@@ -226,6 +229,7 @@ class Engine:
             meter,
             tuple(tries) if attempt > 1 else None,
             transcript,
+            origin,
         )
 
     async def _rescore(self, pos: int, kept: Kept, values: dict[str, Any], meter: Meter) -> None:
@@ -253,6 +257,7 @@ class Engine:
             meter,
             src.tries[pos],
             src.transcript_of(pos),
+            src.origin[pos],
         )
 
     async def finish(
@@ -270,12 +275,15 @@ class Engine:
         meter: Meter,
         tries: tuple[Attempt, ...] | None = None,
         transcript: Transcript | None = None,
+        origin: str | None = None,
     ) -> None:
         """Score a case by its final outcome, fill every record, store it, tell the sink.
 
         `recs` holds what is already recorded (by `ctx`, or kept by a rescore); `meter`
         what the sample's calls used (closed here, once its scorers are done); `tries` its
-        attempts (`Finished.tries`); `transcript` what its task did, step by step.
+        attempts (`Finished.tries`); `transcript` what its task did, step by step;
+        `origin` where an errored or timed-out sample's failure came from (`_origin`).
+        Every error record gets its origin here (`with_origins`).
         """
         if outcome == PASSED:
             values["output"] = output
@@ -291,12 +299,14 @@ class Engine:
             failed = Rec(UNSCORED, reason="case_failed", message=emsg)
             filled = [failed if r is None else r for r in recs]
         elif etype == INVALID_TRANSCRIPT:
-            filled = [error_rec("invalid_transcript", emsg or "")] * self.n_scores
+            filled = [error_rec("invalid_transcript", emsg or "", origin=origin)] * self.n_scores
         else:
             code = "case_errored" if outcome == ERRORED else "case_timed_out"
-            filled = [error_rec(code, f"{etype}: {emsg}")] * self.n_scores
+            filled = [error_rec(code, f"{etype}: {emsg}", origin=origin)] * self.n_scores
         if outcome in (PASSED, FAILED):
+            origin = None
             self._derive(filled, outcome)
+            with_origins(filled)
         usage = meter.close()
         case = Finished(
             outcome,
@@ -310,6 +320,8 @@ class Engine:
             usage,
             tries,
             transcript,
+            None,
+            origin,
         )
         if self.results is not None:
             case = self.results.set_case(pos, case)  # as stored: its text cleaned
@@ -322,7 +334,8 @@ class Engine:
 
     async def _attempt(
         self, values: dict[str, Any], ctx: CaseContext
-    ) -> tuple[int, Any, str | None, str | None]:
+    ) -> tuple[int, Any, str | None, str | None, str | None]:
+        """One call of the task: (outcome, output, error type, error message, origin)."""
         plan = self.plan
         assert plan.task is not None and plan.task_binding is not None
         values["ctx"] = ctx
@@ -332,35 +345,37 @@ class Engine:
                 plan.task, plan.task_is_async, args, kwargs, self.threads, self.timeout
             )
         except AssertionError as exc:
-            return FAILED, None, type(exc).__name__, safe_str(exc)
+            return FAILED, None, type(exc).__name__, safe_str(exc), None
         except AttemptTimeout as exc:
             if not exc.started:  # no worker thread took it up in time: say so, honestly
                 why = f"the task never started within {self.timeout}s (no worker thread was free)"
-                return TIMED_OUT, None, "TimeoutError", why
-            return TIMED_OUT, None, "TimeoutError", f"the task took longer than {self.timeout}s"
+                return TIMED_OUT, None, "TimeoutError", why, HARNESS
+            why = f"the task took longer than {self.timeout}s"
+            return TIMED_OUT, None, "TimeoutError", why, TASK
         except BaseException as exc:
             if not is_sample_error(exc):
                 raise
-            return ERRORED, None, type(exc).__name__, safe_str(exc)
+            origin = failure_origin(exc, self.environment_errors)
+            return ERRORED, None, type(exc).__name__, safe_str(exc), origin
         finally:
             del values["ctx"]
         if handed_back_awaitable(output):  # awaited once (a sync wrapper's): never a chain
-            return ERRORED, None, "TypeError", awaitable_again("task", output)
+            return ERRORED, None, "TypeError", awaitable_again("task", output), TASK
         if isinstance(output, Transcript):
             problem = transcript_problem(output)  # checked again: its lists may have changed
             if problem is not None:
                 why = f"the task returned an eb.Transcript that is not sound: {problem}"
-                return ERRORED, None, INVALID_TRANSCRIPT, why
+                return ERRORED, None, INVALID_TRANSCRIPT, why, TASK
             if not nested_deeper_than(output.output, MAX_DEPTH):
-                return PASSED, output, None, None
+                return PASSED, output, None, None, None
         if nested_deeper_than(output, MAX_DEPTH) or isinstance(output, Transcript):
             # nothing could store, show or score it
             why = (
                 f"the task's output nests lists, dicts or tuples more than {MAX_DEPTH} levels "
                 "deep; a run keeps outputs as JSON: return a flatter value, or its text"
             )
-            return ERRORED, None, "ValueError", why
-        return PASSED, output, None, None
+            return ERRORED, None, "ValueError", why, TASK
+        return PASSED, output, None, None, None
 
     async def _score(self, values: dict[str, Any], recs: list[Rec | None]) -> None:
         """Every scorer of a case: the sync ones in one thread hop, the async ones meanwhile.
@@ -447,6 +462,7 @@ class Engine:
                     rec = error_rec(
                         f"component_error:{name}",
                         f"component {name!r} is an error: {recs[j].message or recs[j].reason}",
+                        origin=recs[j].origin or GRADER,
                     )
                     break
             if rec is None:
@@ -458,6 +474,13 @@ class Engine:
                 value = d.combine.evaluate({name: recs[j].value for name, j in d.components})
                 rec = Rec(SCORED, value)
             recs[d.position] = rec
+
+
+def with_origins(recs: list[Rec]) -> None:
+    """Give each error record that does not say its origin (a scorer's: the grader's)."""
+    for j, rec in enumerate(recs):
+        if rec.status == ERROR and rec.origin is None:
+            recs[j] = rec._replace(origin=record_origin(rec.reason, None) or GRADER)
 
 
 def warn_invalid(warned: set[str], case_id: str, records: Iterable[tuple[str, Rec]]) -> None:

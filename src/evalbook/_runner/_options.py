@@ -10,11 +10,12 @@ import dataclasses
 import difflib
 import math
 import os
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from .._errors import ConfigurationError
+from .._model._origin import environment_types
 from .._model._tally import check_prices
 from ._stopping import check_stop
 
@@ -51,6 +52,7 @@ class RunOptions:
     against: Any = None
     stop_when: Any = None
     seed: int = 0
+    environment_errors: Sequence[type[BaseException]] = ()
 
     def __post_init__(self) -> None:
         c, a, t = self.concurrency, self.attempts, self.timeout
@@ -81,6 +83,11 @@ class RunOptions:
                 f"({type(self.store).__name__})"
             )
         object.__setattr__(self, "prices", check_prices(self.prices))
+        try:
+            kinds = environment_types(self.environment_errors)
+        except TypeError as exc:
+            raise ConfigurationError(str(exc)) from None
+        object.__setattr__(self, "environment_errors", kinds)
         m = self.max_cost
         if m is not None and (
             isinstance(m, bool) or not isinstance(m, int | float) or not math.isfinite(m) or m < 0

@@ -13,6 +13,7 @@ from functools import partial
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import pandas as pd
 
 from .._errors import ConfigurationError
@@ -66,15 +67,30 @@ class RetryErrors:
     name: str
     label: str = "retrying errors"
     ready: Callable[[], None] | None = None
+    # only errored and timed-out samples of these origins run again (None: of any origin);
+    # the others are kept as they are, as passed and failed ones are (`--origin`)
+    origins: frozenset[str] | None = None
 
     def counts(self) -> dict[str, int]:
         """How many of the source's samples run again, by why: errored, timed out, not run."""
-        outcome = self.source.results.outcome
+        src = self.source.results
+        outcome = src.outcome
+        again = np.array([self.again(src, i) for i in range(src.n_samples)], dtype=bool)
         return {
-            "errored": int((outcome == ERRORED).sum()),
-            "timed_out": int((outcome == TIMED_OUT).sum()),
+            "errored": int(((outcome == ERRORED) & again).sum()),
+            "timed_out": int(((outcome == TIMED_OUT) & again).sum()),
             "not_run": int((outcome == PENDING).sum()),
         }
+
+    def again(self, src: Results, pos: int) -> bool:
+        """Whether sample `pos` of the source runs again: not run, or errored or timed out
+        (of one of `origins`, when given)."""
+        outcome = src.outcome[pos]
+        if outcome == PENDING:
+            return True
+        if outcome not in (ERRORED, TIMED_OUT):
+            return False
+        return self.origins is None or src.origin[pos] in self.origins
 
 
 def _stored_folder(resume: Any) -> Path | None:
@@ -176,10 +192,12 @@ def _kept(
     source: RunData,
     plan: Plan,
     keep: frozenset[int] = frozenset((PASSED, FAILED, ERRORED, TIMED_OUT)),
+    again: Callable[[Results, int], bool] | None = None,
 ) -> tuple[Results, list[int]]:
     """The plan's results with every stored case whose outcome is in `keep`, and the rest.
 
-    A resume keeps every final outcome; a retry of errors only the passed and failed cases.
+    A resume keeps every final outcome; a retry of errors only the passed and failed cases,
+    or (`again`, a retry of some origins) every sample `again` does not pick.
     """
     src = source.results
     k = src.epochs  # the same as the plan's (`_check_same`)
@@ -189,7 +207,7 @@ def _kept(
     kept: list[tuple[int, int]] = []
     for pos in range(results.n_samples):  # samples in the plan's order (data may be reordered)
         i = where[plan.case_ids[pos // k]] * k + pos % k
-        if src.outcome[i] not in keep:
+        if (src.outcome[i] not in keep) if again is None else again(src, i):
             todo.append(pos)
             continue
         results.set_case(pos, src.finished(i))
@@ -239,7 +257,7 @@ def _retry(
     """
     source = retry.source
     _check_same(source, plan, options, retry.label)
-    results, todo = _kept(source, plan, frozenset((PASSED, FAILED)))
+    results, todo = _kept(source, plan, frozenset((PASSED, FAILED)), retry.again)
     options["retried_from"] = source.id  # the run's own dict: stored and returned alike
     start = RunStart(retry.name, options, plan.definitions, plan.case_ids)  # a new id, now
     prepared = open_run(store, start, frame, results, todo)

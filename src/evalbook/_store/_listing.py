@@ -20,6 +20,7 @@ from .._util._warn import warn
 from ._layout import EVENTS, open_regular
 from ._load import summary_of
 from ._log._file import being_written
+from ._log._format import OLDER
 from ._log._read import READ_VERSIONS, SCHEMA_VERSION, NotARunLog, replay, version_error
 from ._sink import finish_status
 from ._ties import first_event
@@ -68,7 +69,7 @@ def _large_log_row(folder: Path, size: int) -> dict[str, Any] | None:
         return None
     found = first.get("schema_version")
     if found not in READ_VERSIONS:
-        raise version_error(f"{path} (line 1)", found, f"{SCHEMA_VERSION} (and 1 and 2)")
+        raise version_error(f"{path} (line 1)", found, f"{SCHEMA_VERSION} (and {OLDER})")
     last = _last_event(path, size)
     n_cases = len(first["case_ids"])
     epochs = (first.get("options") or {}).get("epochs", 1)  # counts are of samples

@@ -15,6 +15,7 @@ import pyarrow.compute as pc
 
 from .._model._contract import ERROR, SCORED, STATUSES, InvalidScore, validate_value
 from .._model._definitions import Grader, ScoreDefinition, reading_stored
+from .._model._origin import ORIGINS, record_origin
 from .._model._results import OUTCOMES, PENDING, Results
 from .._model._run_data import RunData
 from .._model._scoring_rule import outcome_counts
@@ -253,6 +254,7 @@ def _results_from_files(folder: Path, n_scores: int, files: Any, changed: list[s
     results.output = read_file_outputs(text_list(cases.column("output")), kinds)
     results.error_type = _sparse(cases.column("error_type"), results.n_samples)[0]
     results.error_message = _sparse(cases.column("error_message"), results.n_samples)[0]
+    _origins_from_files(cases, scores, results)
     if "usage" in cases.column_names:  # the amount columns are derived from it
         results.usage = _usage(folder, cases.column("usage"), results.n_samples)
     if "transcript" in cases.column_names:
@@ -291,6 +293,23 @@ def _results_from_files(folder: Path, n_scores: int, files: Any, changed: list[s
     sets = (set_reason, set_message, set_rationale, set_metadata, set_grader)
     results.touched = np.unique(np.concatenate(sets)).tolist()
     return results
+
+
+def _origins_from_files(cases: Any, scores: Any, results: Results) -> None:
+    """The `origin` columns (schema_version 4); files written before have none: the samples'
+    origin is then not known (NA), and an error record's is read off its code
+    (`record_origin`: a scorer's error is the grader's, a case's is not known)."""
+    if "origin" in cases.column_names:
+        codes = _codes(cases.column("origin"), ORIGINS, -1, strict=False)
+        results.origin = [None if c < 0 else ORIGINS[c] for c in codes.tolist()]
+    if "origin" in scores.column_names:
+        codes = _codes(scores.column("origin"), ORIGINS, -1, strict=False)
+        results.rec_origin = [None if c < 0 else ORIGINS[c] for c in codes.tolist()]
+        return
+    status = _codes(scores.column("status"), STATUSES, 0)
+    reasons = _sparse(scores.column("reason"), scores.num_rows)[0]
+    for i in np.flatnonzero(status == ERROR).tolist():
+        results.rec_origin[i] = record_origin(reasons[i], None)
 
 
 def _steps_from_files(folder: Path, cases: Any, results: Results) -> None:

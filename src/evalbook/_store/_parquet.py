@@ -211,5 +211,5 @@ def read_parquet(path: Path, data: bytes | None = None) -> Any:
     raw = (arrow.schema.metadata or {}).get(_META_KEY)
     found = json.loads(raw).get("schema_version") if raw else None
     if found not in FILE_READ_VERSIONS:
-        raise version_error(str(path), found, f"{SCHEMA_VERSION} (and 2)")
+        raise version_error(str(path), found, f"{SCHEMA_VERSION} (and 2 and 3)")
     return arrow

@@ -91,7 +91,7 @@ def read_summary(path: Path) -> dict[str, Any]:
         raise ValueError(f"{path} is not a JSON object")
     found = data.get("schema_version")
     if found not in FILE_READ_VERSIONS:
-        raise version_error(str(path), found, f"{SCHEMA_VERSION} (and 2)")
+        raise version_error(str(path), found, f"{SCHEMA_VERSION} (and 2 and 3)")
     crc = data.pop("crc", None)  # absent in files of earlier writers: read unchecked
     if crc is not None and crc != _crc(data):
         raise ValueError(f"{path}: checksum mismatch (the file was changed after it was written)")

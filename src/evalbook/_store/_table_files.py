@@ -20,6 +20,7 @@ import pandas as pd
 import pyarrow as pa
 
 from .._errors import ConfigurationError
+from .._model._origin import ORIGINS, origin_codes
 from .._model._results import OUTCOMES, Results
 from .._model._tables import CASE_COLUMNS, STEP_COUNT_COLUMNS, sparse_categorical, timestamp_ns
 from .._model._tally import usage_json
@@ -93,6 +94,7 @@ def cases_file_arrow(results: Results) -> Any:
         "output_kind": _codes_array(kind_codes, OUTPUT_KINDS),
         "error_type": _mostly_none(results.error_type, categorical=True),
         "error_message": _mostly_none(results.error_message, categorical=False),
+        "origin": _codes_array(origin_codes(results.origin), ORIGINS),
         "started_at": pa.array(ns, type=pa.timestamp("ns", tz="UTC"), mask=ns == _NAT),
         "duration_s": pa.array(results.duration_s),
         "input_tokens": pa.array(tokens_in),

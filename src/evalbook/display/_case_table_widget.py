@@ -21,6 +21,7 @@ from .._render._case_table import (
     case_table_html,
     column_labels,
     column_width,
+    origins_of,
     reasons,
     row_html,
     slice_values,
@@ -59,6 +60,8 @@ class CaseTable(Static):
         self.names = [d.name for d in run.definitions]
         small = w.Layout(width="200px")
         self.outcome = w.Dropdown(options=OUTCOMES, value=ALL, description="outcome", layout=small)
+        origins = [ALL, *origins_of(self.frame)]  # those the run has (a failure's origin)
+        self.origin = w.Dropdown(options=origins, value=ALL, description="origin", layout=small)
         first = self.names[0] if self.names else None
         self.score = w.Dropdown(options=self.names, value=first, description="score", layout=small)
         self.status = w.Dropdown(options=STATUSES, value=ALL, description="status", layout=small)
@@ -104,14 +107,15 @@ class CaseTable(Static):
         self.score.observe(self._new_score, names="value")
         self.slice_by.observe(self._new_slice, names="value")
         self.tool.observe(self._new_tool, names="value")
-        for control in (self.outcome, self.status, self.reason, self.range, self.slice_value,
-                        self.tool_errors, self.sort, self.descending):  # fmt: skip
+        controls = (self.outcome, self.origin, self.status, self.reason, self.range,
+                    self.slice_value, self.tool_errors, self.sort, self.descending)  # fmt: skip
+        for control in controls:
             control.observe(self._refresh, names="value")
         self.whole.observe(lambda _: self.open_row(self.selected), names="value")
         steps = [self.tool_errors, self.tool] if self.has_steps else []
         filters = w.HBox(
-            [self.outcome, self.score, self.status, self.reason, self.range, self.slice_by,
-             self.slice_value, *steps, self.sort, self.descending, self.whole],
+            [self.outcome, self.origin, self.score, self.status, self.reason, self.range,
+             self.slice_by, self.slice_value, *steps, self.sort, self.descending, self.whole],
             layout=w.Layout(flex_flow="row wrap"),
         )  # fmt: skip
         pager = w.HBox([self.previous, self.page_label, self.next])
@@ -157,6 +161,7 @@ class CaseTable(Static):
         low, high = self.range.value
         return CaseTableFilter(
             outcome=self.outcome.value,
+            origin=self.origin.value,
             score=self.score.value,
             status=self.status.value,
             reason=self.reason.value,

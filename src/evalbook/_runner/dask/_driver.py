@@ -32,6 +32,7 @@ from typing import Any
 
 from ..._errors import ConfigurationError
 from ..._model._contract import error_rec, safe_repr
+from ..._model._origin import ENVIRONMENT
 from ..._model._results import ERRORED, Finished
 from ..._model._tally import sample_totals
 from .._engine import Engine, warn_invalid
@@ -357,7 +358,10 @@ class _Flow:
     def submit(self, batch: list[int], blob: bytes, single: bool = False) -> Any:
         key = f"evalbook-{uuid.uuid4().hex}"
         spent = self.engine.ledger.spent  # the batch's budget starts from what is known now
-        future = self.client.submit(run_batch, key, self.token, blob, *self.options, spent, key=key)
+        kinds = self.engine.environment_errors  # environment_errors=: the workers classify
+        future = self.client.submit(
+            run_batch, key, self.token, blob, *self.options, spent, kinds, key=key
+        )
         self.owner[future.key] = (batch, single)
         self.live.append(future)
         return future
@@ -468,8 +472,13 @@ class _Flow:
 
 
 def _killed(pos: int, plan: Plan, exc: BaseException) -> Row:
-    """A case whose worker died every time it ran it: errored, never lost."""
+    """A case whose worker died every time it ran it: errored, never lost.
+
+    Its origin is the environment's: the process it ran in died (out of memory, killed).
+    """
     emsg = f"its Dask worker died each time it ran this case ({exc})"
-    recs = [error_rec("case_errored", f"KilledWorker: {emsg}")] * len(plan.definitions)
+    why = f"KilledWorker: {emsg}"
+    recs = [error_rec("case_errored", why, origin=ENVIRONMENT)] * len(plan.definitions)
     started = time.time_ns() // 1000 / 1e6
-    return (pos, Finished(ERRORED, 1, None, "KilledWorker", emsg, started, 0.0, recs))
+    case = Finished(ERRORED, 1, None, "KilledWorker", emsg, started, 0.0, recs)
+    return (pos, case._replace(origin=ENVIRONMENT))

@@ -260,6 +260,7 @@ async def run_batch(
     prices: Any = None,
     max_cost: float | None = None,
     spent: float = 0.0,
+    environment_errors: tuple[type[BaseException], ...] = (),
 ) -> bytes:
     """Run one batch of cases on a Dask worker; returns its rows (see `Row`) and `Report`,
     cloudpickled. `spent` is the cost the driver had recorded when it submitted the batch."""
@@ -278,6 +279,7 @@ async def run_batch(
         progress=False,
         max_cost=max_cost,
         prices=prices,
+        environment_errors=environment_errors,
     )
     threads = Threads()
     address = dist().get_worker().scheduler.address

@@ -1,10 +1,10 @@
 """The lines of `events.jsonl`: their versions, their checksum, and reading them checked.
 
-Every version 3 line ends with `"crc":"xxxxxxxx"`, the CRC-32 of the line as written without
-that field (`seal` writes it). `read_events` streams a log (bounded by `_file.MAX_LINE`) and
-checks every line: its checksum, that it is a JSON object, and that it is of the log's one
-version. A line that fails is damage (`Bad`); `_read.replay` recovers up to it. The format
-is documented in docs/file-formats.md.
+Every line of version 3 and later ends with `"crc":"xxxxxxxx"`, the CRC-32 of the line as
+written without that field (`seal` writes it). `read_events` streams a log (bounded by
+`_file.MAX_LINE`) and checks every line: its checksum, that it is a JSON object, and that it
+is of the log's one version. A line that fails is damage (`Bad`); `_read.replay` recovers up
+to it. The format is documented in docs/file-formats.md.
 """
 
 from __future__ import annotations
@@ -26,6 +26,7 @@ from ._file import LineReader
 
 __all__ = [
     "FILE_READ_VERSIONS",
+    "OLDER",
     "READ_VERSIONS",
     "SCHEMA_VERSION",
     "Bad",
@@ -47,11 +48,14 @@ __all__ = [
 
 # The version every store file is written with. The log's lines: 1, the first format; 2, case
 # times as integer microseconds (started_us, duration_us, at_us); 3, a checksum on every line
-# and `epoch` on the lines of a sample. The Parquet files and summary.json: 2, as the log's
-# version 2; 3, an `epoch` column (cases, scores) and the summary's epoch columns.
-SCHEMA_VERSION = 3
-READ_VERSIONS = (1, 2, 3)  # of the log
-FILE_READ_VERSIONS = (2, 3)  # of the Parquet files and summary.json
+# and `epoch` on the lines of a sample; 4, the `origin` of a failed sample (`case.ended`) and of
+# an error record (`score.recorded`). The Parquet files and summary.json: 2, as the log's
+# version 2; 3, an `epoch` column (cases, scores) and the summary's epoch columns; 4, an
+# `origin` column (cases, scores).
+SCHEMA_VERSION = 4
+READ_VERSIONS = (1, 2, 3, 4)  # of the log
+FILE_READ_VERSIONS = (2, 3, 4)  # of the Parquet files and summary.json
+OLDER = "1 to 3"  # the older versions this evalbook reads, for messages
 # the JSON escape of a surrogate (\ud800-\udfff): a line that may decode to a lone one
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
@@ -146,15 +150,15 @@ def event_of(path: Path, number: int, offset: int, raw: bytes) -> dict[str, Any]
         raise Bad(number, offset, f"not a JSON object (a JSON {type(event).__name__})")
     found = event.get("schema_version")
     if (type(found) is int and found > SCHEMA_VERSION) or "schema_version" not in event:
-        raise version_error(f"{path} (line {number})", found, f"{SCHEMA_VERSION} (and 1 and 2)")
+        raise version_error(f"{path} (line {number})", found, f"{SCHEMA_VERSION} (and {OLDER})")
     if type(found) is not int or found not in READ_VERSIONS:
         raise Bad(number, offset, f"schema_version {found!r} is not a version of this log")
     if sealed is not None:
         del event["crc"]
-        if found != SCHEMA_VERSION:
+        if found < 3:
             raise Bad(number, offset, f"a checksum on a schema_version {found} line")
-    elif found == SCHEMA_VERSION:
-        raise Bad(number, offset, "no checksum at its end (every version 3 line has one)")
+    elif found >= 3:
+        raise Bad(number, offset, f"no checksum at its end (every version {found} line has one)")
     elif "crc" in event:
         raise Bad(number, offset, f"a 'crc' key in a schema_version {found} line")
     return event
@@ -166,7 +170,9 @@ def checked_lines(
     """`(number, offset, event)` of every line; `Bad` for a damaged one.
 
     One file holds one version: the first line's. A version 3 line in a version 2 log (or
-    the reverse) is damage at that line.
+    the reverse) is damage at that line. The one exception is a version 3 log resumed by
+    this evalbook: its lines go on in version 4 (the same lines, with `origin`), so a
+    version 3 log may end with version 4 lines, never the reverse.
     """
     version: int | None = None
     for number, offset, raw in reader:
@@ -177,7 +183,11 @@ def checked_lines(
         if version is None:
             version = found
         elif found != version:
-            raise Bad(number, offset, f"a schema_version {found} line in a version {version} log")
+            if not (version == 3 and found == 4):
+                raise Bad(
+                    number, offset, f"a schema_version {found} line in a version {version} log"
+                )
+            version = found  # resumed by this evalbook: no version 3 line after it
         if _SURROGATE_ESCAPE.search(raw):  # rare: only then is the event worth a walk
             event = gate(event, f"{path}, line {number}")
         yield number, offset, event

@@ -16,7 +16,17 @@ from typing import Any
 
 from ..._model._contract import ERROR, SCORED, UNSCORED, InvalidScore, Rec, validate_value
 from ..._model._definitions import Grader, ScoreDefinition, reading_stored
-from ..._model._results import OUTCOMES, PENDING, Attempt, Finished, Results, TranscriptRef
+from ..._model._origin import HARNESS, ORIGINS, record_origin
+from ..._model._results import (
+    ERRORED,
+    OUTCOMES,
+    PENDING,
+    TIMED_OUT,
+    Attempt,
+    Finished,
+    Results,
+    TranscriptRef,
+)
 from ..._model._tally import usage_from_json
 from ..._util._text import TextGate
 from ..._util._warn import warn
@@ -95,7 +105,20 @@ def _rec(event: dict[str, Any], invalid: list[str]) -> Rec:
         raise TypeError(f"{key!r} is {type(body).__name__}, not an object")
     reason = field_text(body, label, optional=True)
     message = field_text(body, "message", optional=True)
-    return Rec(status, math.nan, reason, message, rationale, metadata, g)
+    origin = None
+    if status == ERROR:
+        origin = _origin(event)
+        if origin is None and event["schema_version"] < 4:  # not said before version 4
+            origin = record_origin(reason, None)
+    return Rec(status, math.nan, reason, message, rationale, metadata, g, origin)
+
+
+def _origin(event: dict[str, Any]) -> str | None:
+    """A version 4 line's `origin` (absent: None); ValueError for one that is no origin."""
+    origin: str | None = field_text(event, "origin", optional=True)
+    if origin is not None and origin not in ORIGINS:
+        raise ValueError(f"unknown origin {origin!r}")
+    return origin
 
 
 _ERROR = (ERROR, "error", "code")
@@ -106,6 +129,7 @@ _MISSING = Rec(
     math.nan,
     "record_missing",
     "events.jsonl has no score.recorded event for this (case, score)",
+    origin=HARNESS,  # what evalbook lost: neither the task's nor a scorer's
 )
 
 
@@ -297,6 +321,7 @@ class _Replay:
             tries,
             None,
             _transcript_ref(event),
+            _origin(event) if outcome in (ERRORED, TIMED_OUT) else None,
         )
 
 

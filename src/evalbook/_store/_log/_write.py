@@ -12,7 +12,7 @@ from collections.abc import Mapping, Sequence
 from json.encoder import encode_basestring_ascii as _enc
 from typing import Any
 
-from ..._model._contract import SCORED, UNSCORED, Rec
+from ..._model._contract import ERROR, SCORED, UNSCORED, Rec
 from ..._model._definitions import ScoreDefinition
 from ..._model._results import OUTCOMES, Attempt, Finished, Results
 from ..._model._tally import Tally, usage_json
@@ -115,6 +115,8 @@ class LineEncoder:
             out += f',"error_type":{_enc(error_type)}'
         if error_message is not None:
             out += f',"error_message":{_enc(error_message)}'
+        if case.origin is not None:
+            out += f',"origin":"{case.origin}"'
         lines.append(
             seal(
                 f'{self._ended}{cid},"attempt":{attempts}{self._outcomes[outcome]}{out},'
@@ -197,7 +199,7 @@ def _tries_field(tries: Sequence[Attempt]) -> str:
 
 def _record_body(rec: Rec) -> str:
     """The body of one `score.recorded` line after its `score` and `derived` keys."""
-    status, value, reason, message, rationale, metadata, grader = rec
+    status, value, reason, message, rationale, metadata, grader, origin = rec
     if status == SCORED:
         body = f'"value":{float(value)!r}'
     else:
@@ -210,6 +212,8 @@ def _record_body(rec: Rec) -> str:
         body += f',"grader":{dumps(grader.model_dump(mode="json", exclude_none=True))}'
     if metadata is not None:
         body += f',"metadata":{dumps(metadata)}'
+    if origin is not None and status == ERROR:
+        body += f',"origin":"{origin}"'
     return body
 
 
