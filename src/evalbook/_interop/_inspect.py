@@ -26,12 +26,13 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import gc
 import importlib.metadata
 import io
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,6 +43,7 @@ from .._model._tally import InvalidUsage, Tally, amount
 from .._model._transcript import Transcript
 from .._util._warn import warn
 from ._imported import FormatError, Imported, ImportedAttempt, ImportedSample, ImportedScore
+from ._inspect_events import Unusual, events_of
 from ._inspect_files import EXPECTED, damaged, logs_in, not_inspect, read_eval, read_json, sniff
 from ._reading import check_version
 
@@ -111,20 +113,66 @@ def read(path: Path) -> Imported:
         header: EvalLog = log_api.read_eval_log(io.BytesIO(header_json), format="json")
     except Exception as exc:  # Inspect refused the header: its version, its fields
         raise damaged(path, f"Inspect could not read its header: {_first_line(exc)}") from None
-    samples: list[EvalSample] = []
-    for where, data in raw_samples:
-        try:
-            sample = (
-                log_api.EvalSample.model_validate_json(data)
-                if isinstance(data, bytes)
-                else log_api.EvalSample.model_validate(data)
-            )
-            samples.append(log_api.resolve_sample_attachments(sample, "core"))
-        except Exception as exc:  # one sample Inspect's model refuses: skip it, keep the rest
-            skipped.append(f"{where}: not an Inspect sample ({_first_line(exc)})")
+    parts: list[tuple[tuple[int, str], ImportedSample, Mapping[str, Any]]] = []
+    with _paused_gc():
+        for where, data in raw_samples:
+            try:
+                sample, events = _parsed(log_api, data)
+            except Exception as exc:  # one sample Inspect's model refuses: skip it, keep the rest
+                skipped.append(f"{where}: not an Inspect sample ({_first_line(exc)})")
+                continue
+            # each sample is mapped as it is read, and its Inspect objects dropped
+            parts.append((_order(sample), _sample(sample, events, path), sample.scores or {}))
     # Inspect's own sample order (sort_samples): epoch, then id
-    samples.sort(key=lambda s: (s.epoch, s.id if isinstance(s.id, str) else str(s.id).zfill(20)))
-    return _imported(path, header, samples, skipped, log_api)
+    parts.sort(key=lambda part: part[0])
+    return _imported(path, header, parts, skipped, log_api)
+
+
+@contextlib.contextmanager
+def _paused_gc() -> Iterator[None]:
+    """No cyclic garbage collection while a log's samples are read: what is built is kept (or
+    dropped by reference counting), and collecting would walk every kept object again."""
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if enabled:
+            gc.enable()
+
+
+def _order(sample: EvalSample) -> tuple[int, str]:
+    return (sample.epoch, sample.id if isinstance(sample.id, str) else str(sample.id).zfill(20))
+
+
+def _parsed(log_api: Any, data: Any) -> tuple[EvalSample, Sequence[Any]]:
+    """A sample and its events: the events read from the JSON (`_inspect_events`) and the rest
+    by Inspect's model, attachments resolved; a sample of another shape wholly by Inspect's
+    models, as Inspect reads it.
+
+    Raises:
+        Exception: what Inspect's model raises for a sample it refuses.
+    """
+    try:
+        return _light(log_api, data)
+    except Exception:  # any doubt: Inspect's own models decide, as they always did
+        pass
+    sample = (
+        log_api.EvalSample.model_validate_json(data)
+        if isinstance(data, bytes)
+        else log_api.EvalSample.model_validate(data)
+    )
+    sample = log_api.resolve_sample_attachments(sample, "core")
+    return sample, sample.events
+
+
+def _light(log_api: Any, data: Any) -> tuple[EvalSample, Sequence[Any]]:
+    doc = json.loads(data) if isinstance(data, bytes) else data
+    if not isinstance(doc, dict) or "events" not in doc or "transcript" in doc:
+        raise Unusual("not a sample of the current shape")
+    events = events_of(doc["events"])
+    sample = log_api.EvalSample.model_validate({**doc, "events": [], "events_data": None})
+    return log_api.resolve_sample_attachments(sample, "core"), events
 
 
 def _first_line(exc: BaseException) -> str:
@@ -146,7 +194,9 @@ def _is_pattern(key: str) -> bool:
     return any(c in key for c in "*?[")
 
 
-def _score_keys(header: EvalLog, samples: list[EvalSample]) -> list[tuple[str, str | None]]:
+def _score_keys(
+    header: EvalLog, scored: Sequence[Mapping[str, Any]]
+) -> list[tuple[str, str | None]]:
     """(scorer, key) of every score: the log's results, then its scorers, then as first seen.
 
     key is None for a scorer's own value, else a key of a dict-valued score. The eval's
@@ -167,8 +217,8 @@ def _score_keys(header: EvalLog, samples: list[EvalSample]) -> list[tuple[str, s
                 found.setdefault((spec.name, key), None)
         if not any(key is not None and _is_pattern(key) for key in keys):
             listed.add(spec.name)
-    for sample in samples:
-        for scorer, score in (sample.scores or {}).items():
+    for scores in scored:
+        for scorer, score in scores.items():
             if scorer in listed:
                 continue
             if isinstance(score.value, dict):
@@ -176,8 +226,8 @@ def _score_keys(header: EvalLog, samples: list[EvalSample]) -> list[tuple[str, s
                     found.setdefault((scorer, str(key)), None)
             elif not _is_nan(score.value):
                 found.setdefault((scorer, None), None)
-    for sample in samples:  # a scorer that only ever gave NaN: its own value, unscored
-        for scorer in sample.scores or {}:
+    for scores in scored:  # a scorer that only ever gave NaN: its own value, unscored
+        for scorer in scores:
             if scorer not in listed and not any(s == scorer for s, _ in found):
                 found.setdefault((scorer, None), None)
     return list(found)
@@ -215,9 +265,13 @@ def _headline(
 
 
 def _imported(
-    path: Path, header: EvalLog, samples: list[EvalSample], skipped: list[str], log_api: Any
+    path: Path,
+    header: EvalLog,
+    parts: Sequence[tuple[Any, ImportedSample, Mapping[str, Any]]],
+    skipped: list[str],
+    log_api: Any,
 ) -> Imported:
-    keys = _score_keys(header, samples)
+    keys = _score_keys(header, [scores for _, _, scores in parts])
     names = _raw_names(keys)
     headline = _headline(header, keys, log_api)
     scores = [
@@ -245,7 +299,7 @@ def _imported(
         path=path,
         name=spec.task,
         scores=scores,
-        samples=[_sample(s, keys, names, path) for s in samples],
+        samples=[_scored(sample, scores, keys, names) for _, sample, scores in parts],
         skipped=skipped,
         source={k: v for k, v in source.items() if v is not None},
         # the header lists every sample id and the epochs even when the log is cut short
@@ -256,22 +310,11 @@ def _imported(
     )
 
 
-def _sample(
-    sample: EvalSample,
-    keys: list[tuple[str, str | None]],
-    names: Mapping[tuple[str, str | None], str],
-    path: Path | None = None,
-) -> ImportedSample:
+def _sample(sample: EvalSample, events: Sequence[Any], path: Path | None = None) -> ImportedSample:
+    """The sample as imported, its scores not yet read (`_scored` does, once all are read)."""
     outcome, error_type, error_message = _outcome(sample)
     duration = math.nan if sample.total_time is None else sample.total_time
     last = ImportedAttempt(outcome, error_type, error_message, _unix(sample.started_at), duration)
-    values: dict[str, object] = {}
-    for scorer, key in keys:
-        score = (sample.scores or {}).get(scorer)
-        if score is not None:
-            value = _value_of(score, scorer, key)
-            if value is not None:
-                values[names[(scorer, key)]] = value
     return ImportedSample(
         case_id=str(sample.id),
         epoch=sample.epoch,
@@ -280,19 +323,38 @@ def _sample(
         outcome=outcome,
         error_type=error_type,
         error_message=error_message,
-        scores=values,
         started_at=_unix(sample.started_at),
         duration_s=duration,
         attempts=1 + len(sample.error_retries or []),
-        usage=_usage(sample),
+        usage=_usage(sample, events),
         tries=_tries(sample, last),
-        transcript=_readable_transcript(sample, path),
+        transcript=_readable_transcript(sample, events, path),
     )
 
 
-def _readable_transcript(sample: EvalSample, path: Path | None) -> Transcript | None:
+def _scored(
+    sample: ImportedSample,
+    scores: Mapping[str, Any],
+    keys: list[tuple[str, str | None]],
+    names: Mapping[tuple[str, str | None], str],
+) -> ImportedSample:
+    """`sample` with its raw values by name, from its Inspect scores."""
+    values: dict[str, object] = {}
+    for scorer, key in keys:
+        score = scores.get(scorer)
+        if score is not None:
+            value = _value_of(score, scorer, key)
+            if value is not None:
+                values[names[(scorer, key)]] = value
+    sample.scores = values
+    return sample
+
+
+def _readable_transcript(
+    sample: EvalSample, events: Sequence[Any], path: Path | None
+) -> Transcript | None:
     try:
-        return _transcript(sample)
+        return _transcript(sample, events)
     except (ConfigurationError, AttributeError, LookupError, TypeError, ValueError) as exc:
         warn(
             f"{'' if path is None else f'{path}: '}Inspect sample {sample.id!r} "
@@ -303,7 +365,7 @@ def _readable_transcript(sample: EvalSample, path: Path | None) -> Transcript | 
         return None
 
 
-def _transcript(sample: EvalSample) -> Transcript | None:
+def _transcript(sample: EvalSample, events: Sequence[Any]) -> Transcript | None:
     """The sample's messages as its transcript, not flattened: roles, text, tool calls and
     their results (`error` from Inspect's ToolCallError), each assistant message with its
     model event's model, tokens, working time and start, each tool result with its tool
@@ -315,7 +377,6 @@ def _transcript(sample: EvalSample) -> Transcript | None:
         return None
     replies: dict[str, Any] = {}  # assistant message id -> its model event
     tools: dict[str, Any] = {}  # tool call id -> its tool event
-    events: list[Any] = list(sample.events or ())
     for event in events:
         kind = getattr(event, "event", None)
         if kind == "model":
@@ -485,7 +546,7 @@ def _unix(when: str | None) -> float:
         return math.nan
 
 
-def _usage(sample: EvalSample) -> dict[str, Tally] | None:
+def _usage(sample: EvalSample, events: Sequence[Any]) -> dict[str, Tally] | None:
     """The sample's model usage as one "task" tally; None when Inspect recorded none."""
     if not sample.model_usage:
         return None
@@ -504,7 +565,7 @@ def _usage(sample: EvalSample) -> dict[str, Tally] | None:
             math.nan if cost is None else cost,
             calls=0,
         )
-    tally.calls = sum(1 for event in sample.events if event.event == "model")
+    tally.calls = sum(1 for event in events if event.event == "model")
     return {"task": tally}
 
 

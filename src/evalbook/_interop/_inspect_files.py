@@ -20,6 +20,7 @@ import re
 import struct
 import zipfile
 from pathlib import Path
+from collections.abc import Iterator
 from typing import IO, Any
 
 from ._imported import FormatError
@@ -116,37 +117,27 @@ def damaged(path: Path, why: str) -> FormatError:
 # -- reading the parts: a header and raw samples, each readable one kept ---------------------
 
 
-def read_eval(path: Path) -> tuple[bytes, list[RawSample], list[str]]:
+def read_eval(path: Path) -> tuple[bytes, Iterator[RawSample], list[str]]:
     """The header's JSON, each sample member's JSON (CRC-checked), and what was unreadable.
+
+    The samples are read one at a time as the iterator is consumed (the archive stays open
+    until it is done), so a log of any size never has more than one member's bytes in memory;
+    an unreadable member joins the list of what was unreadable as it is met.
 
     Raises:
         Refused: not a regular file, or larger than the cap (`_reading.MAX_BYTES`).
         FormatError: not a zip archive, or no header to read.
     """
-    with open_file(path) as f:
+    f = open_file(path)
+    try:
         if f.read(len(_ZIP)) != _ZIP:
             raise not_inspect(path, "not a zip archive")
         f.seek(0)
-        return _read_zip(path, f)
-
-
-def _read_zip(path: Path, f: IO[bytes]) -> tuple[bytes, list[RawSample], list[str]]:
-    skipped: list[str] = []
+        zf, skipped = _open_zip(path, f)
+    except BaseException:
+        f.close()
+        raise
     try:
-        zf = zipfile.ZipFile(f)
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        # the zip directory is at the archive's end: a log cut short has lost it
-        salvaged, whole = _salvage(read_bytes(path))
-        if not whole:
-            why = f"its zip directory is unreadable and no member before it is whole: {exc}"
-            raise damaged(path, why) from None
-        zf = zipfile.ZipFile(io.BytesIO(salvaged))
-        skipped.append(
-            f"{path.name}: the archive is cut short (no zip directory); read the {whole} whole "
-            "members before the cut"
-        )
-    samples: list[RawSample] = []
-    with zf:
         # name-based access resolves to a name's last member, as Inspect's reader does
         members = {info.filename: info for info in zf.infolist()}
         head = _HEADER if _HEADER in members else _START if _START in members else None
@@ -155,14 +146,46 @@ def _read_zip(path: Path, f: IO[bytes]) -> tuple[bytes, list[RawSample], list[st
         header, why = _member(zf, members[head])
         if header is None:
             raise damaged(path, f"{head}: {why}")
+    except BaseException:
+        zf.close()
+        f.close()
+        raise
+    return header, _samples(path, f, zf, members, skipped), skipped
+
+
+def _open_zip(path: Path, f: IO[bytes]) -> tuple[zipfile.ZipFile, list[str]]:
+    skipped: list[str] = []
+    try:
+        return zipfile.ZipFile(f), skipped
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        # the zip directory is at the archive's end: a log cut short has lost it
+        salvaged, whole = _salvage(read_bytes(path))
+        if not whole:
+            why = f"its zip directory is unreadable and no member before it is whole: {exc}"
+            raise damaged(path, why) from None
+        skipped.append(
+            f"{path.name}: the archive is cut short (no zip directory); read the {whole} whole "
+            "members before the cut"
+        )
+        return zipfile.ZipFile(io.BytesIO(salvaged)), skipped
+
+
+def _samples(
+    path: Path,
+    f: IO[bytes],
+    zf: zipfile.ZipFile,
+    members: dict[str, zipfile.ZipInfo],
+    skipped: list[str],
+) -> Iterator[RawSample]:
+    """Each readable sample member, in the archive's order; the rest go to `skipped`."""
+    with f, zf:
         for name, info in members.items():
             if name.startswith(_SAMPLES) and name.endswith(".json"):
                 data, why = _member(zf, info)
                 if data is None:
                     skipped.append(f"{path.name}:{name}: {why}")
                 else:
-                    samples.append((f"{path.name}:{name}", data))
-    return header, samples, skipped
+                    yield f"{path.name}:{name}", data
 
 
 def _salvage(body: bytes) -> tuple[bytes, int]:
