@@ -26,13 +26,12 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import gc
 import importlib.metadata
 import io
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -42,10 +41,27 @@ from .._model._contract import Score, ScoreError, Unscored
 from .._model._tally import InvalidUsage, Tally, amount
 from .._model._transcript import Transcript
 from .._util._warn import warn
-from ._imported import FormatError, Imported, ImportedAttempt, ImportedSample, ImportedScore
+from ._imported import (
+    FormatError,
+    Imported,
+    ImportedAttempt,
+    ImportedSample,
+    ImportedScore,
+    KeptTranscript,
+)
 from ._inspect_events import Unusual, events_of
-from ._inspect_files import EXPECTED, damaged, logs_in, not_inspect, read_eval, read_json, sniff
-from ._reading import check_version
+from ._inspect_files import (
+    EXPECTED,
+    Members,
+    RawSample,
+    damaged,
+    logs_in,
+    not_inspect,
+    read_eval,
+    read_json,
+    sniff,
+)
+from ._reading import check_version, paused_gc
 
 if TYPE_CHECKING:  # the extra's types, for mypy only (inspect_ai loads inside read)
     from inspect_ai.log import EvalLog, EvalSample
@@ -102,19 +118,39 @@ def read(path: Path) -> Imported:
     if not path.is_file():
         raise not_inspect(path, "not a file")
     suffix = path.suffix.lower()
+    raw_samples: Iterable[RawSample]
     if suffix == ".eval":
         header_json, raw_samples, skipped = read_eval(path)
     elif suffix == ".json":
         header_json, raw_samples, skipped = read_json(path)
     else:
         raise not_inspect(path, f"the name ends {suffix or 'without a suffix'!r}")
+    try:
+        header = _header(path, header_json, log_api)
+        parts = _parts(path, raw_samples, skipped, log_api)
+    finally:
+        if isinstance(raw_samples, Members):
+            raw_samples.close()
+    # Inspect's own sample order (sort_samples): epoch, then id
+    parts.sort(key=lambda part: part[0])
+    return _imported(path, header, parts, skipped, log_api)
+
+
+def _header(path: Path, header_json: bytes, log_api: Any) -> EvalLog:
     _check_version(path, header_json)
     try:
         header: EvalLog = log_api.read_eval_log(io.BytesIO(header_json), format="json")
     except Exception as exc:  # Inspect refused the header: its version, its fields
         raise damaged(path, f"Inspect could not read its header: {_first_line(exc)}") from None
+    return header
+
+
+def _parts(
+    path: Path, raw_samples: Iterable[RawSample], skipped: list[str], log_api: Any
+) -> list[tuple[tuple[int, str], ImportedSample, Mapping[str, Any]]]:
+    """Each sample as imported (its scores still Inspect's), read and mapped one at a time."""
     parts: list[tuple[tuple[int, str], ImportedSample, Mapping[str, Any]]] = []
-    with _paused_gc():
+    with paused_gc():
         for where, data in raw_samples:
             try:
                 sample, events = _parsed(log_api, data)
@@ -123,22 +159,7 @@ def read(path: Path) -> Imported:
                 continue
             # each sample is mapped as it is read, and its Inspect objects dropped
             parts.append((_order(sample), _sample(sample, events, path), sample.scores or {}))
-    # Inspect's own sample order (sort_samples): epoch, then id
-    parts.sort(key=lambda part: part[0])
-    return _imported(path, header, parts, skipped, log_api)
-
-
-@contextlib.contextmanager
-def _paused_gc() -> Iterator[None]:
-    """No cyclic garbage collection while a log's samples are read: what is built is kept (or
-    dropped by reference counting), and collecting would walk every kept object again."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
+    return parts
 
 
 def _order(sample: EvalSample) -> tuple[int, str]:
@@ -172,7 +193,8 @@ def _light(log_api: Any, data: Any) -> tuple[EvalSample, Sequence[Any]]:
         raise Unusual("not a sample of the current shape")
     events = events_of(doc["events"])
     sample = log_api.EvalSample.model_validate({**doc, "events": [], "events_data": None})
-    return log_api.resolve_sample_attachments(sample, "core"), events
+    # no events left: "full" resolves what "core" does here, without its retention pass
+    return log_api.resolve_sample_attachments(sample, "full"), events
 
 
 def _first_line(exc: BaseException) -> str:
@@ -352,9 +374,12 @@ def _scored(
 
 def _readable_transcript(
     sample: EvalSample, events: Sequence[Any], path: Path | None
-) -> Transcript | None:
+) -> KeptTranscript | None:
+    """The sample's transcript, kept compact (a log holds many); None when it has none or
+    none evalbook can keep (then with a warning)."""
     try:
-        return _transcript(sample, events)
+        found = _transcript(sample, events)
+        return None if found is None else KeptTranscript(found)
     except (ConfigurationError, AttributeError, LookupError, TypeError, ValueError) as exc:
         warn(
             f"{'' if path is None else f'{path}: '}Inspect sample {sample.id!r} "

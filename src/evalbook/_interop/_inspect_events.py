@@ -18,11 +18,12 @@ through Inspect's own models, as before, so an odd sample reads as Inspect reads
 
 from __future__ import annotations
 
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from types import SimpleNamespace
 from typing import Any
 
 __all__ = ["Unusual", "events_of"]
+
 
 class Unusual(Exception):
     """A sample's events are not of the shape read here: read the sample with Inspect's models."""
@@ -70,7 +71,7 @@ def _when(text: object) -> datetime:
         found = datetime.fromisoformat(text)
     except ValueError:
         raise Unusual("time") from None
-    return found if found.tzinfo is not None else found.replace(tzinfo=timezone.utc)
+    return found if found.tzinfo is not None else found.replace(tzinfo=UTC)
 
 
 def _model(event: dict[str, Any]) -> SimpleNamespace:
@@ -123,4 +124,3 @@ def _tool(event: dict[str, Any]) -> SimpleNamespace:
     if not isinstance(call_id, str):
         raise Unusual("tool event")
     return SimpleNamespace(event="tool", id=call_id, **_times(event))
-

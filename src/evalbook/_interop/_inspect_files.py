@@ -19,8 +19,8 @@ import json
 import re
 import struct
 import zipfile
-from pathlib import Path
 from collections.abc import Iterator
+from pathlib import Path
 from typing import IO, Any
 
 from ._imported import FormatError
@@ -28,6 +28,7 @@ from ._reading import HEAD_BYTES, MAX_BYTES, head, open_file, read_bytes, too_la
 
 __all__ = [
     "EXPECTED",
+    "Members",
     "RawSample",
     "damaged",
     "logs_in",
@@ -117,12 +118,13 @@ def damaged(path: Path, why: str) -> FormatError:
 # -- reading the parts: a header and raw samples, each readable one kept ---------------------
 
 
-def read_eval(path: Path) -> tuple[bytes, Iterator[RawSample], list[str]]:
+def read_eval(path: Path) -> tuple[bytes, Members, list[str]]:
     """The header's JSON, each sample member's JSON (CRC-checked), and what was unreadable.
 
-    The samples are read one at a time as the iterator is consumed (the archive stays open
-    until it is done), so a log of any size never has more than one member's bytes in memory;
-    an unreadable member joins the list of what was unreadable as it is met.
+    The samples (`Members`) are read one at a time as they are iterated (the archive stays
+    open until then, or until `close()`), so a log of any size never has more than one
+    member's bytes in memory; an unreadable member joins the list of what was unreadable as
+    it is met.
 
     Raises:
         Refused: not a regular file, or larger than the cap (`_reading.MAX_BYTES`).
@@ -150,7 +152,7 @@ def read_eval(path: Path) -> tuple[bytes, Iterator[RawSample], list[str]]:
         zf.close()
         f.close()
         raise
-    return header, _samples(path, f, zf, members, skipped), skipped
+    return header, Members(path, f, zf, members, skipped), skipped
 
 
 def _open_zip(path: Path, f: IO[bytes]) -> tuple[zipfile.ZipFile, list[str]]:
@@ -170,22 +172,36 @@ def _open_zip(path: Path, f: IO[bytes]) -> tuple[zipfile.ZipFile, list[str]]:
         return zipfile.ZipFile(io.BytesIO(salvaged)), skipped
 
 
-def _samples(
-    path: Path,
-    f: IO[bytes],
-    zf: zipfile.ZipFile,
-    members: dict[str, zipfile.ZipInfo],
-    skipped: list[str],
-) -> Iterator[RawSample]:
-    """Each readable sample member, in the archive's order; the rest go to `skipped`."""
-    with f, zf:
-        for name, info in members.items():
-            if name.startswith(_SAMPLES) and name.endswith(".json"):
-                data, why = _member(zf, info)
-                if data is None:
-                    skipped.append(f"{path.name}:{name}: {why}")
-                else:
-                    yield f"{path.name}:{name}", data
+class Members:
+    """A `.eval` log's sample members, read one at a time as it is iterated, in the archive's
+    order; an unreadable one goes to `skipped` instead. `close()` (also at the end of the
+    iteration) closes the archive."""
+
+    def __init__(
+        self,
+        path: Path,
+        f: IO[bytes],
+        zf: zipfile.ZipFile,
+        members: dict[str, zipfile.ZipInfo],
+        skipped: list[str],
+    ) -> None:
+        self.path, self.f, self.zf, self.members, self.skipped = path, f, zf, members, skipped
+
+    def __iter__(self) -> Iterator[RawSample]:
+        try:
+            for name, info in self.members.items():
+                if name.startswith(_SAMPLES) and name.endswith(".json"):
+                    data, why = _member(self.zf, info)
+                    if data is None:
+                        self.skipped.append(f"{self.path.name}:{name}: {why}")
+                    else:
+                        yield f"{self.path.name}:{name}", data
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self.zf.close()
+        self.f.close()
 
 
 def _salvage(body: bytes) -> tuple[bytes, int]:
