@@ -75,15 +75,14 @@ def measure(reader: str, path: Path, cap_gb: float) -> dict[str, Any]:
     env = {**os.environ, "EVALBOOK_PROGRESS": "0"}
     cmd = [sys.executable, __file__, "--child", reader, str(path)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
-    capped = threading.Event()
+    capped, done = threading.Event(), threading.Event()
 
-    def watch() -> None:
-        while proc.poll() is None:
+    def watch() -> None:  # never reaps the child: wait4 below does, to get its rusage
+        while not done.wait(0.2):
             if _rss_kb(proc.pid) > cap_gb * 1e6:
                 capped.set()
                 proc.kill()
                 return
-            time.sleep(0.2)
 
     watcher = threading.Thread(target=watch, daemon=True)
     watcher.start()
@@ -91,6 +90,7 @@ def measure(reader: str, path: Path, cap_gb: float) -> dict[str, Any]:
     assert proc.stdout is not None and proc.stderr is not None
     out, err = proc.stdout.read(), proc.stderr.read()
     _, status, usage = os.wait4(proc.pid, 0)
+    done.set()
     proc.returncode = os.waitstatus_to_exitcode(status)
     watcher.join()
     peak_gb = usage.ru_maxrss / 1e6

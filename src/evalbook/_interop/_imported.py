@@ -98,19 +98,24 @@ class KeptTranscript:
     (`to_run_data` gives the run its steps table from the rows, its transcripts on first use).
     """
 
-    __slots__ = ("_blob", "ascii", "counts", "output", "rows")
+    __slots__ = ("_blob", "_whole", "ascii", "counts", "output", "rows")
 
     def __init__(self, transcript: Transcript) -> None:
         messages = transcript.messages
         self.counts = counts_of(messages)
-        self.rows = step_rows(messages)
         self.output = transcript.output
         self.ascii = all(is_ascii(m) for m in messages)
-        dumped = _messages().dump_json(messages, exclude_defaults=True)
+        # text that is not all ASCII may hold a lone surrogate, which no JSON encoder takes
+        # (the run cleans it): such a transcript is kept whole
+        self._whole = None if self.ascii else transcript
+        self.rows = step_rows(messages) if self.ascii else []
+        dumped = _messages().dump_json(messages, exclude_defaults=True) if self.ascii else b""
         self._blob = zlib.compress(dumped, 1)
 
     def transcript(self) -> Transcript:
         """The transcript again, as it was given."""
+        if self._whole is not None:
+            return self._whole
         messages = json.loads(zlib.decompress(self._blob))
         return Transcript(messages, output=self.output)
 

@@ -75,6 +75,7 @@ LETTERS: Mapping[str, float] = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 _TIME_LIMITS = ("time", "working")
 _TYPE_LINE = re.compile(r"^([A-Za-z_][\w.]*): ")
 _REPR_TYPE = re.compile(r"^([A-Za-z_][\w.]*)\(")
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _inspect_log() -> Any:
@@ -188,6 +189,9 @@ def _parsed(log_api: Any, data: Any) -> tuple[EvalSample, Sequence[Any]]:
 
 
 def _light(log_api: Any, data: Any) -> tuple[EvalSample, Sequence[Any]]:
+    if isinstance(data, bytes) and _SURROGATE.search(data):
+        # Python's JSON reader takes a lone surrogate, Inspect's does not: it decides
+        raise Unusual("a surrogate escape")
     doc = json.loads(data) if isinstance(data, bytes) else data
     if not isinstance(doc, dict) or "events" not in doc or "transcript" in doc:
         raise Unusual("not a sample of the current shape")
