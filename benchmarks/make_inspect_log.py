@@ -1,7 +1,7 @@
 """Write an N-sample Inspect AI `.eval` log with transcripts, through Inspect's own writer.
 
 A real `inspect_ai.eval` run with `mockllm` makes a few template samples: an agent that calls a
-`lookup` tool 4 to 14 times and then answers (10 to 30 messages, one model event per
+`lookup` tool 4 to 10 times and then answers (10 to 22 messages, one model event per
 assistant message, one tool event per call, usage on each). The log of N samples is written by
 Inspect's `EvalRecorder` (`log_start`, `log_sample`, `flush` in chunks, `log_finish`), each
 sample a template copied under a new id, with its score alternating C / I, so the file is what
@@ -51,7 +51,7 @@ def _templates(folder: Path) -> Any:
 
     def answer(messages: list[Any], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
         done = sum(1 for m in messages if m.role == "tool")
-        want = 4 + int(messages[0].text.split()[-1]) % 11  # 4..14 calls: 10..30 messages
+        want = 4 + int(messages[0].text.split()[-1]) % 7  # 4..10 calls: 10..22 messages
         if done < want:
             out = ModelOutput.for_tool_call("mockllm", "lookup", {"key": "k", "page": done})
         else:
@@ -60,7 +60,7 @@ def _templates(folder: Path) -> Any:
         return out
 
     samples = [
-        Sample(id=f"t{k}", input=f"please research item {k}", target=str(4 + k % 11))
+        Sample(id=f"t{k}", input=f"please research item {k}", target=str(4 + k % 7))
         for k in range(_TEMPLATES)
     ]
     task = Task(dataset=samples, solver=[use_tools(lookup()), generate()], scorer=includes())
