@@ -136,7 +136,7 @@ def main() -> None:
     print(
         "| samples | log | reader | time | peak RSS | rows | time vs evalbook | RSS vs evalbook |"
     )
-    print("|---|---|---|---|---|---|---|---|")
+    print("|---|---|---|---|---|---|---|---|---|")
     for n in sizes:
         path = make(n)
         size = f"{path.stat().st_size / 1e6:.0f} MB"
