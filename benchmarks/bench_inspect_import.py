@@ -134,7 +134,8 @@ def main() -> None:
         print("inspect-ai is not installed here (the extra evalbook[inspect]): not measured.")
         return
     print(
-        "| samples | log | reader | time | peak RSS | rows | time vs evalbook | RSS vs evalbook |"
+        "| samples | log | reader | time | CPU time | peak RSS | rows | CPU time vs evalbook "
+        "| RSS vs evalbook |"
     )
     print("|---|---|---|---|---|---|---|---|---|")
     for n in sizes:
