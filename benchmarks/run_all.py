@@ -40,6 +40,7 @@ FULL = [
     ["bench_cache.py"],
     ["bench_usage.py"],
     ["bench_transcripts.py"],
+    ["bench_inspect_import.py"],
 ]
 QUICK = [
     ["bench_core.py", "--quick"],
@@ -74,6 +75,7 @@ QUICK = [
         "--latency-ms",
         "5",
     ],
+    ["bench_inspect_import.py", "--quick"],
 ]
 PEERS = ("inspect_ai", "braintrust", "deepeval")
 

@@ -29,6 +29,7 @@ from typing import Protocol, cast
 
 from .._model._run_data import RunData
 from ._imported import FormatError, Imported, to_run_data
+from ._reading import paused_gc
 
 __all__ = ["FORMATS", "Importer", "format_named", "import_run", "sniff_format"]
 
@@ -97,4 +98,5 @@ def import_run(
     if not where.exists():
         raise FileNotFoundError(f"{where}: no such file or folder")
     importer = sniff_format(where) if format is None else format_named(format)
-    return to_run_data(importer.read(where), name)
+    with paused_gc():
+        return to_run_data(importer.read(where), name)

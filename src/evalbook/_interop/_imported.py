@@ -9,15 +9,19 @@ each goes through the score contract (`record_of`), so a harness's `1.5`, `True`
 
 from __future__ import annotations
 
+import json
 import math
 import re
 import uuid
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cache, partial
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
+from pydantic import TypeAdapter
 
 from .._errors import ConfigurationError
 from .._model._contract import ERROR, UNSCORED, Rec, error_rec, record_of
@@ -34,8 +38,9 @@ from .._model._results import (
     Results,
 )
 from .._model._run_data import RunData
+from .._model._step_tables import step_rows, steps_frame
 from .._model._tally import Tally
-from .._model._transcript import Transcript
+from .._model._transcript import Message, Transcript, counts_of, is_ascii
 from .._store._layout import check_run_name
 from .._util._text import TextGate, safe_str
 from .._util._warn import warn
@@ -46,6 +51,7 @@ __all__ = [
     "ImportedAttempt",
     "ImportedSample",
     "ImportedScore",
+    "KeptTranscript",
     "json_safe",
     "run_name_of",
     "score_name_of",
@@ -109,6 +115,48 @@ class ImportedAttempt:
     duration_s: float = math.nan
 
 
+class KeptTranscript:
+    """A sample's transcript kept compact: its counts, its steps table rows, its messages as
+    compressed JSON; the `Transcript` is made again only when it is asked for.
+
+    A `Transcript` of messages takes kilobytes a step; an import of a long log keeps this instead
+    (`to_run_data` gives the run its steps table from the rows, its transcripts on first use).
+    """
+
+    __slots__ = ("_blob", "_whole", "ascii", "counts", "output", "rows")
+
+    def __init__(self, transcript: Transcript) -> None:
+        messages = transcript.messages
+        self.counts = counts_of(messages)
+        self.output = transcript.output
+        self.ascii = all(is_ascii(m) for m in messages)
+        # text that is not all ASCII may hold a lone surrogate, which no JSON encoder takes
+        # (the run cleans it): such a transcript is kept whole
+        self._whole = None if self.ascii else transcript
+        self.rows = step_rows(messages) if self.ascii else []
+        dumped = _messages().dump_json(messages, exclude_defaults=True) if self.ascii else b""
+        self._blob = zlib.compress(dumped, 1)
+
+    def transcript(self) -> Transcript:
+        """The transcript again, as it was given."""
+        if self._whole is not None:
+            return self._whole
+        messages = json.loads(zlib.decompress(self._blob))
+        return Transcript(messages, output=self.output)
+
+    def steps(self) -> list[tuple[Any, ...]]:
+        """Its steps table rows, once (`step_rows`); made again from the transcript after."""
+        rows, self.rows = self.rows, []
+        if rows or not self.counts[0]:
+            return rows
+        return step_rows(self.transcript().messages)
+
+
+@cache
+def _messages() -> TypeAdapter[list[Message]]:
+    return TypeAdapter(list[Message])
+
+
 @dataclass
 class ImportedSample:
     """One sample (case, epoch) as the harness wrote it; `scores` holds raw values by name."""
@@ -128,7 +176,7 @@ class ImportedSample:
     # every attempt, oldest first, the last the sample's own, where the harness kept them
     tries: Sequence[ImportedAttempt] | None = None
     # what the sample did, step by step, where the harness kept it (never flattened)
-    transcript: Transcript | None = None
+    transcript: Transcript | KeptTranscript | None = None
     # where an errored or timed-out sample's failure came from, as the importer maps the
     # harness's own error kinds (`_model._origin.ORIGINS`); None: the harness does not say
     origin: str | None = None
@@ -296,6 +344,45 @@ def _warn_skipped(imported: Imported, skipped: list[str], kept: int) -> None:
     )
 
 
+class _CompactSteps:
+    """A run's steps table made of its kept transcripts' rows (and its other transcripts'),
+    once; the rows are let go then (each kept transcript's are in the table)."""
+
+    def __init__(
+        self, results: Results, kept: dict[int, KeptTranscript], full: list[Transcript | None]
+    ) -> None:
+        self.results, self.kept, self.full = results, kept, full
+        self.frame: pd.DataFrame | None = None
+
+    def __call__(self) -> pd.DataFrame:
+        if self.frame is None:
+            r, kept, full = self.results, self.kept, self.full
+            chunks = []
+            for pos in range(r.n_samples):
+                if r.steps[pos, 0] < 0:
+                    continue
+                if pos in kept:
+                    chunks.append((r.case_id_of(pos), r.epoch_of(pos), kept[pos].steps()))
+                elif (t := full[pos]) is not None:
+                    chunks.append((r.case_id_of(pos), r.epoch_of(pos), step_rows(t.messages)))
+            self.frame = steps_frame(chunks)
+        return self.frame
+
+
+def _keep_compact(results: Results, kept: dict[int, KeptTranscript]) -> None:
+    """The run's transcripts made on first use, its steps table from the kept rows."""
+    full = results.read_transcripts()
+    results.transcripts = None
+    results.transcript_source = partial(_transcripts_of, kept, full)
+    results.steps_file = _CompactSteps(results, kept, full)
+
+
+def _transcripts_of(
+    kept: Mapping[int, KeptTranscript], full: list[Transcript | None]
+) -> list[Transcript | None]:
+    return [kept[pos].transcript() if pos in kept else t for pos, t in enumerate(full)]
+
+
 def to_run_data(imported: Imported, name: str | None = None) -> RunData:
     """The run made of what an importer read; warns once when parts were skipped.
 
@@ -337,11 +424,20 @@ def to_run_data(imported: Imported, name: str | None = None) -> RunData:
     results = Results(case_ids, len(definitions), text, epochs=epochs)
     index = {cid: i for i, cid in enumerate(case_ids)}
     inputs: dict[str, Mapping[str, Any]] = {}
+    kept: dict[int, KeptTranscript] = {}
     for (cid, epoch), sample in samples.items():
         code = _OUTCOME_CODES[sample.outcome]
         inputs.setdefault(cid, sample.input)
+        pos = index[cid] * epochs + epoch - 1
+        transcript = sample.transcript
+        if isinstance(transcript, KeptTranscript):
+            if transcript.ascii:  # nothing to clean: kept compact, its counts are the run's
+                kept[pos] = transcript
+                transcript = None
+            else:  # the run cleans its text, as any transcript's
+                transcript = transcript.transcript()
         results.set_case(
-            index[cid] * epochs + epoch - 1,
+            pos,
             Finished(
                 code,
                 len(sample.tries) if sample.tries else sample.attempts,
@@ -353,11 +449,15 @@ def to_run_data(imported: Imported, name: str | None = None) -> RunData:
                 _records(sample, code, where, imported.format),
                 dict(sample.usage) if sample.usage else None,
                 _attempts(sample.tries),
-                sample.transcript,
+                transcript,
                 None,
                 sample.origin if code in (ERRORED, TIMED_OUT) else None,
             ),
         )
+        if pos in kept:
+            results.steps[pos] = kept[pos].counts
+    if kept:
+        _keep_compact(results, kept)
     # cleaned before pandas sees it: its arrow-backed `str` columns cannot hold a lone surrogate
     # a planned case the file holds no sample of has no inputs: its row is empty
     data = pd.DataFrame([text(dict(inputs.get(cid, {})), "input", cid) for cid in case_ids])

@@ -31,7 +31,7 @@ import io
 import json
 import math
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -47,10 +47,22 @@ from ._imported import (
     ImportedAttempt,
     ImportedSample,
     ImportedScore,
+    KeptTranscript,
     exception_origin,
 )
-from ._inspect_files import EXPECTED, damaged, logs_in, not_inspect, read_eval, read_json, sniff
-from ._reading import check_version
+from ._inspect_events import Unusual, events_of
+from ._inspect_files import (
+    EXPECTED,
+    Members,
+    RawSample,
+    damaged,
+    logs_in,
+    not_inspect,
+    read_eval,
+    read_json,
+    sniff,
+)
+from ._reading import check_version, paused_gc
 
 if TYPE_CHECKING:  # the extra's types, for mypy only (inspect_ai loads inside read)
     from inspect_ai.log import EvalLog, EvalSample
@@ -64,6 +76,7 @@ LETTERS: Mapping[str, float] = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 _TIME_LIMITS = ("time", "working")
 _TYPE_LINE = re.compile(r"^([A-Za-z_][\w.]*): ")
 _REPR_TYPE = re.compile(r"^([A-Za-z_][\w.]*)\(")
+_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _inspect_log() -> Any:
@@ -107,31 +120,86 @@ def read(path: Path) -> Imported:
     if not path.is_file():
         raise not_inspect(path, "not a file")
     suffix = path.suffix.lower()
+    raw_samples: Iterable[RawSample]
     if suffix == ".eval":
         header_json, raw_samples, skipped = read_eval(path)
     elif suffix == ".json":
         header_json, raw_samples, skipped = read_json(path)
     else:
         raise not_inspect(path, f"the name ends {suffix or 'without a suffix'!r}")
+    try:
+        header = _header(path, header_json, log_api)
+        parts = _parts(path, raw_samples, skipped, log_api)
+    finally:
+        if isinstance(raw_samples, Members):
+            raw_samples.close()
+    # Inspect's own sample order (sort_samples): epoch, then id
+    parts.sort(key=lambda part: part[0])
+    return _imported(path, header, parts, skipped, log_api)
+
+
+def _header(path: Path, header_json: bytes, log_api: Any) -> EvalLog:
     _check_version(path, header_json)
     try:
         header: EvalLog = log_api.read_eval_log(io.BytesIO(header_json), format="json")
     except Exception as exc:  # Inspect refused the header: its version, its fields
         raise damaged(path, f"Inspect could not read its header: {_first_line(exc)}") from None
-    samples: list[EvalSample] = []
-    for where, data in raw_samples:
-        try:
-            sample = (
-                log_api.EvalSample.model_validate_json(data)
-                if isinstance(data, bytes)
-                else log_api.EvalSample.model_validate(data)
-            )
-            samples.append(log_api.resolve_sample_attachments(sample, "core"))
-        except Exception as exc:  # one sample Inspect's model refuses: skip it, keep the rest
-            skipped.append(f"{where}: not an Inspect sample ({_first_line(exc)})")
-    # Inspect's own sample order (sort_samples): epoch, then id
-    samples.sort(key=lambda s: (s.epoch, s.id if isinstance(s.id, str) else str(s.id).zfill(20)))
-    return _imported(path, header, samples, skipped, log_api)
+    return header
+
+
+def _parts(
+    path: Path, raw_samples: Iterable[RawSample], skipped: list[str], log_api: Any
+) -> list[tuple[tuple[int, str], ImportedSample, Mapping[str, Any]]]:
+    """Each sample as imported (its scores still Inspect's), read and mapped one at a time."""
+    parts: list[tuple[tuple[int, str], ImportedSample, Mapping[str, Any]]] = []
+    with paused_gc():
+        for where, data in raw_samples:
+            try:
+                sample, events = _parsed(log_api, data)
+            except Exception as exc:  # one sample Inspect's model refuses: skip it, keep the rest
+                skipped.append(f"{where}: not an Inspect sample ({_first_line(exc)})")
+                continue
+            # each sample is mapped as it is read, and its Inspect objects dropped
+            parts.append((_order(sample), _sample(sample, events, path), sample.scores or {}))
+    return parts
+
+
+def _order(sample: EvalSample) -> tuple[int, str]:
+    return (sample.epoch, sample.id if isinstance(sample.id, str) else str(sample.id).zfill(20))
+
+
+def _parsed(log_api: Any, data: Any) -> tuple[EvalSample, Sequence[Any]]:
+    """A sample and its events: the events read from the JSON (`_inspect_events`) and the rest
+    by Inspect's model, attachments resolved; a sample of another shape wholly by Inspect's
+    models, as Inspect reads it.
+
+    Raises:
+        Exception: what Inspect's model raises for a sample it refuses.
+    """
+    try:
+        return _light(log_api, data)
+    except Exception:  # any doubt: Inspect's own models decide, as they always did
+        pass
+    sample = (
+        log_api.EvalSample.model_validate_json(data)
+        if isinstance(data, bytes)
+        else log_api.EvalSample.model_validate(data)
+    )
+    sample = log_api.resolve_sample_attachments(sample, "core")
+    return sample, sample.events
+
+
+def _light(log_api: Any, data: Any) -> tuple[EvalSample, Sequence[Any]]:
+    if isinstance(data, bytes) and _SURROGATE.search(data):
+        # Python's JSON reader takes a lone surrogate, Inspect's does not: it decides
+        raise Unusual("a surrogate escape")
+    doc = json.loads(data) if isinstance(data, bytes) else data
+    if not isinstance(doc, dict) or "events" not in doc or "transcript" in doc:
+        raise Unusual("not a sample of the current shape")
+    events = events_of(doc["events"])
+    sample = log_api.EvalSample.model_validate({**doc, "events": [], "events_data": None})
+    # no events left: "full" resolves what "core" does here, without its retention pass
+    return log_api.resolve_sample_attachments(sample, "full"), events
 
 
 def _first_line(exc: BaseException) -> str:
@@ -153,7 +221,9 @@ def _is_pattern(key: str) -> bool:
     return any(c in key for c in "*?[")
 
 
-def _score_keys(header: EvalLog, samples: list[EvalSample]) -> list[tuple[str, str | None]]:
+def _score_keys(
+    header: EvalLog, scored: Sequence[Mapping[str, Any]]
+) -> list[tuple[str, str | None]]:
     """(scorer, key) of every score: the log's results, then its scorers, then as first seen.
 
     key is None for a scorer's own value, else a key of a dict-valued score. The eval's
@@ -174,8 +244,8 @@ def _score_keys(header: EvalLog, samples: list[EvalSample]) -> list[tuple[str, s
                 found.setdefault((spec.name, key), None)
         if not any(key is not None and _is_pattern(key) for key in keys):
             listed.add(spec.name)
-    for sample in samples:
-        for scorer, score in (sample.scores or {}).items():
+    for scores in scored:
+        for scorer, score in scores.items():
             if scorer in listed:
                 continue
             if isinstance(score.value, dict):
@@ -183,8 +253,8 @@ def _score_keys(header: EvalLog, samples: list[EvalSample]) -> list[tuple[str, s
                     found.setdefault((scorer, str(key)), None)
             elif not _is_nan(score.value):
                 found.setdefault((scorer, None), None)
-    for sample in samples:  # a scorer that only ever gave NaN: its own value, unscored
-        for scorer in sample.scores or {}:
+    for scores in scored:  # a scorer that only ever gave NaN: its own value, unscored
+        for scorer in scores:
             if scorer not in listed and not any(s == scorer for s, _ in found):
                 found.setdefault((scorer, None), None)
     return list(found)
@@ -222,9 +292,13 @@ def _headline(
 
 
 def _imported(
-    path: Path, header: EvalLog, samples: list[EvalSample], skipped: list[str], log_api: Any
+    path: Path,
+    header: EvalLog,
+    parts: Sequence[tuple[Any, ImportedSample, Mapping[str, Any]]],
+    skipped: list[str],
+    log_api: Any,
 ) -> Imported:
-    keys = _score_keys(header, samples)
+    keys = _score_keys(header, [scores for _, _, scores in parts])
     names = _raw_names(keys)
     headline = _headline(header, keys, log_api)
     scores = [
@@ -252,7 +326,7 @@ def _imported(
         path=path,
         name=spec.task,
         scores=scores,
-        samples=[_sample(s, keys, names, path) for s in samples],
+        samples=[_scored(sample, scores, keys, names) for _, sample, scores in parts],
         skipped=skipped,
         source={k: v for k, v in source.items() if v is not None},
         # the header lists every sample id and the epochs even when the log is cut short
@@ -263,22 +337,11 @@ def _imported(
     )
 
 
-def _sample(
-    sample: EvalSample,
-    keys: list[tuple[str, str | None]],
-    names: Mapping[tuple[str, str | None], str],
-    path: Path | None = None,
-) -> ImportedSample:
+def _sample(sample: EvalSample, events: Sequence[Any], path: Path | None = None) -> ImportedSample:
+    """The sample as imported, its scores not yet read (`_scored` does, once all are read)."""
     outcome, error_type, error_message = _outcome(sample)
     duration = math.nan if sample.total_time is None else sample.total_time
     last = ImportedAttempt(outcome, error_type, error_message, _unix(sample.started_at), duration)
-    values: dict[str, object] = {}
-    for scorer, key in keys:
-        score = (sample.scores or {}).get(scorer)
-        if score is not None:
-            value = _value_of(score, scorer, key)
-            if value is not None:
-                values[names[(scorer, key)]] = value
     return ImportedSample(
         case_id=str(sample.id),
         epoch=sample.epoch,
@@ -287,13 +350,12 @@ def _sample(
         outcome=outcome,
         error_type=error_type,
         error_message=error_message,
-        scores=values,
         started_at=_unix(sample.started_at),
         duration_s=duration,
         attempts=1 + len(sample.error_retries or []),
-        usage=_usage(sample),
+        usage=_usage(sample, events),
         tries=_tries(sample, last),
-        transcript=_readable_transcript(sample, path),
+        transcript=_readable_transcript(sample, events, path),
         origin=_origin(outcome, error_type, sample.error is not None),
     )
 
@@ -307,9 +369,32 @@ def _origin(outcome: str, kind: str | None, raised: bool) -> str | None:
     return exception_origin(kind) if raised else "task"
 
 
-def _readable_transcript(sample: EvalSample, path: Path | None) -> Transcript | None:
+def _scored(
+    sample: ImportedSample,
+    scores: Mapping[str, Any],
+    keys: list[tuple[str, str | None]],
+    names: Mapping[tuple[str, str | None], str],
+) -> ImportedSample:
+    """`sample` with its raw values by name, from its Inspect scores."""
+    values: dict[str, object] = {}
+    for scorer, key in keys:
+        score = scores.get(scorer)
+        if score is not None:
+            value = _value_of(score, scorer, key)
+            if value is not None:
+                values[names[(scorer, key)]] = value
+    sample.scores = values
+    return sample
+
+
+def _readable_transcript(
+    sample: EvalSample, events: Sequence[Any], path: Path | None
+) -> KeptTranscript | None:
+    """The sample's transcript, kept compact (a log holds many); None when it has none or
+    none evalbook can keep (then with a warning)."""
     try:
-        return _transcript(sample)
+        found = _transcript(sample, events)
+        return None if found is None else KeptTranscript(found)
     except (ConfigurationError, AttributeError, LookupError, TypeError, ValueError) as exc:
         warn(
             f"{'' if path is None else f'{path}: '}Inspect sample {sample.id!r} "
@@ -320,7 +405,7 @@ def _readable_transcript(sample: EvalSample, path: Path | None) -> Transcript | 
         return None
 
 
-def _transcript(sample: EvalSample) -> Transcript | None:
+def _transcript(sample: EvalSample, events: Sequence[Any]) -> Transcript | None:
     """The sample's messages as its transcript, not flattened: roles, text, tool calls and
     their results (`error` from Inspect's ToolCallError), each assistant message with its
     model event's model, tokens, working time and start, each tool result with its tool
@@ -332,7 +417,6 @@ def _transcript(sample: EvalSample) -> Transcript | None:
         return None
     replies: dict[str, Any] = {}  # assistant message id -> its model event
     tools: dict[str, Any] = {}  # tool call id -> its tool event
-    events: list[Any] = list(sample.events or ())
     for event in events:
         kind = getattr(event, "event", None)
         if kind == "model":
@@ -502,7 +586,7 @@ def _unix(when: str | None) -> float:
         return math.nan
 
 
-def _usage(sample: EvalSample) -> dict[str, Tally] | None:
+def _usage(sample: EvalSample, events: Sequence[Any]) -> dict[str, Tally] | None:
     """The sample's model usage as one "task" tally; None when Inspect recorded none."""
     if not sample.model_usage:
         return None
@@ -521,7 +605,7 @@ def _usage(sample: EvalSample) -> dict[str, Tally] | None:
             math.nan if cost is None else cost,
             calls=0,
         )
-    tally.calls = sum(1 for event in sample.events if event.event == "model")
+    tally.calls = sum(1 for event in events if event.event == "model")
     return {"task": tally}
 
 

@@ -19,6 +19,7 @@ import json
 import re
 import struct
 import zipfile
+from collections.abc import Iterator
 from pathlib import Path
 from typing import IO, Any
 
@@ -27,6 +28,7 @@ from ._reading import HEAD_BYTES, MAX_BYTES, head, open_file, read_bytes, too_la
 
 __all__ = [
     "EXPECTED",
+    "Members",
     "RawSample",
     "damaged",
     "logs_in",
@@ -116,37 +118,28 @@ def damaged(path: Path, why: str) -> FormatError:
 # -- reading the parts: a header and raw samples, each readable one kept ---------------------
 
 
-def read_eval(path: Path) -> tuple[bytes, list[RawSample], list[str]]:
+def read_eval(path: Path) -> tuple[bytes, Members, list[str]]:
     """The header's JSON, each sample member's JSON (CRC-checked), and what was unreadable.
+
+    The samples (`Members`) are read one at a time as they are iterated (the archive stays
+    open until then, or until `close()`), so a log of any size never has more than one
+    member's bytes in memory; an unreadable member joins the list of what was unreadable as
+    it is met.
 
     Raises:
         Refused: not a regular file, or larger than the cap (`_reading.MAX_BYTES`).
         FormatError: not a zip archive, or no header to read.
     """
-    with open_file(path) as f:
+    f = open_file(path)
+    try:
         if f.read(len(_ZIP)) != _ZIP:
             raise not_inspect(path, "not a zip archive")
         f.seek(0)
-        return _read_zip(path, f)
-
-
-def _read_zip(path: Path, f: IO[bytes]) -> tuple[bytes, list[RawSample], list[str]]:
-    skipped: list[str] = []
+        zf, skipped = _open_zip(path, f)
+    except BaseException:
+        f.close()
+        raise
     try:
-        zf = zipfile.ZipFile(f)
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        # the zip directory is at the archive's end: a log cut short has lost it
-        salvaged, whole = _salvage(read_bytes(path))
-        if not whole:
-            why = f"its zip directory is unreadable and no member before it is whole: {exc}"
-            raise damaged(path, why) from None
-        zf = zipfile.ZipFile(io.BytesIO(salvaged))
-        skipped.append(
-            f"{path.name}: the archive is cut short (no zip directory); read the {whole} whole "
-            "members before the cut"
-        )
-    samples: list[RawSample] = []
-    with zf:
         # name-based access resolves to a name's last member, as Inspect's reader does
         members = {info.filename: info for info in zf.infolist()}
         head = _HEADER if _HEADER in members else _START if _START in members else None
@@ -155,14 +148,60 @@ def _read_zip(path: Path, f: IO[bytes]) -> tuple[bytes, list[RawSample], list[st
         header, why = _member(zf, members[head])
         if header is None:
             raise damaged(path, f"{head}: {why}")
-        for name, info in members.items():
-            if name.startswith(_SAMPLES) and name.endswith(".json"):
-                data, why = _member(zf, info)
-                if data is None:
-                    skipped.append(f"{path.name}:{name}: {why}")
-                else:
-                    samples.append((f"{path.name}:{name}", data))
-    return header, samples, skipped
+    except BaseException:
+        zf.close()
+        f.close()
+        raise
+    return header, Members(path, f, zf, members, skipped), skipped
+
+
+def _open_zip(path: Path, f: IO[bytes]) -> tuple[zipfile.ZipFile, list[str]]:
+    skipped: list[str] = []
+    try:
+        return zipfile.ZipFile(f), skipped
+    except (zipfile.BadZipFile, OSError, ValueError) as exc:
+        # the zip directory is at the archive's end: a log cut short has lost it
+        salvaged, whole = _salvage(read_bytes(path))
+        if not whole:
+            why = f"its zip directory is unreadable and no member before it is whole: {exc}"
+            raise damaged(path, why) from None
+        skipped.append(
+            f"{path.name}: the archive is cut short (no zip directory); read the {whole} whole "
+            "members before the cut"
+        )
+        return zipfile.ZipFile(io.BytesIO(salvaged)), skipped
+
+
+class Members:
+    """A `.eval` log's sample members, read one at a time as it is iterated, in the archive's
+    order; an unreadable one goes to `skipped` instead. `close()` (also at the end of the
+    iteration) closes the archive."""
+
+    def __init__(
+        self,
+        path: Path,
+        f: IO[bytes],
+        zf: zipfile.ZipFile,
+        members: dict[str, zipfile.ZipInfo],
+        skipped: list[str],
+    ) -> None:
+        self.path, self.f, self.zf, self.members, self.skipped = path, f, zf, members, skipped
+
+    def __iter__(self) -> Iterator[RawSample]:
+        try:
+            for name, info in self.members.items():
+                if name.startswith(_SAMPLES) and name.endswith(".json"):
+                    data, why = _member(self.zf, info)
+                    if data is None:
+                        self.skipped.append(f"{self.path.name}:{name}: {why}")
+                    else:
+                        yield f"{self.path.name}:{name}", data
+        finally:
+            self.close()
+
+    def close(self) -> None:
+        self.zf.close()
+        self.f.close()
 
 
 def _salvage(body: bytes) -> tuple[bytes, int]:

@@ -12,7 +12,7 @@ is a row of `run.tool_calls()`).
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import Any
 
 import numpy as np
@@ -21,7 +21,14 @@ import pandas as pd
 from ._results import Results
 from ._transcript import Message, ToolCall, Transcript
 
-__all__ = ["STEP_COLUMNS", "TOOL_CALL_COLUMNS", "steps_table", "tool_calls_table"]
+__all__ = [
+    "STEP_COLUMNS",
+    "TOOL_CALL_COLUMNS",
+    "step_rows",
+    "steps_frame",
+    "steps_table",
+    "tool_calls_table",
+]
 
 STEP_COLUMNS = [
     "case_id",
@@ -72,55 +79,64 @@ def _category(values: list[str | None]) -> pd.Categorical:
 
 def steps_table(results: Results) -> pd.DataFrame:
     """One row per (case_id, epoch, step), `step` 0-based; no rows for a sample without one."""
+    return steps_frame(
+        (results.case_id_of(pos), results.epoch_of(pos), step_rows(t.messages))
+        for pos, t in _present(results)
+    )
+
+
+def step_rows(messages: Sequence[Message]) -> list[tuple[Any, ...]]:
+    """The steps table's rows of one transcript's messages: the columns after `step`, in order."""
+    calls: dict[str, ToolCall] = {}
+    rows: list[tuple[Any, ...]] = []
+    for m in messages:
+        name, call_id, args = _about(m, calls)
+        rows.append(
+            (
+                m.role,
+                m.content,
+                name,
+                call_id,
+                args,
+                m.error,
+                m.model,
+                _num(m.input_tokens),
+                _num(m.output_tokens),
+                _num(m.cost),
+                _num(m.latency_s),
+            )
+        )
+    return rows
+
+
+def steps_frame(samples: Iterable[tuple[str, int, Sequence[tuple[Any, ...]]]]) -> pd.DataFrame:
+    """The steps table of (case_id, epoch, `step_rows`) of each sample, in the order given."""
     ids: list[str] = []
     epochs: list[int] = []
     steps: list[int] = []
-    cols: dict[str, list[Any]] = {c: [] for c in STEP_COLUMNS[3:]}
-    role, content, tname, tid, targs, error, model = (
-        cols["role"],
-        cols["content"],
-        cols["tool_name"],
-        cols["tool_call_id"],
-        cols["tool_args"],
-        cols["error"],
-        cols["model"],
+    rows: list[tuple[Any, ...]] = []
+    for cid, epoch, found in samples:
+        n = len(found)
+        ids.extend([cid] * n)
+        epochs.extend([epoch] * n)
+        steps.extend(range(n))
+        rows.extend(found)
+    cols: list[Sequence[Any]] = (
+        list(zip(*rows, strict=True)) if rows else [() for _ in STEP_COLUMNS[3:]]
     )
-    tin, tout, cost, lat = (
-        cols["input_tokens"],
-        cols["output_tokens"],
-        cols["cost"],
-        cols["latency_s"],
-    )
-    for pos, transcript in _present(results):
-        cid, epoch = results.case_id_of(pos), results.epoch_of(pos)
-        calls: dict[str, ToolCall] = {}
-        for k, m in enumerate(transcript.messages):
-            ids.append(cid)
-            epochs.append(epoch)
-            steps.append(k)
-            role.append(m.role)
-            content.append(m.content)
-            name, call_id, args = _about(m, calls)
-            tname.append(name)
-            tid.append(call_id)
-            targs.append(args)
-            error.append(m.error)
-            model.append(m.model)
-            tin.append(_num(m.input_tokens))
-            tout.append(_num(m.output_tokens))
-            cost.append(_num(m.cost))
-            lat.append(_num(m.latency_s))
+    del rows
+    role, content, tname, tid, targs, error, model, tin, tout, cost, lat = cols
     frame: dict[str, Any] = {
         "case_id": pd.Categorical(ids) if ids else pd.Categorical([], categories=[]),
         "epoch": np.asarray(epochs, dtype=np.int32),
         "step": np.asarray(steps, dtype=np.int32),
-        "role": _category(role),
-        "content": pd.Series(content, dtype=object),
-        "tool_name": _category(tname),
-        "tool_call_id": pd.Series(tid, dtype=object),
-        "tool_args": pd.Series(targs, dtype=object),
-        "error": pd.Series(error, dtype=object),
-        "model": _category(model),
+        "role": _category(list(role)),
+        "content": pd.Series(list(content), dtype=object),
+        "tool_name": _category(list(tname)),
+        "tool_call_id": pd.Series(list(tid), dtype=object),
+        "tool_args": pd.Series(list(targs), dtype=object),
+        "error": pd.Series(list(error), dtype=object),
+        "model": _category(list(model)),
         "input_tokens": np.asarray(tin, dtype=float),
         "output_tokens": np.asarray(tout, dtype=float),
         "cost": np.asarray(cost, dtype=float),

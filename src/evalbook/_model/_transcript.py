@@ -29,6 +29,7 @@ __all__ = [
     "Transcript",
     "cleaned",
     "counts_of",
+    "is_ascii",
     "last_assistant_text",
     "message_of",
     "transcript_problem",
@@ -260,7 +261,7 @@ def cleaned(transcript: Transcript, gate: TextGate, case_id: str) -> Transcript:
 
     Only non-ASCII text can hold one, so a transcript of ASCII text is passed on unlooked-at.
     """
-    if all(_ascii(m) for m in transcript.messages):
+    if all(is_ascii(m) for m in transcript.messages):
         return transcript
     dumped = transcript.model_dump(mode="python", exclude={"output"})
     clean = gate(dumped, "a transcript", case_id)
@@ -269,7 +270,8 @@ def cleaned(transcript: Transcript, gate: TextGate, case_id: str) -> Transcript:
     return Transcript.model_validate({**clean, "output": transcript.output})
 
 
-def _ascii(m: Message) -> bool:
+def is_ascii(m: Message) -> bool:
+    """Whether all of the message's text is ASCII (then it holds no lone surrogate)."""
     texts = [m.content, m.error, m.name, m.model, m.tool_call_id]
     for call in m.tool_calls or ():
         texts += [call.id, call.function.name, call.function.arguments]
