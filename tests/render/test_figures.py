@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import re
+from typing import Any
 
+import pandas as pd
 import plotly.graph_objects as go
 import pytest
 
@@ -60,6 +62,23 @@ def test_deltas_figure(run: eb.Run) -> None:
         ((s["delta"] - s["ci_low"]) * 100).tolist()
     )
     assert list(trace.y) == s["label"].tolist()
+
+
+def test_a_sliced_comparisons_deltas_are_one_labelled_row_each() -> None:
+    # issue 35 item 3: every slice's delta of one score once stacked on one unlabelled row
+    data = pd.DataFrame({"q": [f"q{i}" for i in range(40)], "topic": ["x", "y"] * 20})
+
+    def ok(keep: str) -> Any:
+        return eb.scorer("ok")(lambda output: float(output[-1] in keep))
+
+    a = eb.run(data, task=lambda q: q, scorers=[ok("02")], name="a", store=None, progress=False)
+    b = eb.run(data, task=lambda q: q, scorers=[ok("0")], name="b", store=None, progress=False)
+    comp = eb.compare(a, b, by="topic")
+    (trace,) = comp.plot.deltas().data
+    rows = comp.summary[comp.summary["delta"].notna()]
+    assert len(trace.y) == len(rows) >= 2
+    assert len(set(trace.y)) == len(trace.y)  # a row each, none on top of another
+    assert all("topic=" in label for label in trace.y if label != "ok")
 
 
 def test_bundle_survives_export(run: eb.Run) -> None:

@@ -115,15 +115,19 @@ def delta_bars(s: pd.DataFrame) -> tuple[list[float], list[float], list[float], 
 
 
 def deltas_figure(comp: ComparisonLike) -> Any:
-    """Per score: the paired delta (B − A) with its 95 % CI as error bars."""
+    """Per row of the summary (a score, or with `by=` a (slice, score)): the paired delta
+    (B − A) with its 95 % CI as error bars, each on a row of its own, labelled with its
+    slice (with one label per score, a sliced comparison's rows once fell on one line)."""
     name_a, name_b = comparison_names(comp)
     s: pd.DataFrame = comp.summary
     s = s[s["delta"].notna()]
+    by = list(getattr(comp, "by", []))
     go = graph_objects()
     delta, plus, minus, colors = delta_bars(s)
+    labels = [_row_label(r, by, str(r["label"])) for r in s.to_dict("records")]
     trace = go.Scatter(
         x=delta,
-        y=[figure_text(v) for v in s["label"]],
+        y=labels,
         mode="markers",
         marker={"size": 11, "color": colors},
         error_x=error_bars(plus, minus),
