@@ -166,8 +166,15 @@ def regressions_html(cases: pd.DataFrame, limit: int = 20) -> str:
     worst = cases[cases["change"].astype(str) == "regressed"]
     if worst.empty:
         return f'<div style="{MUTED}">No regressions.</div>'
+    total = len(worst)
     worst = worst.sort_values("delta", kind="stable").head(limit)
-    rows = "".join(
+    note = (
+        f'<div data-evalbook="regressions-shown" style="{MUTED}; font-size: 12px">the worst '
+        f"{len(worst):,} of {total:,} regressed pairs; comparison.cases lists them all</div>"
+        if total > len(worst)
+        else ""
+    )
+    rows = note + "".join(
         f'<div style="display: flex; gap: 10px; border-bottom: {BORDER}; padding: 2px 0">'
         f'<span style="flex: 0 1 200px; overflow-wrap: anywhere">{esc(r["case_id"])}</span>'
         f'<span style="flex: 0 1 180px; overflow-wrap: anywhere; {MUTED}">{esc(r["score"])}</span>'

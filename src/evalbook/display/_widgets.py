@@ -257,7 +257,12 @@ class ComparisonView(Static):
                 f"({format_pp(r['delta'])})"
             )
             options.append((shorten(visible(label), _LABEL_LIMIT), int(i)))
-        count = f"{len(rows)} of {len(table)} pairs match"
+        count = f"{len(rows):,} of {len(table):,} pairs match"
+        if len(rows) > _MAX_OPTIONS:  # never a silent cut: say how to reach the rest
+            count += (
+                f" (the first {_MAX_OPTIONS:,} listed: pick a change or a score to narrow them; "
+                "comparison.cases holds all)"
+            )
         list_output(self, options, count, _no_pair(self.change.value, self.score.value))
 
     def _show_case(self, change: Any) -> None:
