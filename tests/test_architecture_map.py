@@ -91,3 +91,12 @@ def test_a_name_elsewhere_does_not_count() -> None:
     text = DOC.read_text(encoding="utf-8").replace("`_tally.py`", "`_tally_gone.py`")
     text = text.replace("**`_util`**", "**`_util`** `_tally.py`", 1)
     assert "_model/_tally.py" in missing(text, modules())
+
+
+def test_test_files_have_unique_names() -> None:
+    # tests/ has no packages: pytest imports each file by its basename, so two test files of
+    # one name in two layers fail the whole collection ("import file mismatch")
+    names: dict[str, list[str]] = {}
+    for path in Path(__file__).parent.rglob("test_*.py"):
+        names.setdefault(path.name, []).append(str(path.relative_to(Path(__file__).parent)))
+    assert not {n: p for n, p in names.items() if len(p) > 1}
