@@ -186,3 +186,16 @@ def test_a_draw_is_seeded_distinct_and_stratified_in_proportion(
         for value in np.unique(v):  # each judge value within one label of its share
             share = n * np.mean(v == value)
             assert abs(np.sum(v[picked] == value) - share) < 1 + 1e-9
+
+
+def test_a_saved_copy_keeps_the_labels(tmp_path: Path) -> None:
+    stored = _run(tmp_path / "a")
+    eb.review(stored, score="helpful", n=2, labeler="ana").buttons[3].click()
+    memory = _run()
+    eb.review(memory, score="helpful", n=2).buttons[1].click()
+    before, source = stored.labels(), stored.path
+    copy = eb.load_run(stored.save(tmp_path / "b"))  # a new folder in another store
+    assert copy.path != source and len(copy.labels()) == 1
+    assert copy.labels().equals(before)  # each label as given, its time too
+    saved = eb.load_run(memory.save(tmp_path / "c"))  # in memory until saved, then on disk
+    assert saved.labels()["label"].tolist() == [2.0]

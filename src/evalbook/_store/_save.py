@@ -13,7 +13,16 @@ import numpy as np
 from .._errors import ConfigurationError
 from .._model._results import PENDING
 from .._util._fs import remove_stale_temps, write_text
-from ._layout import EVENTS, STORE_FILES, TRANSCRIPTS, first_started_at, new_run_folder, now_iso
+from ._labels import given_labels, label_line
+from ._layout import (
+    EVENTS,
+    LABELS,
+    STORE_FILES,
+    TRANSCRIPTS,
+    first_started_at,
+    new_run_folder,
+    now_iso,
+)
 from ._listing import stored_started_at
 from ._log._file import set_aside
 from ._log._read import DamagedLog, replay
@@ -132,6 +141,9 @@ def _write(run: RunData, folder: Path, started_at: str, *, rewrite_log: bool) ->
         if rewrite_log:
             if run.results.has_transcripts:  # before the log that names their lines
                 write_text(folder / TRANSCRIPTS, all_transcripts(run.results))
+            labels = given_labels(run)  # a copy keeps its human labels (`eb.review`)
+            if labels and folder != saved_path:
+                write_text(folder / LABELS, "".join(label_line(x) for x in labels))
             write_text(folder / EVENTS, full_log(run, started_at, data_file))
         run.path = folder
         finish_files(run, started_at, now_iso(), finish_status(run.results))
