@@ -1,5 +1,5 @@
-"""Early stopping (DESIGN §18): wrong decisions under a look after every sample, what stopping
-saves, and `precise`'s final width and coverage.
+"""Early stopping (docs/spend-less.md): wrong decisions under a look after every sample, what
+stopping saves, and `precise`'s final width and coverage.
 
 Each simulated run draws paired deltas of a 0/1 primary score, one per case, iid: +1 (the
 candidate passes where the base failed) with probability p₊, −1 with p₋, else 0 (20 % of the

@@ -1,5 +1,5 @@
 """The null-boundary design of `sim_early_stop.py` with the `confseq` package's betting
-confidence sequence on the same draws (DESIGN §18: confseq is the reference).
+confidence sequence on the same draws (docs/spend-less.md: confseq is the reference).
 
 Run in a venv with confseq and without evalbook (confseq 0.0.11 needs numpy < 2, Boost
 headers and scikit-build to build):

@@ -1,4 +1,4 @@
-"""`eb.review` and `run.labels()` (DESIGN §20, docs/judges.md "Labelling in the notebook"):
+"""`eb.review` and `run.labels()` (docs/judges.md "Labelling in the notebook"):
 blind by default, labels kept the moment they are given (a killed kernel keeps them), the
 review goes on where it stopped, the labels feed `eb.agreement`, and selection is seeded."""
 

@@ -1,4 +1,4 @@
-"""Transcripts in the views (DESIGN §15, docs/transcripts.md "In the notebook"): the case view
+"""Transcripts in the views (docs/transcripts.md "In the notebook"): the case view
 shows a sample's transcript as chat turns with each tool call paired with its result and the
 score records beside it; errors marked; long content collapsed and bounded; the case table
 filters by tool errors and tool name; the comparison shows two transcripts side by side from

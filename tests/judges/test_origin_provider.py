@@ -1,4 +1,4 @@
-"""Provider failures (DESIGN §16): a model API call through `eb.wrap_openai` or a judge client
+"""Provider failures (docs/origin.md): a model API call through `eb.wrap_openai` or a judge client
 that failed with a 429, a 5xx or a lost connection is `origin="provider"`, also when the
 user's task let it propagate, caught it and raised another error from it, or raised another
 one while handling it. Against the loopback server (tests/_openai_server.py): no network."""

@@ -1,7 +1,8 @@
-"""The betting confidence sequence of `_model/_confseq.py` (DESIGN §18): against a direct, slow
-reference of the paper's formulas (the `confseq` package does not build here: its C++ part needs
-Boost), its coverage under a look after every value, nesting, the rescaled range of paired
-deltas, and the window that skips candidates outside every running interval."""
+"""The betting confidence sequence of `_model/_confseq.py` (docs/spend-less.md): against a
+direct, slow reference of the paper's formulas (the `confseq` package runs in a venv of its
+own: benchmarks/sim_early_stop_confseq.py), its coverage under a look after every value,
+nesting, the rescaled range of paired deltas, and the window that skips candidates outside
+every running interval."""
 
 from __future__ import annotations
 

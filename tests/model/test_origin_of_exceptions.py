@@ -1,6 +1,6 @@
 """`failure_origin` (`_model/_origin.py`): the walk along `__cause__` / `__context__` that
 finds a provider's mark or an environment failure never raises and always ends, whatever an
-exception does (DESIGN §14: user code cannot break a run)."""
+exception does (docs/design.md: user code cannot break a run)."""
 
 from __future__ import annotations
 

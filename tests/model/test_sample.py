@@ -1,4 +1,4 @@
-"""`eb.sample` (DESIGN §18): deterministic by (seed, case_id), whatever the row order and
+"""`eb.sample` (docs/spend-less.md): deterministic by (seed, case_id), whatever the row order and
 whichever other cases exist; `by=` proportional per stratum; the spec recorded on the frame
 and in the run; `eb.compare` warns on different specs."""
 

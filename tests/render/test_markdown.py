@@ -1,5 +1,5 @@
 """The PR-comment Markdown of a run and of a comparison: escaped, and never longer than
-60,000 characters whatever the run (DESIGN §17)."""
+60,000 characters whatever the run (docs/cli.md)."""
 
 from __future__ import annotations
 

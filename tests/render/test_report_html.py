@@ -1,5 +1,5 @@
 """`eb.report`: one self-contained page — its parts, escaping, no network, plotly.js once,
-and its size bound (DESIGN §17)."""
+and its size bound (docs/cli.md)."""
 
 from __future__ import annotations
 

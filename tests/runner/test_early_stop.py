@@ -1,4 +1,4 @@
-"""Early stopping in a run (DESIGN §18, docs/spend-less.md): `stop_when=eb.decided(...)` against a
+"""Early stopping in a run (docs/spend-less.md): `stop_when=eb.decided(...)` against a
 base run and `stop_when=eb.precise(...)`; no sample starts once decided, those in flight are
 kept; the decision in `run.options`, the log and the headline; a real SIGKILL and a resume
 come to the same decision; configuration mistakes before any case runs."""

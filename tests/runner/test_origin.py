@@ -1,4 +1,4 @@
-"""Where each failure came from (DESIGN §16): `origin` on every errored or timed-out sample
+"""Where each failure came from (docs/origin.md): `origin` on every errored or timed-out sample
 and every error record, the headline's note and the warning above 10 %, and a retry of
 some origins only. Provider failures through the real SDK: tests/judges/test_origin_provider.py."""
 

@@ -1,4 +1,4 @@
-"""`eb.review`: label a run's samples in the notebook, blind, one click each (DESIGN §20)."""
+"""`eb.review`: label a run's samples in the notebook, blind, one click each (docs/judges.md)."""
 
 from __future__ import annotations
 

@@ -4,9 +4,9 @@
 the judge's value (each distinct raw value a stratum when there are at most `MAX_STRATA`, else
 `MAX_STRATA` quantile bins) and `n` allocated in proportion to the strata's sizes (largest
 remainder), each stratum drawn uniformly. Proportional allocation keeps every sample's chance
-of being labelled equal, so the prediction-powered mean of the labelled subset (§12) needs no
-weights and stays unbiased, while each judge value gets its share of labels rather than what
-a random draw happens to give (benchmarks/sim_review_selection.py measures the gain). The
+of being labelled equal, so the prediction-powered mean of the labelled subset (docs/judges.md)
+needs no weights and stays unbiased, while each judge value gets its share of labels rather than
+what a random draw happens to give (benchmarks/sim_review_selection.py measures the gain). The
 draw is shuffled (seeded), so a labeller does not see one stratum after another.
 """
 

@@ -3,7 +3,7 @@
 `task` (the user's code raised), `provider` (a model API call failed: 429, 5xx, a timeout, a
 connection error, seen by `eb.wrap_openai` or a judge client), `environment` (the task raised
 `eb.EnvironmentFailure` or a type listed in `environment_errors=`), `grader` (a scorer or judge
-failed), `harness` (evalbook itself). DESIGN §16.
+failed), `harness` (evalbook itself). docs/origin.md.
 
 A provider error is recognised by a mark the wrapped client (or the judge) puts on the exception
 object itself (`mark_provider`), never by its text: a user's task that catches it and raises

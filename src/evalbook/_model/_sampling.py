@@ -1,5 +1,5 @@
-"""A deterministic subsample of cases (`eb.sample`, DESIGN §18): which cases are kept, and the
-spec that a run records.
+"""A deterministic subsample of cases (`eb.sample`, docs/spend-less.md): which cases are kept,
+and the spec that a run records.
 
 Each case gets a key in [0, 1) from SHA-256 of (seed, case_id) — not Python's `hash`, which
 changes between processes — so a case's key depends on nothing else: not on the row order, not

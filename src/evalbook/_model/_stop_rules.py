@@ -1,5 +1,5 @@
-"""The stopping rules of `eb.run(stop_when=...)` (DESIGN §18): `eb.decided`, `eb.precise`, and
-how a run's stop is said in words.
+"""The stopping rules of `eb.run(stop_when=...)` (docs/spend-less.md): `eb.decided`,
+`eb.precise`, and how a run's stop is said in words.
 
 >>> decided(max_drop=0.02)
 decided(max_drop=0.02, alpha=0.05)

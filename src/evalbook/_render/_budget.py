@@ -1,6 +1,6 @@
 """How much user text one view shows: the limits, a long text's start and its "show all".
 
-A view never shows more than its budget of a user's text (DESIGN §14): one value is cut to
+A view never shows more than its budget of a user's text (docs/design.md): one value is cut to
 `TEXT_LIMIT` characters, all of one case's to `CASE_TEXT_LIMIT`; a long value shows its start
 and a `<details>` with the rest (`expandable`); the run's tables keep every character.
 """

@@ -36,7 +36,7 @@ from ._transcript_html import sample_transcript, transcript_pair_html
 
 __all__ = ["MAX_BYTES", "MAX_REGRESSIONS", "OUTPUT_LIMIT", "report_html"]
 
-# the page's size bound, plotly.js included (DESIGN §17: a 10,000-case run's report ≤ 8 MB)
+# the page's size bound, plotly.js included (docs/cli.md: a 10,000-case run's report ≤ 8 MB)
 MAX_BYTES = 8_000_000
 # regressed cases shown with their diffs (the rest are counted)
 MAX_REGRESSIONS = 50

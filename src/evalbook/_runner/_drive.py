@@ -78,7 +78,9 @@ async def execute(
 ) -> RunData:
     """Plan and prepare the run, execute every case; return the run's data."""
     frame = _as_frame(data)
-    spec = frame.attrs.get(SAMPLE_ATTR)  # drawn by eb.sample: the run records how (§18)
+    spec = frame.attrs.get(
+        SAMPLE_ATTR
+    )  # drawn by eb.sample: the run records how (docs/spend-less.md)
     plan = make_plan(frame, task, scorers, scores, options.output_column, options.cluster)
     if options.resume is None:  # pass@k needs k epochs: before any case (a resume needs the
         # stored run's epochs, and its check says which: the stored run passed this one)

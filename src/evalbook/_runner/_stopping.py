@@ -1,4 +1,4 @@
-"""Early stopping in a run (`stop_when=`, DESIGN §18): the samples' seeded order, the
+"""Early stopping in a run (`stop_when=`, docs/spend-less.md): the samples' seeded order, the
 confidence sequence fed as they finish, and the decision.
 
 The samples run in the order of their keys (SHA-256 of (seed, case id), as `eb.sample` draws:
