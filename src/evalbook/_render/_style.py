@@ -20,6 +20,7 @@ from .._util._text import safe_str, visible
 __all__ = [
     "BORDER",
     "MUTED",
+    "OUTCOME_LABELS",
     "SHORT_LIMIT",
     "STATUS_COLORS",
     "badge",
@@ -54,6 +55,16 @@ STATUS_COLORS: dict[str, str] = {
     "only_a": "#6b7280",
     "only_b": "#6b7280",
     "pending": "#6b7280",
+}
+
+
+# What a view calls a task outcome. The tables keep the outcome's value (`passed` = the task
+# returned); a view says "ran", because beside a score "passed" reads as a verdict on the output.
+OUTCOME_LABELS: dict[str, str] = {
+    "passed": "ran",
+    "failed": "failed",
+    "errored": "errored",
+    "timed_out": "timed out",
 }
 
 
