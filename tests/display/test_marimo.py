@@ -1,0 +1,171 @@
+"""The same notebooks in marimo: converted from notebooks/*.ipynb, served headless on 127.0.0.1.
+
+marimo (PyPI) converts each committed notebook with `marimo convert` into a temporary folder and
+serves it with `marimo run --headless --no-token` on loopback; Debian's Chromium opens it through
+Playwright, in marimo's light theme and its dark one (set in a marimo.toml of a temporary
+config home). Nothing is fetched from the network (marimo's update check is off). Screenshots go
+to a temporary folder, or to `docs/img/` with EVALBOOK_UPDATE_SCREENSHOTS=1. Skipped when
+chromium, marimo or Playwright is missing, except under CI=true.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytestmark = pytest.mark.browser
+
+ROOT = Path(__file__).resolve().parents[2]
+NOTEBOOKS = ROOT / "notebooks"
+IMG = (
+    ROOT / "docs" / "img"
+    if os.environ.get("EVALBOOK_UPDATE_SCREENSHOTS") == "1"
+    else Path(tempfile.mkdtemp(prefix="evalbook-marimo-shots-"))
+)
+CHROMIUM = "/usr/bin/chromium"
+CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
+START_TIMEOUT_S = 90
+RUN_TIMEOUT_S = 180
+
+
+def _missing() -> str | None:
+    if not Path(CHROMIUM).exists():
+        return f"{CHROMIUM} not found (apt-get install chromium)"
+    for module in ("playwright", "marimo"):
+        try:
+            __import__(module)
+        except ImportError:
+            return f"{module} is not installed (pip install -e '.[test]')"
+    return None
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port: int = s.getsockname()[1]
+    return port
+
+
+class Marimo:
+    """A `marimo run` server of one converted notebook, in one theme."""
+
+    def __init__(self, home: Path, notebook: str, theme: str) -> None:
+        self.home = home
+        source = home / f"{Path(notebook).stem}.py"
+        subprocess.run(
+            [sys.executable, "-m", "marimo", "convert", str(NOTEBOOKS / notebook), "-o",
+             str(source)],
+            check=True, capture_output=True, timeout=120,
+        )  # fmt: skip
+        config = home / f"config-{theme}" / "marimo"
+        config.mkdir(parents=True)
+        (config / "marimo.toml").write_text(f'[display]\ntheme = "{theme}"\n')
+        self.port = _free_port()
+        env = {
+            **os.environ,
+            "EVALBOOK_PROGRESS": "0",
+            "MARIMO_SKIP_UPDATE_CHECK": "1",
+            "XDG_CONFIG_HOME": str(config.parent),
+        }
+        self.log_path = home / f"marimo-{theme}.log"
+        self.log = self.log_path.open("w")
+        self.server = subprocess.Popen(
+            [sys.executable, "-m", "marimo", "run", str(source), "--headless", "--no-token",
+             "--host", "127.0.0.1", "--port", str(self.port)],
+            env=env, stdout=self.log, stderr=subprocess.STDOUT, cwd=home,
+        )  # fmt: skip
+        self.url = f"http://127.0.0.1:{self.port}/"
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while True:
+            try:
+                with urllib.request.urlopen(self.url, timeout=2):
+                    break
+            except OSError:
+                if self.server.poll() is not None or time.monotonic() > deadline:
+                    self.close()
+                    pytest.fail("marimo did not start:\n" + self.log_path.read_text())
+                time.sleep(0.5)
+
+    def close(self) -> None:
+        self.server.terminate()
+        try:
+            self.server.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            self.server.kill()
+        self.log.close()
+
+
+@pytest.fixture(scope="module")
+def chromium() -> Iterator[Any]:
+    missing = _missing()
+    if missing:
+        if os.environ.get("CI"):
+            pytest.fail(f"marimo browser test cannot run in CI: {missing}")
+        pytest.skip(missing)
+    from playwright.sync_api import sync_playwright
+
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
+        try:
+            yield browser
+        finally:
+            browser.close()
+
+
+def _open(chromium: Any, app: Marimo) -> Any:
+    """The app's page once every cell has run (marimo marks a running cell; wait for none)."""
+    page = chromium.new_page(viewport={"width": 1280, "height": 1000})
+    page.goto(app.url, wait_until="domcontentloaded")
+    page.wait_for_selector("[data-evalbook='run']", timeout=RUN_TIMEOUT_S * 1000)
+    return page
+
+
+@pytest.mark.parametrize("theme", ["light", "dark"])
+def test_the_quickstart_shows_its_run_in_marimo(chromium: Any, tmp_path: Path, theme: str) -> None:
+    app = Marimo(tmp_path, "quickstart.ipynb", theme)
+    try:
+        page = _open(chromium, app)
+        card = page.locator("[data-evalbook='run']").first
+        card.scroll_into_view_if_needed()
+        text = card.inner_text()
+        assert "Headline · answer.pass" in text and "completed" in text, text[:500]
+        assert "errored 1" in text
+        # the theme took: marimo's dark page behind the card, and the card's text reads on it
+        background = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+        color = card.evaluate("e => getComputedStyle(e).color")
+        dark = _luminance(background) < 0.2
+        assert dark == (theme == "dark"), background
+        assert abs(_luminance(color) - _luminance(background)) > 0.4, (color, background)
+        IMG.mkdir(parents=True, exist_ok=True)
+        suffix = "-dark" if theme == "dark" else ""
+        card.screenshot(path=str(IMG / f"marimo-headline{suffix}.png"))
+        page.close()
+    finally:
+        app.close()
+
+
+def _luminance(css: str) -> float:
+    """The relative luminance (WCAG) of a computed colour: `rgb(r, g, b)`, `rgba(...)` (0-255)
+    or `color(srgb r g b)` (0-1), as Chromium writes them."""
+    inside = css[css.index("(") + 1 : css.index(")")]
+    if inside.startswith("srgb"):
+        parts = [255 * float(p) for p in inside.split()[1:4]]
+    else:
+        parts = [float(p) for p in inside.split(",")[:3]]
+
+    def channel(c: float) -> float:
+        c /= 255
+        return c / 12.92 if c <= 0.03928 else ((c + 0.055) / 1.055) ** 2.4
+
+    r, g, b = (channel(c) for c in parts)
+    return 0.2126 * r + 0.7152 * g + 0.0722 * b
