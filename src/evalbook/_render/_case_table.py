@@ -260,6 +260,13 @@ def _texts(column: pd.Series) -> np.ndarray:
     """Each value's text (`text_of`; `—` missing), an object array: computed once per
     distinct value where the values hash, else per row."""
     values = column.to_numpy(dtype=object)
+    if pd.api.types.infer_dtype(values, skipna=True) == "string":  # all str: as they are
+        missing = pd.isna(values)
+        if not missing.any():
+            return values
+        fast = values.copy()
+        fast[missing] = "—"
+        return fast
     try:
         codes, uniques = pd.factorize(values, use_na_sentinel=True)
     except TypeError:  # unhashable values (lists, dicts): row by row
