@@ -10,6 +10,7 @@ where widgets don't run, the static table shows the first `STATIC_ROWS` rows and
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -75,7 +76,8 @@ class CaseTableFilter:
     `environment`, `grader`, `harness`). `sort` is a column label (`column_labels`), None for
     input order. With transcripts, `tool_errors` keeps the samples with `"none"` or `"some"`
     failed tool results, and `tool` those that called the tool of that name (the frame's
-    `_tools` column, `with_tools`).
+    `_tools` column, `with_tools`). `search` keeps the rows whose case id, input fields or
+    output contain it (case-insensitive, as text).
     """
 
     outcome: str = ALL
@@ -89,6 +91,7 @@ class CaseTableFilter:
     slice_value: str = ALL
     tool_errors: str = ALL
     tool: str = ALL
+    search: str = ""
     sort: str | None = None
     descending: bool = False
 
@@ -176,29 +179,65 @@ def with_tools(frame: pd.DataFrame, run: Any) -> list[str]:
 ORIGINS_COLUMN = "_origins"
 
 
+_ORIGIN_NAMES = ("task", "provider", "environment", "grader", "harness")
+
+
+def _origin_bits(values: pd.Series) -> np.ndarray:
+    """Each value's origin as a bit (`_ORIGIN_NAMES` order; another origin: the next bit)."""
+    codes, uniques = pd.factorize(values.astype(object), use_na_sentinel=True)
+    bit_of = np.zeros(len(uniques) + 1, dtype=np.int64)  # the last slot: missing (code -1)
+    for k, u in enumerate(uniques):
+        text = str(u)
+        at = _ORIGIN_NAMES.index(text) if text in _ORIGIN_NAMES else len(_ORIGIN_NAMES)
+        bit_of[k] = 1 << at
+    result: np.ndarray = bit_of[codes]
+    return result
+
+
 def _row_origins(run: RunLike, n: int) -> pd.Series:
-    """Each sample's origins: its own (errored, timed out) and those of its error records."""
-    found: list[set[str]] = [set() for _ in range(n)]
+    """Each sample's origins: its own (errored, timed out) and those of its error records.
+
+    Whole columns: each origin a bit, or-ed per sample, and one frozenset per distinct mix."""
+    bits = np.zeros(n, dtype=np.int64)
+    cases = run.cases
+    if "origin" in cases.columns and len(cases) == n:
+        bits |= _origin_bits(cases["origin"])
+    scores = run.scores
+    s = len(run.definitions)
+    if s and "origin" in scores.columns and len(scores) == n * s:
+        bits |= np.bitwise_or.reduce(_origin_bits(scores["origin"]).reshape(n, s), axis=1)
+    extra = _extra_origins(run, n) if bits.max(initial=0) >= 1 << len(_ORIGIN_NAMES) else {}
+    mixes, inverse = np.unique(bits, return_inverse=True)
+    sets = np.empty(len(mixes), dtype=object)
+    for k, m in enumerate(mixes.tolist()):
+        sets[k] = frozenset(o for j, o in enumerate(_ORIGIN_NAMES) if m >> j & 1)
+    rows = sets[inverse.reshape(-1)]
+    for i, more in extra.items():
+        rows[i] = frozenset(rows[i]) | more
+    return pd.Series(rows, dtype=object)
+
+
+def _extra_origins(run: RunLike, n: int) -> dict[int, frozenset[str]]:
+    """Origins outside `_ORIGIN_NAMES` (rare), per row, read row by row."""
+    found: dict[int, set[str]] = {}
     cases = run.cases
     if "origin" in cases.columns:
         for i, o in enumerate(cases["origin"].tolist()):
-            if not is_missing(o):
-                found[i].add(str(o))
-    scores = run.scores
+            if not is_missing(o) and str(o) not in _ORIGIN_NAMES:
+                found.setdefault(i, set()).add(str(o))
     s = len(run.definitions)
-    if s and "origin" in scores.columns:
-        origins = scores["origin"].tolist()
-        for i, o in enumerate(origins):
-            if not is_missing(o):
-                found[i // s].add(str(o))
-    return pd.Series([frozenset(f) for f in found], dtype=object)
+    if s and "origin" in run.scores.columns:
+        for i, o in enumerate(run.scores["origin"].tolist()):
+            if not is_missing(o) and str(o) not in _ORIGIN_NAMES:
+                found.setdefault(i // s, set()).add(str(o))
+    return {i: frozenset(v) for i, v in found.items()}
 
 
 def origins_of(frame: pd.DataFrame) -> list[str]:
     """The origins any row of the table has, in `ORIGINS` order (the filter's choices)."""
     present: set[str] = set()
     if ORIGINS_COLUMN in frame.columns:
-        for row in frame[ORIGINS_COLUMN].tolist():
+        for row in set(frame[ORIGINS_COLUMN].tolist()):  # a few distinct sets
             present.update(row)
     return [o for o in ("task", "provider", "environment", "grader", "harness") if o in present]
 
@@ -213,14 +252,92 @@ def reasons(frame: pd.DataFrame, score: str) -> list[str]:
 
 def slice_values(frame: pd.DataFrame, by: str) -> list[str]:
     """Input column `by` of each row as the slice filter reads it (its text; `—` missing)."""
-    return [("—" if is_missing(x) else text_of(x)) for x in frame[by]]
+    texts: list[str] = _texts(frame[by]).tolist()
+    return texts
 
 
-def _sort_key(column: pd.Series) -> pd.Series:
-    """A column sortable whatever it holds: numbers as numbers, anything else as its text."""
-    if pd.api.types.is_numeric_dtype(column):
-        return column
-    return column.map(lambda x: None if is_missing(x) else text_of(x))
+def _texts(column: pd.Series) -> np.ndarray:
+    """Each value's text (`text_of`; `—` missing), an object array: computed once per
+    distinct value where the values hash, else per row."""
+    values = column.to_numpy(dtype=object)
+    if pd.api.types.infer_dtype(values, skipna=True) == "string":  # all str: as they are
+        missing = pd.isna(values)
+        if not missing.any():
+            return values
+        fast = values.copy()
+        fast[missing] = "—"
+        return fast
+    try:
+        codes, uniques = pd.factorize(values, use_na_sentinel=True)
+    except TypeError:  # unhashable values (lists, dicts): row by row
+        return np.array([("—" if is_missing(x) else text_of(x)) for x in values], dtype=object)
+    texts = np.empty(len(uniques) + 1, dtype=object)
+    for k, u in enumerate(uniques):
+        texts[k] = "—" if is_missing(u) else text_of(u)
+    texts[-1] = "—"
+    result: np.ndarray = texts[codes]
+    return result
+
+
+# Per frame (by id, dropped with the frame), what actions reuse: each sorted column's rank
+# codes and the lowered search text. Bounded: one entry per column, one search text.
+_CACHE: dict[int, dict[Any, Any]] = {}
+
+
+def _cache(frame: pd.DataFrame) -> dict[Any, Any]:
+    key = id(frame)
+    found = _CACHE.get(key)
+    if found is None:
+        found = _CACHE[key] = {}
+        weakref.finalize(frame, _CACHE.pop, key, None)
+    return found
+
+
+def _ranks(frame: pd.DataFrame, label: str) -> np.ndarray:
+    """Column `label` as int ranks (equal values equal ranks; missing -1): numbers as
+    numbers, anything else by its text. Computed once per frame and column."""
+    cache = _cache(frame)
+    if ("rank", label) in cache:
+        cached: np.ndarray = cache[("rank", label)]
+        return cached
+    column = frame[label]
+    values: Any
+    if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
+        values = column.to_numpy(dtype=float, na_value=np.nan)
+        missing = np.isnan(values)
+    else:
+        raw = column.to_numpy(dtype=object)
+        missing = np.asarray(pd.isna(raw), dtype=bool)
+        values = _texts(column)
+    codes, _ = pd.factorize(values, sort=True, use_na_sentinel=True)
+    ranks = np.where(missing, -1, codes).astype(np.int64)
+    cache[("rank", label)] = ranks
+    return ranks
+
+
+def _search_text(frame: pd.DataFrame) -> pd.Series:
+    """Each row's searchable text, lowered: case id, input fields and output (once per frame)."""
+    cache = _cache(frame)
+    if "search" not in cache:
+        skip = {"epoch", "outcome", *STEP_LABELS, "_case", ORIGINS_COLUMN, "_tools"}
+        parts = [c for c in frame.columns if isinstance(c, str) and c not in skip
+                 and not c.endswith((" status", " reason"))]  # fmt: skip
+        parts = [c for c in parts if c in ("case_id", "output")
+                 or not pd.api.types.is_float_dtype(frame[c])]  # fmt: skip
+        joined = pd.Series(_texts(frame[parts[0]]), dtype=object)
+        for c in parts[1:]:
+            joined = joined + "\x00" + pd.Series(_texts(frame[c]), dtype=object)
+        cache["search"] = joined.str.lower()
+    found: pd.Series = cache["search"]
+    return found
+
+
+def _member(column: pd.Series, item: str) -> np.ndarray:
+    """Rows whose set (of origins, of tools) holds `item`: tested once per distinct set."""
+    codes, uniques = pd.factorize(column.to_numpy(dtype=object), use_na_sentinel=True)
+    hit = np.array([item in u for u in uniques] + [False], dtype=bool)
+    result: np.ndarray = hit[codes]
+    return result
 
 
 def table_rows(frame: pd.DataFrame, f: CaseTableFilter) -> np.ndarray:
@@ -229,8 +346,10 @@ def table_rows(frame: pd.DataFrame, f: CaseTableFilter) -> np.ndarray:
     if f.outcome != ALL:
         keep &= (frame["outcome"].astype(str) == f.outcome).to_numpy()
     if f.origin != ALL:
-        column = frame.get(ORIGINS_COLUMN, pd.Series([frozenset()] * len(frame), dtype=object))
-        keep &= np.fromiter((f.origin in o for o in column), dtype=bool, count=len(frame))
+        if ORIGINS_COLUMN in frame.columns:
+            keep &= _member(frame[ORIGINS_COLUMN], f.origin)
+        else:
+            keep[:] = False
     if f.score is not None:
         if f.score not in frame.columns:
             raise ValueError(f"unknown score {f.score!r}")
@@ -243,7 +362,7 @@ def table_rows(frame: pd.DataFrame, f: CaseTableFilter) -> np.ndarray:
             with np.errstate(invalid="ignore"):
                 keep &= (value >= f.low) & (value <= f.high)
     if f.slice_by is not None and f.slice_value != ALL:
-        keep &= np.array(slice_values(frame, f.slice_by), dtype=object) == f.slice_value
+        keep &= _texts(frame[f.slice_by]) == f.slice_value
     if f.tool_errors != ALL:
         if "n_tool_errors" not in frame.columns:
             raise ValueError("no sample of this run has a transcript: no tool errors to filter")
@@ -257,20 +376,20 @@ def table_rows(frame: pd.DataFrame, f: CaseTableFilter) -> np.ndarray:
     if f.tool != ALL:
         if "_tools" not in frame.columns:
             raise ValueError("the table has no tool names: build it with with_tools(frame, run)")
-        keep &= np.fromiter((f.tool in t for t in frame["_tools"]), bool, len(frame))
+        keep &= _member(frame["_tools"], f.tool)
+    if f.search:
+        text = _search_text(frame)
+        keep &= text.str.contains(f.search.lower(), regex=False).to_numpy(dtype=bool)
     rows = np.flatnonzero(keep)
     if f.sort is None or not len(rows):
         return rows
     if f.sort not in frame.columns:
         raise ValueError(f"unknown column {f.sort!r}; columns are {list(frame.columns)}")
-    picked = _sort_key(frame[f.sort].iloc[rows]).reset_index(drop=True)
-    try:
-        order = picked.sort_values(ascending=not f.descending, kind="stable", na_position="last")
-    except TypeError:  # text and numbers mixed in one object column: compare as text
-        order = picked.map(lambda x: x if x is None else str(x)).sort_values(
-            ascending=not f.descending, kind="stable", na_position="last"
-        )
-    ordered: np.ndarray = rows[order.index.to_numpy()]
+    ranks = _ranks(frame, f.sort)[rows]
+    if f.descending:  # stable: equal values keep input order; missing stay last
+        ranks = np.where(ranks < 0, -1, ranks.max(initial=0) - ranks)
+    ranks = np.where(ranks < 0, np.iinfo(np.int64).max, ranks)
+    ordered: np.ndarray = rows[np.argsort(ranks, kind="stable")]
     return ordered
 
 
