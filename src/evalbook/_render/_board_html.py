@@ -29,7 +29,7 @@ _COLUMNS = [
     "mean",
     "95% CI",
     "completion",
-    "passed",
+    "ran",  # the `passed_rate` column: the share of tasks that returned (not a score)
     "cost / sample",
 ]
 

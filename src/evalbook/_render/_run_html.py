@@ -14,16 +14,20 @@ from .._util._fmt import counts_line, format_ci, format_pct
 from ._cost import cost_html
 from ._flaky import flakiness, flakiness_html
 from ._protocols import HeadlineLike, RunLike
-from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, is_missing, root
+from ._style import (
+    BORDER,
+    MUTED,
+    OUTCOME_LABELS,
+    STATUS_COLORS,
+    badge,
+    box,
+    esc,
+    is_missing,
+    outcome_badge,
+    root,
+)
 
 __all__ = ["headline_html", "run_html", "summary_html", "unscored_html"]
-
-_OUTCOME_LABELS = (
-    ("passed", "passed"),
-    ("failed", "failed"),
-    ("errored", "errored"),
-    ("timed_out", "timed out"),
-)
 
 
 def _epochs(row: Any) -> int:
@@ -65,9 +69,7 @@ def _headline_inner(h: HeadlineLike, row: Any = None) -> str:
         else ""
     )
     ci = "" if h.ci is None else f"95% CI {format_ci(h.ci[0], h.ci[1])}"
-    badges = "".join(
-        badge(f"{label} {h.counts.get(key, 0)}", key) for key, label in _OUTCOME_LABELS
-    )
+    badges = "".join(outcome_badge(key, h.counts.get(key, 0)) for key in OUTCOME_LABELS)
     # an early-stopped run (stop_when=): its samples not run are stopped early, not "not run"
     stopped: str | None = getattr(h, "stopped", None)
     early: int = getattr(h, "stopped_early", 0)
