@@ -1,8 +1,10 @@
-"""Shared helpers of the comparison tests (test_compare, test_compare_warnings)."""
+"""Shared helpers of the comparison tests (test_compare, test_compare_warnings) and of the
+gate's (tests/compare/test_check.py, tests/cli/test_cli_check_agree.py)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -51,3 +53,19 @@ def make_run(
         store=None,
         progress=False,
     )
+
+
+GATE_OK = eb.define_score("ok", label="Right", primary=True)
+
+
+def gate_run(values: list[float], name: str = "new", store: Path | None = None) -> eb.Run:
+    """A run whose case i scores values[i] (a NaN value: the task errors on that case)."""
+    df = pd.DataFrame({"id": [f"c{i}" for i in range(len(values))], "v": values})
+
+    def task(v: float) -> float:
+        if v != v:
+            raise RuntimeError("no answer")
+        return v
+
+    scorer = eb.scorer(GATE_OK)(lambda output: output)
+    return eb.run(df, task=task, scorers=[scorer], name=name, store=store, progress=False)

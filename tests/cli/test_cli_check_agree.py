@@ -5,34 +5,19 @@ from __future__ import annotations
 
 from pathlib import Path
 
-import pandas as pd
 import pytest
 from tests._cli_helpers import in_process
 
 import evalbook as eb
-
-OK = eb.define_score("ok", label="Right", primary=True)
-
-
-def _run(values: list[float], name: str = "new", store: Path | None = None) -> eb.Run:
-    """A run whose case i scores values[i] (a NaN value: the task errors on that case)."""
-    df = pd.DataFrame({"id": [f"c{i}" for i in range(len(values))], "v": values})
-
-    def task(v: float) -> float:
-        if v != v:
-            raise RuntimeError("no answer")
-        return v
-
-    scorer = eb.scorer(OK)(lambda output: output)
-    return eb.run(df, task=task, scorers=[scorer], name=name, store=store, progress=False)
+from _compare_helpers import gate_run
 
 
 def test_the_report_has_the_words_the_cli_prints(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     store = tmp_path / "runs"
-    _run([1.0] * 30 + [0.0] * 10, name="base", store=store)
-    new = _run([1.0] * 28 + [0.0] * 12, name="new", store=store)
+    gate_run([1.0] * 30 + [0.0] * 10, name="base", store=store)
+    new = gate_run([1.0] * 28 + [0.0] * 12, name="new", store=store)
     result = eb.check(new, min=0.6, max_errors=0, against="base", max_drop=0.1)
     code, out, _ = in_process(
         capsys,

@@ -16,25 +16,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
-
-OK = eb.define_score("ok", label="Right", primary=True)
-
-
-def _run(values: list[float], name: str = "new", store: Path | None = None) -> eb.Run:
-    """A run whose case i scores values[i] (a NaN value: the task errors on that case)."""
-    df = pd.DataFrame({"id": [f"c{i}" for i in range(len(values))], "v": values})
-
-    def task(v: float) -> float:
-        if v != v:
-            raise RuntimeError("no answer")
-        return v
-
-    scorer = eb.scorer(OK)(lambda output: output)
-    return eb.run(df, task=task, scorers=[scorer], name=name, store=store, progress=False)
+from _compare_helpers import gate_run
 
 
 def test_a_check_is_truthy_exactly_when_every_condition_holds() -> None:
-    run = _run([1.0] * 9 + [0.0])  # 90 %
+    run = gate_run([1.0] * 9 + [0.0])  # 90 %
     passed = eb.check(run, min=0.8, max_errors=0)
     assert isinstance(passed, eb.Check)
     assert passed and passed.passed and passed.mean == pytest.approx(0.9)
@@ -45,7 +31,7 @@ def test_a_check_is_truthy_exactly_when_every_condition_holds() -> None:
 
 
 def test_repr_and_str_are_the_report() -> None:
-    run = _run([1.0, 0.0, 0.0, 0.0], name="weak")
+    run = gate_run([1.0, 0.0, 0.0, 0.0], name="weak")
     result = eb.check(run, min=0.8)
     assert repr(result) == str(result) == result.report
     assert result.report.splitlines() == [
@@ -57,7 +43,7 @@ def test_repr_and_str_are_the_report() -> None:
 
 
 def test_an_errored_case_fails_the_default_completion_and_passes_without_it() -> None:
-    run = _run([1.0, 1.0, 1.0, float("nan")])
+    run = gate_run([1.0, 1.0, 1.0, float("nan")])
     result = eb.check(run, min=0.5)
     assert not result
     assert "FAIL  completion 75% (3 of 4 passed or failed) < min 100%" in result.report
@@ -66,15 +52,15 @@ def test_an_errored_case_fails_the_default_completion_and_passes_without_it() ->
 
 
 def test_underpowered_is_said_and_never_fails() -> None:
-    base = _run([1.0] * 10 + [0.0] * 10, name="base")
-    new = _run([1.0] * 20, name="new")  # clearly better, on too few cases to see a 2 pp drop
+    base = gate_run([1.0] * 10 + [0.0] * 10, name="base")
+    new = gate_run([1.0] * 20, name="new")  # clearly better, on too few cases to see a 2 pp drop
     result = eb.check(new, against=base, max_drop=0.02)
     assert result and result.underpowered and result.n_needed is not None
     assert f"underpowered: about {result.n_needed} paired cases needed" in result.report
 
 
 def test_an_incomplete_run_never_passes(tmp_path: Path) -> None:
-    _run([1.0] * 6, name="full", store=tmp_path / "runs")
+    gate_run([1.0] * 6, name="full", store=tmp_path / "runs")
     folder = tmp_path / "crashed"
     shutil.copytree(next((tmp_path / "runs").glob("full-*")), folder)
     for name in ("summary.json", "cases.parquet", "scores.parquet"):
@@ -94,8 +80,8 @@ def test_against_a_name_is_found_in_the_runs_store_or_given_as_run_or_folder(
     tmp_path: Path,
 ) -> None:
     store = tmp_path / "runs"
-    base = _run([1.0] * 20, name="base", store=store)
-    new = _run([1.0] * 20, name="new", store=store)
+    base = gate_run([1.0] * 20, name="base", store=store)
+    new = gate_run([1.0] * 20, name="new", store=store)
     # identical runs: the delta is 0, its CI about ±16 pp on 20 cases
     by_name = eb.check(new, against="base", max_drop=0.2)
     by_id = eb.check(new, against=base.id, max_drop=0.2)
@@ -122,13 +108,13 @@ def test_against_a_name_is_found_in_the_runs_store_or_given_as_run_or_folder(
     ],
 )
 def test_bad_conditions_are_configuration_errors(kwargs: dict[str, object], message: str) -> None:
-    run = _run([1.0, 1.0])
+    run = gate_run([1.0, 1.0])
     with pytest.raises(eb.ConfigurationError, match=message):
         eb.check(run, **kwargs)  # type: ignore[arg-type]
 
 
 def test_a_run_with_no_known_cost_fails_max_cost() -> None:
-    result = eb.check(_run([1.0, 1.0]), max_cost=1.0)
+    result = eb.check(gate_run([1.0, 1.0]), max_cost=1.0)
     assert not result and "FAIL  cost unknown" in result.report
 
 
@@ -143,7 +129,7 @@ def test_not_a_run_is_a_configuration_error() -> None:
     threshold=st.sampled_from([0.0, 0.25, 0.5, 0.6, 0.75, 1.0]),
 )
 def test_min_holds_exactly_when_the_mean_reaches_it(values: list[float], threshold: float) -> None:
-    run = _run(values)
+    run = gate_run(values)
     mean = sum(values) / len(values)
     result = eb.check(run, min=threshold)
     assert result.passed is (mean >= threshold - 1e-9)

@@ -160,10 +160,10 @@ def test_the_case_view_shows_strip_reduced_value_and_every_epoch(run: eb.Run) ->
     assert "Pass p pass@3 scored 1 sd 0.447 ■■□■■ 4/5" in text
     assert "Mean part m mean scored 0.8 sd 0.447 ■■□■■ 4/5" in text
     for e in range(1, 6):
-        assert f"epoch {e} passed attempts 1 flaky says {e}" in text
-    assert text.index("epoch 3 passed") < text.index("Pass p scored 0 counted 0")
+        assert f"epoch {e} ran attempts 1 flaky says {e}" in text
+    assert text.index("epoch 3 ran") < text.index("Pass p scored 0 counted 0")
     err = visible_text(err)
-    assert "err passed 4 errored 1 5 epochs" in err
+    assert "err ran 4 errored 1 5 epochs" in err
     assert "epoch 2 errored attempts 1 error: RuntimeError boom at epoch 2 (no output)" in err
     skip = visible_text(skip)
     assert "Pass p pass@3 unscored · no_answer ○○○○○ 0/0" in skip
@@ -210,7 +210,7 @@ def test_a_comparison_shows_the_pair_of_the_chosen_case(run: eb.Run) -> None:
     flaky = next(pos for label, pos in view.cases.options if label.startswith("flaky · p"))
     view.cases.value = flaky
     text = visible_text(view.detail.value)
-    assert text.count("flaky passed 5 5 epochs") == 2, text[:400]  # not another case's epoch
+    assert text.count("flaky ran 5 5 epochs") == 2, text[:400]  # not another case's epoch
 
 
 def test_an_epoch_case_view_is_bounded_with_megabyte_texts(
@@ -373,7 +373,7 @@ def test_an_exported_notebook_shows_reducers_consistency_strips_and_counts(run: 
     assert visible_text.count(COUNTS) == 3  # and the flakiness figure's fallback
     assert "Flakiness needs epochs ≥ 2" in visible_text
     assert "Pass p pass@3 scored 1 sd 0.447 ■■□■■ 4/5" in visible_text
-    assert "epoch 5 passed attempts 1 flaky says 5" in visible_text
+    assert "epoch 5 ran attempts 1 flaky says 5" in visible_text
 
 
 CHROMIUM = "/usr/bin/chromium"  # Debian's, as in test_browser.py: nothing is downloaded

@@ -89,7 +89,7 @@ def test_headline_card_shows_value_ci_completion_and_counts(run) -> None:  # typ
     assert (h.value, round(h.ci[0], 2), round(h.ci[1], 2)) == (0.8, 0.49, 0.94)
     assert "80% Pass 95% CI [49%, 94%]" in text
     assert "completed 92% · 12 cases" in text
-    for part in ("passed 11", "failed 0", "errored 1", "timed out 0"):
+    for part in ("ran 11", "failed 0", "errored 1", "timed out 0"):
         assert part in text
     assert "counted 10 · unscored 1 · errors 1 · excluded 1" in text
 

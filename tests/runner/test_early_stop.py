@@ -35,6 +35,19 @@ def _scorer(column: str) -> eb.scorer:  # type: ignore[valid-type]
     return score
 
 
+def _candidate(column: str, **options: object) -> eb.Run:
+    """A run of DATA scored by `column`, in memory, stopped by `eb.decided(max_drop=0.02)`
+    unless `options` say otherwise (`against=`, `stop_when=`, ...)."""
+    kwargs: dict[str, object] = {
+        "task": lambda id: id,
+        "store": None,
+        "stop_when": eb.decided(max_drop=0.02),
+        "progress": False,
+        **options,
+    }
+    return eb.run(DATA, scorers=[_scorer(column)], **kwargs)  # type: ignore[arg-type]
+
+
 @pytest.fixture(scope="module")
 def base(tmp_path_factory: pytest.TempPathFactory) -> eb.Run:
     store = tmp_path_factory.mktemp("store")
@@ -95,15 +108,7 @@ def test_a_better_run_stops_early_non_inferior_and_none_starts_after(
 
 
 def test_a_worse_run_is_called_inferior_and_fails_its_gate(base: eb.Run) -> None:
-    run = eb.run(
-        DATA,
-        task=lambda id: id,
-        scorers=[_scorer("worse")],
-        store=None,
-        against=base,
-        stop_when=eb.decided(max_drop=0.02),
-        progress=False,
-    )
+    run = _candidate("worse", against=base)
     assert run.options["stopped"]["decision"] == "inferior"
     assert "inferior at −2 pp" in run.headline.text
     from evalbook._compare._gate import GateSpec, check_gate
@@ -115,15 +120,7 @@ def test_a_worse_run_is_called_inferior_and_fails_its_gate(base: eb.Run) -> None
 
 
 def test_against_a_stored_path_and_an_undecided_run(base: eb.Run) -> None:
-    run = eb.run(
-        DATA,
-        task=lambda id: id,
-        scorers=[_scorer("base_ok")],
-        store=None,
-        against=str(base.path),
-        stop_when=eb.decided(max_drop=0.001),
-        progress=False,
-    )
+    run = _candidate("base_ok", against=str(base.path), stop_when=eb.decided(max_drop=0.001))
     stopped = run.options["stopped"]
     # the same values as the base: the delta is 0 on every case, never clear of −0.1 pp
     assert stopped["decision"] == "undecided" and stopped["ran"] == N
@@ -131,15 +128,7 @@ def test_against_a_stored_path_and_an_undecided_run(base: eb.Run) -> None:
 
 
 def test_precise_stops_once_the_interval_is_narrow_enough() -> None:
-    run = eb.run(
-        DATA,
-        task=lambda id: id,
-        scorers=[_scorer("base_ok")],
-        store=None,
-        stop_when=eb.precise(half_width=0.1),
-        seed=3,
-        progress=False,
-    )
+    run = _candidate("base_ok", stop_when=eb.precise(half_width=0.1), seed=3)
     stopped = run.options["stopped"]
     assert stopped["decision"] == "precise"
     assert (stopped["high"] - stopped["low"]) / 2 <= 0.1
@@ -265,16 +254,7 @@ def test_a_sigkill_then_resume_comes_to_the_same_decision(base: eb.Run, tmp_path
 
 
 def test_compare_gives_the_sequential_interval_beside_the_fixed_n_one(base: eb.Run) -> None:
-    run = eb.run(
-        DATA,
-        task=lambda id: id,
-        scorers=[_scorer("better")],
-        store=None,
-        name="cand",
-        against=base,
-        stop_when=eb.decided(max_drop=0.02),
-        progress=False,
-    )
+    run = _candidate("better", name="cand", against=base)
     low, high = run.options["stopped"]["low"], run.options["stopped"]["high"]
     comparison = eb.compare(base, run)
     (note,) = [w for w in comparison.warnings if "sequential" in w]
@@ -284,15 +264,7 @@ def test_compare_gives_the_sequential_interval_beside_the_fixed_n_one(base: eb.R
 
 
 def test_the_headline_card_speaks_of_the_stop(base: eb.Run) -> None:
-    run = eb.run(
-        DATA,
-        task=lambda id: id,
-        scorers=[_scorer("better")],
-        store=None,
-        against=base,
-        stop_when=eb.decided(max_drop=0.02),
-        progress=False,
-    )
+    run = _candidate("better", against=base)
     html = run._repr_html_()
     early = N - run.options["stopped"]["ran"]
     assert f"stopped early {early}" in html and "not run" not in html

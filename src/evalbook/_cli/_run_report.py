@@ -7,6 +7,8 @@ import pandas as pd
 
 from .._api._run import Run
 from .._model._origin import infra_warning
+from .._render._style import outcome_label
+from .._util._fmt import format_count
 from ._terminal import (
     Out,
     for_terminal,
@@ -52,7 +54,7 @@ def print_run(
         slice_footer(out, summary, by or [], cluster, what)
     if breakdown:
         counts = run.headline.counts
-        outcomes = " · ".join(f"{k.replace('_', ' ')} {v}" for k, v in counts.items())
+        outcomes = " · ".join(f"{outcome_label(k)} {format_count(v)}" for k, v in counts.items())
         pending = n - sum(counts.values())
         out.line()
         out.line(f"outcomes: {outcomes}" + (f" · not run {pending}" if pending > 0 else ""))

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 
 import pandas as pd
 
-from .._util._fmt import format_ci, format_money, format_pct
+from .._util._fmt import format_money, format_pct, format_pct_ci
 from .._util._text import visible
 from ._cost import amounts
 from ._protocols import RunLike
@@ -29,7 +29,7 @@ _COLUMNS = [
     "mean",
     "95% CI",
     "completion",
-    "passed",
+    "ran",  # the `passed_rate` column: the share of tasks that returned (not a score)
     "cost / sample",
 ]
 
@@ -78,6 +78,7 @@ def board_card_html(board: pd.DataFrame, costs: Sequence[str], note: str = "") -
     shown = board.head(MAX_BOARD_ROWS)
     for (_, r), cost in zip(shown.iterrows(), costs, strict=False):
         score = r["label"] if r["score"] is not None else "passed rate"
+        mean, ci = format_pct_ci(r["mean"], r["ci_low"], r["ci_high"])
         out += [
             f'<div style="{num}; font-weight: 600">{esc(_tier(r))}</div>',
             f'<div style="{num}">{esc(rank_range(r))}</div>',
@@ -85,8 +86,8 @@ def board_card_html(board: pd.DataFrame, costs: Sequence[str], note: str = "") -
             f"{amounts(esc(r['name'], _NAME_LIMIT))}</div>",
             f'<div style="{cell}; overflow-wrap: anywhere">'
             f"{amounts(esc(score, _NAME_LIMIT))}</div>",
-            f'<div style="{num}; font-weight: 600">{esc(format_pct(r["mean"]))}</div>',
-            f'<div style="{num}; {MUTED}">{esc(format_ci(r["ci_low"], r["ci_high"]))}</div>',
+            f'<div style="{num}; font-weight: 600">{esc(mean)}</div>',
+            f'<div style="{num}; {MUTED}">{esc(ci)}</div>',
             f'<div style="{num}">{esc(format_pct(r["completion"]))}</div>',
             f'<div style="{num}">{esc(format_pct(r["passed_rate"]))}</div>',
             f'<div style="{num}">{amounts(esc(cost))}</div>',
@@ -135,11 +136,11 @@ def board_text(
     lines = [f"Leaderboard · {_runs(len(board))}, {_order(board)}"]
     for (_, r), cost in zip(board.iterrows(), costs, strict=False):
         score = r["label"] if r["score"] is not None else "passed rate"
-        ci = format_ci(r["ci_low"], r["ci_high"])
+        mean, ci = format_pct_ci(r["mean"], r["ci_low"], r["ci_high"])
         lines.append(
             f"  tier {_tier(r)} · ranks {rank_range(r)} · "
             f"{shorten(visible(str(r['name'])), _NAME_LIMIT)} · "
-            f"{shorten(visible(str(score)), _NAME_LIMIT)} {format_pct(r['mean'])}"
+            f"{shorten(visible(str(score)), _NAME_LIMIT)} {mean}"
             f"{' ' + ci if ci else ''} · completion {format_pct(r['completion'])} · "
             f"cost/sample {cost}"
         )

@@ -27,7 +27,7 @@ from .._util._text import safe_str
 from ._budget import TextBudget
 from ._cost import sample_usage_html
 from ._protocols import RunLike
-from ._style import BORDER, MUTED, badge, box, esc, is_missing, root
+from ._style import BORDER, MUTED, badge, box, esc, is_missing, outcome_badge, root
 from ._transcript_html import sample_transcript, transcript_budget, transcript_html
 
 __all__ = ["CaseFilter", "case_html", "filter_cases", "input_html", "pre_html", "text_of"]
@@ -250,7 +250,7 @@ def case_html(run: RunLike, pos: int, *, whole: bool = False) -> str:
     inputs = input_html(run, pos, budget)
     head = (
         f'<div style="font-weight: 650; font-size: 14px">{esc(c["case_id"])} '
-        f"{badge(outcome.replace('_', ' '), outcome)}"
+        f"{outcome_badge(outcome)}"
         f'<span style="{MUTED}; font-size: 12px">attempts {int(c["attempts"])}</span></div>'
     )
     scores = f'<div style="margin-top: 6px; {MUTED}; font-size: 12px">scores</div>' + scores
@@ -337,8 +337,7 @@ def _epochs_case_html(run: RunLike, pos: int, k: int, whole: bool) -> str:
     )
     outcomes = samples["outcome"].astype(object).where(samples["outcome"].notna(), "pending")
     badges = "".join(
-        badge(f"{str(o).replace('_', ' ')} {n}", str(o))
-        for o, n in outcomes.value_counts(sort=False).items()
+        outcome_badge(str(o), int(n)) for o, n in outcomes.value_counts(sort=False).items()
     )
     usage = run.usage()
     epochs = []
@@ -359,7 +358,7 @@ def _epochs_case_html(run: RunLike, pos: int, k: int, whole: bool) -> str:
         epochs.append(
             f'<div data-evalbook="epoch" style="border-top: {BORDER}; margin-top: 6px; '
             f'padding-top: 4px"><div><span style="font-weight: 600">epoch {int(c["epoch"])}'
-            f"</span> {badge(outcome.replace('_', ' '), outcome)}"
+            f"</span> {outcome_badge(outcome)}"
             f'<span style="{MUTED}; font-size: 12px">attempts {int(c["attempts"])}</span></div>'
             f"{errors[e]}{outputs[e]}{per_epoch[e]}"
             f"{sample_usage_html(usage, c['case_id'], int(c['epoch']))}</div>"

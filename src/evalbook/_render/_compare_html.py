@@ -137,7 +137,8 @@ def _score_row(row: Any, name_a: str, name_b: str, by: list[Any] | None = None) 
     inner = (
         f'<div style="font-weight: 600">{_slice_title(row, by or [])}{esc(label)}{sub}'
         f"{' ' + flags if flags else ''}</div>"
-        f'<div style="display: flex; gap: 14px; align-items: baseline; flex-wrap: wrap">'
+        f'<div style="display: flex; gap: 14px; align-items: baseline; flex-wrap: wrap; '
+        f'overflow-wrap: anywhere">'
         f'<span>{esc(format_pct(row["mean_a"]))} <span style="{MUTED}">({esc(name_a)})</span> → '
         f'{esc(format_pct(row["mean_b"]))} <span style="{MUTED}">({esc(name_b)})</span></span>'
         f'<span style="font-size: 18px; font-weight: 650; color: {_delta_color(row)}">'
@@ -193,7 +194,8 @@ def comparison_html(comp: ComparisonLike) -> str:
     cases: pd.DataFrame = comp.cases
     by = slice_columns(summary)
     head = (
-        f'<div style="margin-bottom: 8px"><span style="font-weight: 650; font-size: 15px">'
+        f'<div style="margin-bottom: 8px; overflow-wrap: anywhere">'
+        f'<span style="font-weight: 650; font-size: 15px">'
         f"{esc(name_a)} → {esc(name_b)}</span> "
         f'<span style="{MUTED}">· comparison of {len(summary)} '
         f"{'(slice, score) row' if by else 'score'}{'s' if len(summary) != 1 else ''}"

@@ -18,7 +18,14 @@ from typing import Any, Protocol
 
 import pandas as pd
 
-from .._util._fmt import format_ci, format_count, format_p, format_pct, format_pp, format_pp_ci
+from .._util._fmt import (
+    format_count,
+    format_p,
+    format_pct,
+    format_pct_ci,
+    format_pp,
+    format_pp_ci,
+)
 from .._util._text import safe_str, visible
 from ._compare_html import comparison_names, power_text, slice_columns, underpowered
 from ._protocols import ComparisonLike, RunLike
@@ -156,14 +163,18 @@ def _title(verdict: VerdictLike | None) -> str:
     return " · ✅ check passed" if verdict.passed else " · ❌ check failed"
 
 
+def _mean_ci(r: Any) -> list[str]:
+    mean, ci = format_pct_ci(r["mean"], r["ci_low"], r["ci_high"])
+    return [mean, ci or "—"]
+
+
 def _summary_rows(summary: pd.DataFrame) -> list[list[str]]:
     rows = []
     for r in summary.head(MAX_ROWS).to_dict("records"):
         rows.append(
             [
                 md(r["label"]) + ("" if r["label"] == r["score"] else f" ({md(r['score'])})"),
-                format_pct(r["mean"]),
-                format_ci(r["ci_low"], r["ci_high"]) or "—",
+                *_mean_ci(r),
                 *(format_count(r[k]) for k in ("n_cases", "counted", "unscored", "errors")),
             ]
         )

@@ -78,7 +78,7 @@ def _section(title: str, inner: str, kind: str) -> str:
     return (
         f'<section data-evalbook="{kind}" style="margin-top: 22px">'
         f'<h2 style="font-size: 17px; margin: 0 0 8px 0; padding-bottom: 4px; '
-        f'border-bottom: {BORDER}">{esc(title)}</h2>{inner}</section>'
+        f'border-bottom: {BORDER}; overflow-wrap: anywhere">{esc(title)}</h2>{inner}</section>'
     )
 
 
@@ -89,7 +89,7 @@ def _verdict_html(verdict: VerdictLike | None) -> str:
     word = "check passed" if verdict.passed else "check FAILED"
     lines = "".join(
         f'<div style="font-family: ui-monospace, Menlo, Consolas, monospace; font-size: 12px; '
-        f'white-space: pre-wrap">{esc(line, 400)}</div>'
+        f'white-space: pre-wrap; overflow-wrap: anywhere">{esc(line, 400)}</div>'
         for line in list(verdict.lines)[:40]
     )
     color = STATUS_COLORS[status]
@@ -279,7 +279,8 @@ def report_html(
             charts = False
     title = f"evalbook report · {run.name}"
     parts = [
-        f'<h1 style="font-size: 20px; margin: 0 0 6px 0">{esc(title)}</h1>',
+        f'<h1 style="font-size: 20px; margin: 0 0 6px 0; overflow-wrap: anywhere">'
+        f"{esc(title)}</h1>",
         run_header_html(run),
         _verdict_html(verdict),
         run_cards_html(run),

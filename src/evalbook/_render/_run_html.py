@@ -10,20 +10,24 @@ from typing import Any
 
 import pandas as pd
 
-from .._util._fmt import counts_line, format_ci, format_pct
+from .._util._fmt import counts_line, format_count, format_pct, format_pct_ci
 from ._cost import cost_html
 from ._flaky import flakiness, flakiness_html
 from ._protocols import HeadlineLike, RunLike
-from ._style import BORDER, MUTED, STATUS_COLORS, badge, box, esc, is_missing, root
+from ._style import (
+    BORDER,
+    MUTED,
+    OUTCOME_LABELS,
+    STATUS_COLORS,
+    badge,
+    box,
+    esc,
+    is_missing,
+    outcome_badge,
+    root,
+)
 
 __all__ = ["headline_html", "run_html", "summary_html", "unscored_html"]
-
-_OUTCOME_LABELS = (
-    ("passed", "passed"),
-    ("failed", "failed"),
-    ("errored", "errored"),
-    ("timed_out", "timed out"),
-)
 
 
 def _epochs(row: Any) -> int:
@@ -64,19 +68,18 @@ def _headline_inner(h: HeadlineLike, row: Any = None) -> str:
         if h.no_primary
         else ""
     )
-    ci = "" if h.ci is None else f"95% CI {format_ci(h.ci[0], h.ci[1])}"
-    badges = "".join(
-        badge(f"{label} {h.counts.get(key, 0)}", key) for key, label in _OUTCOME_LABELS
-    )
+    point, ci_text = format_pct_ci(h.value, *(h.ci or (None, None)))
+    ci = "" if h.ci is None else f"95% CI {ci_text}"
+    badges = "".join(outcome_badge(key, h.counts.get(key, 0)) for key in OUTCOME_LABELS)
     # an early-stopped run (stop_when=): its samples not run are stopped early, not "not run"
     stopped: str | None = getattr(h, "stopped", None)
     early: int = getattr(h, "stopped_early", 0)
     pending = h.n_samples - sum(h.counts.values()) - early
     if pending > 0:
-        badges += badge(f"not run {pending}", "pending")
+        badges += badge(f"not run {format_count(pending)}", "pending")
     if early > 0:
-        badges += badge(f"stopped early {early}", "pending")
-    size = f"{h.n_cases} cases" + (f" × {h.epochs} epochs" if h.epochs > 1 else "")
+        badges += badge(f"stopped early {format_count(early)}", "pending")
+    size = f"{format_count(h.n_cases)} cases" + (f" × {h.epochs} epochs" if h.epochs > 1 else "")
     if stopped is not None:
         size += f" · {esc(stopped)}"
     counts = (
@@ -86,9 +89,9 @@ def _headline_inner(h: HeadlineLike, row: Any = None) -> str:
     )
     return (
         f'<div style="{MUTED}; font-size: 11px; '
-        f'letter-spacing: 0.04em">Headline · {esc(name)}</div>'
+        f'letter-spacing: 0.04em; overflow-wrap: anywhere">Headline · {esc(name)}</div>'
         f'<div style="display: flex; align-items: baseline; gap: 10px; flex-wrap: wrap">'
-        f'<span style="font-size: 30px; font-weight: 650">{esc(format_pct(h.value))}</span>'
+        f'<span style="font-size: 30px; font-weight: 650">{esc(point)}</span>'
         f'<span style="font-size: 15px; font-weight: 600">{esc(label)}</span>'
         f"{_reducer_badge(row)}"
         f'<span style="{MUTED}">{esc(ci)}</span></div>'
@@ -137,11 +140,12 @@ def _score_card(row: Any) -> str:
         tags += badge("derived", "same")
     tags += _reducer_badge(row)
     sub = f'<div style="{MUTED}; font-size: 11px">{esc(name)}</div>' if label != name else ""
+    mean, ci = format_pct_ci(row["mean"], row["ci_low"], row["ci_high"])
     inner = (
         f'<div style="font-weight: 600">{esc(label)} {tags}</div>{sub}'
-        f'<div><span style="font-size: 20px; font-weight: 600">{esc(format_pct(row["mean"]))}'
+        f'<div><span style="font-size: 20px; font-weight: 600">{esc(mean)}'
         "</span> "
-        f'<span style="{MUTED}">{esc(format_ci(row["ci_low"], row["ci_high"]))}</span></div>'
+        f'<span style="{MUTED}">{esc(ci)}</span></div>'
         f'<div style="{MUTED}; font-size: 12px">{esc(counts_line(row))}</div>'
     )
     return box(inner, kind="score", extra="min-width: 190px; flex: 0 1 230px; padding: 8px 12px")
@@ -230,12 +234,13 @@ def summary_html(summary: pd.DataFrame) -> str:
     for (_, r), reducer in zip(summary.iterrows(), reducers, strict=True):
         label = esc(r["label"])
         name = esc(r["score"])
+        mean, ci = format_pct_ci(r["mean"], r["ci_low"], r["ci_high"])
         values = [
             f"{label}<br><span style='{MUTED}; font-size: 11px'>{name}</span>",
             *([esc(reducer) or "—"] if shown else []),
-            esc(format_pct(r["mean"])),
-            esc(format_ci(r["ci_low"], r["ci_high"])) or "—",
-            *(str(int(r[k])) for k in ("counted", "unscored", "errors", "excluded", "zeroed")),
+            esc(mean),
+            esc(ci) or "—",
+            *(format_count(r[k]) for k in ("counted", "unscored", "errors", "excluded", "zeroed")),
         ]
         out.extend(f'<div style="{cell}">{v}</div>' for v in values)
     return (
@@ -255,10 +260,11 @@ def run_header_html(run: RunLike) -> str:
     """`Run NAME · 12 cases · id …` with the run's folder when it is stored."""
     path = f" · {esc(run.path)}" if run.path is not None else ""
     h = run.headline  # its counts: `run.cases` has a row per sample, not per case
-    size = f"{h.n_cases} cases" + (f" × {h.epochs} epochs" if h.epochs > 1 else "")
+    size = f"{format_count(h.n_cases)} cases" + (f" × {h.epochs} epochs" if h.epochs > 1 else "")
     return (
-        f'<div style="margin-bottom: 8px"><span style="font-weight: 650; font-size: 15px">'
-        f"{esc(run.name)}</span> "
+        # a long name wraps inside the card rather than running past it
+        f'<div style="margin-bottom: 8px; overflow-wrap: anywhere">'
+        f'<span style="font-weight: 650; font-size: 15px">{esc(run.name)}</span> '
         f'<span style="{MUTED}">· {size} · run {esc(run.id)}{path}</span></div>'
     )
 

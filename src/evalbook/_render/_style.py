@@ -15,6 +15,7 @@ from typing import Any
 
 import pandas as pd
 
+from .._util._fmt import format_count
 from .._util._text import safe_str, visible
 
 __all__ = [
@@ -27,6 +28,8 @@ __all__ = [
     "box",
     "esc",
     "is_missing",
+    "outcome_badge",
+    "outcome_label",
     "root",
     "shorten",
 ]
@@ -66,6 +69,29 @@ OUTCOME_LABELS: dict[str, str] = {
     "errored": "errored",
     "timed_out": "timed out",
 }
+NEUTRAL = "neutral"  # a status with no colour of its own: the badge is grey
+
+
+def outcome_label(outcome: str) -> str:
+    """What a view calls a task outcome (`passed` -> `ran`); another value as it is, spaced.
+
+    Example:
+        >>> outcome_label("passed"), outcome_label("timed_out"), outcome_label("pending")
+        ('ran', 'timed out', 'pending')
+    """
+    return OUTCOME_LABELS.get(outcome, outcome.replace("_", " "))
+
+
+def outcome_badge(outcome: str, n: int | None = None) -> str:
+    """A task outcome's pill (`ran 11`): "ran" is grey, never green (the task returned: it says
+    nothing of the output beside the score); errored and timed out keep their warning colours.
+
+    Example:
+        >>> "ran 3" in outcome_badge("passed", 3), "#16a34a" in outcome_badge("passed", 3)
+        (True, False)
+    """
+    text = outcome_label(outcome) if n is None else f"{outcome_label(outcome)} {format_count(n)}"
+    return badge(text, NEUTRAL if outcome == "passed" else outcome)
 
 
 def is_missing(x: Any) -> bool:

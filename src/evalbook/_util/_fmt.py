@@ -25,6 +25,7 @@ __all__ = [
     "format_p_phrase",
     "format_pair",
     "format_pct",
+    "format_pct_ci",
     "format_pp",
     "format_pp_ci",
     "format_seconds",
@@ -131,6 +132,45 @@ def format_ci(low: object, high: object) -> str:
     return f"[{format_pct(low)}, {format_pct(high)}]"
 
 
+def _pct_at(x: float, digits: int) -> str:
+    """A share as a percentage with at least `digits` decimals (as `format_pct`, never 0 % or
+    100 % unless exactly)."""
+    text = f"{x * 100:.{digits}f}"
+    if (float(text) == 100 and x < 1) or (float(text) == 0 and x != 0):
+        text = _digits(x * 100, x)
+    return f"{MINUS}{text[1:]}%" if text.startswith("-") else f"{text}%"
+
+
+def _shown(text: str) -> float:
+    return float(text.removesuffix("%").replace(MINUS, "-"))
+
+
+def format_pct_ci(value: object, low: object, high: object) -> tuple[str, str]:
+    """A share and its interval (`format_pct`, `format_ci`), with one more decimal at a time
+    (up to 6) while the point, strictly inside its interval, would read as on its edge:
+    `50.0%` and `[49.6%, 50.4%]`, never `50%` and `[49%, 50%]`. A point really on an edge is
+    shown on it.
+
+    Example:
+        >>> format_pct_ci(0.5, 0.496, 0.504)
+        ('50.0%', '[49.6%, 50.4%]')
+        >>> format_pct_ci(0.52, 0.4, 0.63), format_pct_ci(1.0, 0.7, 1.0)
+        (('52%', '[40%, 63%]'), ('100%', '[70%, 100%]'))
+    """
+    point, ci = format_pct(value), format_ci(low, high)
+    v, lo, hi = number(value), number(low), number(high)
+    if v is None or lo is None or hi is None or not lo < v < hi:
+        return point, ci
+    shown = (point, format_pct(lo), format_pct(hi))
+    digits = 1
+    while not _shown(shown[1]) < _shown(shown[0]) < _shown(shown[2]) and digits <= 6:
+        shown = (_pct_at(v, digits), _pct_at(lo, digits), _pct_at(hi, digits))
+        digits += 1
+    if not _shown(shown[1]) < _shown(shown[0]) < _shown(shown[2]):
+        return point, ci  # closer than 6 decimals tell apart: the plain form
+    return shown[0], f"[{shown[1]}, {shown[2]}]"
+
+
 def format_pp_ci(low: object, high: object) -> str:
     """An interval of differences `[−2.0 pp, +6.5 pp]`, or an empty string when there is none.
 
@@ -181,14 +221,15 @@ def format_num(x: object, digits: int = 3) -> str:
 
 
 def format_count(x: object) -> str:
-    """A whole count `12`, or an empty string when missing (a blank table cell).
+    """A whole count with thousands separators `12`, `19,905`, or an empty string when missing
+    (a blank table cell).
 
     Example:
-        >>> format_count(12.0), format_count(None)
-        ('12', '')
+        >>> format_count(12.0), format_count(19905), format_count(None)
+        ('12', '19,905', '')
     """
     value = number(x)
-    return "" if value is None else str(int(value))
+    return "" if value is None else f"{int(value):,}"
 
 
 def format_pair(observed: float, threshold: float, *, points: bool = False) -> tuple[str, str]:
@@ -486,13 +527,12 @@ def counts_line(row: Mapping[str, object]) -> str:
         value = number(row.get(key))
         return 0 if value is None else int(value)
 
-    parts = [f"{k} {n(k)}" for k in ("counted", "unscored", "errors", "excluded")]
+    parts = [f"{k} {format_count(n(k))}" for k in ("counted", "unscored", "errors", "excluded")]
     if n("zeroed"):
-        parts.append(f"zeroed {n('zeroed')}")
+        parts.append(f"zeroed {format_count(n('zeroed'))}")
     cases, counted = n("n_cases"), n("cases_counted")
     if "cases_counted" in row and counted < cases:
         why = row.get("dropped_reasons")
-        parts.append(
-            f"mean over {counted} of {cases} cases" + (f" ({why})" if isinstance(why, str) else "")
-        )
+        why_text = f" ({why})" if isinstance(why, str) else ""
+        parts.append(f"mean over {format_count(counted)} of {format_count(cases)} cases{why_text}")
     return " · ".join(parts)
