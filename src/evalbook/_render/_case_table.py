@@ -22,7 +22,17 @@ from .._util._fmt import format_num
 from ._budget import expandable
 from ._cases import ALL, epochs_of, text_of
 from ._protocols import RunLike
-from ._style import BORDER, FONT, MUTED, STATUS_COLORS, esc, is_missing, root, shorten
+from ._style import (
+    BORDER,
+    FONT,
+    MUTED,
+    STATUS_COLORS,
+    esc,
+    is_missing,
+    outcome_label,
+    root,
+    shorten,
+)
 from ._transcript_html import (
     sample_transcript,
     transcript_budget,
@@ -432,7 +442,11 @@ def _cell(label: str, value: Any, names: Sequence[str], budget: CellBudget) -> s
         return ""
     if label in names or label in STEP_LABELS:
         return esc(format_num(value))
-    if label == "outcome" or label.endswith(" status"):
+    if label == "outcome":
+        # the task's outcome in a view's words ("ran", never green: it is not a verdict)
+        color = "inherit" if value == "passed" else STATUS_COLORS.get(str(value), "inherit")
+        return f'<span style="color: {color}">{esc(outcome_label(str(value)))}</span>'
+    if label.endswith(" status"):
         # coloured text, not a badge: a status in every row of every score column
         color = STATUS_COLORS.get(str(value), "inherit")
         return f'<span style="color: {color}">{esc(str(value).replace("_", " "))}</span>'

@@ -12,7 +12,7 @@ from typing import Any
 import ipywidgets as w
 
 from .._render._cases import ALL
-from .._render._style import MUTED
+from .._render._style import MUTED, outcome_label
 
 __all__ = [
     "LABEL_LIMIT",
@@ -28,7 +28,8 @@ __all__ = [
 ]
 
 LABEL_LIMIT = 160  # characters of a list entry (a case id can be any text)
-OUTCOMES = [ALL, "passed", "failed", "errored", "timed_out"]
+# (label, value): the view's word for an outcome ("ran"), the tables' value ("passed")
+OUTCOMES = [(ALL, ALL), *((outcome_label(o), o) for o in ("passed", "failed", "errored", "timed_out"))]
 STATUSES = [ALL, "scored", "unscored", "error"]
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 LIVE_NOTE = "(interactive view: run the notebook with widgets to use it; static view above)"
