@@ -43,7 +43,8 @@ __all__ = [
 # Lines the theme does not colour (error bars, zero lines): plotly.js draws an error bar #444
 # by default, invisible on a dark theme; a mid grey reads on light and dark backgrounds
 LINE_COLOR = "#8c8c8c"
-PALETTE = ["#d97706", "#dc2626", "#7c3aed", "#0891b2", "#db2777", "#65a30d", "#ea580c", "#4f46e5"]
+# trace colours: each has 3:1 contrast (a graphic, WCAG 1.4.11) on white, #111111 and #1e1e1e
+PALETTE = ["#d97706", "#dc2626", "#8b5cf6", "#0891b2", "#db2777", "#65a30d", "#ea580c", "#6366f1"]
 
 
 def plotly_modules() -> tuple[Any, Any]:
