@@ -121,10 +121,26 @@ def eb_colours() -> dict[str, str]:
     return STATUS_COLORS
 
 
-class _FakeKernelShell:
-    """What `_figure.py` asks of a kernel's shell: that it has a kernel."""
+class _FakeKernel:
+    def __init__(self) -> None:
+        self.cell: str | None = "cell-1"
+        self.code: str | None = None
 
-    kernel = object()
+    def get_parent(self) -> dict[str, Any]:
+        content = {"code": self.code} if self.code is not None else {}
+        return {"metadata": {"cellId": self.cell} if self.cell else {}, "content": content}
+
+
+class _FakeKernelShell:
+    """What `_figure.py` asks of a kernel's shell: its kernel (the cell being run) and the
+    execution count."""
+
+    def __init__(self) -> None:
+        self.kernel = _FakeKernel()
+        self.execution_count = 1
+
+    def run(self, cell: str | None) -> None:
+        self.kernel.cell, self.execution_count = cell, self.execution_count + 1
 
 
 def test_plotly_js_is_embedded_once_per_kernel(
@@ -133,14 +149,35 @@ def test_plotly_js_is_embedded_once_per_kernel(
     import IPython
 
     a = runs[0]
-    outside = [Page.of(a.plot.unscored()._repr_mimebundle_()["text/html"]) for _ in range(2)]
-    assert [p.plotly_bundles for p in outside] == [1, 1]  # no kernel: each HTML a page of its own
+
+    def bundles() -> int:
+        return Page.of(a.plot.unscored()._repr_mimebundle_()["text/html"]).plotly_bundles
+
+    assert [bundles(), bundles()] == [1, 1]  # no kernel: each HTML a page of its own
     shell = _FakeKernelShell()
     monkeypatch.setattr(IPython, "get_ipython", lambda: shell)
     html = [a.plot.unscored()._repr_mimebundle_()["text/html"] for _ in range(3)]
     pages = [Page.of(h) for h in html]
-    assert [p.plotly_bundles for p in pages] == [1, 0, 0]
+    assert [p.plotly_bundles for p in pages] == [1, 0, 0]  # one cell showing three figures
     assert all(len(p.figures) == 1 for p in pages)  # each still draws its own chart
     assert len(html[1]) < 100_000 < 1_000_000 < len(html[0])
-    monkeypatch.setattr(IPython, "get_ipython", lambda: _FakeKernelShell())  # a new kernel
-    assert Page.of(a.plot.unscored()._repr_mimebundle_()["text/html"]).plotly_bundles == 1
+    shell.run("cell-2")
+    assert bundles() == 0  # a later cell
+    shell.run("cell-1")  # the cell that carried it runs again: its outputs are replaced
+    assert [bundles(), bundles()] == [1, 0]
+    shell.run(None)  # a frontend that sends neither cell id nor code: once
+    assert bundles() == 0
+    shell = _FakeKernelShell()  # a new kernel
+    assert bundles() == 1
+
+    def nbclient_runs(code: str) -> None:  # nbclient sends no cell id: the cell's code
+        shell.run(None)
+        shell.kernel.code = code
+
+    shell = _FakeKernelShell()  # a new kernel, run by nbclient
+    nbclient_runs("run.plot.unscored()")
+    assert bundles() == 1
+    nbclient_runs("run.plot.distribution()")
+    assert bundles() == 0
+    nbclient_runs("run.plot.unscored()")  # the cell that carried it, run again
+    assert [bundles(), bundles()] == [1, 0]

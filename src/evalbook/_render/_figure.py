@@ -13,6 +13,7 @@ charts offline, and nothing is fetched from the network), so the chart survives
 from __future__ import annotations
 
 import functools
+import hashlib
 import json
 import uuid
 from collections.abc import Sequence
@@ -76,9 +77,9 @@ def graph_objects() -> Any:
     return plotly_modules()[0]
 
 
-# Where a kernel keeps whether plotly.js is already in its notebook (an attribute of the
-# kernel's shell: a restarted kernel, a new notebook, starts without it)
-_EMBEDDED_FLAG = "_evalbook_plotly_js_embedded"
+# Where a kernel keeps which output carries plotly.js: (cell id, execution count) of the cell
+# that showed it (an attribute of the kernel's shell: a restarted kernel starts without it)
+_EMBEDDED_FLAG = "_evalbook_plotly_js_cell"
 # How long a figure's script waits for plotly.js (another output's) before it leaves the
 # numbers shown: 30 s in 50 ms steps
 _WAIT_STEPS = 600
@@ -98,14 +99,39 @@ def _kernel_shell() -> Any | None:
 def embed_plotly_js() -> bool:
     """Whether the next figure's HTML carries plotly.js: the first figure a kernel shows does
     (about 4.8 MB, once per notebook), every later one draws with it; outside a kernel every
-    figure's HTML is a page of its own and carries it."""
+    figure's HTML is a page of its own and carries it.
+
+    When the cell whose output carries it runs again (its outputs are replaced), its first
+    figure carries plotly.js again: a notebook saved after re-running that cell still has it.
+    """
     shell = _kernel_shell()
     if shell is None:
         return True
-    if getattr(shell, _EMBEDDED_FLAG, False):
+    here = (_cell_id(shell), getattr(shell, "execution_count", None))
+    there: tuple[Any, Any] | None = getattr(shell, _EMBEDDED_FLAG, None)
+    if there is not None and (here[0] is None or here[0] != there[0] or here == there):
         return False
-    setattr(shell, _EMBEDDED_FLAG, True)
+    setattr(shell, _EMBEDDED_FLAG, here)
     return True
+
+
+def _cell_id(shell: Any) -> str | None:
+    """Which cell is being run: the id JupyterLab sends, else (nbclient, VS Code, older
+    frontends send none) its code (None: unknown). Two cells with the same code count as one:
+    the later then carries plotly.js too, which costs size, never a chart."""
+    try:
+        parent = shell.kernel.get_parent()
+    except Exception:  # an older or a foreign kernel: no parent message, plotly.js once
+        return None
+    if not isinstance(parent, dict):
+        return None
+    cell = parent.get("metadata", {}).get("cellId")
+    if cell:
+        return f"id:{cell}"
+    code = parent.get("content", {}).get("code")
+    if not isinstance(code, str):
+        return None
+    return "code:" + hashlib.sha256(code.encode("utf-8", "replace")).hexdigest()
 
 
 def _json(value: Any) -> str:
