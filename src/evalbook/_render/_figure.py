@@ -1,13 +1,20 @@
 """The primitives every figure is built from: plotly (imported here only), the export-safe
-`Figure`, its layout, user text in a figure, and the colours lines and traces take.
+`Figure`, its layout, its numbers for viewers without JavaScript, user text in a figure, and
+the colours lines and traces take.
 
 The figures are `plotly.graph_objects.Figure`s (not FigureWidgets). Their display bundle
-carries plotly's own mimetype (JupyterLab, VS Code) *and* a self-contained `text/html` version
-that embeds plotly.js itself (about 3.5 MB; never a CDN: an exported notebook must show its
-charts offline, and nothing is fetched from the network), so the chart survives
-`nbconvert --to html` and any viewer without plotly's renderer extension. Run figures
-(`_run_plots.py`), comparison figures (`_compare_plots.py`) and the cost-vs-score scatter
-(`_pareto_plot.py`) import these names; none of them imports another.
+carries plotly's own mimetype (JupyterLab, VS Code) *and* a `text/html` version for
+`nbconvert --to html`, GitHub and any viewer without plotly's renderer extension:
+
+- the numbers the chart draws first (`numbers_fallback`, `set_fallback`), which is what a
+  viewer without JavaScript shows; the chart's script hides them once it has drawn;
+- plotly.js (about 4.8 MB, never a CDN: an export shows its charts offline) in the first
+  figure a kernel shows only (`embed_plotly_js`), and again when that cell re-runs; every
+  other figure's script waits for it, and leaves its numbers shown when it never comes (that
+  output was cleared). Outside a kernel each figure's HTML carries plotly.js.
+
+Run figures (`_run_plots.py`), comparison figures (`_compare_plots.py`) and the cost-vs-score
+scatter (`_pareto_plot.py`) import these names; none of them imports another.
 """
 
 from __future__ import annotations
@@ -26,6 +33,7 @@ __all__ = [
     "LINE_COLOR",
     "MAX_FALLBACK_ROWS",
     "PALETTE",
+    "PLOT_TEXT_COLOR",
     "corner_note",
     "embed_plotly_js",
     "error_bars",
@@ -44,6 +52,7 @@ __all__ = [
 # Lines the theme does not colour (error bars, zero lines): plotly.js draws an error bar #444
 # by default, invisible on a dark theme; a mid grey reads on light and dark backgrounds
 LINE_COLOR = "#8c8c8c"
+PLOT_TEXT_COLOR = "#7e7e7e"
 # trace colours: each has 3:1 contrast (a graphic, WCAG 1.4.11) on white, #111111 and #1e1e1e
 PALETTE = ["#d97706", "#dc2626", "#8b5cf6", "#0891b2", "#db2777", "#65a30d", "#ea580c", "#6366f1"]
 
@@ -300,7 +309,10 @@ def figure(**kwargs: Any) -> Any:
         plot_bgcolor="rgba(0,0,0,0)",
         margin={"l": 60, "r": 20, "t": 50, "b": 50},
         height=360,
-        font={"color": "#808080"},
+        # the grey with the most contrast on white, #111111 and #1e1e1e at once (4.06:1; no
+        # colour reaches 4.5:1 on both): what plotly's own renderer draws. The HTML's script
+        # gives the text the page's own colour instead.
+        font={"color": PLOT_TEXT_COLOR},
     )
     # the zero line under the traces: a bar at 0 (flakiness, distribution) is not struck through
     axes = {
