@@ -328,7 +328,9 @@ def test_other_figures_count_samples_with_epochs(run: eb.Run) -> None:
     fig = run.plot.unscored()
     assert fig.layout.yaxis.title.text == "records (of 30 samples)"
     assert [sum(t.y[i] for t in fig.data) for i in range(2)] == [30, 30]
-    assert run.plot.distribution()._repr_mimebundle_()["text/plain"].startswith("<plotly Figure")
+    text = run.plot.distribution()._repr_mimebundle_()["text/plain"]  # the numbers it draws
+    assert text.startswith("Score distribution · epochs-demo (records by value, 0.05 bins)")
+    assert "Pass: value: records 0.00: 9 · 1.00: 15" in text  # 24 of the 30 samples recorded
 
 
 # -- 4. what an exported notebook shows (nbconvert, no kernel, no JavaScript run) -------------
@@ -403,7 +405,14 @@ def test_chromium_shows_the_exported_epoch_views(
             page.goto(page_file.as_uri(), wait_until="load")
             counts = page.locator("[data-evalbook='flakiness']")
             assert counts.count() == 4  # repr, widget fallback, both figures' fallbacks
-            assert all(c.is_visible() for c in counts.all())
+            if javascript:  # both charts drawn, and their numbers then hidden (not shown twice)
+                page.wait_for_function(
+                    "document.querySelectorAll('.plotly-graph-div[data-drawn]').length == 2",
+                    timeout=30_000,
+                )
+                assert [c.is_visible() for c in counts.all()] == [True, True, False, False]
+            else:
+                assert all(c.is_visible() for c in counts.all())
             badges = counts.first.locator("span[style*='border-radius: 9px']").all_inner_texts()
             assert badges == [
                 "always 2 (33%)",

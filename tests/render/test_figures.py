@@ -88,7 +88,9 @@ def test_bundle_survives_export(run: eb.Run) -> None:
     # plotly.js is embedded (an export shows the chart offline), never loaded from a CDN
     assert not re.search(r"<script[^>]*\ssrc=", html)  # no script from anywhere else
     assert "Plotly.newPlot" in html and len(html) > 1_000_000
-    assert bundle["text/plain"].startswith("<plotly Figure: Unscored reasons")
+    # text/plain: the numbers it draws (a viewer without JavaScript reads them)
+    assert bundle["text/plain"].startswith("Unscored reasons and errors")
+    assert "error: case_errored" in bundle["text/plain"]
 
 
 def test_plot_accessor_repr(run: eb.Run) -> None:

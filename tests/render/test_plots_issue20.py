@@ -189,7 +189,9 @@ def test_pareto_places_priced_runs_and_names_the_rest() -> None:
     )
     page = _exported(fig)
     # the no-JavaScript text before the chart, and the chart's own points and note
-    assert "Pareto front (cost per sample against hit): 'cheap', 'dear' · not placed" in page.text
+    assert "Pareto front (cost per sample against hit): 'cheap', 'dear' run" in page.text
+    # each placed run's numbers, then what is not placed
+    assert "cheap $0.01" in page.text and page.text.endswith(note.text)
     (drawn,) = page.figures
     assert drawn.data[1]["text"] == ["cheap", "dear", "worse"]
     assert [a["text"] for a in drawn.layout["annotations"]] == [note.text]

@@ -13,11 +13,19 @@ from typing import Any
 
 import pandas as pd
 
+from .._util._fmt import format_pp, format_pp_ci
 from .._util._text import visible
 from ._compare_html import comparison_names
-from ._figure import corner_note, error_bars, figure, figure_text, graph_objects
+from ._figure import (
+    corner_note,
+    error_bars,
+    figure,
+    figure_text,
+    graph_objects,
+    numbers_fallback,
+)
 from ._protocols import ComparisonLike
-from ._style import STATUS_COLORS
+from ._style import NEUTRAL_COLOR, STATUS_COLORS
 
 __all__ = ["ComparisonPlots", "deltas_figure", "forest_figure"]
 
@@ -93,7 +101,26 @@ def forest_figure(comp: ComparisonLike, score: str | None = None) -> Any:
         showlegend=False,
         height=max(220, 90 + 28 * len(rows)),
     )
+    _numbers(fig, "forest", fig.layout.title.text, labels, s, " · ".join(notes))
     return fig
+
+
+def _numbers(
+    fig: Any, kind: str, title: str, labels: list[str], s: pd.DataFrame, note: str
+) -> None:
+    """The figure's rows as numbers (delta, CI, paired cases), for viewers without JavaScript."""
+    rows = [
+        [
+            label,
+            format_pp(r["delta"]),
+            format_pp_ci(r["ci_low"], r["ci_high"]),
+            str(int(r["n_paired"])) if "n_paired" in r and pd.notna(r["n_paired"]) else "",
+        ]
+        for label, r in zip(labels, s.to_dict("records"), strict=True)
+    ]
+    if not rows:
+        note = " · ".join(x for x in ("no row has a paired case: nothing to draw", note) if x)
+    numbers_fallback(fig, kind, title, ["row", "delta", "95% CI", "paired"], rows, note)
 
 
 def _zero_line(fig: Any) -> None:
@@ -108,7 +135,11 @@ def delta_bars(s: pd.DataFrame) -> tuple[list[float], list[float], list[float], 
     plus = ((s["ci_high"] - s["delta"]) * 100).fillna(0).to_list()
     minus = ((s["delta"] - s["ci_low"]) * 100).fillna(0).to_list()
     colors = [
-        STATUS_COLORS["improved"] if lo > 0 else STATUS_COLORS["regressed"] if hi < 0 else "#6b7280"
+        STATUS_COLORS["improved"]
+        if lo > 0
+        else STATUS_COLORS["regressed"]
+        if hi < 0
+        else NEUTRAL_COLOR
         for lo, hi in zip(s["ci_low"].fillna(0), s["ci_high"].fillna(0), strict=True)
     ]
     return delta, plus, minus, colors
@@ -142,6 +173,9 @@ def deltas_figure(comp: ComparisonLike) -> Any:
         showlegend=False,
         height=max(220, 80 + 50 * len(s)),
     )
+    if not len(s):
+        corner_note(fig, "no row has a paired case: nothing to draw", y=0.5)
+    _numbers(fig, "deltas", fig.layout.title.text, labels, s, "")
     return fig
 
 

@@ -16,9 +16,9 @@ from typing import Any
 
 from .._util._fmt import format_pct
 from .._util._text import visible
-from ._figure import error_bars, figure, figure_text, graph_objects, set_fallback
+from ._figure import corner_note, error_bars, figure, figure_text, graph_objects, numbers_fallback
 from ._protocols import RunLike
-from ._style import MUTED, STATUS_COLORS, esc, root
+from ._style import NEUTRAL_COLOR, STATUS_COLORS
 
 __all__ = ["pareto_figure"]
 
@@ -102,7 +102,7 @@ def pareto_figure(runs: Iterable[RunLike] | Mapping[str, RunLike]) -> Any:
     label = figure_text(items[0][1].headline.label) if items else "score"
     go = graph_objects()
     on_front = {id(p) for p in front}
-    colors = [STATUS_COLORS["improved"] if id(p) in on_front else "#6b7280" for p in points]
+    colors = [STATUS_COLORS["improved"] if id(p) in on_front else NEUTRAL_COLOR for p in points]
     hover = [
         f"{figure_text(p.name, 200)}<br>${p.cost:.4g} per sample<br>{label} {format_pct(p.mean)}"
         for p in points
@@ -151,13 +151,24 @@ def pareto_figure(runs: Iterable[RunLike] | Mapping[str, RunLike]) -> Any:
         margin={"l": 60, "r": 20, "t": 50, "b": 90},
     )
     names = ", ".join(repr(figure_text(p.name, 80)) for p in front) or "none"
-    text = visible(
-        f"Pareto front (cost per sample against {label}): {names}" + (f" · {note}" if note else "")
-    )
-    set_fallback(
+    if not points:
+        corner_note(fig, "no run to place: none has a known cost for every sample", y=0.5)
+    numbers_fallback(
         fig,
-        root(f'<div style="{MUTED}; margin: 4px 0 8px 0">{esc(text, 4000)}</div>', "pareto"),
-        text,
+        "pareto",
+        f"Pareto front (cost per sample against {label}): {names}",
+        ["run", "cost per sample", label, "95% CI", "on the front"],
+        [
+            [
+                figure_text(p.name, 80),
+                f"${p.cost:.4g}",
+                format_pct(p.mean),
+                f"[{format_pct(p.low)}, {format_pct(p.high)}]" if math.isfinite(p.low) else "",
+                "yes" if id(p) in on_front else "",
+            ]
+            for p in points
+        ],
+        note,
     )
     return fig
 

@@ -10,10 +10,18 @@ import numpy as np
 import pandas as pd
 
 from .._util._text import visible
-from ._figure import PALETTE, corner_note, figure, figure_text, graph_objects, set_fallback
+from ._figure import (
+    PALETTE,
+    corner_note,
+    figure,
+    figure_text,
+    graph_objects,
+    numbers_fallback,
+    set_fallback,
+)
 from ._flaky import CLASSES, flakiness, flakiness_html
 from ._protocols import RunLike
-from ._style import MUTED, STATUS_COLORS, esc, root
+from ._style import MUTED, NEUTRAL_COLOR, STATUS_COLORS, esc, root
 
 __all__ = ["RunPlots"]
 
@@ -44,20 +52,26 @@ def unscored_figure(run: RunLike) -> Any:
     traces = [go.Bar(name="scored", x=x, y=scored.to_list(), marker_color="rgba(127,127,127,0.35)")]
     table = run.unscored()
     keys = list(dict.fromkeys(zip(table["status"], table["reason"], strict=True)))
-    for i, (status, reason) in enumerate(keys):
+    rows: list[list[str]] = [["scored", *(str(v) for v in scored.to_list())]]
+    seen: dict[str, int] = {}
+    for status, reason in keys:
         part = table[(table["status"] == status) & (table["reason"] == reason)]
         shown = figure_text(f"{status}: {reason}", 200)  # a legend entry
         counts = part.groupby(part["score"].astype(str))["n"].sum().reindex(names, fill_value=0)
-        color = PALETTE[i % len(PALETTE)]
+        # one palette: errors red, unscored amber (as the cards); reasons of one status apart
+        # by their pattern
+        i = seen[status] = seen.get(status, -1) + 1
         traces.append(
             go.Bar(
                 name=shown,
                 x=x,
                 y=counts.to_list(),
-                marker_color=color,
+                marker_color=STATUS_COLORS.get(status, NEUTRAL_COLOR),
+                marker_pattern_shape=_PATTERNS[i % len(_PATTERNS)],
                 hovertemplate="%{x}<br>" + shown + "<br>%{y} cases<extra></extra>",
             )
         )
+        rows.append([figure_text(f"{status}: {reason}", 200), *(str(int(v)) for v in counts)])
     fig = figure(data=traces)
     n = int(summary["n_cases"].max()) if len(summary) else 0
     k = run.headline.epochs  # a record per sample: with epochs, bars count samples
@@ -70,11 +84,27 @@ def unscored_figure(run: RunLike) -> Any:
     )
     # a grid line at a category's centre showed through the translucent "scored" bar
     fig.update_xaxes(showgrid=False)
+    note = "" if keys else "every record is scored: no unscored reason, no error"
+    numbers_fallback(
+        fig,
+        "unscored",
+        f"Unscored reasons and errors · {figure_text(run.name, 200)} (records of {of})",
+        ["", *x],
+        rows,
+        note,
+        unit="series",
+    )
     return fig
 
 
+# bar patterns that tell apart the reasons of one status (one colour each status)
+_PATTERNS = ["", "/", "x", ".", "\\", "+", "-", "|"]
+
+
 def distribution_figure(run: RunLike, score: str | None = None) -> Any:
-    """Histogram of recorded values, one trace per score (or just `score`)."""
+    """Histogram of recorded values: one panel per score (or just `score`), so that bars at
+    the same value (0 and 1 of pass/fail scores) never hide behind each other. A score with no
+    recorded value says so in its panel and in the numbers."""
     labels = _labels(run)
     names = [d.name for d in run.definitions]
     if score is not None and score not in names:
@@ -82,27 +112,76 @@ def distribution_figure(run: RunLike, score: str | None = None) -> Any:
     chosen = [score] if score is not None else names
     go = graph_objects()
     scores = run.scores
-    traces = []
+    fig = figure()
+    panels = max(len(chosen), 1)
+    fig.set_subplots(
+        rows=panels,
+        cols=1,
+        shared_xaxes=True,
+        vertical_spacing=min(0.12, 0.3 / panels),
+        subplot_titles=[labels[n] for n in chosen] if len(chosen) > 1 else None,
+    )
+    rows: list[list[str]] = []
+    empty: list[str] = []
     for i, name in enumerate(chosen):
-        rows = scores[(scores["score"].astype(str) == name) & scores["value"].notna()]
-        traces.append(
+        values = scores.loc[
+            (scores["score"].astype(str) == name) & scores["value"].notna(), "value"
+        ].to_numpy(dtype=float)
+        fig.add_trace(
             go.Histogram(
                 name=labels[name],
-                x=rows["value"].to_list(),
+                x=values.tolist(),
                 # 0.05-wide bins centred on 0, 0.05, …, 1 (plotly's bins hold their start,
                 # not their end): 0.0 and 1.0 each have a whole bin inside the axis
                 xbins={"start": -0.025, "end": 1.025, "size": 0.05},
-                opacity=0.75 if len(chosen) > 1 else 0.9,
                 marker_color=PALETTE[(i + 3) % len(PALETTE)],
-            )
+                showlegend=False,
+            ),
+            row=i + 1,
+            col=1,
         )
-    fig = figure(data=traces)
+        fig.update_yaxes(title_text="records", row=i + 1, col=1)
+        if values.size == 0:
+            empty.append(labels[name])
+            fig.add_annotation(
+                text="no recorded values",
+                xref="x domain" if i == 0 else f"x{i + 1} domain",
+                yref="y domain" if i == 0 else f"y{i + 1} domain",
+                x=0.5,
+                y=0.5,
+                showarrow=False,
+            )
+            rows.append([labels[name], "no recorded values"])
+            continue
+        centres, counts = np.unique(np.round(values / 0.05) * 0.05, return_counts=True)
+        bars = " · ".join(f"{c:.2f}: {n}" for c, n in zip(centres, counts, strict=True))
+        rows.append([labels[name], bars])
+    if not chosen:
+        fig.add_annotation(
+            text="no scores: this run has no scorer",
+            xref="paper",
+            yref="paper",
+            x=0.5,
+            y=0.5,
+            showarrow=False,
+        )
     fig.update_layout(
-        barmode="overlay",
         title=f"Score distribution · {figure_text(run.name, 200)}",
-        # x = 0 is a bin's centre, not a reference: no zero line standing out of its bar
-        xaxis={"title": "recorded value", "range": [-0.05, 1.05], "zeroline": False},
-        yaxis_title="records",
+        height=max(360, 110 + 200 * panels),
+    )
+    # x = 0 is a bin's centre, not a reference: no zero line standing out of its bar
+    fig.update_xaxes(range=[-0.05, 1.05], zeroline=False)
+    fig.update_xaxes(title_text="recorded value", row=panels, col=1)
+    note = f"no recorded values: {', '.join(empty)}" if empty else ""
+    if not chosen:
+        note = "no scores: this run has no scorer"
+    numbers_fallback(
+        fig,
+        "distribution",
+        f"Score distribution · {figure_text(run.name, 200)} (records by value, 0.05 bins)",
+        ["score", "value: records"],
+        rows,
+        note,
     )
     return fig
 

@@ -21,6 +21,7 @@ from .._util._text import safe_str, visible
 __all__ = [
     "BORDER",
     "MUTED",
+    "NEUTRAL_COLOR",
     "OUTCOME_LABELS",
     "SHORT_LIMIT",
     "STATUS_COLORS",
@@ -42,7 +43,12 @@ BORDER = "1px solid rgba(127, 127, 127, 0.35)"
 MUTED = "opacity: 0.72"
 PANEL_BG = "rgba(127, 127, 127, 0.06)"
 
-# Status and outcome colours: mid-tone hues that read on light and dark backgrounds.
+# Status and outcome colours: one palette for every view (errors red, unscored amber, passed
+# green, neutral grey). No colour has 4.5:1 contrast as text on both white and a dark notebook
+# (#111111, #1e1e1e): the best possible is about 4.1:1. So text keeps the theme's colour
+# (`inherit`) and the hue goes to a marker (a badge's dot and border, a plot's bar), which needs
+# 3:1 as a graphic (WCAG 1.4.11); each colour here has it on all three backgrounds
+# (tests/render/test_contrast.py).
 STATUS_COLORS: dict[str, str] = {
     "passed": "#16a34a",
     "scored": "#16a34a",
@@ -50,15 +56,16 @@ STATUS_COLORS: dict[str, str] = {
     "failed": "#dc2626",
     "regressed": "#dc2626",
     "error": "#dc2626",
-    "errored": "#ea580c",
-    "timed_out": "#ca8a04",
-    "unscored": "#ca8a04",
+    "errored": "#dc2626",
+    "timed_out": "#d97706",
+    "unscored": "#d97706",
     "warning": "#d97706",
     "same": "#6b7280",
     "only_a": "#6b7280",
     "only_b": "#6b7280",
     "pending": "#6b7280",
 }
+NEUTRAL_COLOR = "#6b7280"
 
 
 # What a view calls a task outcome. The tables keep the outcome's value (`passed` = the task
@@ -148,13 +155,17 @@ def shorten(text: str, limit: int) -> str:
 
 
 def badge(text: str, status: str, title: str = "") -> str:
-    """A small coloured pill; `text` and `title` are escaped here."""
-    color = STATUS_COLORS.get(status, "#6b7280")
+    """A small pill: a dot and border in the status's colour, the text in the theme's (it
+    reads on light and dark backgrounds); `text` and `title` are escaped here."""
+    color = STATUS_COLORS.get(status, NEUTRAL_COLOR)
     tip = f' title="{esc(title)}"' if title else ""
     return (
-        f'<span{tip} style="display: inline-block; padding: 0 7px; margin: 1px 4px 1px 0; '
-        f"border-radius: 9px; border: 1px solid {color}; color: {color}; font-size: 11.5px; "
-        f'white-space: nowrap">{esc(text)}</span>'
+        f'<span{tip} data-status="{esc(status, 40)}" style="display: inline-block; '
+        f"padding: 0 7px; margin: 1px 4px 1px 0; border-radius: 9px; border: 1px solid {color}; "
+        f'color: inherit; font-size: 11.5px; white-space: nowrap"><span aria-hidden="true" '
+        f'style="display: inline-block; width: 7px; height: 7px; border-radius: 50%; '
+        f'background: {color}; margin: 0 4px 1px 0; vertical-align: middle"></span>'
+        f"{esc(text)}</span>"
     )
 
 
