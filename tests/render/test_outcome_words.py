@@ -21,26 +21,31 @@ from evalbook._render._markdown import run_markdown
 from evalbook._render._style import STATUS_COLORS
 
 GREENS = {STATUS_COLORS["passed"], STATUS_COLORS["scored"], STATUS_COLORS["improved"]}
+_GOOD = {"passed", "scored", "improved"}  # statuses whose pill is drawn green
 _COLOR = re.compile(r"(?:^|;)\s*color:\s*([^;]+)")
 _VOIDS = {"br", "hr", "img", "input", "meta", "link", "col", "wbr", "source", "area"}
 
 
 class _Colored(HTMLParser):
-    """(text, colour it is drawn in) for every text node; the colour is the nearest inline
-    `color:` of the node or an element around it (None: the theme's)."""
+    """(text, colour it is drawn in, status of the pill around it) for every text node; the
+    colour is the nearest inline `color:` other than `inherit` of the node or an element around
+    it (None: the theme's); the status is the nearest `data-status` (a badge's dot and border
+    take that status's colour)."""
 
     def __init__(self) -> None:
         super().__init__()
-        self.stack: list[str | None] = []
-        self.texts: list[tuple[str, str | None]] = []
+        self.stack: list[tuple[str | None, str | None]] = []
+        self.texts: list[tuple[str, str | None, str | None]] = []
 
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         if tag in _VOIDS:
             return
-        style = dict(attrs).get("style") or ""
-        found = _COLOR.search(style)
-        inherited = self.stack[-1] if self.stack else None
-        self.stack.append(found.group(1).strip() if found else inherited)
+        attributes = dict(attrs)
+        found = _COLOR.search(attributes.get("style") or "")
+        colour, status = self.stack[-1] if self.stack else (None, None)
+        if found and found.group(1).strip() != "inherit":
+            colour = found.group(1).strip()
+        self.stack.append((colour, attributes.get("data-status") or status))
 
     def handle_endtag(self, tag: str) -> None:
         if tag not in _VOIDS and self.stack:
@@ -49,13 +54,22 @@ class _Colored(HTMLParser):
     def handle_data(self, data: str) -> None:
         text = data.strip()
         if text:
-            self.texts.append((text, self.stack[-1] if self.stack else None))
+            colour, status = self.stack[-1] if self.stack else (None, None)
+            self.texts.append((text, colour, status))
 
 
 def texts(html: str) -> list[tuple[str, str | None]]:
+    """(text, colour) of every text node."""
     parser = _Colored()
     parser.feed(html)
-    return parser.texts
+    return [(t, c) for t, c, _ in parser.texts]
+
+
+def statuses(html: str) -> dict[str, str | None]:
+    """text → the status of the pill it sits in (None outside any)."""
+    parser = _Colored()
+    parser.feed(html)
+    return {t: s for t, _, s in parser.texts}
 
 
 def assert_outcomes_named(html: str, ran: int | None = None) -> None:
@@ -66,6 +80,9 @@ def assert_outcomes_named(html: str, ran: int | None = None) -> None:
     assert not labels, labels
     green_ran = [(t, c) for t, c in nodes if re.fullmatch(r"ran( \d[\d,]*)?", t) and c in GREENS]
     assert not green_ran, green_ran
+    pills = statuses(html)
+    green_pills = [t for t, s in pills.items() if re.fullmatch(r"ran( \d[\d,]*)?", t) and s in _GOOD]
+    assert not green_pills, green_pills
     if ran is not None:
         shown = [t for t, _ in nodes if t == f"ran {ran}"]
         assert shown, [t for t, _ in nodes][:40]
@@ -101,9 +118,9 @@ def wrong_run() -> eb.Run:
 def test_the_run_card_says_ran_in_grey_beside_the_score(wrong_run: eb.Run) -> None:
     html = wrong_run._repr_html_()
     assert_outcomes_named(html, ran=3)
-    colours = dict((t, c) for t, c in texts(html))
-    assert colours["errored 1"] == STATUS_COLORS["errored"]  # a warning keeps its colour
-    assert colours["ran 3"] not in GREENS and colours["ran 3"] is not None
+    pills = statuses(html)
+    assert pills["errored 1"] == "errored"  # a warning keeps its colour (the pill's dot, border)
+    assert pills["ran 3"] is not None and pills["ran 3"] not in _GOOD
 
 
 def test_the_headline_card_alone_says_ran(wrong_run: eb.Run) -> None:
