@@ -214,8 +214,12 @@ def _figure_class() -> Any:
 
         def _repr_mimebundle_(self, include: Any = None, exclude: Any = None, **kw: Any) -> Any:
             spec = self.to_plotly_json()
-            spec["config"] = {"displaylogo": False, "responsive": True}
-            html = figure_html(self, spec, embed_plotly_js())
+            spec["config"] = {"displaylogo": False}
+            # the HTML's chart follows its output's width; never in the mimetype's config:
+            # JupyterLab's plotly renderer redraws a responsive chart at 0 px high when the
+            # theme changes (measured in Chromium, tests/display/test_browser.py)
+            responsive = {**spec, "config": {**spec["config"], "responsive": True}}
+            html = figure_html(self, responsive, embed_plotly_js())
             text = _plain(self) if self._fallback is None else self._fallback[1]
             return {
                 "application/vnd.plotly.v1+json": spec,
