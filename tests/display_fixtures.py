@@ -157,7 +157,7 @@ def costed_run(name: str, passed: int, cost: float | None, *, unpriced: int = 0)
     return eb.run(data, task=task, scorers=[hit], name=name, store=None, progress=False)
 
 
-# -- what a reader sees of a run in a notebook (eb.show's views; ipywidgets) ------------------
+# -- what a reader sees of a run in a notebook (eb.show's views; one anywidget) ---------------
 
 
 def case_views(run: eb.Run, positions: Any, *, whole: bool = False) -> list[str]:
@@ -166,7 +166,7 @@ def case_views(run: eb.Run, positions: Any, *, whole: bool = False) -> list[str]
     toggle."""
     import pytest  # the fixtures module is imported by tests only
 
-    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
     explorer = eb.show(run).explorer
     explorer.whole.value = whole
     shown = []
@@ -186,7 +186,7 @@ def cases_where(run: eb.Run, **controls: Any) -> list[int]:
     `status`, `range`), in the order it lists them."""
     import pytest
 
-    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
     explorer = eb.show(run).explorer
     for name in ("score", "outcome", "status", "range"):  # a score before its status and range
         if name in controls:
@@ -198,7 +198,7 @@ def tab_html(run: eb.Run, title: str) -> str:
     """The HTML of one tab of `eb.show(run)`: "Headline", "Scores" or "Unscored reasons"."""
     import pytest
 
-    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
     tabs = eb.show(run).tabs
     titles = [tabs.get_title(i) for i in range(len(tabs.children))]
     return str(tabs.children[titles.index(title)].value)

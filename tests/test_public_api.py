@@ -79,8 +79,8 @@ def test_no_other_public_attributes() -> None:
 def test_import_is_light() -> None:
     code = (
         "import sys, evalbook, evalbook._cli; "
-        "heavy = [m for m in ('plotly', 'ipywidgets', 'IPython', 'scipy', 'dask', 'openai', "
-        "'pandas', 'pyarrow', 'numpy', 'evalbook._cli._main') "
+        "heavy = [m for m in ('plotly', 'ipywidgets', 'anywidget', 'IPython', 'scipy', 'dask', "
+        "'openai', 'pandas', 'pyarrow', 'numpy', 'evalbook._cli._main') "
         "if m in sys.modules]; print(','.join(heavy))"
     )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

@@ -40,7 +40,7 @@ def test_repr_widget_text_and_cli_print_the_same_comparison(
     comparison = eb.compare(a, b, by=by)
     text = repr(comparison)
     assert len(text.splitlines()) == 1 + len(comparison.summary)
-    widgets = pytest.importorskip("ipywidgets")
+    widgets = pytest.importorskip("anywidget")
     assert widgets is not None
     bundle = eb.show(comparison)._repr_mimebundle_()
     assert bundle["text/plain"] == text

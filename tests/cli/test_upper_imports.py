@@ -13,7 +13,7 @@ from pathlib import Path
 
 PACKAGE = Path(__file__).resolve().parents[2] / "src" / "evalbook"
 UPPER = ("_judges", "_compare", "display", "_cli", "_magics.py", "_api/_refs.py", "__init__.py")
-OPTIONAL = ("IPython", "ipywidgets", "plotly", "openai", "cloudpickle")
+OPTIONAL = ("IPython", "ipywidgets", "anywidget", "plotly", "openai", "cloudpickle")
 # display hooks; the magics (IPython); the CLI's commands, loaded by its entry point so that a
 # Ctrl-C while they load is caught (`_cli/__init__.py`)
 HOOKS = ("evalbook.display", "evalbook._magics", "evalbook._cli._main")

@@ -11,7 +11,7 @@ import pytest
 import evalbook as eb
 from display_fixtures import EVIL, EVIL_ESCAPED, demo_run, evil_run
 
-pytest.importorskip("ipywidgets")
+pytest.importorskip("anywidget")
 
 STATIC_ROWS = 25  # rows of the static table (and of a page of the widget)
 # the table's controls, each set after those it depends on (a score's reasons, a slice's values)
@@ -35,7 +35,7 @@ def _ids(run: eb.Run, **controls: Any) -> list[str]:
 
 def _static(run: eb.Run) -> str:
     """The static table (the Case table tab's HTML where widgets don't run)."""
-    return str(eb.show(run).table._repr_mimebundle_()["text/html"])
+    return str(eb.show(run).table._static_html)
 
 
 def test_the_columns_are_the_inputs_output_outcome_and_each_score(run: eb.Run) -> None:
@@ -93,33 +93,34 @@ def test_the_widget_sorts_filters_pages_and_opens_a_row(run: eb.Run) -> None:
     view = eb.show(run)
     assert view.tabs.get_title(4) == "Case table"
     table = view.table
-    assert len(table.rows.children) == 12 and "12 of 12 rows" in table.count.value
-    table.outcome.value = "errored"
-    assert len(table.rows.children) == 1
-    table.rows.children[0].children[0].click()  # the row's "open" button
+    assert len(table.shown) == 12 and "12 of 12 rows" in table.count.value
+    view.act("table.outcome", "3")  # as the front end sends it: the option's position
+    assert table.outcome.value == "errored" and len(table.shown) == 1
+    assert table.outcome.label == "errored"
+    view.act("table.open", table.shown[0])  # the row's "open" button
+
     assert "ZeroDivisionError" in table.detail.value and "q09" in table.detail.value
     table.outcome.value = "all"
     table.sort.value = "answer.correct"
     table.descending.value = True
     # the headers are buttons (a click sorts): the sorted one carries the mark
-    assert "answer.correct ▼" in [b.description for b in table.header.children]
+    assert "answer.correct ▼" in [b.description for b in table.header_buttons]
     table.slice_by.value = "expected"
     table.slice_value.value = "42"
-    assert len(table.rows.children) == 2
-    bundle = table._repr_mimebundle_()
-    assert bundle["text/html"] == _static(run)  # the static table: not the widget's state
+    assert len(table.shown) == 2
+    assert table._static_html == _static(run)  # the static table: not the widget's state
 
 
 def test_the_widget_pages_a_long_run() -> None:
     df = pd.DataFrame({"q": [f"x{i}" for i in range(60)], EVIL: [EVIL] * 60})
     big = eb.run(df, task=lambda q: q, scorers=[lambda output: 1.0], store=None, progress=False)
     table = eb.show(big).table
-    assert len(table.rows.children) == 25 and "page 1 of 3" in table.page_label.value
-    table.next.click()
-    table.next.click()
-    table.next.click()  # past the last page: stays on it
-    assert len(table.rows.children) == 10 and "page 3 of 3" in table.page_label.value
-    assert all("<script" not in row.children[1].value for row in table.rows.children)
+    assert len(table.shown) == 25 and "page 1 of 3" in table.page_label.value
+    for _ in range(3):  # past the last page: stays on it
+        table.pager.receive("next")
+    assert len(table.shown) == 10 and "page 3 of 3" in table.page_label.value
+    assert "rows 51–60 of 60" in table.page_label.value
+    assert all("<script" not in line for line in table.row_lines())
 
 
 def test_a_run_with_epochs_has_a_row_per_sample_and_a_row_opens_its_case() -> None:
@@ -132,7 +133,7 @@ def test_a_run_with_epochs_has_a_row_per_sample_and_a_row_opens_its_case() -> No
     frame = table.frame
     assert frame["output"].tolist() == ["a1", "a2", "a3", "b1", "b2", "b3"]
     assert frame["q"].tolist() == ["a", "a", "a", "b", "b", "b"]
-    table.rows.children[4].children[0].click()  # b's second epoch
+    table.open_row(table.shown[4])  # b's second epoch
     assert "3 epochs" in table.detail.value and "b2" in table.detail.value
 
 

@@ -280,16 +280,17 @@ def test_the_case_view_escapes_a_crafted_source_and_refusal() -> None:
 
 
 def test_the_explorer_lists_tokens_and_cost_only_with_usage() -> None:
-    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
 
     def listed(run: eb.Run) -> list[str]:
         return [label for label, _ in eb.show(run).explorer.cases.options]
 
     labels = listed(_run(_partly_priced))
-    assert labels[0] == "0 · passed · 1 · 1.2k/300 tokens · cost unknown"
-    assert labels[1] == "1 · passed · 1 · 1.2k/300 tokens · $0.01"
+    # the task's outcome in a view's words: "ran" (it says nothing of the output)
+    assert labels[0] == "0 · ran · 1 · 1.2k/300 tokens · cost unknown"
+    assert labels[1] == "1 · ran · 1 · 1.2k/300 tokens · $0.01"
     plain = listed(_run())
-    assert plain[0] == "0 · passed · 1"
+    assert plain[0] == "0 · ran · 1"
     epochs = listed(_run(_priced, n=1, epochs=2))
     assert epochs == ["0 · ■■ 2/2 · 1 · 2.4k/600 tokens · $0.0246"]
 

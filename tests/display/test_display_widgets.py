@@ -28,7 +28,7 @@ def test_run_view_bundle_carries_static_html_and_text(run: eb.Run) -> None:
     view = eb.show(run)
     bundle = view._repr_mimebundle_()
     assert WIDGET_MIME in bundle
-    table = view.table._repr_mimebundle_()["text/html"]  # the Case table tab's static table
+    table = view.table._static_html  # the Case table tab's static table
     assert 'data-evalbook="case-table"' in table
     assert bundle["text/html"] == run._repr_html_() + table  # the run's card, then the table
     assert bundle["text/plain"] == repr(run)

@@ -21,7 +21,7 @@ from _page import Page, visible_text
 from _store_helpers import drop_final_files
 from display_fixtures import case_view, case_views, cases_where, demo_run, tab_html
 
-pytest.importorskip("ipywidgets")
+pytest.importorskip("anywidget")
 
 CASE_TEXT_LIMIT = 30_000  # characters of all the values a case view shows
 MAX_EPOCHS = 20  # epochs a case view lists in full
@@ -340,7 +340,7 @@ def _exported(run: eb.Run) -> str:
     """An nbconvert HTML export of a notebook showing `run`'s views (built without a kernel)."""
     nbformat = pytest.importorskip("nbformat")
     nbconvert = pytest.importorskip("nbconvert")
-    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
     pytest.importorskip("plotly")
 
     def cell(source: str, data: dict[str, Any]) -> Any:

@@ -40,7 +40,7 @@ def test_the_expanded_text_is_escaped() -> None:
 
 
 def test_the_widgets_show_the_whole_text_on_demand_and_the_table_keeps_it() -> None:
-    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
     run = _run()
     explorer = eb.show(run).explorer
     explorer.cases.value = 0

@@ -163,7 +163,7 @@ def test_a_view_publishes_its_static_html_apart_from_the_widget(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     """What makes the export work: the HTML is in an output whose widget view has no model."""
-    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
     import IPython.display
 
     import evalbook as eb

@@ -11,7 +11,7 @@ import evalbook as eb
 from display_fixtures import EVIL, EVIL_ESCAPED
 from evalbook._render import _diff
 
-pytest.importorskip("ipywidgets")
+pytest.importorskip("anywidget")
 
 DIFF_LIMIT = 10_000  # characters of each output the diff compares
 

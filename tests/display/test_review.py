@@ -22,7 +22,7 @@ import evalbook as eb
 from display_fixtures import EVIL, EVIL_ESCAPED
 from evalbook._model._label_pick import pick_samples
 
-pytest.importorskip("ipywidgets")
+pytest.importorskip("anywidget")
 
 N = 40
 DATA = pd.DataFrame({"question": [f"q{i} {EVIL}" for i in range(N)]})

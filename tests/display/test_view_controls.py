@@ -86,7 +86,7 @@ def test_no_raw_control_or_markup_in_the_comparison_and_leaderboard() -> None:
 
 
 def test_no_raw_control_or_markup_in_the_widgets() -> None:
-    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
     run = _run(H)
     view = eb.show(run)
     _assert_clean("show(run) static", view._static_html, html=True)

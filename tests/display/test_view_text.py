@@ -61,7 +61,7 @@ def test_control_characters_and_markup_are_shown_escaped(tmp_path: Path) -> None
 
 
 def test_widget_list_entries_are_short() -> None:
-    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
     run = eb.run(pd.DataFrame({"id": ["i" * 1000]}), task=lambda id: id,
                  scorers=[lambda output: 1.0], store=None, progress=False)  # fmt: skip
     labels = [label for label, _ in eb.show(run).explorer.cases.options]

@@ -241,7 +241,7 @@ def test_html_is_valid_utf8_and_escapes_script_in_every_field() -> None:
 
 
 def test_show_widget_sends_only_utf8() -> None:
-    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
     run = make()
     view = eb.show(run)
     json.dumps(view._repr_mimebundle_(), ensure_ascii=False).encode("utf-8")

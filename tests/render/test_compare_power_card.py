@@ -95,7 +95,7 @@ def test_the_underpowered_rule(
         bundle = eb.show(comp)._repr_mimebundle_()
         return bundle["text/html"], bundle["text/plain"]
 
-    pytest.importorskip("ipywidgets")
+    pytest.importorskip("anywidget")
     html, text = shown(mde)
     assert (">underpowered<" in html) is expected and ("underpowered" in text) is expected
     assert ("could detect ±" in visible_text(html)) is (mde == mde)  # NaN: no mde shown

@@ -81,7 +81,9 @@ def assert_outcomes_named(html: str, ran: int | None = None) -> None:
     green_ran = [(t, c) for t, c in nodes if re.fullmatch(r"ran( \d[\d,]*)?", t) and c in GREENS]
     assert not green_ran, green_ran
     pills = statuses(html)
-    green_pills = [t for t, s in pills.items() if re.fullmatch(r"ran( \d[\d,]*)?", t) and s in _GOOD]
+    green_pills = [
+        t for t, s in pills.items() if re.fullmatch(r"ran( \d[\d,]*)?", t) and s in _GOOD
+    ]
     assert not green_pills, green_pills
     if ran is not None:
         shown = [t for t, _ in nodes if t == f"ran {ran}"]

@@ -27,7 +27,7 @@ from display_fixtures import (
     tab_html,
 )
 
-pytest.importorskip("ipywidgets")
+pytest.importorskip("anywidget")
 
 SNAPSHOTS = Path(__file__).parent / "snapshots"
 UPDATE = os.environ.get("EVALBOOK_UPDATE_SNAPSHOTS") == "1"

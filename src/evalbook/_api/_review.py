@@ -70,7 +70,7 @@ def review(
             f"review(score={score!r}): no sample has a scored record of {score!r} to label"
         )
     picked = scored[pick_samples(raw[scored], int(n), select, int(seed))]
-    from ..display._review_widget import ReviewView  # ipywidgets: only when a review is asked
+    from ..display._review_widget import ReviewView  # anywidget: only when a review is asked
 
     return ReviewView(
         run,

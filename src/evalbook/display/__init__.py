@@ -2,7 +2,7 @@
 
 `show` is the one public name: a run's or a comparison's widget, or, for a list of runs, the
 leaderboard view (the board and cost against score). The static HTML and the figures they
-show are `evalbook._render`'s (the cards need nothing beyond pandas); widgets (ipywidgets) and
+show are `evalbook._render`'s (the cards need nothing beyond pandas); the widget (anywidget) and
 plots (plotly) are imported only when asked for, so `import evalbook` stays light.
 """
 
@@ -49,10 +49,10 @@ def __getattr__(name: str) -> Any:
 def show(obj: Any) -> Any:
     """Render an interactive view of a `Run`, a `Comparison` or a list of runs; return it.
 
-    A run or a comparison is shown as a widget with tabs (a run: Headline, Scores, Unscored
-    reasons, Cases, Case table; a comparison: Summary, Cases, Warnings). Its display bundle
-    also carries static HTML and a text summary, so the result still shows where widgets
-    don't (nbconvert, GitHub, no kernel).
+    A run or a comparison is shown as one anywidget with tabs (a run: Headline, Scores,
+    Unscored reasons, Cases, Case table; a comparison: Summary, Cases, Warnings), live in
+    JupyterLab, Notebook 7, VS Code, Colab and marimo. Its display bundle also carries static
+    HTML and a text summary, so the result still shows where no kernel runs (nbconvert, GitHub).
 
     A list (or tuple) of runs is shown as the leaderboard view: `eb.leaderboard(runs)` as a
     card with each run's cost per sample, then the cost-vs-score scatter with its Pareto front
@@ -64,18 +64,18 @@ def show(obj: Any) -> Any:
         >>> run = eb.run(pd.DataFrame({"x": ["a"]}), task=lambda x: x,
         ...              scorers=[lambda output: 1.0], store=None, progress=False)
         >>> view = eb.show(run)
-        >>> [view.tabs.get_title(i) for i in range(5)]
-        ['Headline', 'Scores', 'Unscored reasons', 'Cases', 'Case table']
+        >>> view.tabs.titles
+        ('Headline', 'Scores', 'Unscored reasons', 'Cases', 'Case table')
         >>> print(eb.show([run]).text().splitlines()[0])
         Leaderboard · 1 run, best first
     """
     if isinstance(obj, (list, tuple)):
         return board_view(obj)  # plotly (optional) is imported when its figure is built
     try:
-        # ipywidgets is optional (the notebook extra): imported only when a widget is asked for
+        # anywidget is optional (the notebook extra): imported only when a widget is asked for
         from ._widgets import show as _show
     except ImportError as exc:  # pragma: no cover - depends on the environment
         raise ImportError(
-            'eb.show needs ipywidgets: pip install "evalbook[notebook]" (or pip install ipywidgets)'
+            'eb.show needs anywidget: pip install "evalbook[notebook]" (or pip install anywidget)'
         ) from exc
     return _show(obj)

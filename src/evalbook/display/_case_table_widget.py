@@ -1,17 +1,17 @@
-"""The Case table tab of `eb.show(run)` (ipywidgets; imported lazily, only by `eb.show`).
+"""The Case table tab of `eb.show(run)`: a page of samples, kept and rendered by the kernel.
 
-A page of samples from `_case_table.py`'s tables, sorted and filtered there. A column's header
-is a button: a click sorts by it ascending, a second descending, a third back to input order
-(the "sort by" dropdown and "descending" toggle follow, and sort the same way). The table sits
-in a box of its own that scrolls sideways, so every column can be reached however narrow the
-output area is; its lines are as wide as their columns.
+A page of `PAGE_ROWS` samples from `_case_table.py`'s tables, sorted and filtered there (the
+front end holds one page, never the table). A column's header is a button: a click sorts by it
+ascending, a second descending, a third back to input order (the "sort by" dropdown and
+"descending" toggle follow, and sort the same way). A search box keeps the rows whose case id,
+inputs or output contain its text. The pager reaches every page (first, previous, a page
+number, next, last). The table sits in a box of its own that scrolls sideways, so every column
+can be reached however narrow the output area is; its lines are as wide as their columns.
 """
 
 from __future__ import annotations
 
 from typing import Any
-
-import ipywidgets as w
 
 from .._model._run_data import RunData
 from .._render._case_table import (
@@ -32,111 +32,110 @@ from .._render._case_table import (
 )
 from .._render._cases import ALL, case_html, epochs_of
 from .._render._run_slices import slice_columns
-from .._render._style import MUTED, shorten
+from .._render._style import FONT, MUTED, esc, shorten
 from .._util._text import visible
-from ._widget_base import LABEL_LIMIT, NONE, OUTCOMES, STATUSES, Static, html_output, whole_toggle
+from ._controls import CONTROL_STYLE, Button, Choice, HTMLBox, Pager, Range, Text, Toggle
+from ._widget_base import LABEL_LIMIT, NONE, OUTCOMES, STATUSES, Pane, whole_toggle
 
-__all__ = ["CaseTable"]
+__all__ = ["PAGE_ROWS", "CaseTable"]
 
-_PAGE = STATIC_ROWS  # rows of a case table page (each row is two widgets)
-# The "open" button of a row and the header's blank over it. Every part of a line has no
-# margin (ipywidgets gives each widget 2 px a side), so a header sits over its column.
-_OPEN = {"width": "56px", "flex": "0 0 56px", "margin": "0"}
-# A line of the table: as wide as its columns, never shrunk or clipped by its own box (a
-# widget box scrolls by itself), so that the table's box is the one that scrolls sideways
-_LINE = {"width": "max-content", "flex": "0 0 auto", "overflow": "visible", "margin": "0"}
+PAGE_ROWS = STATIC_ROWS  # rows of a case table page (the static table shows as many)
+_OPEN_PX = 56  # the "open" button of a row, and the header's blank over it
 _SORT_MARKS = {False: " ▲", True: " ▼"}
 _LIST_TOOLS = "list tools…"  # the tool filter's option that reads the names
+# A line of the table: as wide as its columns, never shrunk or clipped by the box, so that the
+# table's box is the one that scrolls sideways
+_LINE = "display: flex; width: max-content; flex: 0 0 auto; overflow: visible; margin: 0"
 
 
-class CaseTable(Static):
+class CaseTable(Pane):
     """The case table: a page of samples, sorted and filtered on the tables; "open" shows a
-    row's case in full (the case explorer's view). Its bundle's HTML is the static table."""
+    row's case in full (the case explorer's view). `_static_html` is the static table."""
 
-    def __init__(self, run: RunData) -> None:
+    def __init__(self, run: RunData, prefix: str = "table") -> None:
+        super().__init__(prefix)
         self.run = run
         self.frame = table_frame(run)
         self.labels = column_labels(run)
         self.names = [d.name for d in run.definitions]
-        small = w.Layout(width="200px")
-        self.outcome = w.Dropdown(options=OUTCOMES, value=ALL, description="outcome", layout=small)
+        p = prefix
+        self.outcome = self.add(Choice(f"{p}.outcome", OUTCOMES, ALL, description="outcome"))
         origins = [ALL, *origins_of(self.frame)]  # those the run has (a failure's origin)
-        self.origin = w.Dropdown(options=origins, value=ALL, description="origin", layout=small)
+        self.origin = self.add(Choice(f"{p}.origin", origins, ALL, description="origin"))
         first = self.names[0] if self.names else None
-        self.score = w.Dropdown(options=self.names, value=first, description="score", layout=small)
-        self.status = w.Dropdown(options=STATUSES, value=ALL, description="status", layout=small)
-        self.reason = w.Dropdown(options=[ALL], value=ALL, description="reason", layout=small)
-        self.range = w.FloatRangeSlider(
-            value=(0.0, 1.0), min=0.0, max=1.0, step=0.05, description="value", readout_format=".2f"
-        )
+        self.score = self.add(Choice(f"{p}.score", self.names, first, description="score"))
+        self.status = self.add(Choice(f"{p}.status", STATUSES, ALL, description="status"))
+        self.reason = self.add(Choice(f"{p}.reason", [ALL], ALL, description="reason"))
+        self.range = self.add(Range(f"{p}.range"))
         fields = self.labels[1 + (epochs_of(run) > 1) : self.labels.index("output")]
         inputs = slice_columns(self.frame[fields])  # the input fields with few values
         options = [(NONE, None), *((shorten(visible(c), LABEL_LIMIT), c) for c in inputs)]
-        self.slice_by = w.Dropdown(options=options, value=None, description="slice", layout=small)
-        self.slice_value = w.Dropdown(options=[ALL], value=ALL, description="=", layout=small)
+        self.slice_by = self.add(Choice(f"{p}.slice", options, None, description="slice"))
+        self.slice_value = self.add(Choice(f"{p}.slice_value", [ALL], ALL, description="="))
         # with transcripts: failed tool results, and the tools a sample called (the tool names
         # are read from the transcripts when this filter is first opened: "list tools")
         self.has_steps = "n_tool_errors" in self.frame.columns
-        self.tool_errors = w.Dropdown(
-            options=[(ALL, ALL), ("none", "none"), ("some", "some")],
-            value=ALL,
-            description="tool errors",
-            layout=small,
-        )
-        self.tool = w.Dropdown(
-            options=[ALL, _LIST_TOOLS], value=ALL, description="tool", layout=small
-        )
+        self.tool_errors = self.add(
+            Choice(f"{p}.tool_errors", [(ALL, ALL), ("none", "none"), ("some", "some")], ALL,
+                   description="tool errors")
+        )  # fmt: skip
+        self.tool = self.add(Choice(f"{p}.tool", [ALL, _LIST_TOOLS], ALL, description="tool"))
         self.tools_listed = False
         order = [("input order", None), *((shorten(visible(c), 60), c) for c in self.labels)]
-        self.sort = w.Dropdown(options=order, value=None, description="sort by", layout=small)
-        self.descending = w.ToggleButton(value=False, description="descending")
-        self.whole = whole_toggle()
-        self.count = html_output("")
-        self.header_buttons = [self._header_button(c) for c in self.labels]
-        self.header = w.HBox(self.header_buttons, layout=w.Layout(**_LINE))
-        self.rows = w.VBox([], layout=w.Layout(**_LINE))
-        self.previous = w.Button(description="◀ previous", layout=w.Layout(width="110px"))
-        self.next = w.Button(description="next ▶", layout=w.Layout(width="110px"))
-        self.page_label = html_output("")
-        self.detail = html_output("")
-        self.page = 0
+        self.sort = self.add(Choice(f"{p}.sort", order, None, description="sort by"))
+        self.descending = self.add(Toggle(f"{p}.descending", description="descending"))
+        self.search = self.add(
+            Text(f"{p}.search", description="search", placeholder="case id, inputs, output")
+        )
+        self.whole = self.add(whole_toggle(f"{p}.whole"))
+        self.count = HTMLBox()
+        self.header_buttons = [self._header_button(i, c) for i, c in enumerate(self.labels)]
+        self.pager = self.add(Pager(f"{p}.page", PAGE_ROWS))
+        self.detail = HTMLBox()
+        self.shown: list[int] = []  # the frame rows of the page, in the order drawn
         self.selected: int | None = None
         self._quiet = False  # a header click sets two controls and refreshes once
-        self.previous.on_click(lambda _: self._turn(-1))
-        self.next.on_click(lambda _: self._turn(1))
-        self.score.observe(self._new_score, names="value")
-        self.slice_by.observe(self._new_slice, names="value")
-        self.tool.observe(self._new_tool, names="value")
+        self.act_on(f"{p}.open", self._open)
+        self.score.observe(self._new_score)
+        self.slice_by.observe(self._new_slice)
+        self.tool.observe(self._new_tool)
         controls = (self.outcome, self.origin, self.status, self.reason, self.range,
-                    self.slice_value, self.tool_errors, self.sort, self.descending)  # fmt: skip
+                    self.slice_value, self.tool_errors, self.sort, self.descending,
+                    self.search)  # fmt: skip
         for control in controls:
-            control.observe(self._refresh, names="value")
-        self.whole.observe(lambda _: self.open_row(self.selected), names="value")
-        steps = [self.tool_errors, self.tool] if self.has_steps else []
-        filters = w.HBox(
-            [self.outcome, self.origin, self.score, self.status, self.reason, self.range,
-             self.slice_by, self.slice_value, *steps, self.sort, self.descending, self.whole],
-            layout=w.Layout(flex_flow="row wrap"),
-        )  # fmt: skip
-        pager = w.HBox([self.previous, self.page_label, self.next])
-        head = w.HBox([w.Box(layout=w.Layout(**_OPEN)), self.header], layout=w.Layout(**_LINE))
-        # the table's own box: as wide as the output area, scrolling sideways to the last column
-        self.box = w.VBox([head, self.rows], layout=w.Layout(width="100%", overflow="auto"))
-        self.box.add_class("evalbook-case-table")
-        super().__init__([filters, self.count, self.box, pager, self.detail])
+            control.observe(self._refresh)
+        self.pager.observe(lambda _: self._draw())
+        self.whole.observe(lambda _: self.open_row(self.selected))
         self._static_html = case_table_html(run, frame=self.frame)
         self._static_text = repr(run)
         self._new_score()
 
-    def _header_button(self, label: str) -> Any:
-        width = f"{column_width(label, self.names)}px"
-        button = w.Button(
-            description=shorten(visible(label), 80),
-            tooltip=f"{shorten(visible(label), 200)}: click to sort (again: descending)",
-            layout=w.Layout(width=width, flex=f"0 0 {width}", margin="0", padding="0 6px"),
-            style=w.ButtonStyle(button_color="transparent", font_weight="600"),
+    @property
+    def page(self) -> int:
+        """The shown page's number (0-based)."""
+        return int(self.pager.value)
+
+    @property
+    def filters(self) -> list[Any]:
+        """The controls above the table, in order (the tool filters only with transcripts)."""
+        steps = [self.tool_errors, self.tool] if self.has_steps else []
+        return [self.outcome, self.origin, self.score, self.status, self.reason, self.range,
+                self.slice_by, self.slice_value, *steps, self.sort, self.descending,
+                self.search, self.whole]  # fmt: skip
+
+    def _header_button(self, i: int, label: str) -> Button:
+        width = column_width(label, self.names)
+        button = self.add(
+            Button(
+                f"{self.prefix}.head.{i}",
+                shorten(visible(label), 80),
+                tooltip=f"{shorten(visible(label), 200)}: click to sort (again: descending)",
+                style=f"width: {width}px; flex: 0 0 {width}px; border: 0; border-radius: 0; "
+                "padding: 2px 6px; font-size: 13px; font-weight: 600; text-align: left; "
+                "white-space: nowrap; overflow: hidden; text-overflow: ellipsis",
+            )
         )
-        button.on_click(lambda _: self.sort_by_header(label))
+        button.on_click(lambda: self.sort_by_header(label))
         return button
 
     def sort_by_header(self, label: str) -> None:
@@ -171,61 +170,102 @@ class CaseTable(Static):
             slice_value=self.slice_value.value,
             tool_errors=self.tool_errors.value,
             tool=self.tool.value if self.tool.value != _LIST_TOOLS else ALL,
+            search=self.search.value.strip(),
             sort=self.sort.value,
             descending=bool(self.descending.value),
         )
 
     def _new_score(self, _change: Any = None) -> None:
         found = reasons(self.frame, self.score.value) if self.score.value else []
-        self.reason.options = [ALL, *found]  # resets the value to "all", which refreshes
+        self._quiet = True  # a new list of reasons (back to "all"), then one refresh
+        try:
+            self.reason.options = [ALL, *found]
+        finally:
+            self._quiet = False
         self._refresh()
 
     def _new_slice(self, _change: Any = None) -> None:
         by = self.slice_by.value
         values = [] if by is None else sorted(set(slice_values(self.frame, by)))
-        self.slice_value.options = [ALL, *values]
+        self._quiet = True
+        try:
+            self.slice_value.options = [ALL, *values]
+        finally:
+            self._quiet = False
         self._refresh()
 
-    def _new_tool(self, change: Any = None) -> None:
+    def _new_tool(self, _change: Any = None) -> None:
         if self.tool.value == _LIST_TOOLS and not self.tools_listed:
             self.tools_listed = True
             names = with_tools(self.frame, self.run)  # reads the transcripts, once
-            self.tool.options = [ALL, *names]  # resets the value to "all", which refreshes
+            self.tool.options = [ALL, *names]  # back to "all", which refreshes
             return
         self._refresh()
-
-    def _turn(self, step: int) -> None:
-        self.page = min(max(self.page + step, 0), max(len(self.positions) - 1, 0) // _PAGE)
-        self._draw()
 
     def _refresh(self, _change: Any = None) -> None:
         if self._quiet:
             return
         self.positions = table_rows(self.frame, self.filter)
-        self.page = 0
+        self.pager.reset(len(self.positions))
         self._draw()
 
     def _draw(self) -> None:
-        rows = self.positions[self.page * _PAGE : (self.page + 1) * _PAGE]
+        page = self.pager.page
+        self.shown = [int(i) for i in self.positions[page.start : page.stop]]
         f = self.filter
         for label, button in zip(self.labels, self.header_buttons, strict=True):
             mark = _SORT_MARKS[f.descending] if label == f.sort else ""
             button.description = shorten(visible(label), 80) + mark
-        budget = CellBudget()  # the page's cells share one (long texts show their start)
-        self.rows.children = [self._row(int(i), budget) for i in rows]
-        pages = max(len(self.positions) - 1, 0) // _PAGE + 1
-        self.page_label.value = f'<span style="{MUTED}">page {self.page + 1} of {pages}</span>'
         total = len(self.frame)
-        self.count.value = f'<span style="{MUTED}">{len(self.positions)} of {total} rows</span>'
-        if not len(rows):
+        self.count.value = f'<span style="{MUTED}">{len(self.positions):,} of {total:,} rows</span>'
+        if not self.shown:
             self.detail.value = f'<div style="{MUTED}">No row matches these filters.</div>'
 
-    def _row(self, i: int, budget: CellBudget) -> Any:
-        button = w.Button(description="open", layout=w.Layout(**_OPEN))
-        button.on_click(lambda _: self.open_row(i))
-        html = table_root(row_html(self.frame, i, self.labels, self.names, budget), "case-line")
-        cells = w.HTML(value=html, layout=w.Layout(margin="0", flex="0 0 auto"))
-        return w.HBox([button, cells], layout=w.Layout(**_LINE))
+    def row_lines(self) -> list[str]:
+        """The page's rows as drawn: each an "open" button and the row's cells."""
+        budget = CellBudget()  # the page's cells share one (long texts show their start)
+        lines = []
+        for i in self.shown:
+            cells = table_root(
+                row_html(self.frame, i, self.labels, self.names, budget), "case-line"
+            )
+            lines.append(
+                f'<div data-evalbook="table-line" style="{_LINE}">'
+                f'<button data-eb-action="{esc(self.prefix)}.open" data-eb-value="{i}" '
+                f'style="{CONTROL_STYLE}; width: {_OPEN_PX}px; flex: 0 0 {_OPEN_PX}px; '
+                f'cursor: pointer; align-self: flex-start">open</button>{cells}</div>'
+            )
+        return lines
+
+    @property
+    def page_label(self) -> HTMLBox:
+        """The pager's words ("page 3 of 797 · rows 51–75 of 19,905")."""
+        return HTMLBox(f'<span style="{MUTED}">{esc(self.pager.page.label)}</span>')
+
+    def html(self) -> str:
+        """The tab as the front end shows it: filters, count, the page's table, pager, detail."""
+        controls = "".join(c.html() for c in self.filters)
+        head = "".join(b.html() for b in self.header_buttons)
+        blank = f'<div style="width: {_OPEN_PX}px; flex: 0 0 {_OPEN_PX}px"></div>'
+        box = (
+            f'<div data-evalbook="case-table-box" data-eb-scroll="{esc(self.prefix)}" '
+            f'class="evalbook-case-table" style="width: 100%; overflow: auto; {FONT}">'
+            f'<div data-evalbook="table-head" style="{_LINE}">{blank}{head}</div>'
+            f"{''.join(self.row_lines())}</div>"
+        )
+        return (
+            f'<div data-evalbook="case-table-view"><div style="display: flex; flex-wrap: wrap; '
+            f'align-items: center">{controls}</div>{self.count.value}{box}'
+            f"{self.pager.html()}{self.detail.value}</div>"
+        )
+
+    def _open(self, value: str) -> None:
+        try:
+            row = int(value)
+        except ValueError:
+            return
+        if 0 <= row < len(self.frame):
+            self.open_row(row)
 
     def open_row(self, row: int | None) -> None:
         """Show row `row` of the table (a sample) in the detail: its case in full."""

@@ -1,4 +1,4 @@
-"""The labelling widget of `eb.review` (ipywidgets; imported lazily, only by `eb.review`).
+"""The labelling view of `eb.review` (an anywidget, as `eb.show`'s; imported only by `eb.review`).
 
 One sample at a time: a button per value when the score's raw scale is a few integers (a
 1-5 judge), else a number field and "save"; "skip"; a note sent with the label. Each click
@@ -9,10 +9,9 @@ calling `eb.review` again on the same run goes on where it stopped.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
-import ipywidgets as w
 import numpy as np
 
 from .._model._labels import Label
@@ -20,14 +19,15 @@ from .._model._run_data import RunData
 from .._render._review_html import review_sample_html
 from .._render._style import MUTED, esc, root
 from .._store._labels import give_label, given_labels
-from ._widget_base import Static, html_output
+from ._controls import Button, HTMLBox, Number, Text
+from ._widget_base import Pane, View
 
 __all__ = ["ReviewView"]
 
 _BUTTONS_MAX = 11  # a scale of at most this many integers gets a button per value
 
 
-class ReviewView(Static):
+class ReviewView(View):
     """The review of `rows` (rows of `run.cases`, in the order shown) for `score`."""
 
     def __init__(
@@ -41,6 +41,7 @@ class ReviewView(Static):
         blind: bool,
         labeler: str | None,
     ) -> None:
+        super().__init__()
         self.run, self.score, self.blind, self.labeler = run, score, blind, labeler
         self.rows, self.raw, self.scale = [int(r) for r in rows], list(raw), scale
         cases = run.cases
@@ -52,27 +53,44 @@ class ReviewView(Static):
             if x.score == score and x.labeler == labeler
         }
         self.done = [key in done for key in self.sample_keys]
-        self.sample = html_output("")
-        self.note = w.Text(placeholder="note (optional, kept with the label)")
+        pane = Pane("review")
+        self.sample = HTMLBox()
+        self.note = pane.add(
+            Text("review.note", description="note",
+                 placeholder="note (optional, kept with the label)")
+        )  # fmt: skip
         low, high = scale
         self.buttons: list[Any] = []
+        self.number: Number | None = None
         if float(low).is_integer() and float(high).is_integer() and high - low < _BUTTONS_MAX:
             for v in np.arange(low, high + 1):
-                button = w.Button(description=f"{int(v)}", layout=w.Layout(width="56px"))
-                button.on_click(lambda _, v=float(v): self.give(v))
+                button = pane.add(Button(f"review.value.{int(v)}", f"{int(v)}",
+                                         style="min-width: 48px"))  # fmt: skip
+                button.on_click(self._giver(float(v)))
                 self.buttons.append(button)
-            self.number = None
         else:
-            self.number = w.BoundedFloatText(min=low, max=high, step=0.01, description="label")
-            save = w.Button(description="save")
-            save.on_click(lambda _: self.give(float(self.number.value)))
-            self.buttons += [self.number, save]
-        self.skip_button = w.Button(description="skip")
-        self.skip_button.on_click(lambda _: self.give(None))
-        self.status = html_output("")
-        controls = w.HBox([*self.buttons, self.skip_button], layout=w.Layout(flex_flow="row wrap"))
-        super().__init__([self.sample, controls, self.note, self.status])
+            number = self.number = pane.add(
+                Number("review.number", low, bounds=(low, high), description="label")
+            )
+            save = pane.add(Button("review.save", "save"))
+            save.on_click(lambda: self.give(float(number.value)))
+            self.buttons += [number, save]
+        self.skip_button = pane.add(Button("review.skip", "skip"))
+        self.skip_button.on_click(lambda: self.give(None))
+        self.status = HTMLBox()
+        self.connect(None, [pane])
         self._draw()
+
+    def _giver(self, value: float) -> Callable[[], Label | None]:
+        return lambda: self.give(value)
+
+    def header_html(self) -> str:
+        controls = "".join(c.html() for c in [*self.buttons, self.skip_button])
+        return (
+            f'{self.sample.value}<div style="display: flex; flex-wrap: wrap; gap: 4px; '
+            f'align-items: center; margin: 6px 0">{controls}</div>'
+            f"<div>{self.note.html()}</div>{self.status.value}"
+        )
 
     @property
     def position(self) -> int | None:
@@ -114,7 +132,8 @@ class ReviewView(Static):
                 "review",
             )
             for b in [*self.buttons, self.skip_button]:
-                b.disabled = True
+                if isinstance(b, Button):
+                    b.disabled = True
         else:
             raw = self.raw[i]
             self.sample.value = review_sample_html(

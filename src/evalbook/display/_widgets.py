@@ -1,16 +1,15 @@
-"""Interactive views (ipywidgets; imported lazily, only by `eb.show`).
+"""The views of `eb.show` (one anywidget each; imported lazily, only by `eb.show`).
 
 Each view's display bundle carries the live widget *and* the static HTML and a text summary,
-so a notebook opened without a kernel (nbconvert, GitHub, a viewer without widget support)
-still shows the results (`_widget_base._Static`). The run view's Case table tab is
-`_case_table_widget.CaseTable`; a list of runs is `_board.BoardView` (no widget).
+so a notebook opened without a kernel (nbconvert, GitHub) still shows the results
+(`_widget_base.View`). The run view's Case table tab is `_case_table_widget.CaseTable`; a list
+of runs is `_board.BoardView` (no widget).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-import ipywidgets as w
 import numpy as np
 import pandas as pd
 
@@ -40,58 +39,65 @@ from .._render._run_html import (
     unscored_html,
 )
 from .._render._run_slices import scores_tab_html, slice_columns
-from .._render._style import MUTED, esc, root, shorten
+from .._render._style import MUTED, esc, outcome_label, root, shorten
 from .._render._transcript_html import sample_transcript, transcript_pair_html
 from .._util._fmt import format_num, format_pp
 from .._util._text import visible
 from ._board import board_view
 from ._case_table_widget import CaseTable
-from ._widget_base import LABEL_LIMIT as _LABEL_LIMIT
-from ._widget_base import NONE as _NONE
-from ._widget_base import OUTCOMES as _OUTCOMES
-from ._widget_base import STATUSES as _STATUSES
-from ._widget_base import Static, html_output, list_output, whole_toggle
+from ._controls import Choice, HTMLBox, Pager, Range, Tabs, Text
+from ._widget_base import (
+    LABEL_LIMIT,
+    NONE,
+    OUTCOMES,
+    STATUSES,
+    Pane,
+    View,
+    list_output,
+    whole_toggle,
+)
 
 __all__ = ["show"]
 
-_MAX_OPTIONS = 500
+# Entries of a case or pair list page (the pager reaches the others; issue 35 item 7)
+LIST_PAGE = 50
 # "changed" (every change but "same") is the comparison's default filter: what a reader looks for
 _CHANGED = "changed"
 _CHANGES = [_CHANGED, ALL, "improved", "regressed", "same", "only_a", "only_b"]
 
 
-class CaseExplorer(w.VBox):  # type: ignore[misc]
-    """Filter a run's cases by outcome, score status and value range; show one in full."""
+class CaseExplorer(Pane):
+    """Filter a run's cases by outcome, score status and value range; show one in full.
 
-    def __init__(self, run: RunData) -> None:
+    The list holds one page of `LIST_PAGE` cases; the pager reaches every other.
+    """
+
+    def __init__(self, run: RunData, prefix: str = "explorer") -> None:
+        super().__init__(prefix)
         self.run = run
         names = [d.name for d in run.definitions]
         labels = {d.name: d.display_label() for d in run.definitions}
-        small = w.Layout(width="190px")
-        self.outcome = w.Dropdown(options=_OUTCOMES, value=ALL, description="outcome", layout=small)
-        self.score = w.Dropdown(
-            options=[(visible(f"{labels[n]} ({n})" if labels[n] != n else n), n) for n in names],
-            value=names[0] if names else None,
-            description="score",
-            layout=w.Layout(width="280px"),
+        self.outcome = self.add(Choice(f"{prefix}.outcome", OUTCOMES, ALL, description="outcome"))
+        self.score = self.add(
+            Choice(
+                f"{prefix}.score",
+                [(visible(f"{labels[n]} ({n})" if labels[n] != n else n), n) for n in names],
+                names[0] if names else None,
+                description="score",
+            )
         )
-        self.status = w.Dropdown(options=_STATUSES, value=ALL, description="status", layout=small)
-        self.range = w.FloatRangeSlider(
-            value=(0.0, 1.0), min=0.0, max=1.0, step=0.05, description="value", readout_format=".2f"
-        )
-        self.count = html_output("")
-        self.cases = w.Select(options=[], rows=10, layout=w.Layout(width="100%"))
-        self.detail = html_output("")
-        self.whole = whole_toggle()
+        self.status = self.add(Choice(f"{prefix}.status", STATUSES, ALL, description="status"))
+        self.range = self.add(Range(f"{prefix}.range"))
+        self.count = HTMLBox()
+        self.cases = self.add(Choice(f"{prefix}.cases", [], rows=10, width="100%"))
+        self.pager = self.add(Pager(f"{prefix}.page", LIST_PAGE))
+        self.detail = HTMLBox()
+        self.whole = self.add(whole_toggle(f"{prefix}.whole"))
         for control in (self.outcome, self.score, self.status, self.range):
-            control.observe(self._refresh, names="value")
-        self.cases.observe(self._show_case, names="value")
-        self.whole.observe(lambda _: self._show_case(self.cases.value), names="value")
-        filters = w.HBox(
-            [self.outcome, self.score, self.status, self.range, self.whole],
-            layout=w.Layout(flex_flow="row wrap"),
-        )
-        super().__init__([filters, self.count, self.cases, self.detail])
+            control.observe(self._refresh)
+        self.pager.observe(self._list)
+        self.cases.observe(self._show_case)
+        self.whole.observe(lambda _: self._show_case(self.cases.value))
         self._refresh()
 
     @property
@@ -107,12 +113,17 @@ class CaseExplorer(w.VBox):  # type: ignore[misc]
         )
 
     def _refresh(self, _change: Any = None) -> None:
-        positions = filter_cases(self.run, self.filter)
-        self.positions = positions
+        self.positions = filter_cases(self.run, self.filter)
+        self.pager.reset(len(self.positions))
+        self._list()
+
+    def _list(self, _change: Any = None) -> None:
+        positions = self.positions
         cases = self.run.cases
         k = epochs_of(self.run)
         names = [d.name for d in self.run.definitions]
-        listed = positions[:_MAX_OPTIONS]
+        page = self.pager.page
+        listed = positions[page.start : page.stop]
         values: np.ndarray | None = None
         strips = [""] * len(listed)
         if self.score.value in names and k > 1:
@@ -127,113 +138,151 @@ class CaseExplorer(w.VBox):  # type: ignore[misc]
         spent = case_usage_labels(self.run, listed)  # "" each when the run has no usage
         for pos, strip, cost in zip(listed, strips, spent, strict=True):
             c = cases.iloc[int(pos) * k]  # the case's first epoch (rows: case, then epoch)
-            outcome = "pending" if pd.isna(c["outcome"]) else str(c["outcome"])
+            # the task's outcome in a view's words ("ran": it says nothing of the output)
+            outcome = "pending" if pd.isna(c["outcome"]) else outcome_label(str(c["outcome"]))
             value = "" if values is None else f" · {format_num(values[int(pos)])}"
             what = strip if k > 1 else f" · {outcome}"
-            label = shorten(visible(f"{c['case_id']}{what}{value}{cost}"), _LABEL_LIMIT)
+            label = shorten(visible(f"{c['case_id']}{what}{value}{cost}"), LABEL_LIMIT)
             options.append((label, int(pos)))
-        shown = f" (first {_MAX_OPTIONS} listed)" if len(positions) > _MAX_OPTIONS else ""
         size = f" × {k} epochs" if k > 1 else ""
-        count = f"{len(positions)} of {case_count(self.run)} cases{size} match{shown}"
-        list_output(self, options, count, "No case matches these filters.")
+        count = f"{len(positions):,} of {case_count(self.run):,} cases{size} match"
+        list_output(self.cases, self.count, self.detail, options, count,
+                    "No case matches these filters.")  # fmt: skip
 
     def _show_case(self, change: Any) -> None:
         pos = change["new"] if isinstance(change, dict) else change
         if pos is not None:
             self.detail.value = case_html(self.run, int(pos), whole=self.whole.value)
 
+    def html(self) -> str:
+        filters = "".join(
+            c.html() for c in (self.outcome, self.score, self.status, self.range, self.whole)
+        )
+        pager = self.pager.html() if self.pager.page.n_pages > 1 else ""
+        return (
+            f'<div data-evalbook="case-explorer">{_row(filters)}{self.count.value}'
+            f"{self.cases.html()}{pager}{self.detail.value}</div>"
+        )
 
-class ScoresTab(w.VBox):  # type: ignore[misc]
+
+def _row(inner: str) -> str:
+    """A line of controls that wraps on a narrow output."""
+    return f'<div style="display: flex; flex-wrap: wrap; align-items: center">{inner}</div>'
+
+
+class ScoresTab(Pane):
     """The Scores tab: the summary, sliced by ("Slice by") and clustered by ("Cluster by")
     a column of the run's input data; no dropdowns when the run has no such column."""
 
-    def __init__(self, run: RunData) -> None:
+    def __init__(self, run: RunData, prefix: str = "scores") -> None:
+        super().__init__(prefix)
         self.run = run
-        columns = slice_columns(run.data)
-        options = [(_NONE, None), *((shorten(visible(str(c)), _LABEL_LIMIT), c) for c in columns)]
-        layout = w.Layout(width="260px")
-        self.by = w.Dropdown(options=options, value=None, description="Slice by", layout=layout)
+        self.columns = slice_columns(run.data)
+        options = [
+            (NONE, None),
+            *((shorten(visible(str(c)), LABEL_LIMIT), c) for c in self.columns),
+        ]
+        self.by = self.add(Choice(f"{prefix}.by", options, None, description="Slice by"))
         default = run.options.get("cluster")
         # None is the run's own default (`eb.run(cluster=)`); False turns it off
-        first = [(f"{shorten(visible(str(default)), 40)} (run)", None), (_NONE, False)]
-        self.cluster = w.Dropdown(
-            options=[*(first if default is not None else [(_NONE, None)]), *options[1:]],
-            value=None,
-            description="Cluster by",
-            layout=layout,
+        first = [(f"{shorten(visible(str(default)), 40)} (run)", None), (NONE, False)]
+        self.cluster = self.add(
+            Choice(
+                f"{prefix}.cluster",
+                [*(first if default is not None else [(NONE, None)]), *options[1:]],
+                None,
+                description="Cluster by",
+            )
         )
-        self.table = html_output("")
+        self.table = HTMLBox()
         for control in (self.by, self.cluster):
-            control.observe(self._refresh, names="value")
-        controls = [w.HBox([self.by, self.cluster], layout=w.Layout(flex_flow="row wrap"))]
-        super().__init__([*(controls if columns else []), self.table])
+            control.observe(self._refresh)
         self._refresh()
 
     @property
+    def controls(self) -> tuple[Choice, ...]:
+        """The dropdowns shown above the table (none when the run has no such column)."""
+        return (self.by, self.cluster) if self.columns else ()
+
+    @property
     def value(self) -> str:
-        """The tab's HTML as now shown (as `.value` of the other tabs, which are `HTML`)."""
+        """The summary as now shown (sliced, clustered), without the controls above it."""
         return str(self.table.value)
+
+    def html(self) -> str:
+        controls = _row("".join(c.html() for c in self.controls)) if self.controls else ""
+        return controls + self.value
 
     def _refresh(self, _change: Any = None) -> None:
         html = scores_tab_html(self.run, by=self.by.value, cluster=self.cluster.value)
         self.table.value = root(html, "run-summary")
 
 
-class RunView(Static):
+class RunView(View):
     """`eb.show(run)`: tabs Headline, Scores, Unscored reasons, Cases, Case table."""
 
     def __init__(self, run: RunData) -> None:
+        super().__init__()
         self.run = run
         summary = run.summary()
         self.explorer = CaseExplorer(run)
         self.scores = ScoresTab(run)
         self.table = CaseTable(run)
-        self.tabs = w.Tab(
-            children=[
-                html_output(root(run_cards_html(run) + consistency_html(run), "run-cards")),
-                self.scores,
-                html_output(root(unscored_html(run.unscored(), summary), "run-unscored")),
-                self.explorer,
-                self.table,
-            ],
-            titles=("Headline", "Scores", "Unscored reasons", "Cases", "Case table"),
-        )
-        super().__init__([html_output(root(run_header_html(run), "run-header")), self.tabs])
-        # where widgets don't run, the Case table tab's static table follows the run's card
+        self.header = root(run_header_html(run), "run-header")
+        children = [
+            HTMLBox(root(run_cards_html(run) + consistency_html(run), "run-cards")),
+            self.scores,
+            HTMLBox(root(unscored_html(run.unscored(), summary), "run-unscored")),
+            self.explorer,
+            self.table,
+        ]
+        titles = ("Headline", "Scores", "Unscored reasons", "Cases", "Case table")
+        self.connect(Tabs("tab", titles, children), [self.scores, self.explorer, self.table])
+        # where no kernel runs, the Case table tab's static table follows the run's card
         self._static_html = run_html(run) + self.table._static_html
         self._static_text = repr(run)
 
+    def header_html(self) -> str:
+        return self.header
 
-class ComparisonView(Static):
-    """`eb.show(comparison)`: tabs Summary, Cases (filter by change and score), Warnings."""
+
+class ComparisonView(View):
+    """`eb.show(comparison)`: tabs Summary, Cases (filter by change, score and case id; every
+    pair reachable by the pager), Warnings."""
 
     def __init__(self, comp: Any) -> None:
+        super().__init__()
         self.comparison = comp
         self.name_a, self.name_b = comparison_names(comp)
         table: pd.DataFrame = comp.cases
         scores = list(dict.fromkeys(table["score"].astype(str))) if len(table) else []
-        self.change = w.Dropdown(options=_CHANGES, value=_CHANGED, description="change")
-        self.score = w.Dropdown(options=[ALL, *scores], value=ALL, description="score")
-        self.count = html_output("")
-        self.cases = w.Select(options=[], rows=10, layout=w.Layout(width="100%"))
-        self.detail = html_output("")
-        self.whole = whole_toggle()
-        for control in (self.change, self.score):
-            control.observe(self._refresh, names="value")
-        self.cases.observe(self._show_case, names="value")
-        self.whole.observe(lambda _: self._show_case(self.cases.value), names="value")
-        controls = w.HBox([self.change, self.score, self.whole])
-        explorer = w.VBox([controls, self.count, self.cases, self.detail])
-        warnings = warnings_html(list(comp.warnings)) or f'<div style="{MUTED}">No warnings.</div>'
-        self.tabs = w.Tab(
-            children=[
-                html_output(comparison_html(comp)),
-                explorer,
-                html_output(root(warnings, "warnings")),
-            ],
-            titles=("Summary", "Cases", f"Warnings ({len(comp.warnings)})"),
+        self.ids = table["case_id"].astype(str).str.casefold().to_numpy() if len(table) else None
+        pane = Pane("pairs")
+        self.change = pane.add(Choice("pairs.change", _CHANGES, _CHANGED, description="change"))
+        self.score = pane.add(Choice("pairs.score", [ALL, *scores], ALL, description="score"))
+        self.search = pane.add(
+            Text("pairs.search", description="case id", placeholder="search case ids")
         )
-        super().__init__([self.tabs])
+        self.count = HTMLBox()
+        self.cases = pane.add(Choice("pairs.cases", [], rows=10, width="100%"))
+        self.pager = pane.add(Pager("pairs.page", LIST_PAGE))
+        self.detail = HTMLBox()
+        self.whole = pane.add(whole_toggle("pairs.whole"))
+        for control in (self.change, self.score, self.search):
+            control.observe(self._refresh)
+        self.pager.observe(self._list)
+        self.cases.observe(self._show_case)
+        self.whole.observe(lambda _: self._show_case(self.cases.value))
+        self.explorer = _PairsPane(self)
+        self.explorer.handlers = pane.handlers
+        warnings = warnings_html(list(comp.warnings)) or f'<div style="{MUTED}">No warnings.</div>'
+        children = [
+            HTMLBox(comparison_html(comp)),
+            self.explorer,
+            HTMLBox(root(warnings, "warnings")),
+        ]
+        titles = ("Summary", "Cases", f"Warnings ({len(comp.warnings)})")
+        self.connect(Tabs("tab", titles, children), [self.explorer])
         self._static_html = comparison_html(comp)
         self._static_text = comparison_text(comp)
         self._refresh()
@@ -248,22 +297,27 @@ class ComparisonView(Static):
             keep &= change == self.change.value
         if self.score.value != ALL:
             keep &= (table["score"].astype(str) == self.score.value).to_numpy()
-        rows = np.flatnonzero(keep)
+        needle = self.search.value.strip().casefold()
+        if needle and self.ids is not None:
+            keep &= np.fromiter((needle in x for x in self.ids), dtype=bool, count=len(self.ids))
+        self.rows = np.flatnonzero(keep)
+        self.pager.reset(len(self.rows))
+        self._list()
+
+    def _list(self, _change: Any = None) -> None:
+        table: pd.DataFrame = self.comparison.cases
+        page = self.pager.page
         options = []
-        for i in rows[:_MAX_OPTIONS]:
+        for i in self.rows[page.start : page.stop]:
             r = table.iloc[int(i)]
             label = (
                 f"{r['case_id']} · {r['score']} · {format_num(r['a'])} → {format_num(r['b'])} "
                 f"({format_pp(r['delta'])})"
             )
-            options.append((shorten(visible(label), _LABEL_LIMIT), int(i)))
-        count = f"{len(rows):,} of {len(table):,} pairs match"
-        if len(rows) > _MAX_OPTIONS:  # never a silent cut: say how to reach the rest
-            count += (
-                f" (the first {_MAX_OPTIONS:,} listed: pick a change or a score to narrow them; "
-                "comparison.cases holds all)"
-            )
-        list_output(self, options, count, _no_pair(self.change.value, self.score.value))
+            options.append((shorten(visible(label), LABEL_LIMIT), int(i)))
+        count = f"{len(self.rows):,} of {len(table):,} pairs match"
+        empty = _no_pair(self.change.value, self.score.value, self.search.value)
+        list_output(self.cases, self.count, self.detail, options, count, empty)
 
     def _show_case(self, change: Any) -> None:
         i = change["new"] if isinstance(change, dict) else change
@@ -308,9 +362,28 @@ class ComparisonView(Static):
         self.detail.value = root(diff + pair, "pair-view") + both
 
 
-def _no_pair(change: str, score: str) -> str:
+class _PairsPane(Pane):
+    """The comparison's Cases tab: its controls, the page of pairs, the pager, the pair."""
+
+    def __init__(self, view: ComparisonView) -> None:
+        super().__init__("pairs")
+        self.view = view
+
+    def html(self) -> str:
+        v = self.view
+        controls = _row("".join(c.html() for c in (v.change, v.score, v.search, v.whole)))
+        pager = v.pager.html() if v.pager.page.n_pages > 1 else ""
+        return (
+            f'<div data-evalbook="pair-explorer">{controls}{v.count.value}{v.cases.html()}'
+            f"{pager}{v.detail.value}</div>"
+        )
+
+
+def _no_pair(change: str, score: str, search: str = "") -> str:
     """What the empty pair list says: "nothing regressed" rather than a blank list."""
-    where = "" if score == ALL else f" on {shorten(visible(score), _LABEL_LIMIT)}"
+    if search.strip():
+        return f"No pair's case id contains “{esc(search.strip(), 200)}” with these filters."
+    where = "" if score == ALL else f" on {esc(shorten(visible(score), LABEL_LIMIT))}"
     if change == _CHANGED:
         return f"Nothing changed{where}: every pair is the same in both runs (pick “all”)."
     if change in ("improved", "regressed"):
