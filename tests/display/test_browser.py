@@ -54,6 +54,8 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 RUN_ALL_TIMEOUT_S = 240
+# eb.show's tab bar: HTML buttons drawn by the kernel (docs/architecture.md, the view protocol)
+_TAB = "[data-eb-action='tab']"
 
 
 def _missing() -> str | None:
@@ -231,14 +233,16 @@ def test_quickstart_shows_the_headline_card(browser: Any, lab: str) -> None:
     IMG.mkdir(parents=True, exist_ok=True)
     card.screenshot(path=str(IMG / "headline-card.png"))
     # The interactive view rendered as a live widget (tabs), not only as static HTML.
-    tabs = page.locator(".jp-OutputArea-output .lm-TabBar-tab, .jp-OutputArea-output .p-TabBar-tab")
+    tabs = page.locator(f".jp-OutputArea-output {_TAB}")
     tabs.first.wait_for(timeout=30_000)
     assert "Unscored reasons" in " ".join(tabs.all_inner_texts())
     # The case explorer works in the browser: filter to the errored case and read it.
-    widget = page.locator(".jp-OutputArea-output", has=page.locator(".lm-TabBar-tab")).first
-    widget.locator(".lm-TabBar-tab", has_text="Cases").click()
-    # the visible one: the hidden Scores tab holds dropdowns ("Slice by") earlier in the page
-    widget.locator(".widget-dropdown select:visible").first.select_option("errored")
+    widget = page.locator(".jp-OutputArea-output", has=page.locator(_TAB)).first
+    widget.locator(_TAB, has_text="Cases").click()
+    # the kernel draws the tab (its HTML comes by message); then the outcome filter
+    outcome = widget.locator("select[data-eb-action='explorer.outcome']")
+    outcome.wait_for(timeout=30_000)
+    outcome.select_option("errored")
     detail = widget.locator("[data-evalbook='case']")
     detail.wait_for(timeout=30_000)
     page.wait_for_function(
@@ -266,10 +270,10 @@ def test_a_transcript_clicks_through_in_the_case_explorer(browser: Any, lab: str
     """The agents notebook's run: open the case whose tool failed, read its turns (the failed
     call marked), open the shared steps of a long message, and shoot it."""
     page = _run_all(browser, lab, "agents.ipynb")
-    widget = page.locator(".jp-OutputArea-output", has=page.locator(".lm-TabBar-tab")).last
+    widget = page.locator(".jp-OutputArea-output", has=page.locator(_TAB)).last
     widget.scroll_into_view_if_needed()
-    widget.locator(".lm-TabBar-tab", has_text="Cases").click()
-    cases = widget.locator(".widget-select select:visible").first
+    widget.locator(_TAB, has_text="Cases").click()
+    cases = widget.locator("select[data-eb-action='explorer.cases']").first
     cases.wait_for(timeout=30_000)
     labels = cases.locator("option").all_inner_texts()
     cases.select_option(index=next(i for i, t in enumerate(labels) if t.startswith("q3")))
@@ -358,7 +362,7 @@ def test_a_review_clicked_in_jupyterlab_survives_a_kernel_kill(
     assert "0 of 10 labelled" in _progress(page)
     assert "hidden while you label" in _progress(page)  # blind
     for k in range(1, 4):
-        page.locator(".jp-OutputArea-output .widget-button", has_text="4").first.click()
+        page.locator(".jp-OutputArea-output button[data-eb-action='review.value.4']").first.click()
         page.wait_for_function(
             "(k) => [...document.querySelectorAll('[data-evalbook=\"review\"]')]"
             ".some(e => e.innerText.includes(k + ' of 10 labelled'))",
@@ -407,10 +411,10 @@ _OUTPUTS_JS = """() => {
                     text: e.innerText.trim().slice(0, 200),
                     media: e.querySelectorAll('img, svg, canvas').length,
                     mime: e.dataset.mimeType || '',
-                    widget: e.querySelector('.lm-TabBar-tab') !== null}));
+                    widget: e.querySelector("[data-eb-action='tab']") !== null}));
 }"""
 _PENDING = ("Loading widget...",)
-_WIDGET = ".jp-OutputArea-output:has(.lm-TabBar-tab)"
+_WIDGET = ".jp-OutputArea-output:has([data-eb-action='tab'])"
 _PLOT = ".jp-OutputArea-output.js-plotly-plot, .jp-OutputArea-output:has(.js-plotly-plot)"
 # eb.show([a, b, c])'s outputs: the board card, then the cost-vs-score scatter below it
 _BOARD = ".jp-CodeCell:has([data-evalbook='board']) .jp-Cell-outputArea"
@@ -433,9 +437,10 @@ _KINDS = [
 
 def _open_tab(page: Any, target: Any, tab: str) -> None:
     """Open `tab` of the widget `target`; in a comparison's Cases, show the first case's diff."""
-    target.locator(".lm-TabBar-tab", has_text=tab).first.click()
-    if tab == "Cases" and target.locator("[data-evalbook='comparison']").count():
-        cases = target.locator(".widget-select select:visible").first
+    target.locator(_TAB, has_text=tab).first.click()
+    target.locator(f"{_TAB}[aria-selected='true']", has_text=tab).first.wait_for(timeout=30_000)
+    if tab == "Cases" and target.locator("[data-evalbook='pair-explorer']").count():
+        cases = target.locator("select[data-eb-action='pairs.cases']").first
         # a pair in both runs whose value changed (its label ends "(±N pp)"), so that the diff
         # has two outputs; the first pair may be in one run only
         labels = cases.locator("option").all_inner_texts()
@@ -449,8 +454,8 @@ def _open_tab(page: Any, target: Any, tab: str) -> None:
 # over its column, and whether the last column can be scrolled into view.
 _TABLE_JS = """(el, scroll) => {
     const box = el.querySelector('.evalbook-case-table');
-    const heads = [...box.children[0].children[1].children];
-    const row = box.children[1].children[0];
+    const heads = [...box.children[0].children].slice(1);  // after the blank over "open"
+    const row = box.children[1];
     const cells = [...row.querySelector("[data-evalbook='case-row']").children];
     const lefts = (xs) => xs.map(x => x.getBoundingClientRect().left);
     const offsets = lefts(heads).map((x, i) => Math.abs(x - lefts(cells)[i]));
@@ -494,6 +499,11 @@ def _check_case_table(page: Any, target: Any, theme: str) -> list[str]:
     page.wait_for_function(_FIRST_CELLS_JS, arg=[handle, descending], timeout=30_000)
     header.first.click()  # back to input order for the next shots
     page.wait_for_function(_FIRST_CELLS_JS, arg=[handle, before], timeout=30_000)
+    # a row's "open" shows its case in full under the table
+    target.locator("button[data-eb-action='table.open']").first.click()
+    target.locator("[data-evalbook='case-table-view'] [data-evalbook='case']").first.wait_for(
+        timeout=30_000
+    )
     return [name]
 
 

@@ -12,6 +12,7 @@ link. The number of outputs checked is printed and recorded.
 from __future__ import annotations
 
 import os
+import re
 import shutil
 from pathlib import Path
 
@@ -157,6 +158,31 @@ def test_eb_show_and_eval_show_export_their_static_view(exported: dict[str, str]
             assert any(o.cell == cell and o.text.strip() for o in page.outputs), (
                 f"{name}: cell {cell + 1} shows only the widget placeholder"
             )
+
+
+def test_each_view_shows_once_and_the_saved_widget_state_holds_no_copy(
+    exported: dict[str, str],
+) -> None:
+    """Issue 35 item 6: an export opened online showed each view twice (the static view, then
+    the widget restored from its saved state). The live view's HTML is sent by the kernel,
+    never a widget trait, so the saved state holds none of it: restored without a kernel, the
+    widget draws nothing and the static view is the one view."""
+    for name, marker in [("quickstart.ipynb", "run"), ("comparing-runs.ipynb", "comparison")]:
+        html = exported[name]
+        states = re.findall(
+            r'<script type="application/vnd.jupyter.widget-state\+json">(.*?)</script>',
+            html,
+            flags=re.S,
+        )
+        assert states, f"{name}: no saved widget state (nbclient stores it)"
+        for live in ("run-cards", "run-header", "case-table-box", "pair-explorer", "Unscored"):
+            assert not any(live in state for state in states), f"{name}: {live} in the state"
+        page = Page.of(html)
+        widget_cells = {o.cell for o in page.outputs if o.widget}
+        assert widget_cells
+        for cell in widget_cells:
+            shown = [o for o in page.outputs if o.cell == cell and marker in o.marks]
+            assert len(shown) == 1, f"{name}: cell {cell + 1} shows its view {len(shown)} times"
 
 
 def test_a_view_publishes_its_static_html_apart_from_the_widget(

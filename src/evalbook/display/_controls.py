@@ -176,7 +176,8 @@ class Choice(Control):
             "</option>"
             for i, (label, v) in enumerate(self.pairs)
         )
-        size = f' size="{self.rows}"' if self.rows else ""
+        # a list is as tall as its entries, up to `rows` (then it scrolls)
+        size = f' size="{min(self.rows, max(len(self._options), 2))}"' if self.rows else ""
         width = f"; width: {self.width}" if self.width else ""
         select = (
             f'<select data-eb-action="{esc(self.name)}"{size} '
@@ -391,10 +392,10 @@ class Pager(Control):
         return (
             f'<div data-evalbook="pager" style="display: flex; flex-wrap: wrap; gap: 4px; '
             f'align-items: center; margin: 4px 0">'
-            f"{button('first', '⏮', 'first page', first)}"
-            f"{button('prev', '◀', 'previous page', first)}{jump}"
-            f"{button('next', '▶', 'next page', last)}"
-            f"{button('last', '⏭', 'last page', last)}"
+            f"{button('first', '« first', 'first page', first)}"
+            f"{button('prev', '‹ previous', 'previous page', first)}{jump}"
+            f"{button('next', 'next ›', 'next page', last)}"
+            f"{button('last', 'last »', 'last page', last)}"
             f'<span style="{MUTED}; font-size: 12px; margin-left: 6px">{esc(page.label)}</span>'
             "</div>"
         )
