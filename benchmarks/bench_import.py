@@ -11,7 +11,7 @@ import statistics
 import subprocess
 import sys
 
-HEAVY = ("plotly", "ipywidgets", "IPython", "scipy", "dask", "distributed", "openai")
+HEAVY = ("plotly", "ipywidgets", "anywidget", "IPython", "scipy", "dask", "distributed", "openai")
 _PROBE = (
     "import time, sys; t = time.perf_counter(); import {mod}; "
     "print(time.perf_counter() - t); print(','.join(m for m in {heavy!r} if m in sys.modules))"

@@ -10,9 +10,12 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 import evalbook as eb
 from display_fixtures import EVIL, EVIL_ESCAPED, FakeComparison, demo_run, evil_run
+from evalbook.display._controls import Pager
 
 pytest.importorskip("anywidget")
 
@@ -205,3 +208,30 @@ def test_review_buttons_label_through_the_message() -> None:
     labels = run.labels()
     assert labels["label"].tolist() == [1.0] and labels["note"].tolist() == ["<b>checked</b>"]
     assert "<b>checked" not in html
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    total=st.integers(0, 5_000),
+    size=st.integers(1, 100),
+    clicks=st.lists(
+        st.one_of(
+            st.sampled_from(["first", "prev", "next", "last", "", "x", "-3"]),
+            st.integers(-10, 10_000).map(str),
+        ),
+        max_size=12,
+    ),
+)
+def test_any_clicks_leave_the_pager_on_a_page_that_exists(
+    total: int, size: int, clicks: list[str]
+) -> None:
+    pager = Pager("p", size, total)
+    for click in clicks:
+        pager.receive(click)
+        page = pager.page
+        assert 0 <= pager.value < page.n_pages and page.stop - page.start <= size
+        assert page.start < page.stop or total == 0
+        assert f'value="{pager.value + 1}"' in pager.html()
+    if total:
+        pager.receive("last")
+        assert pager.page.stop == total
