@@ -51,8 +51,9 @@ def show(obj: Any) -> Any:
 
     A run or a comparison is shown as one anywidget with tabs (a run: Headline, Scores,
     Unscored reasons, Cases, Case table; a comparison: Summary, Cases, Warnings), live in
-    JupyterLab and marimo (and any front end that runs anywidgets). Its display bundle also carries static
-    HTML and a text summary, so the result still shows where no kernel runs (nbconvert, GitHub).
+    JupyterLab and marimo (and any front end that runs anywidgets). Its display bundle also
+    carries static HTML and a text summary, so the result still shows where no kernel runs
+    (nbconvert, GitHub).
 
     A list (or tuple) of runs is shown as the leaderboard view: `eb.leaderboard(runs)` as a
     card with each run's cost per sample, then the cost-vs-score scatter with its Pareto front
