@@ -499,6 +499,13 @@ def _check_case_table(page: Any, target: Any, theme: str) -> list[str]:
     page.wait_for_function(_FIRST_CELLS_JS, arg=[handle, descending], timeout=30_000)
     header.first.click()  # back to input order for the next shots
     page.wait_for_function(_FIRST_CELLS_JS, arg=[handle, before], timeout=30_000)
+    # the search box sends its text once typing pauses; the kernel keeps the matching rows
+    search = target.locator("input[data-eb-action='table.search']")
+    search.fill("Q1")  # case-insensitive: the case ids q01, q10, q11, q12 hold "q1"
+    want = [c for c in before if "q1" in c.lower()]
+    page.wait_for_function(_FIRST_CELLS_JS, arg=[handle, want], timeout=30_000)
+    search.fill("")
+    page.wait_for_function(_FIRST_CELLS_JS, arg=[handle, before], timeout=30_000)
     # a row's "open" shows its case in full under the table
     target.locator("button[data-eb-action='table.open']").first.click()
     target.locator("[data-evalbook='case-table-view'] [data-evalbook='case']").first.wait_for(

@@ -89,7 +89,9 @@ class CaseExplorer(Pane):
         self.status = self.add(Choice(f"{prefix}.status", STATUSES, ALL, description="status"))
         self.range = self.add(Range(f"{prefix}.range"))
         self.count = HTMLBox()
-        self.cases = self.add(Choice(f"{prefix}.cases", [], rows=10, width="100%"))
+        self.cases = self.add(
+            Choice(f"{prefix}.cases", [], rows=10, width="100%", description="cases")
+        )
         self.pager = self.add(Pager(f"{prefix}.page", LIST_PAGE))
         self.detail = HTMLBox()
         self.whole = self.add(whole_toggle(f"{prefix}.whole"))
@@ -257,14 +259,15 @@ class ComparisonView(View):
         table: pd.DataFrame = comp.cases
         scores = list(dict.fromkeys(table["score"].astype(str))) if len(table) else []
         self.ids = table["case_id"].astype(str).str.casefold().to_numpy() if len(table) else None
-        pane = Pane("pairs")
+        # the Cases tab: its controls are the view's (`view.change`, `view.cases`, ...)
+        self.explorer = pane = _PairsPane(self)
         self.change = pane.add(Choice("pairs.change", _CHANGES, _CHANGED, description="change"))
         self.score = pane.add(Choice("pairs.score", [ALL, *scores], ALL, description="score"))
         self.search = pane.add(
             Text("pairs.search", description="case id", placeholder="search case ids")
         )
         self.count = HTMLBox()
-        self.cases = pane.add(Choice("pairs.cases", [], rows=10, width="100%"))
+        self.cases = pane.add(Choice("pairs.cases", [], rows=10, width="100%", description="pairs"))
         self.pager = pane.add(Pager("pairs.page", LIST_PAGE))
         self.detail = HTMLBox()
         self.whole = pane.add(whole_toggle("pairs.whole"))
@@ -273,8 +276,6 @@ class ComparisonView(View):
         self.pager.observe(self._list)
         self.cases.observe(self._show_case)
         self.whole.observe(lambda _: self._show_case(self.cases.value))
-        self.explorer = _PairsPane(self)
-        self.explorer.handlers = pane.handlers
         warnings = warnings_html(list(comp.warnings)) or f'<div style="{MUTED}">No warnings.</div>'
         children = [
             HTMLBox(comparison_html(comp)),
