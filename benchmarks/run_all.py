@@ -40,6 +40,7 @@ FULL = [
     ["bench_cache.py"],
     ["bench_usage.py"],
     ["bench_transcripts.py"],
+    ["bench_view.py"],
     ["bench_inspect_import.py"],
 ]
 QUICK = [
@@ -75,6 +76,7 @@ QUICK = [
         "--latency-ms",
         "5",
     ],
+    ["bench_view.py", "--cases", "2000", "--repeats", "2"],
     ["bench_inspect_import.py", "--quick"],
 ]
 PEERS = ("inspect_ai", "braintrust", "deepeval")

@@ -1,0 +1,78 @@
+"""What a click in `eb.show(run)` costs in the kernel: building the view, and each action's
+answer (the HTML the front end is sent), on a run of N cases.
+
+Each action goes through `view.act`, which is what a message from the front end does
+(docs/architecture.md, the view protocol): hello, the Case table tab, the last page, a page
+number, a header sort, a search, "open", the Cases tab and its last page. The median of
+`--repeats` rounds, with the HTML's size: a page is the unit the front end holds (25 rows of
+the table, 50 entries of a list), so the size must not grow with N. Bar: each action under
+250 ms at N = 20,000.
+
+    python benchmarks/bench_view.py [--cases 20000] [--repeats 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pandas as pd
+
+import evalbook as eb
+
+
+def _run(n: int) -> eb.Run:
+    data = pd.DataFrame({"q": [f"question {i}" for i in range(n)], "topic": ["t"] * n})
+    return eb.run(data, task=lambda q, topic: q.upper(), store=None, progress=False,
+                  scorers=[lambda output: float(len(output) % 2)])  # fmt: skip
+
+
+def _timed(f: Callable[[int], Any], repeats: int) -> tuple[float, Any]:
+    """The median time of `f(round)` (each round a new value, so that each one does work)."""
+    times, out = [], None
+    for i in range(repeats):
+        t = time.perf_counter()
+        out = f(i)
+        times.append(time.perf_counter() - t)
+    return statistics.median(times), out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=20_000)
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    run = _run(args.cases)
+    build, view = _timed(lambda _: eb.show(run), max(1, args.repeats // 2))
+    table = view.table
+    q = table.labels.index("q")
+    actions: list[tuple[str, Callable[[int], str]]] = [
+        ("hello", lambda i: view.act("hello")),
+        ("tab: Case table", lambda i: view.act("tab", 4)),
+        ("page: last, first", lambda i: view.act("table.page", ("last", "first")[i % 2])),
+        ("page: a number typed", lambda i: view.act("table.page", str(400 + i))),
+        ("header sort (asc, desc, off)", lambda i: view.act(f"table.head.{q}")),
+        ("search 'QUESTION 1…'", lambda i: view.act("table.search", f"QUESTION 1{i}")),
+        ("open a row", lambda i: view.act("table.open", table.shown[i % len(table.shown)])),
+        ("tab: Cases", lambda i: view.act("tab", 3)),
+        ("cases page: last, first", lambda i: view.act("explorer.page", ("last", "first")[i % 2])),
+    ]
+    print(f"## eb.show(run) round trips in the kernel (N={args.cases:,}, median of {args.repeats})")
+    print()
+    print(f"Building the view: {build * 1000:,.0f} ms.")
+    print()
+    print("| action | ms | HTML sent (KB) |")
+    print("|---|---|---|")
+    for label, action in actions:
+        seconds, html = _timed(action, args.repeats)
+        print(f"| {label} | {seconds * 1000:,.1f} | {len(html) / 1024:,.0f} |")
+    print()
+    cases = view.explorer.pager.page.label
+    print(f"Pager: {table.pager.page.label} (after the search); cases: {cases}")
+
+
+if __name__ == "__main__":
+    main()
