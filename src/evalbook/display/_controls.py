@@ -178,6 +178,8 @@ class Choice(Control):
         )
         # a list is as tall as its entries, up to `rows` (then it scrolls)
         size = f' size="{min(self.rows, max(len(self._options), 2))}"' if self.rows else ""
+        # a list keeps its scroll position across the view's redraws (view.js)
+        size += f' data-eb-scroll="{esc(self.name)}"' if self.rows else ""
         width = f"; width: {self.width}" if self.width else ""
         select = (
             f'<select data-eb-action="{esc(self.name)}"{size} '
