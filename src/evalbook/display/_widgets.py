@@ -277,14 +277,15 @@ class ComparisonView(View):
         self.cases.observe(self._show_case)
         self.whole.observe(lambda _: self._show_case(self.cases.value))
         warnings = warnings_html(list(comp.warnings)) or f'<div style="{MUTED}">No warnings.</div>'
+        summary = comparison_html(comp)
         children = [
-            HTMLBox(comparison_html(comp)),
+            HTMLBox(summary),
             self.explorer,
             HTMLBox(root(warnings, "warnings")),
         ]
         titles = ("Summary", "Cases", f"Warnings ({len(comp.warnings)})")
         self.connect(Tabs("tab", titles, children), [self.explorer])
-        self._static_html = comparison_html(comp)
+        self._static_html = summary
         self._static_text = comparison_text(comp)
         self._refresh()
 
