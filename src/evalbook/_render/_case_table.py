@@ -123,16 +123,32 @@ def _input_label(col: Any, taken: set[str]) -> str:
 
 def _inputs(run: RunLike) -> list[tuple[int, str]]:
     """The input columns the table shows: (position in `run.data`, label), without a column
-    that holds the case ids (the `id` column the run takes them from: `case_id` shows it)."""
+    that holds the case ids (the `id` column the run takes them from: `case_id` shows it).
+    Read once per run and tables (the widget, its frame and its static table ask)."""
+    data = run.data if isinstance(run.data, pd.DataFrame) else pd.DataFrame()
+    cases = run.cases
+    found = _INPUTS.get(id(run))
+    if found is not None and found[0] is data and found[1] is cases:
+        return list(found[2])
     names = [d.name for d in run.definitions]
     taken = set(_FIXED) | {f"{n}{end}" for n in names for end in ("", " status", " reason")}
-    data = run.data if isinstance(run.data, pd.DataFrame) else pd.DataFrame()
-    ids = run.cases["case_id"]
-    return [
+    ids = cases["case_id"]
+    inputs = [
         (j, _input_label(c, taken))
         for j, c in enumerate(data.columns)
         if not _repeats_ids(data.iloc[:, j], ids, epochs_of(run))
     ]
+    try:
+        if id(run) not in _INPUTS:
+            weakref.finalize(run, _INPUTS.pop, id(run), None)
+        _INPUTS[id(run)] = (data, cases, inputs)
+    except TypeError:  # a run object that takes no weak reference: not kept
+        pass
+    return list(inputs)
+
+
+# Per run (by id, dropped with the run): its data and cases tables and the input columns
+_INPUTS: dict[int, tuple[pd.DataFrame, pd.DataFrame, list[tuple[int, str]]]] = {}
 
 
 def _repeats_ids(column: pd.Series, ids: pd.Series, k: int) -> bool:
@@ -189,7 +205,8 @@ def table_frame(run: RunLike) -> pd.DataFrame:
         # length (a user's object) has no values here
         fits = len(column) * k == n
         out[label] = _column(column.take(np.arange(n) // k)) if fits else np.full(n, None)
-    out["output"] = _column(cases["output"])
+    # an array, not a Series: all text, pandas makes it an Arrow text column (sorts, searches)
+    out["output"] = cases["output"].to_numpy(dtype=object)
     for label in STEP_LABELS:
         if label in cases.columns:  # nullable Int64: <NA> for a sample without a transcript
             out[label] = cases[label].to_numpy(dtype=float, na_value=np.nan)
@@ -276,7 +293,11 @@ def _row_origins(run: RunLike, n: int) -> tuple[pd.Series, pd.Series]:
     if s and "origin" in scores.columns and len(scores) == n * s:
         bits |= np.bitwise_or.reduce(_origin_bits(scores["origin"]).reshape(n, s), axis=1)
     extra = _extra_origins(run, n) if bits.max(initial=0) >= 1 << len(_ORIGIN_NAMES) else {}
-    mixes, inverse = np.unique(bits, return_inverse=True)
+    # each row's mix of bits, numbered (bits < 2 ** 6: a count per possible mix, no sort)
+    mixes = np.flatnonzero(np.bincount(bits, minlength=1 << (len(_ORIGIN_NAMES) + 1)))
+    number = np.zeros(1 << (len(_ORIGIN_NAMES) + 1), dtype=np.int64)
+    number[mixes] = np.arange(len(mixes))
+    inverse = number[bits]
     sets = np.empty(len(mixes), dtype=object)
     for k, m in enumerate(mixes.tolist()):
         sets[k] = frozenset(o for j, o in enumerate(_ORIGIN_NAMES) if m >> j & 1)
@@ -395,8 +416,13 @@ def _arrow_text(frame: pd.DataFrame, label: str) -> pa.ChunkedArray:
         if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
             arrow = pa.chunked_array(pa.array(column.array))  # the column's own buffers
         else:
-            missing = np.asarray(pd.isna(column.to_numpy(dtype=object)), dtype=bool)
-            arrow = pa.chunked_array([_utf8(_texts(column), missing)])
+            values = column.to_numpy(dtype=object)
+            if pd.api.types.infer_dtype(values, skipna=True) == "string":  # text: as it is
+                arrow = pa.chunked_array([_utf8(values, np.asarray(pd.isna(values), bool))])
+            else:  # each distinct value's text once, taken for its rows (missing: null)
+                codes, texts = _codes(frame, label)
+                words = _utf8(texts, np.arange(len(texts)) == len(texts) - 1)
+                arrow = pa.chunked_array([words.take(pa.array(codes))])
         if not pa.types.is_large_string(arrow.type):
             arrow = arrow.cast(pa.large_string())  # one type for every column
         cache[key] = arrow
