@@ -18,8 +18,8 @@ Each action's ratio is against plain pandas on the same work on the same frame: 
 `pd.read_parquet` of the run's three tables. Targets (docs/performance.md): open ≤ 2 s, every
 action ≤ 0.5 s at 1,000,000 samples.
 
-Building the run takes minutes at 1M (`eb.run` of 1,000,000 samples, about 4 min here): the
-run is kept under `--store` (default: a folder in the temp dir) and reused by the next call.
+Building the run takes minutes at 1M (`eb.run` of 1,000,000 samples: 158 s here, 1.6 GB peak):
+the run is kept under `--store` (default: a folder in the temp dir) and reused by the next call.
 
 Run: python benchmarks/bench_case_table.py [--cases 1000000] [--store DIR]
 """
@@ -219,7 +219,7 @@ def main() -> None:
     report("page jump to the last page (sorted by output, desc)", t_jump, CPU[0], None,
            ACTION_TARGET)  # fmt: skip
 
-    print(f"### Case table at {n:,} samples (3 scores; load_run of a stored run)\n")
+    print(f"## Case table at {n:,} samples (3 scores; load_run of a stored run)\n")
     print("| action | evalbook (wall) | CPU | plain pandas | ratio | target |")
     print("|---|---|---|---|---|---|")
     for what, ours, cpu, theirs, target in lines:
