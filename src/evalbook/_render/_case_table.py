@@ -350,10 +350,12 @@ def origins_of(frame: pd.DataFrame) -> list[str]:
 
 def reasons(frame: pd.DataFrame, score: str) -> list[str]:
     """The distinct reasons of `score`'s records (unscored and error), as text, sorted."""
-    column = frame.get(f"{score} reason")
-    if column is None:
+    label = f"{score} reason"
+    if label not in frame.columns:
         return []
-    return sorted({str(x) for x in column if not is_missing(x)})
+    codes, texts = _codes(frame, label)
+    present = np.bincount(codes, minlength=len(texts))[:-1] > 0  # the last text: missing
+    return sorted(set(texts[:-1][present].tolist()))
 
 
 def slice_values(frame: pd.DataFrame, by: str) -> list[str]:
@@ -451,11 +453,12 @@ def _codes(frame: pd.DataFrame, label: str) -> tuple[np.ndarray, np.ndarray]:
             codes = column.cat.codes.to_numpy()
             uniques = column.cat.categories.to_numpy(dtype=object)
         else:
-            values = column.to_numpy(dtype=object)
-            try:
-                codes, uniques = pd.factorize(values, use_na_sentinel=True)
+            pair: Any
+            try:  # Arrow text is factorized by Arrow, other values by their hash
+                pair = pd.factorize(column, use_na_sentinel=True)
             except TypeError:  # unhashable values (lists, dicts): by their text
-                codes, uniques = pd.factorize(_texts(column), use_na_sentinel=True)
+                pair = pd.factorize(_texts(column), use_na_sentinel=True)
+            codes, uniques = np.asarray(pair[0]), np.asarray(pair[1], dtype=object)
         texts = np.empty(len(uniques) + 1, dtype=object)
         texts[:-1] = _texts(pd.Series(uniques, dtype=object))
         texts[-1] = "—"
