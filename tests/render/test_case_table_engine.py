@@ -152,3 +152,18 @@ def test_a_lone_surrogate_is_searched_and_sorted_as_the_run_would_store_it() -> 
     )
     assert table_rows(frame, CaseTableFilter(search="\\ud800")).tolist() == [0]
     assert table_rows(frame, CaseTableFilter(sort="output", descending=True)).tolist() == [1, 0]
+
+
+def test_an_input_of_numbers_is_searched_as_text_and_sorted_as_numbers() -> None:
+    frame = pd.DataFrame(
+        {
+            "case_id": ["a", "b", "c"],
+            "t": [0.75, 10.0, np.nan],
+            "s": [0.75, 0.1, 0.2],
+            "s status": ["scored"] * 3,
+            "output": ["x", "y", "z"],
+        }
+    )
+    assert table_rows(frame, CaseTableFilter(search="0.75")).tolist() == [0]  # not the score s
+    assert table_rows(frame, CaseTableFilter(search="10")).tolist() == [1]
+    assert table_rows(frame, CaseTableFilter(sort="t", descending=True)).tolist() == [1, 0, 2]

@@ -513,16 +513,15 @@ def _order(frame: pd.DataFrame, label: str, descending: bool) -> np.ndarray:
 
 
 def _searched(frame: pd.DataFrame) -> list[str]:
-    """The columns a search reads: case id, the input fields and output (not the outcome,
-    origin, scores, counts, nor an input of floats)."""
+    """The columns a search reads: case id, the input fields and output (not the epoch,
+    outcome, origin, counts, nor a score: a column with its `name status` beside it)."""
     skip = {"epoch", "outcome", "origin", *STEP_LABELS, "_case", ORIGINS_COLUMN, "_tools"}
+    columns = [c for c in frame.columns if isinstance(c, str)]
+    scores = {c[: -len(" status")] for c in columns if c.endswith(" status")}
     return [
         c
-        for c in frame.columns
-        if isinstance(c, str)
-        and c not in skip
-        and not c.endswith((" status", " reason"))
-        and (c in ("case_id", "output") or not pd.api.types.is_float_dtype(frame[c].dtype))
+        for c in columns
+        if c not in skip and c not in scores and not c.endswith((" status", " reason"))
     ]
 
 
