@@ -201,3 +201,11 @@ def test_the_case_id_stays_at_the_left_edge_when_the_table_scrolls_sideways(
         theme == "plain" and after["background"] == "rgb(255, 255, 255)"
     ), after
     assert after["background"] not in ("rgba(0, 0, 0, 0)", "transparent"), after
+
+
+def test_a_column_added_to_the_data_is_a_column_of_the_table() -> None:
+    run = _run()
+    assert "topic" not in column_labels(run)
+    run.data["topic"] = ["a", "b"] * 3
+    assert column_labels(run)[-2:] == ["topic", "output"]
+    assert table_frame(run)["topic"].tolist() == ["a", "b"] * 3

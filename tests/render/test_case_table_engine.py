@@ -11,7 +11,7 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalbook._render._case_table import ORIGINS_COLUMN, CaseTableFilter, table_rows
+from evalbook._render._case_table import ORIGINS_COLUMN, CaseTableFilter, reasons, table_rows
 
 # text with cased non-ASCII letters and regex characters (a search is a plain substring)
 _TEXT = (
@@ -167,3 +167,12 @@ def test_an_input_of_numbers_is_searched_as_text_and_sorted_as_numbers() -> None
     assert table_rows(frame, CaseTableFilter(search="0.75")).tolist() == [0]  # not the score s
     assert table_rows(frame, CaseTableFilter(search="10")).tolist() == [1]
     assert table_rows(frame, CaseTableFilter(sort="t", descending=True)).tolist() == [1, 0, 2]
+
+
+def test_reasons_are_those_some_row_has() -> None:
+    reason = pd.Categorical(
+        ["empty", None, "empty", "late"], categories=["unused", "empty", "late"]
+    )
+    frame = pd.DataFrame({"case_id": list("abcd"), "s": [np.nan] * 4, "s reason": reason})
+    assert reasons(frame, "s") == ["empty", "late"]
+    assert reasons(frame, "other") == []

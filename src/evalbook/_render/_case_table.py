@@ -128,8 +128,8 @@ def _inputs(run: RunLike) -> list[tuple[int, str]]:
     data = run.data if isinstance(run.data, pd.DataFrame) else pd.DataFrame()
     cases = run.cases
     found = _INPUTS.get(id(run))
-    if found is not None and found[0] is data and found[1] is cases:
-        return list(found[2])
+    if found is not None and found[0] is data and found[1] is cases and found[2] == [*data]:
+        return list(found[3])
     names = [d.name for d in run.definitions]
     taken = set(_FIXED) | {f"{n}{end}" for n in names for end in ("", " status", " reason")}
     ids = cases["case_id"]
@@ -141,14 +141,15 @@ def _inputs(run: RunLike) -> list[tuple[int, str]]:
     try:
         if id(run) not in _INPUTS:
             weakref.finalize(run, _INPUTS.pop, id(run), None)
-        _INPUTS[id(run)] = (data, cases, inputs)
+        _INPUTS[id(run)] = (data, cases, [*data], inputs)
     except TypeError:  # a run object that takes no weak reference: not kept
         pass
     return list(inputs)
 
 
-# Per run (by id, dropped with the run): its data and cases tables and the input columns
-_INPUTS: dict[int, tuple[pd.DataFrame, pd.DataFrame, list[tuple[int, str]]]] = {}
+# Per run (by id, dropped with the run): its data and cases tables, the data's column names
+# (a column added to `run.data` is seen) and the input columns
+_INPUTS: dict[int, tuple[pd.DataFrame, pd.DataFrame, list[Any], list[tuple[int, str]]]] = {}
 
 
 def _repeats_ids(column: pd.Series, ids: pd.Series, k: int) -> bool:
