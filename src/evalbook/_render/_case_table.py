@@ -508,7 +508,9 @@ def _order(frame: pd.DataFrame, label: str, descending: bool) -> np.ndarray:
                 null_placement="at_end",
             )  # Arrow's sort is stable; UTF-8 byte order is code point order
             order = indices.to_numpy()
-        cache[key] = order.astype(np.intp, copy=False)
+        # kept per column and direction: 4 bytes a row where positions fit (half of intp's)
+        small = len(order) < np.iinfo(np.int32).max
+        cache[key] = order.astype(np.int32 if small else np.intp, copy=False)
     found: np.ndarray = cache[key]
     return found
 
