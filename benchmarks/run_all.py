@@ -41,6 +41,7 @@ FULL = [
     ["bench_usage.py"],
     ["bench_transcripts.py"],
     ["bench_inspect_import.py"],
+    ["bench_case_table.py"],
 ]
 QUICK = [
     ["bench_core.py", "--quick"],
@@ -76,6 +77,7 @@ QUICK = [
         "5",
     ],
     ["bench_inspect_import.py", "--quick"],
+    ["bench_case_table.py", "--cases", "2000"],
 ]
 PEERS = ("inspect_ai", "braintrust", "deepeval")
 

@@ -100,7 +100,7 @@ def test_the_table_box_scrolls_sideways_and_each_line_is_as_wide_as_its_columns(
         assert button.layout.margin == "0"
     assert head.children[0].layout.width == rows.children[0].children[0].layout.width
     # a column is wide enough for its label on one button line (score columns: 120 px at least)
-    assert tracks["answer.correct status"] > tracks["answer.correct"] > 120
+    assert tracks["answer.concise"] > 120 and tracks["answer.correct"] > 120
 
 
 def test_header_labels_are_shown_escaped() -> None:
