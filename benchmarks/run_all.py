@@ -42,6 +42,7 @@ FULL = [
     ["bench_transcripts.py"],
     ["bench_view.py"],
     ["bench_inspect_import.py"],
+    ["bench_case_table.py"],
 ]
 QUICK = [
     ["bench_core.py", "--quick"],
@@ -78,6 +79,7 @@ QUICK = [
     ],
     ["bench_view.py", "--cases", "2000", "--repeats", "2"],
     ["bench_inspect_import.py", "--quick"],
+    ["bench_case_table.py", "--cases", "2000"],
 ]
 PEERS = ("inspect_ai", "braintrust", "deepeval")
 

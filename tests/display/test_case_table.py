@@ -38,12 +38,12 @@ def _static(run: eb.Run) -> str:
     return str(eb.show(run).table._static_html)
 
 
-def test_the_columns_are_the_inputs_output_outcome_and_each_score(run: eb.Run) -> None:
+def test_the_columns_are_the_outcome_each_score_origin_inputs_and_output(run: eb.Run) -> None:
     table = eb.show(run).table
+    # the `id` column the case ids come from is not shown twice
     assert table.labels == [
-        "case_id", "id", "question", "expected", "output", "outcome",
-        "answer.correct", "answer.correct status", "answer.concise", "answer.concise status",
-        "answer.pass", "answer.pass status",
+        "case_id", "outcome", "answer.correct", "answer.concise", "answer.pass", "origin",
+        "question", "expected", "output",
     ]  # fmt: skip
     frame = table.frame
     assert len(frame) == len(run.cases)

@@ -20,6 +20,8 @@ from typing import Any
 
 import pytest
 
+from _chromium import chromium as chromium_browser
+
 pytestmark = pytest.mark.slow
 
 try:  # the dev extra installs them
@@ -33,7 +35,6 @@ except ImportError as exc:  # pragma: no cover
 
 pytest.importorskip("plotly")
 
-CHROMIUM = "/usr/bin/chromium"  # Debian's, as in test_browser.py: nothing is downloaded
 LIMIT = 6_000_000
 SETUP = """
 import pandas as pd
@@ -95,19 +96,8 @@ def _export(nb: Any, path: Path) -> Path:
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"browser test cannot run in CI: {CHROMIUM} not found")
-        pytest.skip(f"{CHROMIUM} not found (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"]
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with chromium_browser() as browser:
+        yield browser
 
 
 def _open(browser: Any, page_file: Path, javascript: bool) -> Any:

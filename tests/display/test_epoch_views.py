@@ -7,7 +7,6 @@ reader sees: `run._repr_html_()`, the tabs of `eb.show(run)` and its case explor
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -17,6 +16,7 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
+from _chromium import chromium
 from _page import Page, visible_text
 from _store_helpers import drop_final_files
 from display_fixtures import case_view, case_views, cases_where, demo_run, tab_html
@@ -378,49 +378,35 @@ def test_an_exported_notebook_shows_reducers_consistency_strips_and_counts(run: 
     assert "epoch 5 ran attempts 1 flaky says 5" in visible_text
 
 
-CHROMIUM = "/usr/bin/chromium"  # Debian's, as in test_browser.py: nothing is downloaded
-
-
 @pytest.mark.browser
 @pytest.mark.parametrize("javascript", [False, True])
 def test_chromium_shows_the_exported_epoch_views(
     run: eb.Run, javascript: bool, tmp_path: Path
 ) -> None:
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"browser test cannot run in CI: {CHROMIUM} not found")
-        pytest.skip(f"{CHROMIUM} not found (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
     page_file = tmp_path / "exported.html"
     page_file.write_text(_exported(run), encoding="utf-8")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"]
-        )
-        try:
-            context = browser.new_context(java_script_enabled=javascript)
-            # offline, as a viewer without network: plotly.js from its CDN never loads
-            context.route("http*://**", lambda route: route.abort())
-            page = context.new_page()
-            page.goto(page_file.as_uri(), wait_until="load")
-            counts = page.locator("[data-evalbook='flakiness']")
-            assert counts.count() == 4  # repr, widget fallback, both figures' fallbacks
-            if javascript:  # both charts drawn, and their numbers then hidden (not shown twice)
-                page.wait_for_function(
-                    "document.querySelectorAll('.plotly-graph-div[data-drawn]').length == 2",
-                    timeout=30_000,
-                )
-                assert [c.is_visible() for c in counts.all()] == [True, True, False, False]
-            else:
-                assert all(c.is_visible() for c in counts.all())
-            badges = counts.first.locator("span[style*='border-radius: 9px']").all_inner_texts()
-            assert badges == [
-                "always 2 (33%)",
-                "sometimes 2 (33%)",
-                "never 1 (17%)",
-                "not counted 1 (17%)",
-            ]
-            strip = page.locator("[data-evalbook='strip']").first
-            assert strip.is_visible() and strip.inner_text() == "■■□■■ 4/5"
-        finally:
-            browser.close()
+    with chromium() as browser:
+        context = browser.new_context(java_script_enabled=javascript)
+        # offline, as a viewer without network: plotly.js from its CDN never loads
+        context.route("http*://**", lambda route: route.abort())
+        page = context.new_page()
+        page.goto(page_file.as_uri(), wait_until="load")
+        counts = page.locator("[data-evalbook='flakiness']")
+        assert counts.count() == 4  # repr, widget fallback, both figures' fallbacks
+        if javascript:  # both charts drawn, and their numbers then hidden (not shown twice)
+            page.wait_for_function(
+                "document.querySelectorAll('.plotly-graph-div[data-drawn]').length == 2",
+                timeout=30_000,
+            )
+            assert [c.is_visible() for c in counts.all()] == [True, True, False, False]
+        else:
+            assert all(c.is_visible() for c in counts.all())
+        badges = counts.first.locator("span[style*='border-radius: 9px']").all_inner_texts()
+        assert badges == [
+            "always 2 (33%)",
+            "sometimes 2 (33%)",
+            "never 1 (17%)",
+            "not counted 1 (17%)",
+        ]
+        strip = page.locator("[data-evalbook='strip']").first
+        assert strip.is_visible() and strip.inner_text() == "■■□■■ 4/5"

@@ -81,9 +81,8 @@ def assert_outcomes_named(html: str, ran: int | None = None) -> None:
     green_ran = [(t, c) for t, c in nodes if re.fullmatch(r"ran( \d[\d,]*)?", t) and c in GREENS]
     assert not green_ran, green_ran
     pills = statuses(html)
-    green_pills = [
-        t for t, s in pills.items() if re.fullmatch(r"ran( \d[\d,]*)?", t) and s in _GOOD
-    ]
+    ran_pills = [t for t, s in pills.items() if re.fullmatch(r"ran( \d[\d,]*)?", t)]
+    green_pills = [t for t in ran_pills if pills[t] in _GOOD]
     assert not green_pills, green_pills
     if ran is not None:
         shown = [t for t, _ in nodes if t == f"ran {ran}"]

@@ -22,6 +22,7 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
+from _chromium import chromium as chromium_browser
 
 pytestmark = pytest.mark.browser
 
@@ -31,27 +32,7 @@ IMG = (
     if os.environ.get("EVALBOOK_UPDATE_SCREENSHOTS") == "1"
     else Path(tempfile.mkdtemp(prefix="evalbook-screenshots-"))
 )
-CHROMIUM = "/usr/bin/chromium"
-ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 N = 10_000
-
-
-def _missing() -> str | None:
-    if not Path(CHROMIUM).exists():
-        return f"{CHROMIUM} not found (apt-get install chromium)"
-    try:
-        import playwright  # noqa: F401
-    except ImportError:
-        return "playwright is not installed (pip install -e '.[dev]')"
-    return None
 
 
 @pytest.fixture(scope="module")
@@ -93,19 +74,8 @@ def report(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    missing = _missing()
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(f"browser test cannot run in CI: {missing}")
-        pytest.skip(missing)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with chromium_browser() as browser:
+        yield browser
 
 
 def _open(

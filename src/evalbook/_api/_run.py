@@ -155,12 +155,17 @@ class Run(RunData):
         return RunPlots(self)
 
 
+# Tables a RunData builds from its records, definitions and options alone (not its data):
+# those the store already built (load_run checks the summary.json against them) are kept
+_BUILT = ("_counted", "cases", "scores", "_reduced")
+
+
 def as_run(data: RunData) -> Run:
     """The public Run over data the runner or the store produced (the same parts, not copies;
-    its tables are built on first use)."""
+    its tables are built on first use, or taken as `data` built them)."""
     if isinstance(data, Run):
         return data
-    return Run(
+    run = Run(
         name=data.name,
         id=data.id,
         definitions=data.definitions,
@@ -169,3 +174,6 @@ def as_run(data: RunData) -> Run:
         options=data.options,
         path=data.path,
     )
+    built = vars(data)
+    vars(run).update({name: built[name] for name in _BUILT if name in built})
+    return run

@@ -1,11 +1,16 @@
 """The case table: one row per sample, sortable and filterable, computed on the run's tables.
 
-Columns: the case id (and the epoch, with epochs > 1), the input fields (`run.data`), the
-output (its start, the rest behind a `<details>`), the outcome, and per score its value and
-status. `table_rows` filters (outcome, one score's status, reason and value range, one slice
-of an input column) and sorts; `case_table_html` draws rows as `<div>`s with inline styles,
-every cell escaped. The widget (`eb.show(run)`, Case table tab) pages through these rows;
-where widgets don't run, the static table shows the first `STATIC_ROWS` rows and says so.
+Columns: the case id (and the epoch, with epochs > 1), the outcome, each score's value (its
+status where it has none), the failure origin, the input fields (`run.data`, but one that
+repeats the case id), the output (its start, the rest behind a `<details>`), and with
+transcripts their counts. `table_rows` filters (outcome, origin, one score's status, reason
+and value range, one slice of an input column, a text search) and sorts, on whole columns:
+each sort order and each column's codes and text are computed once per frame, so that a
+million-sample table answers every action well under a second (benchmarks/bench_case_table.py).
+`case_table_html` draws rows as `<div>`s with inline styles, every cell escaped, the case id
+cell kept in view when the table scrolls sideways. The widget (`eb.show(run)`, Case table tab)
+pages through these rows; where widgets don't run, the static table shows the first
+`STATIC_ROWS` rows and says so.
 """
 
 from __future__ import annotations
@@ -17,8 +22,11 @@ from typing import Any
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
+import pyarrow.compute as pc
 
 from .._util._fmt import format_num
+from .._util._text import clean
 from ._budget import expandable
 from ._cases import ALL, epochs_of, text_of
 from ._protocols import RunLike
@@ -26,6 +34,7 @@ from ._style import (
     BORDER,
     FONT,
     MUTED,
+    OPAQUE_BG,
     STATUS_COLORS,
     esc,
     is_missing,
@@ -47,6 +56,7 @@ __all__ = [
     "case_table_html",
     "column_labels",
     "column_width",
+    "input_labels",
     "slice_values",
     "table_frame",
     "table_root",
@@ -66,10 +76,10 @@ CELL_LIMIT = 2_000
 # and inputs stay a table of starts, not megabytes of HTML.
 TABLE_TEXT_LIMIT = 20_000
 _WIDTHS = {"case": 110, "epoch": 50, "input": 160, "output": 240, "outcome": 90, "score": 120,
-           "count": 70}  # fmt: skip
+           "origin": 110, "count": 70}  # fmt: skip
 # a transcript's counts (`run.cases` has them when some sample has a transcript)
 STEP_LABELS = ("n_steps", "n_tool_calls", "n_tool_errors")
-_FIXED = ("case_id", "epoch", "output", "outcome", *STEP_LABELS)
+_FIXED = ("case_id", "epoch", "output", "outcome", "origin", *STEP_LABELS)
 # A header's width for its label: about a bold 13 px character each, the button's padding, and
 # a cap (a longer label ends in "…", its tooltip is whole)
 _LABEL_PX, _LABEL_PAD, _LABEL_PX_MAX = 8, 28, 260
@@ -111,60 +121,125 @@ def _input_label(col: Any, taken: set[str]) -> str:
     return f"input.{label}" if label in taken else label
 
 
-def column_labels(run: RunLike) -> list[str]:
-    """The table's column labels, in order: case_id, epoch (epochs > 1), the input fields,
-    output, outcome, then per score `name` (its value) and `name status`."""
-    names = [d.name for d in run.definitions]
-    taken = set(_FIXED) | set(names) | {f"{n} status" for n in names}
+def _inputs(run: RunLike) -> list[tuple[int, str]]:
+    """The input columns the table shows: (position in `run.data`, label), without a column
+    that holds the case ids (the `id` column the run takes them from: `case_id` shows it).
+    Read once per run and tables (the widget, its frame and its static table ask)."""
     data = run.data if isinstance(run.data, pd.DataFrame) else pd.DataFrame()
-    inputs = [_input_label(c, taken) for c in data.columns]
+    cases = run.cases
+    found = _INPUTS.get(id(run))
+    if found is not None and found[0] is data and found[1] is cases and found[2] == [*data]:
+        return list(found[3])
+    names = [d.name for d in run.definitions]
+    taken = set(_FIXED) | {f"{n}{end}" for n in names for end in ("", " status", " reason")}
+    ids = cases["case_id"]
+    inputs = [
+        (j, _input_label(c, taken))
+        for j, c in enumerate(data.columns)
+        if not _repeats_ids(data.iloc[:, j], ids, epochs_of(run))
+    ]
+    try:
+        if id(run) not in _INPUTS:
+            weakref.finalize(run, _INPUTS.pop, id(run), None)
+        _INPUTS[id(run)] = (data, cases, [*data], inputs)
+    except TypeError:  # a run object that takes no weak reference: not kept
+        pass
+    return list(inputs)
+
+
+# Per run (by id, dropped with the run): its data and cases tables, the data's column names
+# (a column added to `run.data` is seen) and the input columns
+_INPUTS: dict[int, tuple[pd.DataFrame, pd.DataFrame, list[Any], list[tuple[int, str]]]] = {}
+
+
+def _repeats_ids(column: pd.Series, ids: pd.Series, k: int) -> bool:
+    """Whether each case's value in `column` reads as its case id (`ids`: one per sample,
+    case then epoch)."""
+    n = len(column)
+    if n == 0 or n * k != len(ids) or text_of(column.iloc[0]) != str(ids.iloc[0]):
+        return False  # the first value settles most columns without reading the rest
+    # `ids` may be a categorical over the run's ids: its text, one per case
+    per_case = ids.iloc[::k].astype(str).to_numpy(dtype=object)
+    return bool(np.array_equal(_texts(column), per_case))
+
+
+def input_labels(run: RunLike) -> list[str]:
+    """The labels of the input columns the table shows, in order (the slice filter's
+    choices)."""
+    return [label for _, label in _inputs(run)]
+
+
+def column_labels(run: RunLike) -> list[str]:
+    """The table's column labels, in order: case_id, epoch (epochs > 1), outcome, each score's
+    value (`name`), origin, the input fields (`input_labels`), output, and with transcripts
+    `n_steps`, `n_tool_calls`, `n_tool_errors`. The first columns fit a narrow output area."""
+    names = [d.name for d in run.definitions]
     epoch = ["epoch"] if epochs_of(run) > 1 else []
     steps = [c for c in STEP_LABELS if c in run.cases.columns]  # some sample has a transcript
-    scores = [label for n in names for label in (n, f"{n} status")]
-    return ["case_id", *epoch, *inputs, "output", "outcome", *steps, *scores]
+    return ["case_id", *epoch, "outcome", *names, "origin", *input_labels(run), "output", *steps]
 
 
 def table_frame(run: RunLike) -> pd.DataFrame:
     """One row per sample (input order, then epoch), the columns of `column_labels`, plus
-    `_case` (the case's position) and, per score, `name reason`. Built from whole columns."""
+    `_case` (the case's position), `_origins` (each row's origins, a frozenset) and, per
+    score, `name status` and `name reason`. Built from whole columns, each kept in the type
+    it has (text as Arrow text, statuses as categories), so that nothing is converted twice."""
     cases = run.cases
     k = epochs_of(run)
     n = len(cases)
-    out: dict[str, Any] = {"case_id": cases["case_id"].astype(str).to_numpy()}
+    out: dict[str, Any] = {"case_id": _column(cases["case_id"].astype(str))}
     if k > 1:
-        out["epoch"] = cases["epoch"].to_numpy()
-    labels = column_labels(run)
-    data = run.data if isinstance(run.data, pd.DataFrame) else pd.DataFrame()
-    first_input = 2 if k > 1 else 1
-    for j in range(data.shape[1]):
-        values = data.iloc[:, j].to_numpy(dtype=object)
-        # each case's input repeated for its epochs (rows: case, then epoch)
-        fits = len(values) * k == n  # data of another length (a user's object): no values
-        out[labels[first_input + j]] = np.repeat(values, k) if fits else np.full(n, None)
-    out["output"] = cases["output"].to_numpy(dtype=object)
-    out["outcome"] = cases["outcome"].astype(object).where(cases["outcome"].notna(), "pending")
-    for label in STEP_LABELS:
-        if label in cases.columns:  # nullable Int64: <NA> for a sample without a transcript
-            out[label] = cases[label].to_numpy(dtype=float, na_value=np.nan)
+        out["epoch"] = _column(cases["epoch"])
+    out["outcome"] = _column(_filled(cases["outcome"], "pending"))
     names = [d.name for d in run.definitions]
     s = len(names)
     for j, name in enumerate(names):
         rows = run.scores.iloc[j::s]  # one record per sample, in the cases' order
         out[name] = rows["value"].to_numpy(dtype=float)
-        out[f"{name} status"] = rows["status"].astype(object).to_numpy()
-        out[f"{name} reason"] = rows["reason"].astype(object).to_numpy()
+        out[f"{name} status"] = _column(rows["status"])
+        out[f"{name} reason"] = _column(rows["reason"])
+    origins, out["origin"] = _row_origins(run, n)
+    data = run.data if isinstance(run.data, pd.DataFrame) else pd.DataFrame()
+    for j, label in _inputs(run):
+        column = data.iloc[:, j]
+        # each case's input repeated for its epochs (rows: case, then epoch); data of another
+        # length (a user's object) has no values here
+        fits = len(column) * k == n
+        out[label] = _column(column.take(np.arange(n) // k)) if fits else np.full(n, None)
+    # an array, not a Series: all text, pandas makes it an Arrow text column (sorts, searches)
+    out["output"] = cases["output"].to_numpy(dtype=object)
+    for label in STEP_LABELS:
+        if label in cases.columns:  # nullable Int64: <NA> for a sample without a transcript
+            out[label] = cases[label].to_numpy(dtype=float, na_value=np.nan)
     try:
         frame = pd.DataFrame(out)
     except Exception:  # inferring a dtype asked a user's value its class, and that raised
         frame = pd.DataFrame(
             {
-                c: pd.Series(v, dtype=object, copy=False) if v.dtype == object else v
+                c: pd.Series(v.to_numpy(dtype=object) if isinstance(v, pd.Series) else v,
+                             dtype=object, copy=False)
                 for c, v in out.items()
             }
-        )
+        )  # fmt: skip
     frame["_case"] = np.arange(n) // k
-    frame[ORIGINS_COLUMN] = _row_origins(run, n)
+    frame[ORIGINS_COLUMN] = origins
     return frame
+
+
+def _column(values: pd.Series) -> pd.Series:
+    """A column of the frame: its values in its own type, indexed 0..n-1 (no copy)."""
+    return values.reset_index(drop=True)
+
+
+def _filled(values: pd.Series, missing: str) -> pd.Series:
+    """A column with `missing` where it has no value (a categorical keeps its codes)."""
+    if not values.isna().any():
+        return values
+    if isinstance(values.dtype, pd.CategoricalDtype):
+        if missing not in values.cat.categories:
+            values = values.cat.add_categories([missing])
+        return values.fillna(missing)
+    return values.astype(object).where(values.notna(), missing)
 
 
 def with_tools(frame: pd.DataFrame, run: Any) -> list[str]:
@@ -182,6 +257,7 @@ def with_tools(frame: pd.DataFrame, run: Any) -> list[str]:
             names.setdefault((cid, int(epoch)), set()).add(str(tool))
     tools = [frozenset(names.get((str(c), int(e)), ())) for c, e in key]
     frame["_tools"] = pd.Series(tools, index=frame.index, dtype=object)
+    _cache(frame).pop(("sets", "_tools"), None)  # a column of its own: computed again
     return sorted(set().union(*names.values())) if names else []
 
 
@@ -204,8 +280,9 @@ def _origin_bits(values: pd.Series) -> np.ndarray:
     return result
 
 
-def _row_origins(run: RunLike, n: int) -> pd.Series:
-    """Each sample's origins: its own (errored, timed out) and those of its error records.
+def _row_origins(run: RunLike, n: int) -> tuple[pd.Series, pd.Series]:
+    """Each sample's origins: its own (errored, timed out) and those of its error records,
+    as a frozenset and as text (`"task, grader"`; missing when none: the origin column).
 
     Whole columns: each origin a bit, or-ed per sample, and one frozenset per distinct mix."""
     bits = np.zeros(n, dtype=np.int64)
@@ -217,14 +294,34 @@ def _row_origins(run: RunLike, n: int) -> pd.Series:
     if s and "origin" in scores.columns and len(scores) == n * s:
         bits |= np.bitwise_or.reduce(_origin_bits(scores["origin"]).reshape(n, s), axis=1)
     extra = _extra_origins(run, n) if bits.max(initial=0) >= 1 << len(_ORIGIN_NAMES) else {}
-    mixes, inverse = np.unique(bits, return_inverse=True)
+    # each row's mix of bits, numbered (bits < 2 ** 6: a count per possible mix, no sort)
+    mixes = np.flatnonzero(np.bincount(bits, minlength=1 << (len(_ORIGIN_NAMES) + 1)))
+    number = np.zeros(1 << (len(_ORIGIN_NAMES) + 1), dtype=np.int64)
+    number[mixes] = np.arange(len(mixes))
+    inverse = number[bits]
     sets = np.empty(len(mixes), dtype=object)
     for k, m in enumerate(mixes.tolist()):
         sets[k] = frozenset(o for j, o in enumerate(_ORIGIN_NAMES) if m >> j & 1)
     rows = sets[inverse.reshape(-1)]
+    labels = [_origin_text(o) for o in sets.tolist()]
+    categories = sorted({t for t in labels if t is not None})
+    text_codes = np.array([-1 if t is None else categories.index(t) for t in labels], np.int64)[
+        inverse.reshape(-1)
+    ]
     for i, more in extra.items():
         rows[i] = frozenset(rows[i]) | more
-    return pd.Series(rows, dtype=object)
+        t = str(_origin_text(rows[i]))
+        if t not in categories:
+            categories.append(t)
+        text_codes[i] = categories.index(t)
+    text = pd.Categorical.from_codes(text_codes, categories=pd.Index(categories, dtype=object))
+    return pd.Series(rows, dtype=object), pd.Series(text)
+
+
+def _origin_text(origins: frozenset[str]) -> str | None:
+    """A row's origins as the origin column shows them: `_ORIGIN_NAMES` order, then others."""
+    known = [o for o in _ORIGIN_NAMES if o in origins]
+    return ", ".join(known + sorted(origins - set(known))) or None
 
 
 def _extra_origins(run: RunLike, n: int) -> dict[int, frozenset[str]]:
@@ -254,10 +351,12 @@ def origins_of(frame: pd.DataFrame) -> list[str]:
 
 def reasons(frame: pd.DataFrame, score: str) -> list[str]:
     """The distinct reasons of `score`'s records (unscored and error), as text, sorted."""
-    column = frame.get(f"{score} reason")
-    if column is None:
+    label = f"{score} reason"
+    if label not in frame.columns:
         return []
-    return sorted({str(x) for x in column if not is_missing(x)})
+    codes, texts = _codes(frame, label)
+    present = np.bincount(codes, minlength=len(texts))[:-1] > 0  # the last text: missing
+    return sorted(set(texts[:-1][present].tolist()))
 
 
 def slice_values(frame: pd.DataFrame, by: str) -> list[str]:
@@ -289,8 +388,8 @@ def _texts(column: pd.Series) -> np.ndarray:
     return result
 
 
-# Per frame (by id, dropped with the frame), what actions reuse: each sorted column's rank
-# codes and the lowered search text. Bounded: one entry per column, one search text.
+# Per frame (by id, dropped with the frame), what actions reuse: each column's codes, its
+# text as Arrow, and each sort order. Bounded: a few entries per column.
 _CACHE: dict[int, dict[Any, Any]] = {}
 
 
@@ -303,76 +402,166 @@ def _cache(frame: pd.DataFrame) -> dict[Any, Any]:
     return found
 
 
-def _ranks(frame: pd.DataFrame, label: str) -> np.ndarray:
-    """Column `label` as int ranks (equal values equal ranks; missing -1): numbers as
-    numbers, anything else by its text. Computed once per frame and column."""
-    cache = _cache(frame)
-    if ("rank", label) in cache:
-        cached: np.ndarray = cache[("rank", label)]
-        return cached
-    column = frame[label]
-    values: Any
-    if pd.api.types.is_numeric_dtype(column) and not pd.api.types.is_bool_dtype(column):
-        values = column.to_numpy(dtype=float, na_value=np.nan)
-        missing = np.isnan(values)
-    else:
-        raw = column.to_numpy(dtype=object)
-        missing = np.asarray(pd.isna(raw), dtype=bool)
-        values = _texts(column)
-    codes, _ = pd.factorize(values, sort=True, use_na_sentinel=True)
-    ranks = np.where(missing, -1, codes).astype(np.int64)
-    cache[("rank", label)] = ranks
-    return ranks
+def _is_number(column: pd.Series) -> bool:
+    """Whether a column sorts as numbers (anything else sorts by its text)."""
+    dtype = column.dtype
+    return pd.api.types.is_numeric_dtype(dtype) and not pd.api.types.is_bool_dtype(dtype)
 
 
-def _search_text(frame: pd.DataFrame) -> pd.Series:
-    """Each row's searchable text, lowered: case id, input fields and output (once per frame)."""
+def _arrow_text(frame: pd.DataFrame, label: str) -> pa.ChunkedArray:
+    """Column `label`'s text (`text_of`) as Arrow, null where missing; computed once per
+    frame and column (no copy for a column Arrow already holds)."""
     cache = _cache(frame)
-    if "search" not in cache:
-        skip = {"epoch", "outcome", *STEP_LABELS, "_case", ORIGINS_COLUMN, "_tools"}
-        parts = [c for c in frame.columns if isinstance(c, str) and c not in skip
-                 and not c.endswith((" status", " reason"))]  # fmt: skip
-        parts = [c for c in parts if c in ("case_id", "output")
-                 or not pd.api.types.is_float_dtype(frame[c])]  # fmt: skip
-        joined = pd.Series(_texts(frame[parts[0]]), dtype=object)
-        for c in parts[1:]:
-            joined = joined + "\x00" + pd.Series(_texts(frame[c]), dtype=object)
-        cache["search"] = joined.str.lower()
-    found: pd.Series = cache["search"]
+    key = ("arrow", label)
+    if key not in cache:
+        column = frame[label]
+        dtype = column.dtype
+        if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
+            arrow = pa.chunked_array(pa.array(column.array))  # the column's own buffers
+        else:
+            values = column.to_numpy(dtype=object)
+            if pd.api.types.infer_dtype(values, skipna=True) == "string":  # text: as it is
+                arrow = pa.chunked_array([_utf8(values, np.asarray(pd.isna(values), bool))])
+            else:  # each distinct value's text once, taken for its rows (missing: null)
+                codes, texts = _codes(frame, label)
+                words = _utf8(texts, np.arange(len(texts)) == len(texts) - 1)
+                arrow = pa.chunked_array([words.take(pa.array(codes))])
+        if not pa.types.is_large_string(arrow.type):
+            arrow = arrow.cast(pa.large_string())  # one type for every column
+        cache[key] = arrow
+    found: pa.ChunkedArray = cache[key]
     return found
 
 
-def _member(column: pd.Series, item: str) -> np.ndarray:
-    """Rows whose set (of origins, of tools) holds `item`: tested once per distinct set."""
-    codes, uniques = pd.factorize(column.to_numpy(dtype=object), use_na_sentinel=True)
+def _utf8(texts: np.ndarray, missing: np.ndarray) -> pa.Array:
+    """Texts as an Arrow array; a lone surrogate (text from outside a run's gate: a run's
+    own text never has one) is spelled out as the run's gate would store it."""
+    try:
+        return pa.array(texts, type=pa.large_string(), mask=missing)
+    except (UnicodeEncodeError, pa.ArrowException):
+        cleaned = np.array([clean(t) for t in texts.tolist()], dtype=object)
+        return pa.array(cleaned, type=pa.large_string(), mask=missing)
+
+
+def _codes(frame: pd.DataFrame, label: str) -> tuple[np.ndarray, np.ndarray]:
+    """Column `label` as codes into its distinct values' texts (`_texts`; the last text is a
+    missing value's), computed once per frame and column: equality filters compare codes."""
+    cache = _cache(frame)
+    key = ("codes", label)
+    if key not in cache:
+        column = frame[label]
+        if isinstance(column.dtype, pd.CategoricalDtype):
+            codes = column.cat.codes.to_numpy()
+            uniques = column.cat.categories.to_numpy(dtype=object)
+        else:
+            pair: Any
+            try:  # Arrow text is factorized by Arrow, other values by their hash
+                pair = pd.factorize(column, use_na_sentinel=True)
+            except TypeError:  # unhashable values (lists, dicts): by their text
+                pair = pd.factorize(_texts(column), use_na_sentinel=True)
+            codes, uniques = np.asarray(pair[0]), np.asarray(pair[1], dtype=object)
+        texts = np.empty(len(uniques) + 1, dtype=object)
+        texts[:-1] = _texts(pd.Series(uniques, dtype=object))
+        texts[-1] = "—"
+        cache[key] = (np.where(codes < 0, len(uniques), codes), texts)
+    found: tuple[np.ndarray, np.ndarray] = cache[key]
+    return found
+
+
+def _equal(frame: pd.DataFrame, label: str, text: str) -> np.ndarray:
+    """Rows whose value in column `label` reads `text` (`_texts`: `—` is a missing value)."""
+    codes, texts = _codes(frame, label)
+    hit: np.ndarray = (texts == text)[codes]
+    return hit
+
+
+def _member(frame: pd.DataFrame, label: str, item: str) -> np.ndarray:
+    """Rows whose set (of origins, of tools) in column `label` holds `item`: tested once per
+    distinct set."""
+    cache = _cache(frame)
+    key = ("sets", label)
+    if key not in cache:
+        values = frame[label].to_numpy(dtype=object)
+        cache[key] = pd.factorize(values, use_na_sentinel=True)
+    codes, uniques = cache[key]
     hit = np.array([item in u for u in uniques] + [False], dtype=bool)
     result: np.ndarray = hit[codes]
     return result
+
+
+def _order(frame: pd.DataFrame, label: str, descending: bool) -> np.ndarray:
+    """Every row of `frame` in column `label`'s order: stable (equal values keep input order,
+    in either direction), missing values last; numbers as numbers, anything else by its text
+    (code point order). Computed once per frame, column and direction."""
+    cache = _cache(frame)
+    key = ("order", label, descending)
+    if key not in cache:
+        column = frame[label]
+        if _is_number(column):
+            values = column.to_numpy(dtype=float, na_value=np.nan)
+            # NaN sorts last either way; negating keeps equal values equal (stable ties)
+            order = np.argsort(-values if descending else values, kind="stable")
+        else:
+            indices = pc.array_sort_indices(
+                _arrow_text(frame, label),
+                order="descending" if descending else "ascending",
+                null_placement="at_end",
+            )  # Arrow's sort is stable; UTF-8 byte order is code point order
+            order = indices.to_numpy()
+        # kept per column and direction: 4 bytes a row where positions fit (half of intp's)
+        small = len(order) < np.iinfo(np.int32).max
+        cache[key] = order.astype(np.int32 if small else np.intp, copy=False)
+    found: np.ndarray = cache[key]
+    return found
+
+
+def _searched(frame: pd.DataFrame) -> list[str]:
+    """The columns a search reads: case id, the input fields and output (not the epoch,
+    outcome, origin, counts, nor a score: a column with its `name status` beside it)."""
+    skip = {"epoch", "outcome", "origin", *STEP_LABELS, "_case", ORIGINS_COLUMN, "_tools"}
+    columns = [c for c in frame.columns if isinstance(c, str)]
+    scores = {c[: -len(" status")] for c in columns if c.endswith(" status")}
+    return [
+        c
+        for c in columns
+        if c not in skip and c not in scores and not c.endswith((" status", " reason"))
+    ]
+
+
+def _search(frame: pd.DataFrame, word: str) -> np.ndarray:
+    """Rows where some searched column's text holds `word`, ignoring case (Unicode case
+    folding); a missing value holds nothing."""
+    hit = np.zeros(len(frame), dtype=bool)
+    pattern = clean(word)
+    for label in _searched(frame):
+        found = pc.match_substring(_arrow_text(frame, label), pattern, ignore_case=True)
+        hit |= found.fill_null(False).to_numpy()
+    return hit
 
 
 def table_rows(frame: pd.DataFrame, f: CaseTableFilter) -> np.ndarray:
     """Positions (rows of `frame`) matching `f`, in `f.sort` order (stable; missing last)."""
     keep = np.ones(len(frame), dtype=bool)
     if f.outcome != ALL:
-        keep &= (frame["outcome"].astype(str) == f.outcome).to_numpy()
+        keep &= _equal(frame, "outcome", f.outcome)
     if f.origin != ALL:
         if ORIGINS_COLUMN in frame.columns:
-            keep &= _member(frame[ORIGINS_COLUMN], f.origin)
+            keep &= _member(frame, ORIGINS_COLUMN, f.origin)
         else:
             keep[:] = False
     if f.score is not None:
         if f.score not in frame.columns:
             raise ValueError(f"unknown score {f.score!r}")
         if f.status != ALL:
-            keep &= (frame[f"{f.score} status"].astype(str) == f.status).to_numpy()
+            keep &= _equal(frame, f"{f.score} status", f.status)
         if f.reason != ALL:
-            keep &= (frame[f"{f.score} reason"].astype(str) == f.reason).to_numpy()
+            keep &= _equal(frame, f"{f.score} reason", f.reason)
         if f.low > 0.0 or f.high < 1.0:
             value = frame[f.score].to_numpy(dtype=float)
             with np.errstate(invalid="ignore"):
                 keep &= (value >= f.low) & (value <= f.high)
     if f.slice_by is not None and f.slice_value != ALL:
-        keep &= _texts(frame[f.slice_by]) == f.slice_value
+        keep &= _equal(frame, f.slice_by, f.slice_value)
     if f.tool_errors != ALL:
         if "n_tool_errors" not in frame.columns:
             raise ValueError("no sample of this run has a transcript: no tool errors to filter")
@@ -386,20 +575,15 @@ def table_rows(frame: pd.DataFrame, f: CaseTableFilter) -> np.ndarray:
     if f.tool != ALL:
         if "_tools" not in frame.columns:
             raise ValueError("the table has no tool names: build it with with_tools(frame, run)")
-        keep &= _member(frame["_tools"], f.tool)
+        keep &= _member(frame, "_tools", f.tool)
     if f.search:
-        text = _search_text(frame)
-        keep &= text.str.contains(f.search.lower(), regex=False).to_numpy(dtype=bool)
-    rows = np.flatnonzero(keep)
-    if f.sort is None or not len(rows):
-        return rows
+        keep &= _search(frame, f.search)
+    if f.sort is None:
+        return np.flatnonzero(keep)
     if f.sort not in frame.columns:
         raise ValueError(f"unknown column {f.sort!r}; columns are {list(frame.columns)}")
-    ranks = _ranks(frame, f.sort)[rows]
-    if f.descending:  # stable: equal values keep input order; missing stay last
-        ranks = np.where(ranks < 0, -1, ranks.max(initial=0) - ranks)
-    ranks = np.where(ranks < 0, np.iinfo(np.int64).max, ranks)
-    ordered: np.ndarray = rows[np.argsort(ranks, kind="stable")]
+    order = _order(frame, f.sort, f.descending)
+    ordered: np.ndarray = order[keep[order]]  # the sorted rows that pass, in sorted order
     return ordered
 
 
@@ -409,7 +593,7 @@ def column_width(label: str, names: Sequence[str]) -> int:
     line, shows its label whole."""
     if label in STEP_LABELS:
         base = _WIDTHS["count"]
-    elif label in ("case_id", "epoch", "output", "outcome"):
+    elif label in ("case_id", "epoch", "output", "outcome", "origin"):
         base = _WIDTHS["case" if label == "case_id" else label]
     elif label in names or (label.endswith(" status") and label[: -len(" status")] in names):
         base = _WIDTHS["score"]
@@ -436,8 +620,16 @@ class CellBudget:
         return expandable(text, limit, start=CELL_START, lines=1)
 
 
-def _cell(label: str, value: Any, names: Sequence[str], budget: CellBudget) -> str:
-    """One cell's escaped HTML: a score's value, a status or outcome as a badge, text cut."""
+def _cell(label: str, r: pd.Series, names: Sequence[str], budget: CellBudget) -> str:
+    """One cell's escaped HTML: a score's value (its status where it has none), an outcome or
+    status in its colour, text cut."""
+    value = r[label]
+    if label in names and is_missing(value):
+        status = r.get(f"{label} status")  # unscored or an error: say which, in its colour
+        if is_missing(status):
+            return ""
+        color = STATUS_COLORS.get(str(status), "inherit")
+        return f'<span style="color: {color}">{esc(str(status).replace("_", " "))}</span>'
     if is_missing(value):
         return ""
     if label in names or label in STEP_LABELS:
@@ -453,6 +645,16 @@ def _cell(label: str, value: Any, names: Sequence[str], budget: CellBudget) -> s
     return budget.text(text_of(value))
 
 
+# The first cell of a line (the case id) stays at the table box's left edge when the box
+# scrolls sideways; opaque, so that the cells scrolled under it do not show through.
+_CELL = "padding: 2px 6px"
+_STICKY = f"{_CELL}; position: sticky; left: 0; z-index: 1; background: {OPAQUE_BG}"
+
+
+def _cell_style(k: int) -> str:
+    return _STICKY if k == 0 else _CELL
+
+
 def row_html(
     frame: pd.DataFrame,
     i: int,
@@ -460,14 +662,16 @@ def row_html(
     names: Sequence[str],
     budget: CellBudget | None = None,
 ) -> str:
-    """Row `i` of `frame` as a flex line of fixed-width cells (`budget`: shared by a table's
-    rows; a row on its own has a budget of its own)."""
+    """Row `i` of `frame` as a grid line of fixed-width cells, the first (the case id) kept
+    in view when the table scrolls sideways (`budget`: shared by a table's rows; a row on
+    its own has a budget of its own)."""
     budget = CellBudget() if budget is None else budget
     r = frame.iloc[int(i)]
     # the row lays its cells out (a grid of fixed tracks; wrapping inherited): a cell is a
     # bare <div>, which keeps a 50-row table of markup small
     cells = "".join(
-        f'<div style="padding: 2px 6px">{_cell(c, r[c], names, budget)}</div>' for c in labels
+        f'<div style="{_cell_style(k)}">{_cell(c, r, names, budget)}</div>'
+        for k, c in enumerate(labels)
     )
     return (
         f'<div data-evalbook="case-row" style="{_grid(labels, names)}; border-top: {BORDER}; '
@@ -487,11 +691,13 @@ def table_root(inner: str, kind: str) -> str:
 
 
 def header_html(labels: Sequence[str], names: Sequence[str], f: CaseTableFilter) -> str:
-    """The header line; the sorted column carries ▲ (ascending) or ▼ (descending)."""
-    cells = []
+    """The header line; the sorted column carries ▲ (ascending) or ▼ (descending); the first
+    label stays in view when the table scrolls sideways, as its column does."""
+    cells: list[str] = []
     for c in labels:
         mark = "" if c != f.sort else (" ▼" if f.descending else " ▲")
-        cells.append(f'<div style="padding: 2px 6px">{esc(shorten(c, 80))}{mark}</div>')
+        style = _cell_style(len(cells))
+        cells.append(f'<div style="{style}">{esc(shorten(c, 80))}{mark}</div>')
     grid = _grid(labels, names)
     return f'<div style="{grid}; font-weight: 600; overflow-wrap: anywhere">{"".join(cells)}</div>'
 

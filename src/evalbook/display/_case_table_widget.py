@@ -21,6 +21,7 @@ from .._render._case_table import (
     case_table_html,
     column_labels,
     column_width,
+    input_labels,
     origins_of,
     reasons,
     row_html,
@@ -30,9 +31,9 @@ from .._render._case_table import (
     table_rows,
     with_tools,
 )
-from .._render._cases import ALL, case_html, epochs_of
+from .._render._cases import ALL, case_html
 from .._render._run_slices import slice_columns
-from .._render._style import FONT, MUTED, esc, shorten
+from .._render._style import FONT, MUTED, OPAQUE_BG, esc, shorten
 from .._util._text import visible
 from ._controls import CONTROL_STYLE, Button, Choice, HTMLBox, Pager, Range, Text, Toggle
 from ._widget_base import LABEL_LIMIT, NONE, OUTCOMES, STATUSES, Pane, whole_toggle
@@ -67,8 +68,7 @@ class CaseTable(Pane):
         self.status = self.add(Choice(f"{p}.status", STATUSES, ALL, description="status"))
         self.reason = self.add(Choice(f"{p}.reason", [ALL], ALL, description="reason"))
         self.range = self.add(Range(f"{p}.range"))
-        fields = self.labels[1 + (epochs_of(run) > 1) : self.labels.index("output")]
-        inputs = slice_columns(self.frame[fields])  # the input fields with few values
+        inputs = slice_columns(self.frame[input_labels(run)])  # the input fields, few values
         options = [(NONE, None), *((shorten(visible(c), LABEL_LIMIT), c) for c in inputs)]
         self.slice_by = self.add(Choice(f"{p}.slice", options, None, description="slice"))
         self.slice_value = self.add(Choice(f"{p}.slice_value", [ALL], ALL, description="="))
@@ -125,6 +125,8 @@ class CaseTable(Pane):
 
     def _header_button(self, i: int, label: str) -> Button:
         width = column_width(label, self.names)
+        # the first header (the case id) stays in view when the box scrolls, as its cells do
+        sticky = f"; position: sticky; left: 0; z-index: 2; background: {OPAQUE_BG}"
         button = self.add(
             Button(
                 f"{self.prefix}.head.{i}",
@@ -132,7 +134,8 @@ class CaseTable(Pane):
                 tooltip=f"{shorten(visible(label), 200)}: click to sort (again: descending)",
                 style=f"width: {width}px; flex: 0 0 {width}px; border: 0; border-radius: 0; "
                 "padding: 2px 6px; font-size: 13px; font-weight: 600; text-align: left; "
-                "white-space: nowrap; overflow: hidden; text-overflow: ellipsis",
+                "white-space: nowrap; overflow: hidden; text-overflow: ellipsis"
+                + (sticky if i == 0 else ""),
             )
         )
         button.on_click(lambda: self.sort_by_header(label))
@@ -225,15 +228,20 @@ class CaseTable(Pane):
         """The page's rows as drawn: each an "open" button and the row's cells."""
         budget = CellBudget()  # the page's cells share one (long texts show their start)
         lines = []
+        action = f'data-eb-action="{esc(self.prefix)}.open"'
         for i in self.shown:
             cells = table_root(
                 row_html(self.frame, i, self.labels, self.names, budget), "case-line"
             )
+            # a click on the row opens it too: its case id stays in view when the box scrolls
+            # sideways, its "open" button does not
             lines.append(
                 f'<div data-evalbook="table-line" style="{_LINE}">'
-                f'<button data-eb-action="{esc(self.prefix)}.open" data-eb-value="{i}" '
+                f'<button {action} data-eb-value="{i}" '
                 f'style="{CONTROL_STYLE}; width: {_OPEN_PX}px; flex: 0 0 {_OPEN_PX}px; '
-                f'cursor: pointer; align-self: flex-start">open</button>{cells}</div>'
+                f'cursor: pointer; align-self: flex-start">open</button>'
+                f'<div {action} data-eb-value="{i}" title="open this sample" '
+                f'style="cursor: pointer">{cells}</div></div>'
             )
         return lines
 

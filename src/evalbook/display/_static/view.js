@@ -68,6 +68,9 @@ function render({ model, el }) {
     if (!target || !root.contains(target)) return;
     if (target.tagName === "SELECT" || target.tagName === "INPUT") return; // their change sends
     if (target.disabled) return;
+    // a "show all" (<summary>) or a link inside a clickable row is its own, not the row's
+    const own = event.target.closest("summary, a");
+    if (own && own !== target && target.contains(own)) return;
     event.preventDefault();
     send(target.getAttribute("data-eb-action"), target.getAttribute("data-eb-value"));
   }
