@@ -235,3 +235,13 @@ def test_any_clicks_leave_the_pager_on_a_page_that_exists(
     if total:
         pager.receive("last")
         assert pager.page.stop == total
+
+
+def test_the_slice_filter_offers_input_columns_and_a_row_opens_by_a_click_on_it(
+    run: eb.Run,
+) -> None:
+    table = eb.show(run).table
+    assert table.slice_by.values == [None, "question", "expected"]  # not outcome or origin
+    line = table.row_lines()[0]
+    # the "open" button and the row's cells both send "open" for the row
+    assert line.count(f'data-eb-action="table.open" data-eb-value="{table.shown[0]}"') == 2
