@@ -22,6 +22,7 @@ __all__ = ["MAX_SLICES", "scores_tab_html", "slice_columns"]
 # A column with more distinct values than this is not offered: a block per value is no
 # longer a readable view (and `summary(by=)` stays a filter-free call for what is offered).
 MAX_SLICES = 50
+_FIRST = 4 * MAX_SLICES  # rows whose distinct values are counted first
 
 
 def slice_columns(data: pd.DataFrame) -> list[Any]:
@@ -32,8 +33,13 @@ def slice_columns(data: pd.DataFrame) -> list[Any]:
     """
     out = []
     for name in data.columns:
+        column = data[name]
         try:
-            n = data[name].nunique(dropna=False)
+            # a first part with too many values already rules the column out, exactly, without
+            # counting the values of a million rows (0.4 s a text column at 1,000,000)
+            if column.iloc[:_FIRST].nunique(dropna=False) > MAX_SLICES:
+                continue
+            n = column.nunique(dropna=False)
         except Exception:  # unhashable values (`summary(by=)` refuses them too), or hostile ones
             continue
         if n <= MAX_SLICES:
