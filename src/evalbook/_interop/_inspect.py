@@ -36,6 +36,8 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from pydantic_core import from_json
+
 from .._errors import ConfigurationError
 from .._model._contract import Score, ScoreError, Unscored
 from .._model._tally import InvalidUsage, Tally, amount
@@ -50,7 +52,7 @@ from ._imported import (
     KeptTranscript,
     exception_origin,
 )
-from ._inspect_events import Unusual, events_of
+from ._inspect_events import Unusual
 from ._inspect_files import (
     EXPECTED,
     Members,
@@ -62,21 +64,23 @@ from ._inspect_files import (
     read_json,
     sniff,
 )
+from ._inspect_sample import light_sample
 from ._reading import check_version, paused_gc
 
 if TYPE_CHECKING:  # the extra's types, for mypy only (inspect_ai loads inside read)
-    from inspect_ai.log import EvalLog, EvalSample
+    from inspect_ai.log import EvalLog
 
 __all__ = ["EXPECTED", "LETTERS", "NAME", "read", "sniff"]
 
 NAME = "inspect"
+# Inspect's `EvalSample`, or `_inspect_sample.LightSample`: the same attributes where read
+AnySample = Any
 # Inspect's letter values and the numbers its value_to_float gives them; no other text maps
 LETTERS: Mapping[str, float] = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 # limits that are a time running out (outcome timed_out); every other limit is an error
 _TIME_LIMITS = ("time", "working")
 _TYPE_LINE = re.compile(r"^([A-Za-z_][\w.]*): ")
 _REPR_TYPE = re.compile(r"^([A-Za-z_][\w.]*)\(")
-_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _inspect_log() -> Any:
@@ -164,21 +168,21 @@ def _parts(
     return parts
 
 
-def _order(sample: EvalSample) -> tuple[int, str]:
+def _order(sample: AnySample) -> tuple[int, str]:
     return (sample.epoch, sample.id if isinstance(sample.id, str) else str(sample.id).zfill(20))
 
 
-def _parsed(log_api: Any, data: Any) -> tuple[EvalSample, Sequence[Any]]:
-    """A sample and its events: the events read from the JSON (`_inspect_events`) and the rest
-    by Inspect's model, attachments resolved; a sample of another shape wholly by Inspect's
-    models, as Inspect reads it.
+def _parsed(log_api: Any, data: Any) -> tuple[Any, Sequence[Any]]:
+    """A sample (Inspect's `EvalSample`, or a `LightSample` with the attributes read of it) and
+    its events: read from the JSON for the fields kept (`_inspect_sample`), else, for a
+    sample of another shape, wholly by Inspect's models, as Inspect reads it.
 
     Raises:
         Exception: what Inspect's model raises for a sample it refuses.
     """
     try:
         return _light(log_api, data)
-    except Exception:  # any doubt: Inspect's own models decide, as they always did
+    except (Unusual, ValueError):  # any doubt: Inspect's own models decide
         pass
     sample = (
         log_api.EvalSample.model_validate_json(data)
@@ -189,17 +193,10 @@ def _parsed(log_api: Any, data: Any) -> tuple[EvalSample, Sequence[Any]]:
     return sample, sample.events
 
 
-def _light(log_api: Any, data: Any) -> tuple[EvalSample, Sequence[Any]]:
-    if isinstance(data, bytes) and _SURROGATE.search(data):
-        # Python's JSON reader takes a lone surrogate, Inspect's does not: it decides
-        raise Unusual("a surrogate escape")
-    doc = json.loads(data) if isinstance(data, bytes) else data
-    if not isinstance(doc, dict) or "events" not in doc or "transcript" in doc:
-        raise Unusual("not a sample of the current shape")
-    events = events_of(doc["events"])
-    sample = log_api.EvalSample.model_validate({**doc, "events": [], "events_data": None})
-    # no events left: "full" resolves what "core" does here, without its retention pass
-    return log_api.resolve_sample_attachments(sample, "full"), events
+def _light(log_api: Any, data: Any) -> tuple[Any, Sequence[Any]]:
+    # Inspect's own JSON parser (pydantic's, as its `model_validate_json`): what it refuses
+    # (a lone surrogate, a byte order mark) is left to Inspect's models to refuse
+    return light_sample(from_json(data) if isinstance(data, bytes) else data)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -337,7 +334,7 @@ def _imported(
     )
 
 
-def _sample(sample: EvalSample, events: Sequence[Any], path: Path | None = None) -> ImportedSample:
+def _sample(sample: AnySample, events: Sequence[Any], path: Path | None = None) -> ImportedSample:
     """The sample as imported, its scores not yet read (`_scored` does, once all are read)."""
     outcome, error_type, error_message = _outcome(sample)
     duration = math.nan if sample.total_time is None else sample.total_time
@@ -388,7 +385,7 @@ def _scored(
 
 
 def _readable_transcript(
-    sample: EvalSample, events: Sequence[Any], path: Path | None
+    sample: AnySample, events: Sequence[Any], path: Path | None
 ) -> KeptTranscript | None:
     """The sample's transcript, kept compact (a log holds many); None when it has none or
     none evalbook can keep (then with a warning)."""
@@ -405,7 +402,7 @@ def _readable_transcript(
         return None
 
 
-def _transcript(sample: EvalSample, events: Sequence[Any]) -> Transcript | None:
+def _transcript(sample: AnySample, events: Sequence[Any]) -> Transcript | None:
     """The sample's messages as its transcript, not flattened: roles, text, tool calls and
     their results (`error` from Inspect's ToolCallError), each assistant message with its
     model event's model, tokens, working time and start, each tool result with its tool
@@ -479,7 +476,7 @@ def _timing(event: Any) -> dict[str, float]:
     return out
 
 
-def _inputs(sample: EvalSample) -> Iterator[tuple[str, Any]]:
+def _inputs(sample: AnySample) -> Iterator[tuple[str, Any]]:
     """The case's columns: input (chat messages as `role: text` paragraphs), target, metadata."""
     if isinstance(sample.input, str):
         yield "input", sample.input
@@ -493,7 +490,7 @@ def _inputs(sample: EvalSample) -> Iterator[tuple[str, Any]]:
         yield (f"metadata.{key}" if key in ("input", "target", "choices") else key), value
 
 
-def _outcome(sample: EvalSample) -> tuple[str, str | None, str | None]:
+def _outcome(sample: AnySample) -> tuple[str, str | None, str | None]:
     """(outcome, error type, message): an error, then a limit; else passed."""
     if sample.error is not None:
         kind = _error_type(sample.error)
@@ -533,7 +530,7 @@ def _message_of(kind: str, message: str) -> str:
     return plain if isinstance(plain, str) else message
 
 
-def _tries(sample: EvalSample, last: ImportedAttempt) -> list[ImportedAttempt] | None:
+def _tries(sample: AnySample, last: ImportedAttempt) -> list[ImportedAttempt] | None:
     """Each attempt of a sample Inspect retried (`error_retries`, oldest first), then `last`,
     the sample's own; None for a sample with one attempt. Inspect keeps no time of a retry:
     the sample's `started_at` and `total_time` are its last attempt's."""
@@ -586,7 +583,7 @@ def _unix(when: str | None) -> float:
         return math.nan
 
 
-def _usage(sample: EvalSample, events: Sequence[Any]) -> dict[str, Tally] | None:
+def _usage(sample: AnySample, events: Sequence[Any]) -> dict[str, Tally] | None:
     """The sample's model usage as one "task" tally; None when Inspect recorded none."""
     if not sample.model_usage:
         return None
