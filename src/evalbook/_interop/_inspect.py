@@ -30,8 +30,14 @@ import importlib.metadata
 import io
 import json
 import math
+import multiprocessing
+import multiprocessing.context
+import os
 import re
+import threading
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -62,6 +68,7 @@ from ._inspect_files import (
     not_inspect,
     read_eval,
     read_json,
+    read_members,
     sniff,
 )
 from ._inspect_sample import light_sample
@@ -75,6 +82,13 @@ __all__ = ["EXPECTED", "LETTERS", "NAME", "read", "sniff"]
 NAME = "inspect"
 # Inspect's `EvalSample`, or `_inspect_sample.LightSample`: the same attributes where read
 AnySample = Any
+# a sample read: its place in Inspect's order, it as imported, its scores (as Inspect's)
+Part = tuple[tuple[int, str], ImportedSample, Mapping[str, Any]]
+# a log of this many samples or more is read by worker processes (`_workers`), each reading
+# runs of `_CHUNK` members: below it, starting them costs more than they save
+_PARALLEL_FROM = 4000
+_CHUNK = 500
+_MAX_WORKERS = 4
 # Inspect's letter values and the numbers its value_to_float gives them; no other text maps
 LETTERS: Mapping[str, float] = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 # limits that are a time running out (outcome timed_out); every other limit is an error
@@ -133,7 +147,10 @@ def read(path: Path) -> Imported:
         raise not_inspect(path, f"the name ends {suffix or 'without a suffix'!r}")
     try:
         header = _header(path, header_json, log_api)
-        parts = _parts(path, raw_samples, skipped, log_api)
+        if isinstance(raw_samples, Members) and raw_samples.whole():
+            parts = _parts_of_members(path, raw_samples, skipped, log_api)
+        else:
+            parts = _parts(path, raw_samples, skipped, log_api)
     finally:
         if isinstance(raw_samples, Members):
             raw_samples.close()
@@ -153,9 +170,9 @@ def _header(path: Path, header_json: bytes, log_api: Any) -> EvalLog:
 
 def _parts(
     path: Path, raw_samples: Iterable[RawSample], skipped: list[str], log_api: Any
-) -> list[tuple[tuple[int, str], ImportedSample, Mapping[str, Any]]]:
+) -> list[Part]:
     """Each sample as imported (its scores still Inspect's), read and mapped one at a time."""
-    parts: list[tuple[tuple[int, str], ImportedSample, Mapping[str, Any]]] = []
+    parts: list[Part] = []
     with paused_gc():
         for where, data in raw_samples:
             try:
@@ -166,6 +183,66 @@ def _parts(
             # each sample is mapped as it is read, and its Inspect objects dropped
             parts.append((_order(sample), _sample(sample, events, path), sample.scores or {}))
     return parts
+
+
+def _parts_of_members(path: Path, members: Members, skipped: list[str], log_api: Any) -> list[Part]:
+    """`_parts` of an archive's samples: read here, or by worker processes for a large log
+    (`_workers`), each reading a run of members; the parts and what was skipped come back in
+    the archive's order, so the import is the same either way, the workers' warnings too."""
+    names = members.names()
+    workers = _workers(len(names))
+    if workers < 2:
+        return _parts(path, members, skipped, log_api)
+    members.close()
+    chunks = [names[i : i + _CHUNK] for i in range(0, len(names), _CHUNK)]
+    parts: list[Part] = []
+    with ProcessPoolExecutor(workers, mp_context=_context()) as pool:
+        for found, lost, said in pool.map(_chunk, [path] * len(chunks), chunks):
+            parts.extend(found)
+            skipped.extend(lost)
+            for message, category in said:
+                warn(message, category)
+    return parts
+
+
+def _chunk(path: Path, names: list[str]) -> tuple[list[Part], list[str], list[tuple[str, Any]]]:
+    """In a worker: the parts of the named members, what was skipped, the warnings given."""
+    log_api = _inspect_log()  # also teaches zipfile Inspect's zstd members
+    skipped: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        parts = _parts(path, read_members(path, names, skipped), skipped, log_api)
+    return parts, skipped, [(str(w.message), w.category) for w in caught]
+
+
+def _workers(n_samples: int) -> int:
+    """How many processes read a log of `n_samples`: one below `_PARALLEL_FROM`, else one a
+    core this process may use, at most `_MAX_WORKERS`; `EVALBOOK_IMPORT_WORKERS` says
+    otherwise (1: read here)."""
+    said = os.environ.get("EVALBOOK_IMPORT_WORKERS", "").strip()
+    if said:
+        try:
+            return max(1, int(said))
+        except ValueError:
+            raise ConfigurationError(
+                f"EVALBOOK_IMPORT_WORKERS={said!r}: expected a whole number of processes (1: "
+                "read the log in this process)"
+            ) from None
+    if n_samples < _PARALLEL_FROM:
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return min(cores, _MAX_WORKERS)
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """Fork when this process runs one thread (a script: quick, and it never re-imports the
+    script); else spawn (a notebook's kernel runs several, which a fork would copy half-way)."""
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
 
 
 def _order(sample: AnySample) -> tuple[int, str]:
