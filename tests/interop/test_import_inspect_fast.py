@@ -338,3 +338,19 @@ def test_how_many_workers(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("EVALBOOK_IMPORT_WORKERS", "many")
     with pytest.raises(ConfigurationError, match="EVALBOOK_IMPORT_WORKERS"):
         _inspect._workers(10)
+
+
+def test_a_log_cut_short_is_read_in_one_process_whatever_the_workers(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    body = TINY.read_bytes()
+    cut = tmp_path / "cut.eval"
+    cut.write_bytes(body[: int(len(body) * 0.7)])  # its zip directory lost: members salvaged
+    monkeypatch.setenv("EVALBOOK_IMPORT_WORKERS", "1")
+    here, here_said = _import(cut)
+    monkeypatch.setenv("EVALBOOK_IMPORT_WORKERS", "2")
+    monkeypatch.setattr(_inspect, "_CHUNK", 3)
+    workers, workers_said = _import(cut)
+    _same(_everything(here), _everything(workers))
+    assert workers_said == here_said and "cut short" in workers_said[0]
+    assert 0 < workers.cases["outcome"].notna().sum() < 10
