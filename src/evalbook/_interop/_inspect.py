@@ -68,7 +68,6 @@ from ._inspect_files import (
     not_inspect,
     read_eval,
     read_json,
-    read_members,
     sniff,
 )
 from ._inspect_sample import light_sample
@@ -196,8 +195,11 @@ def _parts_of_members(path: Path, members: Members, skipped: list[str], log_api:
     members.close()
     chunks = [names[i : i + _CHUNK] for i in range(0, len(names), _CHUNK)]
     parts: list[Part] = []
-    with ProcessPoolExecutor(workers, mp_context=_context()) as pool:
-        for found, lost, said in pool.map(_chunk, [path] * len(chunks), chunks):
+    pool = ProcessPoolExecutor(
+        workers, mp_context=_context(), initializer=_open_archive, initargs=(path,)
+    )
+    with pool, paused_gc():  # what comes back is kept: no collection walks it again and again
+        for found, lost, said in pool.map(_chunk, chunks):
             parts.extend(found)
             skipped.extend(lost)
             for message, category in said:
@@ -205,13 +207,25 @@ def _parts_of_members(path: Path, members: Members, skipped: list[str], log_api:
     return parts
 
 
-def _chunk(path: Path, names: list[str]) -> tuple[list[Part], list[str], list[tuple[str, Any]]]:
+# the archive a worker process reads its runs from, opened once (its zip directory, one entry
+# a sample, read once rather than once a run)
+_OPENED: list[Members] = []
+
+
+def _open_archive(path: Path) -> None:
+    """In a worker, first: open the archive."""
+    _inspect_log()  # also teaches zipfile Inspect's zstd members
+    _, members, _ = read_eval(path)
+    _OPENED.append(members)
+
+
+def _chunk(names: list[str]) -> tuple[list[Part], list[str], list[tuple[str, Any]]]:
     """In a worker: the parts of the named members, what was skipped, the warnings given."""
-    log_api = _inspect_log()  # also teaches zipfile Inspect's zstd members
+    members = _OPENED[-1]
     skipped: list[str] = []
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        parts = _parts(path, read_members(path, names, skipped), skipped, log_api)
+        parts = _parts(members.path, members.only(names, skipped), skipped, _inspect_log())
     return parts, skipped, [(str(w.message), w.category) for w in caught]
 
 

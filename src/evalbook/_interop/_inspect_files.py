@@ -35,7 +35,6 @@ __all__ = [
     "not_inspect",
     "read_eval",
     "read_json",
-    "read_members",
     "sniff",
 ]
 
@@ -196,6 +195,11 @@ class Members:
         finally:
             self.close()
 
+    def only(self, names: list[str], skipped: list[str]) -> Iterator[RawSample]:
+        """The named sample members (of `names()`), read as iterating reads them, each
+        unreadable one to `skipped`; the archive stays open (a worker reads run after run)."""
+        yield from _each(self.path, self.zf, self.members, names, skipped)
+
     def names(self) -> list[str]:
         """The sample members' names, in the archive's order."""
         return [n for n in self.members if n.startswith(_SAMPLES) and n.endswith(".json")]
@@ -222,14 +226,6 @@ def _each(
             skipped.append(f"{path.name}:{name}: {why}")
         else:
             yield f"{path.name}:{name}", data
-
-
-def read_members(path: Path, names: list[str], skipped: list[str]) -> Iterator[RawSample]:
-    """The named sample members of a whole `.eval` archive (`Members.names()`), read as
-    iterating `Members` reads them: each unreadable one goes to `skipped` instead."""
-    with open_file(path) as f, zipfile.ZipFile(f) as zf:
-        members = {info.filename: info for info in zf.infolist()}
-        yield from _each(path, zf, members, names, skipped)
 
 
 def _salvage(body: bytes) -> tuple[bytes, int]:
