@@ -58,7 +58,6 @@ from ._imported import (
     KeptTranscript,
     exception_origin,
 )
-from ._inspect_events import Unusual
 from ._inspect_files import (
     EXPECTED,
     Members,
@@ -273,7 +272,7 @@ def _parsed(log_api: Any, data: Any) -> tuple[Any, Sequence[Any]]:
     """
     try:
         return _light(log_api, data)
-    except (Unusual, ValueError):  # any doubt: Inspect's own models decide
+    except Exception:  # any doubt (Unusual: another shape): Inspect's own models decide
         pass
     sample = (
         log_api.EvalSample.model_validate_json(data)
