@@ -3,18 +3,21 @@
 The log (`make_inspect_log.py`, written by Inspect's recorder, cached in /tmp) has N samples of
 an agent with tool calls (10 to 30 messages each, a model event per reply, a tool event per
 call). Each reader runs in a fresh process, one after the other; the time is its read (Python
-and both libraries already imported), wall and CPU (user + system), the peak RSS the whole
-process's (`wait4`'s `ru_maxrss`). A reader whose RSS passes `--cap-gb` is stopped and reported so.
+and both libraries already imported), wall and CPU (user + system, its worker processes'
+included), the peak RSS the whole process's (`wait4`'s `ru_maxrss`), or, where it starts worker
+processes, the highest sum of its and their RSS seen (sampled every 0.2 s). A reader whose RSS
+passes `--cap-gb` is stopped and reported so.
 
 - evalbook: `eb.import_results(path, format="inspect")`, then `run.cases`, `run.scores`,
-  `run.steps()` (one row per message).
+  `run.steps()` (one row per message); a log of 4,000 samples or more is read by one worker
+  process a core (`--workers N` sets `EVALBOOK_IMPORT_WORKERS`; 1: in the one process).
 - Inspect: `inspect_ai.log.read_eval_log(path)` (the whole log, as Inspect reads it) and
   `inspect_ai.analysis.samples_df(path)` (one row per sample, read from the log's sample
   summaries only: no messages, no events, so not the same work).
 
 Target (issue 31): N = 200,000 in ≤ 60 s and ≤ 4 GB.
 
-    python benchmarks/bench_inspect_import.py [--n 20000 200000] [--quick]
+    python benchmarks/bench_inspect_import.py [--n 20000 200000] [--workers 1] [--quick]
 """
 
 from __future__ import annotations
@@ -71,16 +74,30 @@ def _rss_kb(pid: int) -> int:
     return 0
 
 
-def measure(reader: str, path: Path, cap_gb: float) -> dict[str, Any]:
+def _tree_rss_kb(pid: int) -> int:
+    """The RSS of `pid` and of its children (a reader's worker processes), added up."""
+    try:
+        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
+    except OSError:
+        children = []
+    return _rss_kb(pid) + sum(_tree_rss_kb(int(c)) for c in children)
+
+
+def measure(reader: str, path: Path, cap_gb: float, workers: int | None = None) -> dict[str, Any]:
     """One reader in a fresh process: its time, peak RSS, rows; or that it passed the cap."""
     env = {**os.environ, "EVALBOOK_PROGRESS": "0"}
+    if workers is not None:
+        env["EVALBOOK_IMPORT_WORKERS"] = str(workers)
     cmd = [sys.executable, __file__, "--child", reader, str(path)]
     proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env)
     capped, done = threading.Event(), threading.Event()
+    tree_peak = [0]
 
     def watch() -> None:  # never reaps the child: wait4 below does, to get its rusage
         while not done.wait(0.2):
-            if _rss_kb(proc.pid) > cap_gb * 1e6:
+            rss = _tree_rss_kb(proc.pid)
+            tree_peak[0] = max(tree_peak[0], rss)
+            if rss > cap_gb * 1e6:
                 capped.set()
                 proc.kill()
                 return
@@ -94,7 +111,7 @@ def measure(reader: str, path: Path, cap_gb: float) -> dict[str, Any]:
     done.set()
     proc.returncode = os.waitstatus_to_exitcode(status)
     watcher.join()
-    peak_gb = usage.ru_maxrss / 1e6
+    peak_gb = max(usage.ru_maxrss, tree_peak[0]) / 1e6
     if capped.is_set():
         return {"capped": True, "after_s": time.perf_counter() - started, "peak_gb": peak_gb}
     if proc.returncode != 0:
@@ -104,11 +121,12 @@ def measure(reader: str, path: Path, cap_gb: float) -> dict[str, Any]:
 
 
 def _cpu() -> float:
-    """This process's CPU seconds so far (user + system)."""
+    """This process's CPU seconds so far (user + system), its ended worker processes' too."""
     import resource
 
     own = resource.getrusage(resource.RUSAGE_SELF)
-    return own.ru_utime + own.ru_stime
+    workers = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return own.ru_utime + own.ru_stime + workers.ru_utime + workers.ru_stime
 
 
 def _cell(m: dict[str, Any], cap_gb: float) -> tuple[str, str, str]:
@@ -122,6 +140,7 @@ def main() -> None:
     parser.add_argument("--n", type=int, nargs="+", default=[20000, 200000])
     parser.add_argument("--cap-gb", type=float, default=8.0)
     parser.add_argument("--readers", nargs="+", default=list(READERS), choices=READERS)
+    parser.add_argument("--workers", type=int, default=None, help="evalbook's worker processes")
     parser.add_argument("--quick", action="store_true", help="N = 300, a smoke run")
     parser.add_argument("--child", nargs=2, metavar=("READER", "PATH"), help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -143,7 +162,7 @@ def main() -> None:
         size = f"{path.stat().st_size / 1e6:.0f} MB"
         ours: dict[str, Any] | None = None
         for reader in args.readers:  # each row as it is measured
-            m = measure(reader, path, args.cap_gb)
+            m = measure(reader, path, args.cap_gb, args.workers if reader == "evalbook" else None)
             if reader == "evalbook":
                 ours = m
             took, cpu, rss = _cell(m, args.cap_gb)

@@ -30,11 +30,19 @@ import importlib.metadata
 import io
 import json
 import math
+import multiprocessing
+import multiprocessing.context
+import os
 import re
+import threading
+import warnings
 from collections.abc import Iterable, Iterator, Mapping, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from pydantic_core import from_json
 
 from .._errors import ConfigurationError
 from .._model._contract import Score, ScoreError, Unscored
@@ -50,7 +58,6 @@ from ._imported import (
     KeptTranscript,
     exception_origin,
 )
-from ._inspect_events import Unusual, events_of
 from ._inspect_files import (
     EXPECTED,
     Members,
@@ -62,21 +69,30 @@ from ._inspect_files import (
     read_json,
     sniff,
 )
+from ._inspect_sample import light_sample
 from ._reading import check_version, paused_gc
 
 if TYPE_CHECKING:  # the extra's types, for mypy only (inspect_ai loads inside read)
-    from inspect_ai.log import EvalLog, EvalSample
+    from inspect_ai.log import EvalLog
 
 __all__ = ["EXPECTED", "LETTERS", "NAME", "read", "sniff"]
 
 NAME = "inspect"
+# Inspect's `EvalSample`, or `_inspect_sample.LightSample`: the same attributes where read
+AnySample = Any
+# a sample read: its place in Inspect's order, it as imported, its scores (as Inspect's)
+Part = tuple[tuple[int, str], ImportedSample, Mapping[str, Any]]
+# a log of this many samples or more is read by worker processes (`_workers`), each reading
+# runs of `_CHUNK` members: below it, starting them costs more than they save
+_PARALLEL_FROM = 4000
+_CHUNK = 500
+_MAX_WORKERS = 4
 # Inspect's letter values and the numbers its value_to_float gives them; no other text maps
 LETTERS: Mapping[str, float] = {"C": 1.0, "P": 0.5, "I": 0.0, "N": 0.0}
 # limits that are a time running out (outcome timed_out); every other limit is an error
 _TIME_LIMITS = ("time", "working")
 _TYPE_LINE = re.compile(r"^([A-Za-z_][\w.]*): ")
 _REPR_TYPE = re.compile(r"^([A-Za-z_][\w.]*)\(")
-_SURROGATE = re.compile(rb"\\u[dD][89a-fA-F]")
 
 
 def _inspect_log() -> Any:
@@ -129,7 +145,10 @@ def read(path: Path) -> Imported:
         raise not_inspect(path, f"the name ends {suffix or 'without a suffix'!r}")
     try:
         header = _header(path, header_json, log_api)
-        parts = _parts(path, raw_samples, skipped, log_api)
+        if isinstance(raw_samples, Members) and raw_samples.whole():
+            parts = _parts_of_members(path, raw_samples, skipped, log_api)
+        else:
+            parts = _parts(path, raw_samples, skipped, log_api)
     finally:
         if isinstance(raw_samples, Members):
             raw_samples.close()
@@ -149,9 +168,9 @@ def _header(path: Path, header_json: bytes, log_api: Any) -> EvalLog:
 
 def _parts(
     path: Path, raw_samples: Iterable[RawSample], skipped: list[str], log_api: Any
-) -> list[tuple[tuple[int, str], ImportedSample, Mapping[str, Any]]]:
+) -> list[Part]:
     """Each sample as imported (its scores still Inspect's), read and mapped one at a time."""
-    parts: list[tuple[tuple[int, str], ImportedSample, Mapping[str, Any]]] = []
+    parts: list[Part] = []
     with paused_gc():
         for where, data in raw_samples:
             try:
@@ -164,21 +183,96 @@ def _parts(
     return parts
 
 
-def _order(sample: EvalSample) -> tuple[int, str]:
+def _parts_of_members(path: Path, members: Members, skipped: list[str], log_api: Any) -> list[Part]:
+    """`_parts` of an archive's samples: read here, or by worker processes for a large log
+    (`_workers`), each reading a run of members; the parts and what was skipped come back in
+    the archive's order, so the import is the same either way, the workers' warnings too."""
+    names = members.names()
+    workers = _workers(len(names))
+    if workers < 2:
+        return _parts(path, members, skipped, log_api)
+    members.close()
+    chunks = [names[i : i + _CHUNK] for i in range(0, len(names), _CHUNK)]
+    parts: list[Part] = []
+    pool = ProcessPoolExecutor(
+        workers, mp_context=_context(), initializer=_open_archive, initargs=(path,)
+    )
+    with pool, paused_gc():  # what comes back is kept: no collection walks it again and again
+        for found, lost, said in pool.map(_chunk, chunks):
+            parts.extend(found)
+            skipped.extend(lost)
+            for message, category in said:
+                warn(message, category)
+    return parts
+
+
+# the archive a worker process reads its runs from, opened once (its zip directory, one entry
+# a sample, read once rather than once a run)
+_OPENED: list[Members] = []
+
+
+def _open_archive(path: Path) -> None:
+    """In a worker, first: open the archive."""
+    _inspect_log()  # also teaches zipfile Inspect's zstd members
+    _, members, _ = read_eval(path)
+    _OPENED.append(members)
+
+
+def _chunk(names: list[str]) -> tuple[list[Part], list[str], list[tuple[str, Any]]]:
+    """In a worker: the parts of the named members, what was skipped, the warnings given."""
+    members = _OPENED[-1]
+    skipped: list[str] = []
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        parts = _parts(members.path, members.only(names, skipped), skipped, _inspect_log())
+    return parts, skipped, [(str(w.message), w.category) for w in caught]
+
+
+def _workers(n_samples: int) -> int:
+    """How many processes read a log of `n_samples`: one below `_PARALLEL_FROM`, else one a
+    core this process may use, at most `_MAX_WORKERS`; `EVALBOOK_IMPORT_WORKERS` says
+    otherwise (1: read here)."""
+    said = os.environ.get("EVALBOOK_IMPORT_WORKERS", "").strip()
+    if said:
+        try:
+            return max(1, int(said))
+        except ValueError:
+            raise ConfigurationError(
+                f"EVALBOOK_IMPORT_WORKERS={said!r}: expected a whole number of processes (1: "
+                "read the log in this process)"
+            ) from None
+    if n_samples < _PARALLEL_FROM:
+        return 1
+    try:
+        cores = len(os.sched_getaffinity(0))
+    except AttributeError:  # not on Linux
+        cores = os.cpu_count() or 1
+    return min(cores, _MAX_WORKERS)
+
+
+def _context() -> multiprocessing.context.BaseContext:
+    """Fork when this process runs one thread (a script: quick, and it never re-imports the
+    script); else spawn (a notebook's kernel runs several, which a fork would copy half-way)."""
+    if threading.active_count() == 1 and "fork" in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("fork")
+    return multiprocessing.get_context("spawn")
+
+
+def _order(sample: AnySample) -> tuple[int, str]:
     return (sample.epoch, sample.id if isinstance(sample.id, str) else str(sample.id).zfill(20))
 
 
-def _parsed(log_api: Any, data: Any) -> tuple[EvalSample, Sequence[Any]]:
-    """A sample and its events: the events read from the JSON (`_inspect_events`) and the rest
-    by Inspect's model, attachments resolved; a sample of another shape wholly by Inspect's
-    models, as Inspect reads it.
+def _parsed(log_api: Any, data: Any) -> tuple[Any, Sequence[Any]]:
+    """A sample (Inspect's `EvalSample`, or a `LightSample` with the attributes read of it) and
+    its events: read from the JSON for the fields kept (`_inspect_sample`), else, for a
+    sample of another shape, wholly by Inspect's models, as Inspect reads it.
 
     Raises:
         Exception: what Inspect's model raises for a sample it refuses.
     """
     try:
         return _light(log_api, data)
-    except Exception:  # any doubt: Inspect's own models decide, as they always did
+    except Exception:  # any doubt (Unusual: another shape): Inspect's own models decide
         pass
     sample = (
         log_api.EvalSample.model_validate_json(data)
@@ -189,17 +283,10 @@ def _parsed(log_api: Any, data: Any) -> tuple[EvalSample, Sequence[Any]]:
     return sample, sample.events
 
 
-def _light(log_api: Any, data: Any) -> tuple[EvalSample, Sequence[Any]]:
-    if isinstance(data, bytes) and _SURROGATE.search(data):
-        # Python's JSON reader takes a lone surrogate, Inspect's does not: it decides
-        raise Unusual("a surrogate escape")
-    doc = json.loads(data) if isinstance(data, bytes) else data
-    if not isinstance(doc, dict) or "events" not in doc or "transcript" in doc:
-        raise Unusual("not a sample of the current shape")
-    events = events_of(doc["events"])
-    sample = log_api.EvalSample.model_validate({**doc, "events": [], "events_data": None})
-    # no events left: "full" resolves what "core" does here, without its retention pass
-    return log_api.resolve_sample_attachments(sample, "full"), events
+def _light(log_api: Any, data: Any) -> tuple[Any, Sequence[Any]]:
+    # Inspect's own JSON parser (pydantic's, as its `model_validate_json`): what it refuses
+    # (a lone surrogate, a byte order mark) is left to Inspect's models to refuse
+    return light_sample(from_json(data) if isinstance(data, bytes) else data)
 
 
 def _first_line(exc: BaseException) -> str:
@@ -337,7 +424,7 @@ def _imported(
     )
 
 
-def _sample(sample: EvalSample, events: Sequence[Any], path: Path | None = None) -> ImportedSample:
+def _sample(sample: AnySample, events: Sequence[Any], path: Path | None = None) -> ImportedSample:
     """The sample as imported, its scores not yet read (`_scored` does, once all are read)."""
     outcome, error_type, error_message = _outcome(sample)
     duration = math.nan if sample.total_time is None else sample.total_time
@@ -388,7 +475,7 @@ def _scored(
 
 
 def _readable_transcript(
-    sample: EvalSample, events: Sequence[Any], path: Path | None
+    sample: AnySample, events: Sequence[Any], path: Path | None
 ) -> KeptTranscript | None:
     """The sample's transcript, kept compact (a log holds many); None when it has none or
     none evalbook can keep (then with a warning)."""
@@ -405,7 +492,7 @@ def _readable_transcript(
         return None
 
 
-def _transcript(sample: EvalSample, events: Sequence[Any]) -> Transcript | None:
+def _transcript(sample: AnySample, events: Sequence[Any]) -> Transcript | None:
     """The sample's messages as its transcript, not flattened: roles, text, tool calls and
     their results (`error` from Inspect's ToolCallError), each assistant message with its
     model event's model, tokens, working time and start, each tool result with its tool
@@ -479,7 +566,7 @@ def _timing(event: Any) -> dict[str, float]:
     return out
 
 
-def _inputs(sample: EvalSample) -> Iterator[tuple[str, Any]]:
+def _inputs(sample: AnySample) -> Iterator[tuple[str, Any]]:
     """The case's columns: input (chat messages as `role: text` paragraphs), target, metadata."""
     if isinstance(sample.input, str):
         yield "input", sample.input
@@ -493,7 +580,7 @@ def _inputs(sample: EvalSample) -> Iterator[tuple[str, Any]]:
         yield (f"metadata.{key}" if key in ("input", "target", "choices") else key), value
 
 
-def _outcome(sample: EvalSample) -> tuple[str, str | None, str | None]:
+def _outcome(sample: AnySample) -> tuple[str, str | None, str | None]:
     """(outcome, error type, message): an error, then a limit; else passed."""
     if sample.error is not None:
         kind = _error_type(sample.error)
@@ -533,7 +620,7 @@ def _message_of(kind: str, message: str) -> str:
     return plain if isinstance(plain, str) else message
 
 
-def _tries(sample: EvalSample, last: ImportedAttempt) -> list[ImportedAttempt] | None:
+def _tries(sample: AnySample, last: ImportedAttempt) -> list[ImportedAttempt] | None:
     """Each attempt of a sample Inspect retried (`error_retries`, oldest first), then `last`,
     the sample's own; None for a sample with one attempt. Inspect keeps no time of a retry:
     the sample's `started_at` and `total_time` are its last attempt's."""
@@ -586,7 +673,7 @@ def _unix(when: str | None) -> float:
         return math.nan
 
 
-def _usage(sample: EvalSample, events: Sequence[Any]) -> dict[str, Tally] | None:
+def _usage(sample: AnySample, events: Sequence[Any]) -> dict[str, Tally] | None:
     """The sample's model usage as one "task" tally; None when Inspect recorded none."""
     if not sample.model_usage:
         return None

@@ -186,22 +186,46 @@ class Members:
         skipped: list[str],
     ) -> None:
         self.path, self.f, self.zf, self.members, self.skipped = path, f, zf, members, skipped
+        # a salvaged archive is made in memory of the file's whole members (`_salvage`)
+        self.salvaged = bool(skipped)
 
     def __iter__(self) -> Iterator[RawSample]:
         try:
-            for name, info in self.members.items():
-                if name.startswith(_SAMPLES) and name.endswith(".json"):
-                    data, why = _member(self.zf, info)
-                    if data is None:
-                        self.skipped.append(f"{self.path.name}:{name}: {why}")
-                    else:
-                        yield f"{self.path.name}:{name}", data
+            yield from _each(self.path, self.zf, self.members, self.names(), self.skipped)
         finally:
             self.close()
+
+    def only(self, names: list[str], skipped: list[str]) -> Iterator[RawSample]:
+        """The named sample members (of `names()`), read as iterating reads them, each
+        unreadable one to `skipped`; the archive stays open (a worker reads run after run)."""
+        yield from _each(self.path, self.zf, self.members, names, skipped)
+
+    def names(self) -> list[str]:
+        """The sample members' names, in the archive's order."""
+        return [n for n in self.members if n.startswith(_SAMPLES) and n.endswith(".json")]
+
+    def whole(self) -> bool:
+        """Whether the archive is the file itself (not one salvaged from a file cut short)."""
+        return not self.salvaged
 
     def close(self) -> None:
         self.zf.close()
         self.f.close()
+
+
+def _each(
+    path: Path,
+    zf: zipfile.ZipFile,
+    members: dict[str, zipfile.ZipInfo],
+    names: list[str],
+    skipped: list[str],
+) -> Iterator[RawSample]:
+    for name in names:
+        data, why = _member(zf, members[name])
+        if data is None:
+            skipped.append(f"{path.name}:{name}: {why}")
+        else:
+            yield f"{path.name}:{name}", data
 
 
 def _salvage(body: bytes) -> tuple[bytes, int]:
