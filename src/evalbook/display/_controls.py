@@ -10,6 +10,7 @@ values, so no value (None, False, a column label with markup) needs a spelling i
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -21,6 +22,7 @@ __all__ = [
     "Button",
     "Choice",
     "Control",
+    "Field",
     "HTMLBox",
     "Number",
     "Pager",
@@ -60,7 +62,7 @@ class HTMLBox:
         return self.value
 
 
-class Control:
+class Control(abc.ABC):
     """A named control: `value`, observers run on each change, `handlers` for the front end."""
 
     def __init__(self, name: str, value: Any) -> None:
@@ -91,19 +93,27 @@ class Control:
         """Call `observer` (with a change dict: name, old, new) after each change of value."""
         self._observers.append(observer)
 
-    def receive(self, value: str) -> None:
-        """A value sent by the front end."""
-        raise NotImplementedError
-
+    @abc.abstractmethod
     def handlers(self) -> dict[str, Handler]:
         """The actions this control answers, by name."""
+
+    @abc.abstractmethod
+    def html(self) -> str:
+        """The control as the front end shows it (escaped)."""
+
+
+class Field(Control):
+    """A control that answers one action, its name, with the value the front end sends."""
+
+    @abc.abstractmethod
+    def receive(self, value: str) -> None:
+        """A value sent by the front end."""
+
+    def handlers(self) -> dict[str, Handler]:
         return {self.name: self.receive}
 
-    def html(self) -> str:
-        raise NotImplementedError
 
-
-class Choice(Control):
+class Choice(Field):
     """A dropdown (or, with `rows`, a list): `options` are values or (label, value) pairs.
 
     Like a dropdown, it is never blank: setting `options` keeps the value when it is still
@@ -233,7 +243,7 @@ class Range(Control):
         return _label(self.description, f"{fields[0]}<span>–</span>{fields[1]}")
 
 
-class Toggle(Control):
+class Toggle(Field):
     """A checkbox: `value` True or False."""
 
     def __init__(self, name: str, value: bool = False, *, description: str, tooltip: str = ""):
@@ -256,7 +266,7 @@ class Toggle(Control):
         )
 
 
-class Text(Control):
+class Text(Field):
     """A search box: the front end sends its text after a pause in typing."""
 
     def __init__(self, name: str, value: str = "", *, description: str = "", placeholder: str = ""):
@@ -279,7 +289,7 @@ class Text(Control):
         )
 
 
-class Number(Control):
+class Number(Field):
     """A number field within `bounds` (a value out of them is clipped)."""
 
     def __init__(
@@ -308,7 +318,7 @@ class Number(Control):
         )
 
 
-class Button(Control):
+class Button(Field):
     """A button: `click()` (or the front end's click) runs its callbacks."""
 
     def __init__(
@@ -343,7 +353,7 @@ class Button(Control):
         )
 
 
-class Pager(Control):
+class Pager(Field):
     """Which page of a long list is shown (`value`: its 0-based number); first, previous, a
     page number to jump to, next, last; `page` says which rows and `Page.label` the words."""
 
@@ -403,7 +413,7 @@ class Pager(Control):
         )
 
 
-class Tabs(Control):
+class Tabs(Field):
     """The tab bar: `value` (also `selected_index`) is the shown tab's position."""
 
     def __init__(self, name: str, titles: Sequence[str], children: Sequence[Any]) -> None:

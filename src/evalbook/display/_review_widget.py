@@ -20,7 +20,7 @@ from .._render._review_html import review_sample_html
 from .._render._style import MUTED, esc, root
 from .._store._labels import give_label, given_labels
 from ._controls import Button, HTMLBox, Number, Text
-from ._widget_base import Pane, View
+from ._widget_base import Actions, View
 
 __all__ = ["ReviewView"]
 
@@ -53,7 +53,7 @@ class ReviewView(View):
             if x.score == score and x.labeler == labeler
         }
         self.done = [key in done for key in self.sample_keys]
-        pane = Pane("review")
+        pane = Actions("review")
         self.sample = HTMLBox()
         self.note = pane.add(
             Text("review.note", description="note",

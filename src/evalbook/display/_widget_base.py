@@ -11,6 +11,7 @@ without a kernel it draws nothing, and the static HTML is the one view; docs/not
 
 from __future__ import annotations
 
+import abc
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -27,6 +28,7 @@ __all__ = [
     "OUTCOMES",
     "STATUSES",
     "WIDGET_VIEW",
+    "Actions",
     "Pane",
     "View",
     "list_output",
@@ -47,8 +49,9 @@ _ESM = Path(__file__).with_name("_static") / "view.js"
 C = TypeVar("C", bound=Control)
 
 
-class Pane:
-    """A part of a view with controls (a tab): `add` names a control's actions to the view."""
+class Actions:
+    """The front-end actions of a group of controls: `add` names a control's actions, `act_on`
+    one without a control (a row's "open"); `View.connect` routes them."""
 
     def __init__(self, prefix: str) -> None:
         self.prefix = prefix
@@ -62,9 +65,13 @@ class Pane:
         """Answer `action` (a front-end message without a control, e.g. a row's "open")."""
         self.handlers[action] = handler
 
+
+class Pane(Actions, abc.ABC):
+    """A tab of a view: its actions and the HTML it shows."""
+
+    @abc.abstractmethod
     def html(self) -> str:
         """The pane as the front end shows it."""
-        raise NotImplementedError
 
     @property
     def value(self) -> str:
