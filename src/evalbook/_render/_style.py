@@ -42,9 +42,10 @@ FONT = (
 BORDER = "1px solid rgba(127, 127, 127, 0.35)"
 MUTED = "opacity: 0.72"
 PANEL_BG = "rgba(127, 127, 127, 0.06)"
-# An opaque background in the host's theme (JupyterLab, VS Code; else the browser's canvas
-# colour): for a cell that other cells scroll under
-OPAQUE_BG = "var(--jp-layout-color0, var(--vscode-editor-background, Canvas))"
+# An opaque background in the host's theme (JupyterLab, VS Code, marimo's `--background`; else
+# the browser's canvas colour, which in marimo's dark theme is a darker band than its page):
+# for a cell that other cells scroll under
+OPAQUE_BG = "var(--jp-layout-color0, var(--vscode-editor-background, var(--background, Canvas)))"
 
 # Status and outcome colours: one palette for every view (errors red, unscored amber, passed
 # green, neutral grey). No colour has 4.5:1 contrast as text on both white and a dark notebook

@@ -28,7 +28,9 @@ function render({ model, el }) {
 
   function show(html) {
     // the focused control keeps its focus, caret and typed text across a redraw; a box that
-    // scrolls (the case table, sideways) keeps its scroll position
+    // scrolls (the case table, sideways) keeps its scroll position; a "show all" the reader
+    // opened stays open when the redraw draws the same one (same content: nothing else to match
+    // it by, and a different text in its place must not open by itself)
     const active = document.activeElement;
     const focused = active && root.contains(active) ? active.getAttribute("data-eb-action") : null;
     const isText = focused && active.tagName === "INPUT" && active.type === "search";
@@ -38,7 +40,14 @@ function render({ model, el }) {
     root.querySelectorAll("[data-eb-scroll]").forEach((box) => {
       scrolled.set(box.getAttribute("data-eb-scroll"), [box.scrollLeft, box.scrollTop]);
     });
+    const opened = new Set();
+    root.querySelectorAll("details[open]").forEach((d) => opened.add(d.innerHTML));
     root.innerHTML = html;
+    if (opened.size) {
+      root.querySelectorAll("details").forEach((d) => {
+        if (opened.has(d.innerHTML)) d.open = true;
+      });
+    }
     root.querySelectorAll("[data-eb-scroll]").forEach((box) => {
       const at = scrolled.get(box.getAttribute("data-eb-scroll"));
       if (at) [box.scrollLeft, box.scrollTop] = at;
