@@ -189,17 +189,28 @@ _REASONS_SHOWN = 3
 _REASON_CHARS = 60
 
 
+def _reason_key(why: object) -> str:
+    """A reason as a summary row names it: its text (60 characters at most), else "no value"."""
+    key = str(why) if isinstance(why, str) else "no value"
+    return key if len(key) <= _REASON_CHARS else key[: _REASON_CHARS - 1] + "…"
+
+
 def _dropped_reasons(
     reason: np.ndarray, case_cell: np.ndarray, scored: np.ndarray, cells: int
 ) -> list[str | None]:
     """Per cell, why its cases outside the mean are (`too_few_epochs 2 · refusal 1`, most
     first, at most 3 kinds and 60 characters of each); None where every case counts."""
     found: list[dict[str, int]] = [{} for _ in range(cells)]
-    for c, why in zip(case_cell[~scored].tolist(), reason[~scored].tolist(), strict=True):
-        key = str(why) if isinstance(why, str) else "no value"
-        if len(key) > _REASON_CHARS:
-            key = key[: _REASON_CHARS - 1] + "…"
-        found[c][key] = found[c].get(key, 0) + 1
+    # counted on codes: a reason's key is made once per distinct reason, not once per case
+    # (a million-sample run may leave most of its cases out for a few reasons)
+    codes, uniques = pd.factorize(pd.Series(reason[~scored], dtype=object), use_na_sentinel=False)
+    keys = [_reason_key(why) for why in uniques.tolist()]
+    key_codes, kinds = pd.factorize(pd.Series(keys, dtype=object))
+    pairs = case_cell[~scored].astype(np.int64) * len(kinds) + key_codes[codes]
+    distinct, counts = np.unique(pairs, return_counts=True)
+    for pair, n in zip(distinct.tolist(), counts.tolist(), strict=True):
+        c, k = divmod(pair, len(kinds))
+        found[c][str(kinds[k])] = n
     out: list[str | None] = []
     for f in found:
         ranked = sorted(f.items(), key=lambda kv: (-kv[1], kv[0]))

@@ -158,9 +158,12 @@ def _repeats_ids(column: pd.Series, ids: pd.Series, k: int) -> bool:
     n = len(column)
     if n == 0 or n * k != len(ids) or text_of(column.iloc[0]) != str(ids.iloc[0]):
         return False  # the first value settles most columns without reading the rest
-    # `ids` may be a categorical over the run's ids: its text, one per case
-    per_case = ids.iloc[::k].astype(str).to_numpy(dtype=object)
-    return bool(np.array_equal(_texts(column), per_case))
+    per_case = ids.iloc[::k]  # may be a categorical over the run's ids
+    texts, wanted = _text_arrow(column), _text_arrow(per_case)
+    if texts is not None and wanted is not None:  # text both: compared in Arrow
+        same = pc.all(pc.equal(texts, wanted), skip_nulls=False).as_py()  # null: a missing one
+        return same is True
+    return bool(np.array_equal(_texts(column), per_case.astype(str).to_numpy(dtype=object)))
 
 
 def input_labels(run: RunLike) -> list[str]:
@@ -179,12 +182,13 @@ def column_labels(run: RunLike) -> list[str]:
     return ["case_id", *epoch, "outcome", *names, "origin", *input_labels(run), "output", *steps]
 
 
-def table_frame(run: RunLike) -> pd.DataFrame:
+def table_frame(run: RunLike, rows: int | None = None) -> pd.DataFrame:
     """One row per sample (input order, then epoch), the columns of `column_labels`, plus
     `_case` (the case's position), `_origins` (each row's origins, a frozenset) and, per
-    score, `name status` and `name reason`. Built from whole columns, each kept in the type
-    it has (text as Arrow text, statuses as categories), so that nothing is converted twice."""
-    cases = run.cases
+    score, `name status` and `name reason`; with `rows`, of the first `rows` samples only (the
+    static table's). Built from whole columns, each kept in the type it has (text as Arrow
+    text, statuses as categories), so that nothing is converted twice."""
+    cases = run.cases if rows is None else run.cases.iloc[:rows]
     k = epochs_of(run)
     n = len(cases)
     out: dict[str, Any] = {"case_id": _column(cases["case_id"].astype(str))}
@@ -193,18 +197,19 @@ def table_frame(run: RunLike) -> pd.DataFrame:
     out["outcome"] = _column(_filled(cases["outcome"], "pending"))
     names = [d.name for d in run.definitions]
     s = len(names)
+    scores = run.scores.iloc[: n * s]  # one record per (sample, score), in the cases' order
     for j, name in enumerate(names):
-        rows = run.scores.iloc[j::s]  # one record per sample, in the cases' order
-        out[name] = rows["value"].to_numpy(dtype=float)
-        out[f"{name} status"] = _column(rows["status"])
-        out[f"{name} reason"] = _column(rows["reason"])
-    origins, out["origin"] = _row_origins(run, n)
+        records = scores.iloc[j::s]
+        out[name] = records["value"].to_numpy(dtype=float)
+        out[f"{name} status"] = _column(records["status"])
+        out[f"{name} reason"] = _column(records["reason"])
+    origins, out["origin"] = _row_origins(cases, scores, s)
     data = run.data if isinstance(run.data, pd.DataFrame) else pd.DataFrame()
     for j, label in _inputs(run):
         column = data.iloc[:, j]
         # each case's input repeated for its epochs (rows: case, then epoch); data of another
         # length (a user's object) has no values here
-        fits = len(column) * k == n
+        fits = len(column) * k == len(run.cases)
         out[label] = _column(column.take(np.arange(n) // k)) if fits else np.full(n, None)
     # an array, not a Series: all text, pandas makes it an Arrow text column (sorts, searches)
     out["output"] = cases["output"].to_numpy(dtype=object)
@@ -280,20 +285,20 @@ def _origin_bits(values: pd.Series) -> np.ndarray:
     return result
 
 
-def _row_origins(run: RunLike, n: int) -> tuple[pd.Series, pd.Series]:
-    """Each sample's origins: its own (errored, timed out) and those of its error records,
-    as a frozenset and as text (`"task, grader"`; missing when none: the origin column).
+def _row_origins(cases: pd.DataFrame, scores: pd.DataFrame, s: int) -> tuple[pd.Series, pd.Series]:
+    """Each sample's origins (a row of `cases`, its `s` records in `scores`): its own
+    (errored, timed out) and those of its error records, as a frozenset and as text
+    (`"task, grader"`; missing when none: the origin column).
 
     Whole columns: each origin a bit, or-ed per sample, and one frozenset per distinct mix."""
+    n = len(cases)
     bits = np.zeros(n, dtype=np.int64)
-    cases = run.cases
-    if "origin" in cases.columns and len(cases) == n:
+    if "origin" in cases.columns:
         bits |= _origin_bits(cases["origin"])
-    scores = run.scores
-    s = len(run.definitions)
     if s and "origin" in scores.columns and len(scores) == n * s:
         bits |= np.bitwise_or.reduce(_origin_bits(scores["origin"]).reshape(n, s), axis=1)
-    extra = _extra_origins(run, n) if bits.max(initial=0) >= 1 << len(_ORIGIN_NAMES) else {}
+    many = bits.max(initial=0) >= 1 << len(_ORIGIN_NAMES)
+    extra = _extra_origins(cases, scores, s) if many else {}
     # each row's mix of bits, numbered (bits < 2 ** 6: a count per possible mix, no sort)
     mixes = np.flatnonzero(np.bincount(bits, minlength=1 << (len(_ORIGIN_NAMES) + 1)))
     number = np.zeros(1 << (len(_ORIGIN_NAMES) + 1), dtype=np.int64)
@@ -324,17 +329,15 @@ def _origin_text(origins: frozenset[str]) -> str | None:
     return ", ".join(known + sorted(origins - set(known))) or None
 
 
-def _extra_origins(run: RunLike, n: int) -> dict[int, frozenset[str]]:
+def _extra_origins(cases: pd.DataFrame, scores: pd.DataFrame, s: int) -> dict[int, frozenset[str]]:
     """Origins outside `_ORIGIN_NAMES` (rare), per row, read row by row."""
     found: dict[int, set[str]] = {}
-    cases = run.cases
     if "origin" in cases.columns:
         for i, o in enumerate(cases["origin"].tolist()):
             if not is_missing(o) and str(o) not in _ORIGIN_NAMES:
                 found.setdefault(i, set()).add(str(o))
-    s = len(run.definitions)
-    if s and "origin" in run.scores.columns:
-        for i, o in enumerate(run.scores["origin"].tolist()):
+    if s and "origin" in scores.columns:
+        for i, o in enumerate(scores["origin"].tolist()):
             if not is_missing(o) and str(o) not in _ORIGIN_NAMES:
                 found.setdefault(i // s, set()).add(str(o))
     return {i: frozenset(v) for i, v in found.items()}
@@ -414,23 +417,28 @@ def _arrow_text(frame: pd.DataFrame, label: str) -> pa.ChunkedArray:
     cache = _cache(frame)
     key = ("arrow", label)
     if key not in cache:
-        column = frame[label]
-        dtype = column.dtype
-        if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
-            arrow = pa.chunked_array(pa.array(column.array))  # the column's own buffers
-        else:
-            values = column.to_numpy(dtype=object)
-            if pd.api.types.infer_dtype(values, skipna=True) == "string":  # text: as it is
-                arrow = pa.chunked_array([_utf8(values, np.asarray(pd.isna(values), bool))])
-            else:  # each distinct value's text once, taken for its rows (missing: null)
-                codes, texts = _codes(frame, label)
-                words = _utf8(texts, np.arange(len(texts)) == len(texts) - 1)
-                arrow = pa.chunked_array([words.take(pa.array(codes))])
-        if not pa.types.is_large_string(arrow.type):
-            arrow = arrow.cast(pa.large_string())  # one type for every column
+        arrow = _text_arrow(frame[label])
+        if arrow is None:  # each distinct value's text once, taken for its rows (missing: null)
+            codes, texts = _codes(frame, label)
+            words = _utf8(texts, np.arange(len(texts)) == len(texts) - 1)
+            arrow = pa.chunked_array([words.take(pa.array(codes))]).cast(pa.large_string())
         cache[key] = arrow
     found: pa.ChunkedArray = cache[key]
     return found
+
+
+def _text_arrow(column: pd.Series) -> pa.ChunkedArray | None:
+    """A column of text (null where missing) as Arrow large strings, its own buffers where Arrow
+    holds it; None when it holds anything but text (its text is then `text_of` each value)."""
+    dtype = column.dtype
+    if isinstance(dtype, pd.StringDtype) and dtype.storage == "pyarrow":
+        arrow = pa.chunked_array(pa.array(column.array))
+    else:
+        values = column.to_numpy(dtype=object)
+        if pd.api.types.infer_dtype(values, skipna=True) != "string":
+            return None
+        arrow = pa.chunked_array([_utf8(values, np.asarray(pd.isna(values), bool))])
+    return arrow if pa.types.is_large_string(arrow.type) else arrow.cast(pa.large_string())
 
 
 def _utf8(texts: np.ndarray, missing: np.ndarray) -> pa.Array:
@@ -702,32 +710,27 @@ def header_html(labels: Sequence[str], names: Sequence[str], f: CaseTableFilter)
     return f'<div style="{grid}; font-weight: 600; overflow-wrap: anywhere">{"".join(cells)}</div>'
 
 
-def case_table_html(
-    run: RunLike,
-    f: CaseTableFilter | None = None,
-    limit: int = STATIC_ROWS,
-    frame: pd.DataFrame | None = None,
-) -> str:
-    """The static case table: the first `limit` matching rows, and a note saying how many
-    there are and where to see them all."""
-    f = f or CaseTableFilter()
-    frame = table_frame(run) if frame is None else frame
-    rows = table_rows(frame, f)
+def case_table_html(run: RunLike, limit: int = STATIC_ROWS) -> str:
+    """The static case table: the first `limit` samples in input order, and a note saying how
+    many there are and where to see them all (built from those rows only: a million-sample
+    run's static table costs what a small run's does)."""
+    frame = table_frame(run, limit)
+    total = len(run.cases)
     labels = column_labels(run)
     names = [d.name for d in run.definitions]
-    shown = rows[:limit]
+    shown = np.arange(len(frame))
     budget = CellBudget()
     body = "".join(row_html(frame, int(i), labels, names, budget) for i in shown)
     more = (
-        f"the first {len(shown):,} of {len(rows):,} rows; eb.show(run) (the Case table tab) "
+        f"the first {len(shown):,} of {total:,} rows; eb.show(run) (the Case table tab) "
         "sorts, filters and pages them all, and run.cases and run.scores hold them"
-        if len(rows) > len(shown)
-        else f"{len(rows):,} rows"
+        if total > len(shown)
+        else f"{total:,} rows"
     )
     note = f'<div style="{MUTED}; font-size: 12px; margin: 4px 0">{more}</div>'
     table = (
         f'<div style="overflow-x: auto"><div style="display: inline-block; min-width: 100%">'
-        f"{header_html(labels, names, f)}{body}</div></div>"
+        f"{header_html(labels, names, CaseTableFilter())}{body}</div></div>"
     )
     return root(note + table + _transcripts_html(run, frame, shown), "case-table")
 

@@ -106,7 +106,7 @@ class CaseTable(Pane):
             control.observe(self._refresh)
         self.pager.observe(lambda _: self._draw())
         self.whole.observe(lambda _: self.open_row(self.selected))
-        self._static_html = case_table_html(run, frame=self.frame)
+        self._static_html = case_table_html(run)
         self._static_text = repr(run)
         self._new_score()
 

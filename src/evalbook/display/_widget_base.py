@@ -12,8 +12,9 @@ without a kernel it draws nothing, and the static HTML is the one view; docs/not
 from __future__ import annotations
 
 import abc
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, Generic, TypeVar
 
 import anywidget
 
@@ -29,6 +30,7 @@ __all__ = [
     "STATUSES",
     "WIDGET_VIEW",
     "Actions",
+    "Lazy",
     "Pane",
     "View",
     "list_output",
@@ -47,6 +49,7 @@ LIVE_NOTE = "(interactive view: run the notebook with a kernel to use it; static
 NONE = "(none)"
 _ESM = Path(__file__).with_name("_static") / "view.js"
 C = TypeVar("C", bound=Control)
+P = TypeVar("P", bound="Pane | HTMLBox")
 
 
 class Actions:
@@ -79,6 +82,37 @@ class Pane(Actions, abc.ABC):
         return self.html()
 
 
+class Lazy(Generic[P]):
+    """A tab made the first time it is shown or acted on (`View.connect` routes its actions
+    then): what a run's Cases and Case table tabs cost on a million samples is paid by the
+    reader who opens them, not by every `eb.show`."""
+
+    def __init__(self, prefix: str, make: Callable[[], P]) -> None:
+        self.prefix = prefix
+        self._make = make
+        self._made: P | None = None
+
+    @property
+    def made(self) -> bool:
+        """Whether the tab has been made."""
+        return self._made is not None
+
+    @property
+    def pane(self) -> P:
+        """The tab, made on first use."""
+        if self._made is None:
+            self._made = self._make()
+        return self._made
+
+    def html(self) -> str:
+        return self.pane.html()
+
+    @property
+    def value(self) -> str:
+        """The tab's HTML as now shown."""
+        return self.html()
+
+
 class View(anywidget.AnyWidget):
     """The one widget of `eb.show`: tabs of panes, drawn by the kernel, sent on request."""
 
@@ -90,16 +124,27 @@ class View(anywidget.AnyWidget):
     def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.handlers: dict[str, Any] = {}
+        self._lazy: dict[str, Lazy[Any]] = {}  # by prefix: the tabs not made yet
         self.sent = 0  # HTML messages sent (a test's view of the protocol)
         self.on_msg(self._on_msg)
 
     def connect(self, tabs: Tabs | None, panes: list[Any]) -> None:
-        """Route the tab bar's and each pane's actions to them."""
+        """Route the tab bar's and each pane's actions to them (a `Lazy` tab's once made)."""
         self.tabs = tabs
         if tabs is not None:
             self.handlers.update(tabs.handlers())
         for pane in panes:
-            self.handlers.update(pane.handlers)
+            if isinstance(pane, Lazy):
+                self._lazy[pane.prefix] = pane
+            else:
+                self.handlers.update(pane.handlers)
+
+    def made(self, lazy: Lazy[P]) -> P:
+        """A lazy tab's pane, made now if it was not, its actions routed."""
+        pane = lazy.pane
+        if self._lazy.pop(lazy.prefix, None) is not None:
+            self.handlers.update(getattr(pane, "handlers", {}))
+        return pane
 
     def header_html(self) -> str:
         return ""
@@ -109,6 +154,8 @@ class View(anywidget.AnyWidget):
         body = ""
         if self.tabs is not None:
             pane = self.tabs.children[self.tabs.selected_index]
+            if isinstance(pane, Lazy):
+                pane = self.made(pane)
             body = self.tabs.html() + pane.html()
         return (
             f'<div data-evalbook="view" style="color: inherit; max-width: 100%">'
@@ -122,6 +169,10 @@ class View(anywidget.AnyWidget):
             KeyError: When no control of the view answers `action` ("hello" needs none).
         """
         if action != "hello":
+            if action not in self.handlers:  # a tab not made yet: its actions are its prefix's
+                lazy = self._lazy.get(action.split(".", 1)[0])
+                if lazy is not None:
+                    self.made(lazy)
             self.handlers[action]("" if value is None else str(value))
         return self.html()
 

@@ -14,6 +14,7 @@ import numpy as np
 import pandas as pd
 
 from .._model._run_data import RunData
+from .._render._case_table import case_table_html
 from .._render._cases import (
     ALL,
     CaseFilter,
@@ -51,6 +52,7 @@ from ._widget_base import (
     NONE,
     OUTCOMES,
     STATUSES,
+    Lazy,
     Pane,
     View,
     list_output,
@@ -226,23 +228,38 @@ class RunView(View):
     def __init__(self, run: RunData) -> None:
         super().__init__()
         self.run = run
-        summary = run.summary()
-        self.explorer = CaseExplorer(run)
         self.scores = ScoresTab(run)
-        self.table = CaseTable(run)
         self.header = root(run_header_html(run), "run-header")
+        # the tabs past the scores are made when first opened: on a million samples they
+        # cost seconds that a reader who looks at the headline need not wait for
+        self._unscored = Lazy(
+            "unscored",
+            lambda: HTMLBox(root(unscored_html(run.unscored(), run.summary()), "run-unscored")),
+        )
+        self._explorer = Lazy("explorer", lambda: CaseExplorer(run))
+        self._table = Lazy("table", lambda: CaseTable(run))
         children = [
             HTMLBox(root(run_cards_html(run) + consistency_html(run), "run-cards")),
             self.scores,
-            HTMLBox(root(unscored_html(run.unscored(), summary), "run-unscored")),
-            self.explorer,
-            self.table,
+            self._unscored,
+            self._explorer,
+            self._table,
         ]
         titles = ("Headline", "Scores", "Unscored reasons", "Cases", "Case table")
-        self.connect(Tabs("tab", titles, children), [self.scores, self.explorer, self.table])
+        self.connect(Tabs("tab", titles, children), [self.scores, self._explorer, self._table])
         # where no kernel runs, the Case table tab's static table follows the run's card
-        self._static_html = run_html(run) + self.table._static_html
+        self._static_html = run_html(run) + case_table_html(run)
         self._static_text = repr(run)
+
+    @property
+    def explorer(self) -> CaseExplorer:
+        """The Cases tab (made on first use)."""
+        return self.made(self._explorer)
+
+    @property
+    def table(self) -> CaseTable:
+        """The Case table tab (made on first use)."""
+        return self.made(self._table)
 
     def header_html(self) -> str:
         return self.header
