@@ -75,7 +75,7 @@ def filter_cases(run: RunLike, f: CaseFilter) -> np.ndarray:
     cases = run.cases
     keep = np.ones(len(cases), dtype=bool)
     if f.outcome != ALL:
-        keep &= (cases["outcome"].astype(str) == f.outcome).to_numpy()
+        keep &= (cases["outcome"] == f.outcome).to_numpy(dtype=bool, na_value=False)
     if f.score is not None and run.definitions:
         names = [d.name for d in run.definitions]
         if f.score not in names:
@@ -83,11 +83,10 @@ def filter_cases(run: RunLike, f: CaseFilter) -> np.ndarray:
         j = names.index(f.score)
         s = len(names)
         rows = run.scores.iloc[j::s]  # input order, then epoch: one record per sample
-        status = rows["status"].astype(str).to_numpy()
-        value = rows["value"].to_numpy(dtype=float)
         if f.status != ALL:
-            keep &= status == f.status
+            keep &= (rows["status"] == f.status).to_numpy(dtype=bool, na_value=False)
         if f.low > 0.0 or f.high < 1.0:
+            value = rows["value"].to_numpy(dtype=float)
             with np.errstate(invalid="ignore"):
                 keep &= (value >= f.low) & (value <= f.high)
     return np.flatnonzero(keep.reshape(-1, epochs_of(run)).any(axis=1))
@@ -217,6 +216,19 @@ def _record_html(r: Any, label: str, budget: TextBudget) -> str:
     )
 
 
+def _rows_of(frame: pd.DataFrame) -> list[dict[str, Any]]:
+    """The rows of a frame of a few rows (one case's samples or records), column by column.
+
+    Not `iterrows`: a row of columns of different types is made by finding their common type,
+    and for a categorical column that hashes all its categories (`run.scores`' case ids: a
+    million of them, 0.3 s for the first case a view shows).
+    """
+    columns = {c: frame[c].tolist() for c in frame.columns}
+    return [
+        dict(zip(columns, values, strict=True)) for values in zip(*columns.values(), strict=True)
+    ]
+
+
 def case_html(run: RunLike, pos: int, *, whole: bool = False) -> str:
     """One case in full: outcome, input columns, output, error, every score with rationale.
 
@@ -245,7 +257,7 @@ def case_html(run: RunLike, pos: int, *, whole: bool = False) -> str:
             f"<b>{esc(c['error_type'])}</b> {_long(c['error_message'], budget)}</div>"
         )
     scores = "".join(
-        _record_html(r, labels.get(str(r["score"]), ""), budget) for _, r in records.iterrows()
+        _record_html(r, labels.get(str(r["score"]), ""), budget) for r in _rows_of(records)
     )
     inputs = input_html(run, pos, budget)
     head = (
@@ -309,7 +321,7 @@ def _epochs_case_html(run: RunLike, pos: int, k: int, whole: bool) -> str:
     budget = TextBudget(whole)
     most = budget.total // (2 * shown)
     outputs = []
-    for _, c in samples.head(shown).iterrows():
+    for c in _rows_of(samples.head(shown)):
         text = text_of(c["output"])
         none = f'<div style="{MUTED}">(no output)</div>'
         outputs.append(pre_html(text, budget, most) if text else none)
@@ -320,20 +332,20 @@ def _epochs_case_html(run: RunLike, pos: int, k: int, whole: bool) -> str:
             f'<div style="margin-top: 2px"><span style="{MUTED}">error: </span>'
             f"<b>{esc(c['error_type'])}</b> {_long(c['error_message'], budget)}</div>"
         )
-        for _, c in samples.head(shown).iterrows()
+        for c in _rows_of(samples.head(shown))
     ]
     labels = {d.name: d.display_label() for d in definitions}
     per_epoch = [
         "".join(
             _record_html(r, labels.get(str(r["score"]), ""), budget)
-            for _, r in records.iloc[e * s : (e + 1) * s].iterrows()
+            for r in _rows_of(records.iloc[e * s : (e + 1) * s])
         )
         for e in range(shown)
     ]
     inputs = input_html(run, pos, budget)
     scores = "".join(
         _reduced_html(r, labels.get(d.name, ""), d.reducer, case_strips(run, d.name, [pos])[0])
-        for d, (_, r) in zip(definitions, reduced.iterrows(), strict=True)
+        for d, r in zip(definitions, _rows_of(reduced), strict=True)
     )
     outcomes = samples["outcome"].astype(object).where(samples["outcome"].notna(), "pending")
     badges = "".join(
@@ -344,7 +356,7 @@ def _epochs_case_html(run: RunLike, pos: int, k: int, whole: bool) -> str:
     # the epochs' transcripts share one budget: the first epoch's shows open, the others
     # behind their summary line
     words = transcript_budget(whole)
-    for e, (_, c) in enumerate(samples.head(shown).iterrows()):
+    for e, c in enumerate(_rows_of(samples.head(shown))):
         outcome = "pending" if is_missing(c["outcome"]) else str(c["outcome"])
         transcript = sample_transcript(run, str(c["case_id"]), int(c["epoch"]))
         if transcript is not None:
