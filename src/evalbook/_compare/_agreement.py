@@ -430,9 +430,14 @@ def _ppi(
         return corrected_mean(judged, scaled), mean, "random", why
     ppi, used = stratified_corrected_mean(judged, scaled, strata)
     merged = f", merged to {used} for the variance" if used < len(np.unique(strata)) else ""
-    return ppi, mean, "stratified", (
-        f"stratified interval: the labels' draw over {len(np.unique(strata))} strata of the "
-        f"judge's values{merged}"
+    return (
+        ppi,
+        mean,
+        "stratified",
+        (
+            f"stratified interval: the labels' draw over {len(np.unique(strata))} strata of the "
+            f"judge's values{merged}"
+        ),
     )
 
 

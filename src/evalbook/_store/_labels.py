@@ -183,10 +183,7 @@ def label_frame(labels: list[Label]) -> pd.DataFrame:
             ),
             "note": pd.Series([x.note for x in kept], dtype=object),
             "select": pd.Series([x.select for x in kept], dtype=object),
-            **{
-                k: pd.Series([getattr(x, k) for x in kept], dtype="Int64")
-                for k in DRAW_KEYS[1:]
-            },
+            **{k: pd.Series([getattr(x, k) for x in kept], dtype="Int64") for k in DRAW_KEYS[1:]},
         }
     )
     return frame[list(LABEL_COLUMNS)]
