@@ -270,7 +270,7 @@ def test_labels_of_two_draws_or_by_hand_get_the_uniform_interval(tmp_path: Path)
     _label_all(eb.review(run, score="helpful", n=10, select="stratified", seed=2))
     labels = run.labels()
     assert set(labels["seed"]) == {1, 2}
-    with pytest.warns(UserWarning, match=r"the labels come from 2 draws.*uniform"):
+    with pytest.warns(UserWarning, match=r"the labels mix 2 draws: the interval is the uniform"):
         mixed = eb.agreement(run, labels=labels, score="helpful")
     assert mixed.draw == "random" and "2 draws" in str(mixed.draw_note)
     assert np.allclose(mixed.corrected_mean, _by_hand(run, labels)[1])
@@ -348,7 +348,7 @@ def test_label_lines_of_versions_3_and_4_read_as_a_draw_not_known(tmp_path: Path
     assert old.draw == "random" and np.allclose(old.corrected_mean, _by_hand(run, labels)[1])
     # a stratified review given after them: their lines have no draw, so the interval is uniform
     _label_all(eb.review(run, score="helpful", n=10, select="stratified", labeler="ana"))
-    with pytest.warns(UserWarning, match="without a recorded draw"):
+    with pytest.warns(UserWarning, match=r"stratified draw and 4 label\(s\) without a recorded"):
         assert eb.agreement(run, labels=run.labels(), score="helpful").draw == "random"
 
 

@@ -213,12 +213,16 @@ def _table_draw(table: pd.DataFrame, score: str) -> tuple[pd.DataFrame | None, s
     if not (select == "stratified").any():
         return None, None
     identity = rows[["select", "seed", "n", "candidates"]].astype(object)
-    if identity.isna().any().any() or len(identity.drop_duplicates()) > 1:
-        kinds = identity.fillna("none").drop_duplicates()
+    unknown = identity.isna().any(axis=1)
+    draws = len(identity[~unknown].drop_duplicates())
+    if unknown.any() or draws > 1:
+        parts = [f"{draws} draws" if draws > 1 else "one stratified draw"]
+        if unknown.any():
+            parts.append(f"{int(unknown.sum())} label(s) without a recorded draw")
         return None, (
-            f"the labels come from {len(kinds)} draws (or some without a recorded draw): the "
-            "interval is the uniform one; for the stratified one pass the labels of one "
-            "eb.review(select='stratified') draw, e.g. labels[labels.seed == 0]"
+            f"the labels mix {' and '.join(parts)}: the interval is the uniform one; for the "
+            "stratified one pass the labels of one eb.review(select='stratified') draw, e.g. "
+            "labels[labels.seed == 0]"
         )
     return rows, None
 
@@ -424,7 +428,8 @@ def _ppi(
     mean = float(judged.mean()) if len(judged) else float("nan")
     if draw is None:
         return corrected_mean(judged, scaled), mean, "random", None
-    epochs = int(scored.groupby(scored["case_id"].astype(str)).size().max())
+    per_sample = rows.groupby(rows["case_id"].astype(str)).size()
+    epochs = int(per_sample.max()) if len(per_sample) else 1
     strata, why = _case_strata(scored, raw[is_scored], draw, epochs)
     if strata is None:
         return corrected_mean(judged, scaled), mean, "random", why
