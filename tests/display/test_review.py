@@ -4,11 +4,14 @@ review goes on where it stopped, the labels feed `eb.agreement`, and selection i
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import subprocess
 import sys
 import textwrap
+import warnings
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -19,8 +22,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import evalbook as eb
+from _store_helpers import resealed, seal
 from display_fixtures import EVIL, EVIL_ESCAPED
-from evalbook._model._label_pick import pick_samples
+from evalbook._model._agreement_stats import corrected_mean, stratified_corrected_mean
+from evalbook._model._label_pick import label_strata, pick_samples
 
 pytest.importorskip("anywidget")
 
@@ -65,7 +70,10 @@ def test_clicks_become_labels_and_feed_agreement(tmp_path: Path) -> None:
     assert view.progress == "10 of 10 labelled" and view.position is None
     labels = run.labels()
     assert list(labels.columns) == ["case_id", "epoch", "score", "label", "labeler",
-                                    "labeled_at", "note"]  # fmt: skip
+                                    "labeled_at", "note", "select", "seed", "n",
+                                    "candidates", "stratum", "stratum_size"]  # fmt: skip
+    assert set(labels["select"]) == {"random"} and labels["stratum"].isna().all()
+    assert set(labels["candidates"]) == {N} and set(labels["n"]) == {10}
     assert len(labels) == 9 and set(labels["labeler"]) == {"ana"}  # the skip is no label
     assert labels["note"].notna().sum() == 1
     agreement = eb.agreement(run, labels=labels, score="helpful")
@@ -199,3 +207,165 @@ def test_a_saved_copy_keeps_the_labels(tmp_path: Path) -> None:
     assert copy.labels().equals(before)  # each label as given, its time too
     saved = eb.load_run(memory.save(tmp_path / "c"))  # in memory until saved, then on disk
     assert saved.labels()["label"].tolist() == [2.0]
+
+
+# -- the draw kept with each label (issue 35): eb.agreement's stratified interval -----------
+
+
+def _human(case_id: str) -> int:
+    """A person's grade of case `q<i>`: the judge's at 4-5, another at 1-3 (an uneven judge)."""
+    i = int(case_id)
+    raw = 1 + i % 5
+    return raw if raw >= 4 else 1 + (i * 7) % 3
+
+
+def _label_all(view: Any) -> None:
+    while view.position is not None:
+        view.buttons[_human(view.sample_keys[view.position][0]) - 1].click()
+
+
+def _by_hand(run: eb.Run, labels: pd.DataFrame) -> tuple[Any, Any]:
+    """The stratified and the uniform corrected mean of `labels`, from the run's own values."""
+    rows = run.scores[run.scores["score"] == "helpful"]
+    judged = rows["value"].to_numpy(dtype=float)
+    raw = 1 + 4 * judged
+    by_case = labels.set_index(labels["case_id"].astype(str))["label"]
+    human = (by_case.reindex(rows["case_id"].astype(str)).to_numpy(dtype=float) - 1) / 4
+    return (
+        stratified_corrected_mean(judged, human, label_strata(raw))[0],
+        corrected_mean(judged, human),
+    )
+
+
+def test_a_stratified_review_round_trips_to_the_stratified_interval(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    view = eb.review(run, score="helpful", n=20, select="stratified", labeler="ana")
+    _label_all(view)
+    lines = (Path(run.path) / "labels.jsonl").read_text().splitlines()
+    assert len(lines) == 20 and all(x.startswith('{"schema_version":5,') for x in lines)
+    labels = eb.load_run(run.path).labels()  # from the file, as a fresh session reads it
+    assert set(labels["select"]) == {"stratified"} and set(labels["seed"]) == {0}
+    assert set(labels["candidates"]) == {N} and set(labels["stratum_size"]) == {8}
+    assert sorted(labels["stratum"].value_counts().tolist()) == [4] * 5  # 20 over 5 grades
+    with warnings_as_errors():
+        agreement = eb.agreement(run, labels=labels, score="helpful")
+    assert agreement.draw == "stratified" and "5 strata" in str(agreement.draw_note)
+    stratified, uniform = _by_hand(run, labels)
+    assert np.allclose(agreement.corrected_mean, stratified)
+    assert not np.allclose(stratified[1:], uniform[1:])  # another interval than the uniform
+    assert "stratified interval" in agreement._repr_html_()
+
+
+@contextlib.contextmanager
+def warnings_as_errors() -> Iterator[None]:
+    """No warning at all inside (each one raises)."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        yield
+
+
+def test_labels_of_two_draws_or_by_hand_get_the_uniform_interval(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    _label_all(eb.review(run, score="helpful", n=10, select="stratified", seed=1))
+    _label_all(eb.review(run, score="helpful", n=10, select="stratified", seed=2))
+    labels = run.labels()
+    assert set(labels["seed"]) == {1, 2}
+    with pytest.warns(UserWarning, match=r"the labels mix 2 draws: the interval is the uniform"):
+        mixed = eb.agreement(run, labels=labels, score="helpful")
+    assert mixed.draw == "random" and "2 draws" in str(mixed.draw_note)
+    assert np.allclose(mixed.corrected_mean, _by_hand(run, labels)[1])
+    assert "uniform" in mixed._repr_html_()
+    one = labels[labels.seed == 1]  # one draw's labels: stratified again
+    assert eb.agreement(run, labels=one, score="helpful").draw == "stratified"
+    # a table made by hand, without the draw's columns: a uniform draw, as ever, no warning
+    with warnings_as_errors():
+        hand = eb.agreement(run, labels=one[["case_id", "score", "label"]], score="helpful")
+    assert hand.draw == "random" and hand.draw_note is None
+    assert np.allclose(hand.corrected_mean, _by_hand(run, one)[1])
+
+
+def test_labels_of_a_random_draw_keep_the_uniform_interval(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    _label_all(eb.review(run, score="helpful", n=12, select="random"))
+    with warnings_as_errors():
+        agreement = eb.agreement(run, labels=run.labels(), score="helpful")
+    assert agreement.draw == "random" and agreement.draw_note is None
+    assert np.allclose(agreement.corrected_mean, _by_hand(run, run.labels())[1])
+
+
+def test_a_draw_made_on_other_judge_values_gets_the_uniform_interval(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    _label_all(eb.review(run, score="helpful", n=10, select="stratified"))
+
+    @eb.scorer(HELPFUL)
+    def other(question: str) -> eb.Score:  # the same cases, judged otherwise
+        raw = 1 + int(question[1:].split()[0]) % 3
+        return eb.Score((raw - 1) / 4, metadata={"raw": raw, "scale": [1, 5]})
+
+    rescored = eb.run(DATA, task=lambda question: "a", scorers=[other], store=None,
+                      progress=False)  # fmt: skip
+    with pytest.warns(UserWarning, match="not those the stratified draw was made on"):
+        agreement = eb.agreement(rescored, labels=run.labels(), score="helpful")
+    assert agreement.draw == "random"
+    fewer = eb.run(DATA.iloc[:30], task=lambda question: "a", scorers=[judged], store=None,
+                   progress=False)  # fmt: skip
+    labels = run.labels()
+    kept = labels[labels.case_id.astype(int) < 30]
+    with pytest.warns(UserWarning, match="among 40 judged samples, the run has 30"):
+        assert eb.agreement(fewer, labels=kept, score="helpful").draw == "random"
+
+
+def test_with_epochs_a_stratified_draw_gets_the_uniform_interval(tmp_path: Path) -> None:
+    run = eb.run(DATA, task=lambda question: "a", scorers=[judged], store=tmp_path,
+                 epochs=2, progress=False)  # fmt: skip
+    view = eb.review(run, score="helpful", n=10, select="stratified")
+    while view.position is not None:
+        view.buttons[_human(view.sample_keys[view.position][0]) - 1].click()
+    labels = run.labels()
+    labels = labels.drop_duplicates("case_id")
+    with pytest.warns(UserWarning, match="several epochs"):
+        assert eb.agreement(run, labels=labels, score="helpful").draw == "random"
+
+
+def _old_line(version: int, case_id: str, label: int) -> str:
+    return seal(
+        f'{{"schema_version":{version},"event":"label","case_id":"{case_id}","epoch":1,'
+        f'"score":"helpful","label":{label},"labeler":"ana","labeled_at":1764694800.5,'
+        '"note":null,"skipped":false}'
+    )
+
+
+def test_label_lines_of_versions_3_and_4_read_as_a_draw_not_known(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    path = Path(run.path) / "labels.jsonl"
+    path.write_text("".join(_old_line(v, str(i), _human(str(i))) for i, v in
+                            [(0, 3), (1, 4), (2, 4), (5, 4)]))  # fmt: skip
+    labels = run.labels()
+    assert labels["case_id"].tolist() == ["0", "1", "2", "5"]
+    assert labels["select"].isna().all() and labels["stratum_size"].isna().all()
+    with warnings_as_errors():
+        old = eb.agreement(run, labels=labels, score="helpful")
+    assert old.draw == "random" and np.allclose(old.corrected_mean, _by_hand(run, labels)[1])
+    # a stratified review given after them: their lines have no draw, so the interval is uniform
+    _label_all(eb.review(run, score="helpful", n=10, select="stratified", labeler="ana"))
+    with pytest.warns(UserWarning, match=r"stratified draw and 4 label\(s\) without a recorded"):
+        assert eb.agreement(run, labels=run.labels(), score="helpful").draw == "random"
+
+
+def test_a_damaged_or_newer_draw_line_is_reported_with_file_and_line(tmp_path: Path) -> None:
+    run = _run(tmp_path)
+    _label_all(eb.review(run, score="helpful", n=3, select="stratified"))
+    path = Path(run.path) / "labels.jsonl"
+    good = path.read_text()
+    lines = good.splitlines(keepends=True)
+    lines[1] = resealed(lines[1].replace('"stratum_size":8', '"stratum_size":41'))
+    path.write_text("".join(lines))  # sealed again: only the draw's check finds it
+    with pytest.warns(RuntimeWarning, match=r"labels.jsonl, line 2: a label line whose draw"):
+        assert len(run.labels()) == 2
+    lines[1] = resealed(lines[1].replace('"schema_version":5', '"schema_version":4'))
+    path.write_text("".join(lines))  # a version 4 line with draw keys: read without them
+    assert run.labels()["stratum"].isna().sum() == 1
+    path.write_text(good + resealed(good.splitlines()[0].replace(
+        '"schema_version":5', '"schema_version":6')))  # fmt: skip
+    with pytest.raises(ValueError, match=r"line 4\) has schema_version 6.*reads schema_version 5"):
+        run.labels()

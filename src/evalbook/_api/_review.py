@@ -8,7 +8,7 @@ import numpy as np
 
 from .._compare._agreement import raw_scale
 from .._errors import ConfigurationError
-from .._model._label_pick import SELECTIONS, pick_samples
+from .._model._label_pick import SELECTIONS, label_strata, pick_samples
 from .._model._run_data import RunData
 from .._util._text import safe_str
 
@@ -31,10 +31,11 @@ def review(
     and are kept the moment they are given: a stored run appends them to `labels.jsonl`, so a
     kernel restart loses none and `eb.review` on the same run (same `seed`, `n`, `select`,
     `labeler`) goes on where it stopped. `blind=True` hides the judge's value and rationale.
-    `select="stratified"` draws across the judge's values in proportion to their counts (every
-    sample has the same chance, so `eb.agreement`'s corrected mean needs no weights), where
-    `"random"` draws uniformly. Only samples the score scored are drawn. Read them back with
-    `run.labels()`; then `eb.agreement(run, labels=run.labels(), score=score)`.
+    `select="stratified"` draws across the judge's values in proportion to their counts, where
+    `"random"` draws uniformly. Only samples the score scored are drawn. Each label keeps its
+    draw (`select, seed, n, candidates`, and a stratified sample's `stratum, stratum_size`), so
+    `eb.agreement(run, labels=run.labels(), score=score)` computes the corrected mean's
+    interval for the draw that was made: stratified, for the labels of one stratified draw.
 
     Example:
         >>> import pandas as pd, evalbook as eb
@@ -69,7 +70,18 @@ def review(
         raise ConfigurationError(
             f"review(score={score!r}): no sample has a scored record of {score!r} to label"
         )
-    picked = scored[pick_samples(raw[scored], int(n), select, int(seed))]
+    at = pick_samples(raw[scored], int(n), select, int(seed))
+    picked = scored[at]
+    # what the labels keep of the draw: enough for eb.agreement's stratified interval
+    draw = {"select": select, "seed": int(seed), "n": int(n), "candidates": len(scored)}
+    if select == "stratified":
+        strata = label_strata(raw[scored])
+        sizes = dict(zip(*np.unique(strata, return_counts=True), strict=True))
+        draws = [
+            {**draw, "stratum": int(strata[i]), "stratum_size": int(sizes[strata[i]])} for i in at
+        ]
+    else:
+        draws = [draw for _ in at]
     from ..display._review_widget import ReviewView  # anywidget: only when a review is asked
 
     return ReviewView(
@@ -77,6 +89,7 @@ def review(
         score=score,
         rows=picked.tolist(),  # the score's rows are one per sample, in the cases' order
         raw=[float(raw[i]) for i in picked],
+        draws=draws,
         scale=scale,
         blind=blind,
         labeler=labeler,

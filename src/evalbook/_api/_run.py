@@ -133,16 +133,23 @@ class Run(RunData):
         """The human labels given to this run's samples (`eb.review`; docs/judges.md).
 
         One row per (case_id, epoch, score, labeler), its latest label: `case_id, epoch,
-        score, label, labeler, labeled_at, note`. A stored run reads `labels.jsonl` (a damaged
-        line is left out with a warning naming file and line); a run without a store has the
-        labels given in this session only.
+        score, label, labeler, labeled_at, note`, then the draw that picked the sample:
+        `select, seed, n` (the review's arguments), `candidates` (the samples drawn from),
+        `stratum, stratum_size` (a stratified draw's stratum and its size among them); null
+        where not known (labels written before draws were recorded, read as a uniform draw).
+        `eb.agreement` takes the table as it is and uses the draw for its corrected mean's
+        interval. A stored run reads `labels.jsonl` (a damaged line is left out with a
+        warning naming file and line); a run without a store has the labels given in this
+        session only.
 
         Example:
             >>> import pandas as pd, evalbook as eb
             >>> run = eb.run(pd.DataFrame({"x": [1]}), task=lambda x: x, store=None,
             ...              scorers=[lambda output: 1.0], progress=False)
-            >>> list(run.labels().columns)
+            >>> list(run.labels().columns)[:7]
             ['case_id', 'epoch', 'score', 'label', 'labeler', 'labeled_at', 'note']
+            >>> list(run.labels().columns)[7:]
+            ['select', 'seed', 'n', 'candidates', 'stratum', 'stratum_size']
         """
         return label_frame(given_labels(self))
 

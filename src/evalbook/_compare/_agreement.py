@@ -26,13 +26,17 @@ from .._model._agreement_stats import (
     case_draws,
     corrected_mean,
     percentile_ci,
+    stratified_corrected_mean,
 )
 from .._model._contract import safe_repr
 from .._model._definitions import ScoreDefinition
+from .._model._label_pick import label_strata
+from .._model._labels import DRAW_KEYS
 from .._model._run_data import RunData
 from .._model._stats import wilson
 from .._render._agreement_html import agreement_html
 from .._util._text import safe_str
+from .._util._warn import warn
 from ._pairing import case_ids
 
 __all__ = [
@@ -82,6 +86,11 @@ class Agreement:
         confusion: Counts of compared samples, labels (rows) x judge raw values (columns).
         corrected_mean: The prediction-powered estimate of the human-scale mean on [0, 1]:
             `(value, ci_low, ci_high)`.
+        draw: The draw the corrected mean's interval is computed for: "stratified" when every
+            label used comes from one `eb.review(select="stratified")` draw of this run (the
+            stratified interval), else "random" (a uniform draw, as for labels given by hand).
+        draw_note: For labels of a stratified draw, one sentence: the strata the interval used,
+            or why it is the uniform one instead; None otherwise.
         judge_mean: The judge's own mean on [0, 1] over every judged case (what
             `corrected_mean` corrects).
         pairs: One row per labelled sample: `case_id, epoch, label, judge` (raw, NaN unless
@@ -100,6 +109,8 @@ class Agreement:
         corrected_mean: CorrectedMean,
         judge_mean: float,
         pairs: pd.DataFrame,
+        draw: str = "random",
+        draw_note: str | None = None,
     ) -> None:
         self.score = score
         self.label = label
@@ -110,6 +121,8 @@ class Agreement:
         self.corrected_mean = corrected_mean
         self.judge_mean = judge_mean
         self.pairs = pairs
+        self.draw = draw
+        self.draw_note = draw_note
 
     def __repr__(self) -> str:
         row = self.summary.iloc[0]
@@ -185,6 +198,33 @@ def _label_table(run: RunData, table: pd.DataFrame, score: str) -> pd.Series:
             "labels[labels.labeler == 'ana']"
         )
     return by_case.first()
+
+
+def _table_draw(table: pd.DataFrame, score: str) -> tuple[pd.DataFrame | None, str | None]:
+    """The rows of `score`'s labels when they all come from one stratified draw (each row's
+    `stratum, stratum_size, candidates`), else None with why not; `(None, None)` when there
+    is no stratified draw to speak of (a table without the draw's columns, given by hand, or
+    labels of random draws or of unknown ones: the uniform interval, as ever)."""
+    if not set(DRAW_KEYS) <= set(table.columns):
+        return None, None
+    rows = table[(table["score"].astype(str) == score).to_numpy()]
+    rows = rows[rows["label"].notna().to_numpy()]
+    select = rows["select"].astype(object)
+    if not (select == "stratified").any():
+        return None, None
+    identity = rows[["select", "seed", "n", "candidates"]].astype(object)
+    unknown = identity.isna().any(axis=1)
+    draws = len(identity[~unknown].drop_duplicates())
+    if unknown.any() or draws > 1:
+        parts = [f"{draws} draws" if draws > 1 else "one stratified draw"]
+        if unknown.any():
+            parts.append(f"{int(unknown.sum())} label(s) without a recorded draw")
+        return None, (
+            f"the labels mix {' and '.join(parts)}: the interval is the uniform one; for the "
+            "stratified one pass the labels of one eb.review(select='stratified') draw, e.g. "
+            "labels[labels.seed == 0]"
+        )
+    return rows, None
 
 
 def _labels(run: RunData, labels: Any, ids: pd.Index) -> np.ndarray:
@@ -332,18 +372,78 @@ def _confusion(pairs: pd.DataFrame) -> pd.DataFrame:
     return table
 
 
+def _case_strata(
+    scored: pd.DataFrame, raw: np.ndarray, draw: pd.DataFrame, epochs: int
+) -> tuple[np.ndarray | None, str]:
+    """Each judged case's stratum (as `eb.review` drew them), checked against what the labels
+    recorded of the draw; None with why not when they do not match the run."""
+    if epochs > 1:
+        return None, (
+            "the run has several epochs: the draw was of samples, the corrected mean is of "
+            "cases, so its interval is the uniform one"
+        )
+    recorded = draw.groupby(draw["case_id"].astype(str), sort=False).first()
+    candidates = int(recorded["candidates"].iloc[0])
+    if candidates != len(scored):
+        return None, (
+            f"the draw was made among {candidates} judged samples, the run has {len(scored)}: "
+            "the interval is the uniform one"
+        )
+    strata = label_strata(raw)
+    sizes = pd.Series(strata).map(pd.Series(strata).value_counts()).to_numpy()
+    at = pd.Series(np.arange(len(scored)), index=scored["case_id"].astype(str).to_numpy())
+    where = at.reindex(recorded.index).to_numpy()
+    same = ~np.isnan(where.astype(float))
+    if same.all():
+        i = where.astype(int)
+        same = (strata[i] == recorded["stratum"].to_numpy(dtype=float)) & (
+            sizes[i] == recorded["stratum_size"].to_numpy(dtype=float)
+        )
+    if not same.all():
+        return None, (
+            "the judge's values are not those the stratified draw was made on (rescored?): "
+            "the interval is the uniform one"
+        )
+    return strata, ""
+
+
 def _ppi(
-    rows: pd.DataFrame, ids: pd.Index, label: np.ndarray, scale: tuple[float, float]
-) -> tuple[CorrectedMean, float]:
-    """The corrected mean and the judge's raw mean, per case (a case's epochs averaged)."""
-    scored = rows[rows["status"] == "scored"]
+    rows: pd.DataFrame,
+    ids: pd.Index,
+    label: np.ndarray,
+    scale: tuple[float, float],
+    raw: np.ndarray,
+    draw: pd.DataFrame | None,
+) -> tuple[CorrectedMean, float, str, str | None]:
+    """The corrected mean, the judge's raw mean (per case: a case's epochs averaged), the
+    draw its interval is for and, for labels of one stratified draw, what it used or why it
+    is the uniform one (`Agreement.draw`, `Agreement.draw_note`)."""
+    is_scored = (rows["status"] == "scored").to_numpy()
+    scored = rows[is_scored]
     per_case = scored.groupby(scored["case_id"].astype(str), sort=False)["value"].mean()
     judged = per_case.to_numpy(dtype=float)
     human = pd.Series(label, index=[str(i) for i in ids]).reindex(per_case.index)
     low, high = scale
     scaled = (human.to_numpy(dtype=float) - low) / (high - low)  # NaN where unlabelled
     mean = float(judged.mean()) if len(judged) else float("nan")
-    return corrected_mean(judged, scaled), mean
+    if draw is None:
+        return corrected_mean(judged, scaled), mean, "random", None
+    per_sample = rows.groupby(rows["case_id"].astype(str)).size()
+    epochs = int(per_sample.max()) if len(per_sample) else 1
+    strata, why = _case_strata(scored, raw[is_scored], draw, epochs)
+    if strata is None:
+        return corrected_mean(judged, scaled), mean, "random", why
+    ppi, used = stratified_corrected_mean(judged, scaled, strata)
+    merged = f", merged to {used} for the variance" if used < len(np.unique(strata)) else ""
+    return (
+        ppi,
+        mean,
+        "stratified",
+        (
+            f"stratified interval: the labels' draw over {len(np.unique(strata))} strata of the "
+            f"judge's values{merged}"
+        ),
+    )
 
 
 def agreement(
@@ -372,7 +472,9 @@ def agreement(
         An `Agreement`. With epochs > 1 each sample is compared with its case's label and the
         bootstrap draws cases (all epochs of a case together); the corrected mean averages a
         case's epochs first. Error and unscored records are counted (`n_error`,
-        `n_unscored`), never compared.
+        `n_unscored`), never compared. Labels of one stratified `eb.review` draw get the
+        stratified interval (`stratified_corrected_mean`; `Agreement.draw`); labels of several
+        draws, or some without one, get the uniform interval with a warning saying why.
     """
     if kind not in KINDS:
         raise ConfigurationError(f"agreement(kind={kind!r}): kind is one of {', '.join(KINDS)}")
@@ -384,7 +486,9 @@ def agreement(
     definition = _definition(run, score)
     name = definition.name
     ids = case_ids(run)
+    draw, why = None, None
     if isinstance(labels, pd.DataFrame):  # run.labels(): this score's labels, one per case
+        draw, why = _table_draw(labels, name)
         labels = _label_table(run, labels, name)
     label = _labels(run, labels, ids)
     table = run.scores
@@ -411,7 +515,10 @@ def agreement(
         "n_unscored": int((status[has] == "unscored").sum()),
         "n_unlabelled": int(((status == "scored") & ~has).sum()),
     }
-    ppi, judge_mean = _ppi(rows, ids, label, scale)
+    ppi, judge_mean, used, note = _ppi(rows, ids, label, scale, raw, draw)
+    note = note or why
+    if note is not None and used != "stratified":
+        warn(f"agreement(score={name!r}): {note}", UserWarning)
     return Agreement(
         score=name,
         label=definition.display_label(),
@@ -422,4 +529,6 @@ def agreement(
         corrected_mean=ppi,
         judge_mean=judge_mean,
         pairs=pairs,
+        draw=used,
+        draw_note=note,
     )

@@ -23,6 +23,8 @@ __all__ = [
     "case_draws",
     "corrected_mean",
     "percentile_ci",
+    "stratified_corrected_mean",
+    "stratified_terms",
 ]
 
 KINDS = ("ordinal", "nominal", "interval")
@@ -221,3 +223,119 @@ def corrected_mean(judged: np.ndarray, human: np.ndarray) -> CorrectedMean:
         return CorrectedMean(value, min(low, value), max(high, value))
     half = t975(small - 1) * se
     return CorrectedMean(value, value - half, value + half)
+
+
+def _merged(counts: np.ndarray, least: int) -> np.ndarray:
+    """Each stratum's group once a stratum with fewer than `least` labels is merged with its
+    neighbour: the adjacent group (in the strata's order) with fewer labels, the lower one on
+    a tie, the smallest group first, until every group has `least` or one group is left."""
+    groups = [[i] for i in range(len(counts))]
+    sizes = [int(c) for c in counts]
+    while len(groups) > 1 and min(sizes) < least:
+        i = int(np.argmin(sizes))
+        if i == 0:
+            j = 1
+        elif i == len(groups) - 1:
+            j = i - 1
+        else:
+            j = i - 1 if sizes[i - 1] <= sizes[i + 1] else i + 1
+        a, b = min(i, j), max(i, j)
+        groups[a : b + 1] = [groups[a] + groups[b]]
+        sizes[a : b + 1] = [sizes[a] + sizes[b]]
+    out = np.empty(len(counts), dtype=np.int64)
+    for g, members in enumerate(groups):
+        out[members] = g
+    return out
+
+
+def stratified_terms(
+    judged: np.ndarray, human: np.ndarray, strata: np.ndarray
+) -> tuple[float, float, float, float, int]:
+    """The parts of `stratified_corrected_mean` (some labels, not all): theta, the cases'
+    variance term S_h^2 / N, the correction's sum_h W_h^2 (1/n_h - 1/N_h) s_{r,h}^2, its
+    Welch-Satterthwaite degrees of freedom, and the number of strata the variance used (after
+    merging)."""
+    has = ~np.isnan(human)
+    big, small = len(judged), int(has.sum())
+    levels, codes = np.unique(np.asarray(strata), return_inverse=True)
+    codes = codes.reshape(-1)
+    counts = np.bincount(codes[has], minlength=len(levels))
+    r = judged - human  # NaN where unlabelled
+    # theta: a stratum with a label keeps its own mean residual; one without takes its group's
+    point = _merged(counts, 1)[codes]
+    correction = sum(
+        float(np.mean(point == g)) * float(np.mean(r[(point == g) & has]))
+        for g in range(int(point.max()) + 1)
+    )
+    value = float(judged.mean() - correction)
+    # the variance: on groups of at least two labels each
+    group = _merged(counts, 2)[codes]
+    n_groups = int(group.max()) + 1
+    weights = np.bincount(group, minlength=n_groups) / big
+    var_r, within, means, spread = 0.0, 0.0, np.zeros(n_groups), 0.0
+    for g in range(n_groups):
+        labelled = has & (group == g)
+        n_g, big_g = int(labelled.sum()), float(weights[g] * big)
+        h_g, r_g = human[labelled], r[labelled]
+        means[g] = float(h_g.mean())
+        if n_g > 1:
+            term = weights[g] ** 2 * (1 / n_g - 1 / big_g) * float(r_g.var(ddof=1))
+            var_r += term
+            spread += term**2 / (n_g - 1)
+            within += weights[g] * float(h_g.var(ddof=1))
+    between = float(weights @ (means - weights @ means) ** 2)
+    var_cases = (within + between) / big if small > 1 else 0.0
+    # the correction's df: n - 1 for one stratum, at most n - H, fewer when a few strata carry
+    # the variance (their few labels estimate it)
+    df = var_r**2 / spread if spread > 0 else float(small - n_groups)
+    return value, var_cases, var_r, df, n_groups
+
+
+def stratified_corrected_mean(
+    judged: np.ndarray, human: np.ndarray, strata: np.ndarray
+) -> tuple[CorrectedMean, int]:
+    """`corrected_mean` for labels drawn stratified: each stratum h of the N judged cases
+    (its N_h cases, weight W_h = N_h / N) drew its n_h labels uniformly (`eb.review(...,
+    select="stratified")`). Returns the estimate and the number of strata its variance used.
+
+        theta = mean(f over N) - sum_h W_h mean(f - h over stratum h's labels)
+        Var(theta) = S_h^2 / N + sum_h W_h^2 (1/n_h - 1/N_h) s_{r,h}^2
+
+    the stratified form of `corrected_mean`'s (docs/statistics.md): S_h^2, the human values'
+    variance, is estimated stratified (sum_h W_h (s_{h,h}^2 + (m_h - m)^2)); the interval is
+    theta ± t975(df) · sqrt(Var), df the Welch-Satterthwaite degrees of freedom of the
+    correction's terms (n - 1 with one stratum, at most n - H with H strata, fewer when a few
+    strata carry the variance), rounded down. With one stratum it is `corrected_mean`'s
+    exactly. A stratum needs two labels for its variance: one with fewer is merged with its
+    neighbour (`_merged`: adjacent by judge value, the one with fewer labels) until each has
+    two. A stratum with one label keeps its own correction in theta, and only the variance
+    pools it with its neighbour (the collapsed-strata estimator, which overstates the variance
+    a little when the merged strata differ). A stratum with no label is merged for both: its
+    cases take the correction of the strata it is merged with. Every case labelled: the labels'
+    own mean and interval, as `corrected_mean`.
+
+    Args:
+        judged: The judge's value of every judged case, on [0, 1].
+        human: The human value of each judged case on [0, 1], NaN where it has no label.
+        strata: Each judged case's stratum, integers ordered as the judge's values are.
+
+    Example:
+        >>> f = np.array([0.0, 0.0, 0.0, 1.0, 1.0, 1.0])
+        >>> h = np.array([0.0, 0.5, np.nan, 1.0, 0.5, np.nan])
+        >>> round(stratified_corrected_mean(f, h, np.array([0, 0, 0, 1, 1, 1]))[0].value, 3)
+        0.5
+    """
+    judged = np.asarray(judged, dtype=np.float64)
+    human = np.asarray(human, dtype=np.float64)
+    has = ~np.isnan(human)
+    big, small = len(judged), int(has.sum())
+    if big == 0 or small == 0 or small == big:
+        return corrected_mean(judged, human), 1
+    value, var_cases, var_r, df, n_groups = stratified_terms(judged, human, strata)
+    se = float(np.sqrt(max(var_cases + var_r, 0.0)))
+    if not se >= NO_SPREAD:
+        clipped = min(1.0, max(0.0, value))
+        low, high = wilson(clipped * small, small)
+        return CorrectedMean(value, min(low, value), max(high, value)), n_groups
+    half = t975(max(1, int(df + 1e-9))) * se  # rounded down, not below an exact n - 1
+    return CorrectedMean(value, value - half, value + half), n_groups

@@ -4,24 +4,31 @@
 the judge's value (each distinct raw value a stratum when there are at most `MAX_STRATA`, else
 `MAX_STRATA` quantile bins) and `n` allocated in proportion to the strata's sizes (largest
 remainder), each stratum drawn uniformly. Proportional allocation keeps every sample's chance
-of being labelled equal, so the prediction-powered mean of the labelled subset (docs/judges.md)
-needs no weights and stays unbiased, while each judge value gets its share of labels rather than
-what a random draw happens to give (benchmarks/sim_review_selection.py measures the gain). The
-draw is shuffled (seeded), so a labeller does not see one stratum after another.
+of being labelled (nearly) equal, so labels passed on without their draw still give an
+unbiased corrected mean; with the draw recorded (`label_strata`'s stratum of each label, see
+`eb.review`), `eb.agreement` uses the stratified interval, narrower where the judge's error
+differs by stratum (benchmarks/sim_review_selection.py measures it). The draw is shuffled
+(seeded), so a labeller does not see one stratum after another.
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["MAX_STRATA", "SELECTIONS", "pick_samples"]
+__all__ = ["MAX_STRATA", "SELECTIONS", "label_strata", "pick_samples"]
 
 SELECTIONS = ("random", "stratified")
 MAX_STRATA = 10
 
 
-def _strata(values: np.ndarray) -> np.ndarray:
-    """Each value's stratum: its distinct value's rank, or its quantile bin."""
+def label_strata(values: np.ndarray) -> np.ndarray:
+    """Each value's stratum: its distinct value's rank, or its quantile bin (ordered as the
+    values are, so adjacent strata are neighbours).
+
+    Example:
+        >>> label_strata(np.array([5.0, 1.0, 3.0, 1.0])).tolist()
+        [2, 0, 1, 0]
+    """
     distinct = np.unique(values)
     if len(distinct) <= MAX_STRATA:
         return np.searchsorted(distinct, values)
@@ -55,7 +62,7 @@ def pick_samples(values: np.ndarray, n: int, select: str, seed: int) -> np.ndarr
     elif select == "random":
         chosen = rng.permutation(m)[:n]
     else:
-        strata = _strata(values)
+        strata = label_strata(values)
         labels, sizes = np.unique(strata, return_counts=True)
         takes = _allocate(sizes, n)
         parts = [

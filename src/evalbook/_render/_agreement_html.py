@@ -3,7 +3,8 @@
 
 `Agreement.summary` (one row: `n`, the four statistics with `_ci_low/_ci_high`, `n_cases,
 n_error, n_unscored, n_unlabelled, offset` with its CI), `.confusion` (labels x judge values),
-`.corrected_mean`, `.judge_mean`, `.scale`, `.score`, `.label`, `.kind`.
+`.corrected_mean` with `.draw_note` (which interval it is), `.judge_mean`, `.scale`, `.score`,
+`.label`, `.kind`.
 """
 
 from __future__ import annotations
@@ -153,6 +154,9 @@ def agreement_html(agreement: Any) -> str:
         if not is_missing(cm.value)
         else "corrected mean not estimated (no labelled case with a judge value)"
     )
+    note = getattr(agreement, "draw_note", None)
+    if note is not None and not is_missing(cm.value):
+        corrected += f"; {note}"  # which interval: the stratified one, or why not
     inner = (
         f'<div style="font-weight: 600">Judge agreement: {esc(label)}{sub}</div>'
         f'<div style="{MUTED}; font-size: 12px">{esc(agreement.kind)} · raw scale '

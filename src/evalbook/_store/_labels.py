@@ -5,7 +5,10 @@ with `O_APPEND` and locked for that write, so a kernel killed after the click ke
 lines follow the log's rules (docs/file-formats.md): bounded, each with its checksum as last
 key, a damaged one reported with file and line and never read as a label. A line is
 `{"schema_version", "event": "label", "case_id", "epoch", "score", "label" (a number, or null
-for a skip), "labeler", "labeled_at" (Unix seconds), "note", "skipped", "crc"}`.
+for a skip), "labeler", "labeled_at" (Unix seconds), "note", "skipped", "select", "seed",
+"n", "candidates", "stratum", "stratum_size", "crc"}`: the draw's keys (`DRAW_KEYS`) since
+version 5 (`LABELS_VERSION`); a version 3 or 4 line has none and reads as a label whose draw is
+not known (a uniform draw to `eb.agreement`).
 """
 
 from __future__ import annotations
@@ -18,12 +21,13 @@ from typing import Any
 
 import pandas as pd
 
-from .._model._labels import LABEL_KEYS, Label
+from .._model._label_pick import SELECTIONS
+from .._model._labels import DRAW_KEYS, LABEL_KEYS, Label
 from .._model._run_data import RunData
 from .._util._warn import warn
 from ._layout import LABELS
 from ._log._file import LineReader, LineTooLong, LogFile
-from ._log._format import SCHEMA_VERSION, Bad, event_of, open_log, seal
+from ._log._format import LABELS_READ_VERSIONS, LABELS_VERSION, Bad, event_of, open_log, seal
 from ._log._write import dumps
 
 __all__ = [
@@ -36,14 +40,15 @@ __all__ = [
     "read_labels",
 ]
 
-# `run.labels()`'s columns (docs/judges.md, "Labelling in the notebook")
-LABEL_COLUMNS = ("case_id", "epoch", "score", "label", "labeler", "labeled_at", "note")
+# `run.labels()`'s columns (docs/judges.md, "Labelling in the notebook"): DESIGN §20's, then
+# the draw that picked each labelled sample
+LABEL_COLUMNS = ("case_id", "epoch", "score", "label", "labeler", "labeled_at", "note", *DRAW_KEYS)
 
 
 def label_line(label: Label) -> str:
     """The label's sealed line."""
     fields = {k: getattr(label, k) for k in LABEL_KEYS}
-    return seal(f'{{"schema_version":{SCHEMA_VERSION},"event":"label",{dumps(fields)[1:]}')
+    return seal(f'{{"schema_version":{LABELS_VERSION},"event":"label",{dumps(fields)[1:]}')
 
 
 def append_label(folder: Path, label: Label) -> Label:
@@ -92,7 +97,8 @@ def read_labels(folder: Path) -> list[Label]:
                 if not raw.strip():
                     continue
                 try:
-                    out.append(_label(event_of(path, number, offset, raw), number, offset))
+                    event = event_of(path, number, offset, raw, LABELS_READ_VERSIONS)
+                    out.append(_label(event, number, offset))
                 except Bad as bad:
                     damaged.append(f"{path}, line {bad.number}: {bad.reason}")
         except LineTooLong as exc:
@@ -124,13 +130,41 @@ def _label(event: Mapping[str, Any], number: int, offset: int) -> Label:
     )
     if not good:
         raise Bad(number, offset, "a label line whose fields are not those of a label")
-    return Label(**{k: event[k] for k in LABEL_KEYS})
+    base = {k: event[k] for k in LABEL_KEYS if k not in DRAW_KEYS}
+    if event["schema_version"] < 5:  # written before draws were recorded: not known
+        return Label(**base)
+    if not all(k in event for k in DRAW_KEYS) or not _draw_ok(event):
+        raise Bad(number, offset, "a label line whose draw is not that of eb.review")
+    return Label(**base, **{k: event[k] for k in DRAW_KEYS})
+
+
+def _draw_ok(event: Mapping[str, Any]) -> bool:
+    """The draw keys of a version 5 line: all null (a label copied from an older line), a
+    random draw (no stratum) or a stratified one (a stratum within the candidates)."""
+    select = event["select"]
+    ints = {k: event[k] for k in DRAW_KEYS if k != "select"}
+    if select is None:
+        return all(v is None for v in ints.values())
+    if select not in SELECTIONS or any(
+        type(ints[k]) is not int for k in ("seed", "n", "candidates")
+    ):
+        return False
+    if not (ints["seed"] >= 0 and ints["n"] >= 1 and ints["candidates"] >= 1):
+        return False
+    if select == "random":
+        return ints["stratum"] is None and ints["stratum_size"] is None
+    stratum, size = ints["stratum"], ints["stratum_size"]
+    return (
+        type(stratum) is int and type(size) is int and stratum >= 0
+        and 1 <= size <= ints["candidates"]
+    )  # fmt: skip
 
 
 def label_frame(labels: list[Label]) -> pd.DataFrame:
     """`run.labels()`: the latest label per (case_id, epoch, score, labeler), skips left out,
     in the order last given (a later skip of a sample takes its label back). `labeled_at`
-    is a UTC timestamp."""
+    is a UTC timestamp; the draw's columns (`DRAW_KEYS`) are nullable integers, null where the
+    draw is not known."""
     latest: dict[tuple[str, int, str, str | None], Label] = {}
     for label in labels:
         key = (label.case_id, label.epoch, label.score, label.labeler)
@@ -148,6 +182,8 @@ def label_frame(labels: list[Label]) -> pd.DataFrame:
                 pd.Series([x.labeled_at for x in kept], dtype=float), unit="s", utc=True
             ),
             "note": pd.Series([x.note for x in kept], dtype=object),
+            "select": pd.Series([x.select for x in kept], dtype=object),
+            **{k: pd.Series([getattr(x, k) for x in kept], dtype="Int64") for k in DRAW_KEYS[1:]},
         }
     )
     return frame[list(LABEL_COLUMNS)]

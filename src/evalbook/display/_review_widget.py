@@ -4,12 +4,13 @@ One sample at a time: a button per value when the score's raw scale is a few int
 1-5 judge), else a number field and "save"; "skip"; a note sent with the label. Each click
 keeps the label at once (`give_label`: a line of `labels.jsonl`, or memory for a run without
 a store) and shows the next sample; what was already labelled by this labeller is skipped, so
-calling `eb.review` again on the same run goes on where it stopped.
+calling `eb.review` again on the same run goes on where it stopped. Each label keeps the draw
+of its sample (`DRAW_KEYS`), for `eb.agreement`'s interval.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
@@ -37,6 +38,7 @@ class ReviewView(View):
         score: str,
         rows: Sequence[int],
         raw: Sequence[float | None],
+        draws: Sequence[Mapping[str, Any]],
         scale: tuple[float, float],
         blind: bool,
         labeler: str | None,
@@ -44,6 +46,7 @@ class ReviewView(View):
         super().__init__()
         self.run, self.score, self.blind, self.labeler = run, score, blind, labeler
         self.rows, self.raw, self.scale = [int(r) for r in rows], list(raw), scale
+        self.draws = [dict(d) for d in draws]  # each row's draw, kept with its label
         cases = run.cases
         ids, epochs = cases["case_id"].astype(str).to_numpy(), cases["epoch"].to_numpy()
         self.sample_keys = [(str(ids[r]), int(epochs[r])) for r in self.rows]
@@ -111,7 +114,7 @@ class ReviewView(View):
         label = give_label(
             self.run,
             Label(case_id, epoch, self.score, value, labeler=self.labeler, note=note,
-                  skipped=value is None),
+                  skipped=value is None, **self.draws[i]),
         )  # fmt: skip
         self.done[i] = True
         self.note.value = ""

@@ -26,6 +26,8 @@ from ._file import LineReader
 
 __all__ = [
     "FILE_READ_VERSIONS",
+    "LABELS_READ_VERSIONS",
+    "LABELS_VERSION",
     "OLDER",
     "READ_VERSIONS",
     "SCHEMA_VERSION",
@@ -56,6 +58,11 @@ SCHEMA_VERSION = 4
 READ_VERSIONS = (1, 2, 3, 4)  # of the log
 FILE_READ_VERSIONS = (2, 3, 4)  # of the Parquet files and summary.json
 OLDER = "1 to 3"  # the older versions this evalbook reads, for messages
+# `labels.jsonl` (human labels, `eb.review`) has its own line version, ahead of the run's files:
+# 3 and 4, the label as given; 5, with the draw that picked its sample (`DRAW_KEYS`). Only
+# that file changed, so a run written now stays readable by an evalbook reading version 4.
+LABELS_VERSION = 5
+LABELS_READ_VERSIONS = (3, 4, 5)
 # the JSON escape of a surrogate (\ud800-\udfff): a line that may decode to a lone one
 _SURROGATE_ESCAPE = re.compile(rb"\\u[dD][89a-fA-F]")
 
@@ -133,8 +140,17 @@ class Damage:
         )
 
 
-def event_of(path: Path, number: int, offset: int, raw: bytes) -> dict[str, Any]:
-    """One line as an event, its checksum and `schema_version` checked; `Bad` if damaged."""
+def event_of(
+    path: Path,
+    number: int,
+    offset: int,
+    raw: bytes,
+    versions: tuple[int, ...] = READ_VERSIONS,
+) -> dict[str, Any]:
+    """One line as an event, its checksum and `schema_version` checked; `Bad` if damaged.
+
+    `versions`: the file's readable versions (the log's by default); a later one is the
+    version error, any other one damage."""
     sealed = _SEAL.search(raw, max(0, len(raw) - _SEAL_LEN))
     if sealed is not None:
         crc = zlib.crc32(b"}", zlib.crc32(memoryview(raw)[: len(raw) - _SEAL_LEN]))
@@ -149,9 +165,11 @@ def event_of(path: Path, number: int, offset: int, raw: bytes) -> dict[str, Any]
     if not isinstance(event, dict):
         raise Bad(number, offset, f"not a JSON object (a JSON {type(event).__name__})")
     found = event.get("schema_version")
-    if (type(found) is int and found > SCHEMA_VERSION) or "schema_version" not in event:
-        raise version_error(f"{path} (line {number})", found, f"{SCHEMA_VERSION} (and {OLDER})")
-    if type(found) is not int or found not in READ_VERSIONS:
+    newest = max(versions)
+    if (type(found) is int and found > newest) or "schema_version" not in event:
+        older = OLDER if versions == READ_VERSIONS else " and ".join(map(str, versions[:-1]))
+        raise version_error(f"{path} (line {number})", found, f"{newest} (and {older})")
+    if type(found) is not int or found not in versions:
         raise Bad(number, offset, f"schema_version {found!r} is not a version of this log")
     if sealed is not None:
         del event["crc"]
