@@ -152,7 +152,10 @@ def test_the_view_is_live_in_notebook_7_and_shows_once(
         # still once after the clicks (a redraw replaces the view, never adds one)
         assert [o["live"] for o in page.evaluate(_OUTPUTS_JS)] == [True]
         IMG.mkdir(parents=True, exist_ok=True)
-        view.screenshot(path=str(IMG / "notebook7-case-table.png"))
+        # the whole page (Notebook 7's own header and toolbar above), the tab bar at its top
+        view.evaluate("el => el.scrollIntoView({block: 'start'})")
+        page.wait_for_timeout(300)
+        page.screenshot(path=str(IMG / "notebook7-case-table.png"))
         from notebook import __version__ as version  # the server's (require: installed)
 
         figure = f"Notebook {version}: one view; tab, sort (asc, desc) and open worked live"
