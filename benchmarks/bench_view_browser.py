@@ -52,7 +52,7 @@ sys.path.insert(0, str(HERE.parent / "tests"))  # the browser tests' Chromium an
 from bench_case_table import stored_run  # noqa: E402
 
 from _chromium import missing, persistent  # noqa: E402
-from _jupyter import Server, jupyter_server, wait_for_kernel  # noqa: E402
+from _jupyter import jupyter_server, wait_for_kernel  # noqa: E402
 
 NOTEBOOK = "view-bench.ipynb"
 TARGET_OPEN, TARGET_ACTION = 2.0, 0.5
@@ -380,7 +380,7 @@ def main() -> None:
                 page.goto(server.url(f"lab/tree/{NOTEBOOK}?reset"), wait_until="domcontentloaded")
                 page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=120_000)
                 wait_for_kernel(page, server, NOTEBOOK)
-                cpu = Cpu(_server_pid(server), profile)
+                cpu = Cpu(server.pid, profile)
                 page.set_default_timeout(CELL_TIMEOUT_MS)
                 opened = _opens(page, cpu, args.opens)
                 n = _samples(page)
@@ -390,15 +390,6 @@ def main() -> None:
     print("\n".join(_table(f"open ({args.opens} fresh kernels), s", opened, TARGET_OPEN)))
     print()
     print("\n".join(_table(f"action ({args.repeats} rounds), s", acted, TARGET_ACTION)))
-
-
-def _server_pid(server: Server) -> int:
-    """The Jupyter server's process: the one listening on its port."""
-    port = int(server.base.rsplit(":", 1)[1])
-    for c in psutil.net_connections("tcp"):
-        if c.laddr and c.laddr.port == port and c.status == psutil.CONN_LISTEN and c.pid:
-            return int(c.pid)
-    raise RuntimeError(f"no process listens on port {port}")
 
 
 def _samples(page: Any) -> int:

@@ -37,11 +37,13 @@ _QUIET = {
 
 @dataclass(frozen=True)
 class Server:
-    """A running server: `base` (http://127.0.0.1:PORT), its `token` and its `log` file."""
+    """A running server: `base` (http://127.0.0.1:PORT), its `token`, its `log` file and its
+    process id."""
 
     base: str
     token: str
     log: Path
+    pid: int
 
     def url(self, path: str) -> str:
         """`path` on the server, with the token (`path` may hold a query already)."""
@@ -155,7 +157,7 @@ def jupyter_server(app: str, root: Path, home: Path) -> Iterator[Server]:
             env=env, stdout=log, stderr=subprocess.STDOUT,
         )  # fmt: skip
         try:
-            found = Server(f"http://127.0.0.1:{port}", token, log_path)
+            found = Server(f"http://127.0.0.1:{port}", token, log_path, server.pid)
             deadline = time.monotonic() + START_TIMEOUT_S
             while True:
                 try:
