@@ -43,6 +43,7 @@ FULL = [
     ["bench_view.py"],
     ["bench_inspect_import.py"],
     ["bench_case_table.py"],
+    ["bench_view_browser.py"],  # the same 1M run, in Chromium (needs /usr/bin/chromium)
 ]
 QUICK = [
     ["bench_core.py", "--quick"],

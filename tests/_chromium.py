@@ -62,3 +62,21 @@ def chromium(*modules: str) -> Iterator[Any]:
             yield browser
         finally:
             browser.close()
+
+
+@contextlib.contextmanager
+def persistent(profile: Path, *modules: str, **options: Any) -> Iterator[Any]:
+    """A headless Chromium with its profile in `profile` (a playwright `BrowserContext`, which
+    keeps one set of pages, cookies and storage across them), closed on exit; `require`s it."""
+    require(*modules)
+    from playwright.sync_api import sync_playwright  # optional: the [test] extra
+
+    with sync_playwright() as p:
+        context = p.chromium.launch_persistent_context(
+            user_data_dir=str(profile), executable_path=CHROMIUM, headless=True,
+            args=CHROMIUM_ARGS, **options,
+        )  # fmt: skip
+        try:
+            yield context
+        finally:
+            context.close()

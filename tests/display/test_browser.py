@@ -15,23 +15,20 @@ scatter below its card.
 
 from __future__ import annotations
 
-import json
 import os
 import re
-import secrets
 import shutil
 import signal
-import socket
-import subprocess
-import sys
 import tempfile
 import time
-import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from _chromium import persistent, require
+from _jupyter import Server, jupyter_server, wait_for_kernel
 
 pytestmark = pytest.mark.browser
 
@@ -42,157 +39,38 @@ IMG = (
     if os.environ.get("EVALBOOK_UPDATE_SCREENSHOTS") == "1"
     else Path(tempfile.mkdtemp(prefix="evalbook-screenshots-"))
 )
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = [
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-]
 RUN_ALL_TIMEOUT_S = 240
 # eb.show's tab bar: HTML buttons drawn by the kernel (docs/architecture.md, the view protocol)
 _TAB = "[data-eb-action='tab']"
 
 
-def _missing() -> str | None:
-    if not Path(CHROMIUM).exists():
-        return f"{CHROMIUM} not found (apt-get install chromium)"
-    for module in ("playwright", "jupyterlab"):
-        try:
-            __import__(module)
-        except ImportError:
-            return f"{module} is not installed (pip install -e '.[dev]')"
-    return None
-
-
 @pytest.fixture(scope="module")
-def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
-    """A headless JupyterLab serving a copy of notebooks/; yields its base URL with token."""
-    missing = _missing()
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(f"browser test cannot run in CI: {missing}")
-        pytest.skip(missing)
+def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+    """A headless JupyterLab serving a copy of notebooks/."""
+    require("jupyterlab")
     home = tmp_path_factory.mktemp("lab")
     work = home / "notebooks"
     shutil.copytree(NOTEBOOKS, work, ignore=shutil.ignore_patterns(".ipynb_checkpoints"))
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    token = secrets.token_hex(16)
-    env = {
-        **os.environ,
-        "EVALBOOK_PROGRESS": "0",
-        "JUPYTER_CONFIG_DIR": str(home / "config"),
-        "JUPYTER_RUNTIME_DIR": str(home / "runtime"),
-        "JUPYTERLAB_SETTINGS_DIR": str(home / "settings"),
-        "JUPYTERLAB_WORKSPACES_DIR": str(home / "workspaces"),
-    }
-    # Every cell rendered at once (no notebook windowing), so that every output can be checked.
-    tracker = home / "settings" / "@jupyterlab" / "notebook-extension"
-    tracker.mkdir(parents=True)
-    (tracker / "tracker.jupyterlab-settings").write_text(json.dumps({"windowingMode": "none"}))
-    # No "get notified about Jupyter news?" toast over the screenshots.
-    (home / "config" / "labconfig").mkdir(parents=True)
-    (home / "config" / "labconfig" / "page_config.json").write_text(
-        json.dumps(
-            {
-                "disabledExtensions": {"@jupyterlab/apputils-extension:announcements": True},
-                # window.jupyterapp, to switch the theme by its command (not by menu clicks)
-                "exposeAppInBrowser": True,
-            }
-        )
-    )
-    log = (home / "lab.log").open("w")
-    server = subprocess.Popen(
-        [
-            sys.executable,
-            "-m",
-            "jupyterlab",
-            "--no-browser",
-            "--allow-root",
-            "--ip=127.0.0.1",
-            f"--port={port}",
-            f"--IdentityProvider.token={token}",
-            f"--ServerApp.root_dir={work}",
-            "--LabApp.news_url=",
-            "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
-        ],
-        env=env,
-        stdout=log,
-        stderr=subprocess.STDOUT,
-    )
-    base = f"http://127.0.0.1:{port}"
     try:
-        deadline = time.monotonic() + 90
-        while True:
-            try:
-                with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2):
-                    break
-            except OSError:
-                if server.poll() is not None or time.monotonic() > deadline:
-                    log.flush()
-                    pytest.fail("JupyterLab did not start:\n" + (home / "lab.log").read_text())
-                time.sleep(0.5)
-        yield f"{base}|{token}"
-    finally:
-        server.terminate()
-        try:
-            server.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            server.kill()
-        log.close()
+        with jupyter_server("jupyterlab", work, home) as server:
+            yield server
+    except RuntimeError as exc:  # it did not start: its log
+        pytest.fail(str(exc))
 
 
 @pytest.fixture(scope="module")
-def browser(lab: str, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        context = p.chromium.launch_persistent_context(
-            user_data_dir=str(tmp_path_factory.mktemp("chromium-profile")),
-            executable_path=CHROMIUM,
-            headless=True,
-            args=CHROMIUM_ARGS,
-            viewport={"width": 1280, "height": 1000},
-        )
-        try:
-            yield context
-        finally:
-            context.close()
+def browser(lab: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with persistent(profile, viewport={"width": 1280, "height": 1000}) as context:
+        yield context
 
 
-def _wait_for_kernel(page: Any, base: str, token: str, notebook: str) -> None:
-    """Accept a "Select Kernel" dialog if one shows; wait until the notebook's kernel is idle."""
-    deadline = time.monotonic() + 120
-    while time.monotonic() < deadline:
-        accept = page.locator(".jp-Dialog .jp-mod-accept")
-        if accept.count() and accept.first.is_visible():
-            accept.first.click()
-        with urllib.request.urlopen(f"{base}/api/sessions?token={token}", timeout=5) as r:
-            sessions = json.load(r)
-        states = [
-            (s.get("kernel") or {}).get("execution_state")
-            for s in sessions
-            if str(s.get("path", "")).endswith(notebook)
-        ]
-        if "idle" in states:
-            return
-        time.sleep(0.5)
-    pytest.fail(f"{notebook}: no idle kernel after 120 s")
-
-
-def _run_all(context: Any, lab: str, notebook: str) -> Any:
+def _run_all(context: Any, lab: Server, notebook: str) -> Any:
     """Open `notebook` with `?reset`, run every cell, wait until each has run; return the page."""
-    base, token = lab.split("|")
     page = context.new_page()
-    page.goto(f"{base}/lab/tree/{notebook}?reset&token={token}", wait_until="domcontentloaded")
+    page.goto(lab.url(f"lab/tree/{notebook}?reset"), wait_until="domcontentloaded")
     page.wait_for_selector(".jp-NotebookPanel .jp-Cell", timeout=120_000)
-    _wait_for_kernel(page, base, token, notebook)
+    wait_for_kernel(page, lab, notebook)
     page.get_by_role("menuitem", name="Run", exact=True).click()
     page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
     script = """() => [...document.querySelectorAll(
@@ -214,7 +92,7 @@ def _run_all(context: Any, lab: str, notebook: str) -> Any:
     return page
 
 
-def test_quickstart_shows_the_headline_card(browser: Any, lab: str) -> None:
+def test_quickstart_shows_the_headline_card(browser: Any, lab: Server) -> None:
     page = _run_all(browser, lab, "quickstart.ipynb")
     card = page.locator("[data-evalbook='run']").first
     card.scroll_into_view_if_needed()
@@ -255,7 +133,7 @@ def test_quickstart_shows_the_headline_card(browser: Any, lab: str) -> None:
     page.close()
 
 
-def test_comparing_runs_shows_the_comparison(browser: Any, lab: str) -> None:
+def test_comparing_runs_shows_the_comparison(browser: Any, lab: Server) -> None:
     page = _run_all(browser, lab, "comparing-runs.ipynb")
     view = page.locator("[data-evalbook='comparison']").first
     view.scroll_into_view_if_needed()
@@ -266,7 +144,7 @@ def test_comparing_runs_shows_the_comparison(browser: Any, lab: str) -> None:
     page.close()
 
 
-def test_a_transcript_clicks_through_in_the_case_explorer(browser: Any, lab: str) -> None:
+def test_a_transcript_clicks_through_in_the_case_explorer(browser: Any, lab: Server) -> None:
     """The agents notebook's run: open the case whose tool failed, read its turns (the failed
     call marked), open the shared steps of a long message, and shoot it."""
     page = _run_all(browser, lab, "agents.ipynb")
@@ -322,29 +200,6 @@ view""",
 ]
 
 
-def _put_notebook(lab: str, name: str, cells: list[str]) -> None:
-    """Write a notebook into the lab's folder through Jupyter's contents API."""
-    base, token = lab.split("|")
-    nb = {
-        "cells": [
-            {"cell_type": "code", "execution_count": None, "id": f"c{i}", "metadata": {},
-             "outputs": [], "source": src}
-            for i, src in enumerate(cells)
-        ],
-        "metadata": {"kernelspec": {"display_name": "Python 3", "language": "python",
-                                    "name": "python3"}},
-        "nbformat": 4,
-        "nbformat_minor": 5,
-    }  # fmt: skip
-    body = json.dumps({"type": "notebook", "format": "json", "content": nb}).encode()
-    request = urllib.request.Request(
-        f"{base}/api/contents/{name}?token={token}", data=body, method="PUT",
-        headers={"Content-Type": "application/json"},
-    )  # fmt: skip
-    with urllib.request.urlopen(request, timeout=30):
-        pass
-
-
 def _progress(page: Any) -> str:
     found = page.locator("[data-evalbook='review']").first
     found.wait_for(timeout=60_000)
@@ -353,11 +208,11 @@ def _progress(page: Any) -> str:
 
 
 def test_a_review_clicked_in_jupyterlab_survives_a_kernel_kill(
-    browser: Any, lab: str, tmp_path: Path, record_property: Any
+    browser: Any, lab: Server, tmp_path: Path, record_property: Any
 ) -> None:
     """Label 3 samples by clicking, kill the kernel (SIGKILL), run the notebook again: the
     3 labels are in labels.jsonl and the review goes on at the 4th sample."""
-    _put_notebook(lab, "review-kill.ipynb", [c.format(store=str(tmp_path)) for c in _REVIEW_CELLS])
+    lab.put_notebook("review-kill.ipynb", [c.format(store=str(tmp_path)) for c in _REVIEW_CELLS])
     page = _run_all(browser, lab, "review-kill.ipynb")
     assert "0 of 10 labelled" in _progress(page)
     assert "hidden while you label" in _progress(page)  # blind
@@ -386,8 +241,7 @@ def test_a_review_clicked_in_jupyterlab_survives_a_kernel_kill(
         except ProcessLookupError:
             break
         time.sleep(0.2)
-    base, token = lab.split("|")
-    _wait_for_kernel(page, base, token, "review-kill.ipynb")
+    wait_for_kernel(page, lab, "review-kill.ipynb")
     page.get_by_role("menuitem", name="Run", exact=True).click()
     page.get_by_role("menuitem", name="Run All Cells", exact=True).click()
     page.wait_for_function(
@@ -552,7 +406,7 @@ def _blank_outputs(page: Any, notebook: str) -> tuple[int, list[str]]:
 
 @pytest.mark.parametrize("notebook", sorted(p.name for p in NOTEBOOKS.glob("*.ipynb")))
 def test_every_output_shows_in_light_and_dark(
-    browser: Any, lab: str, notebook: str, record_property: pytest.RecordProperty
+    browser: Any, lab: Server, notebook: str, record_property: pytest.RecordProperty
 ) -> None:
     page = _run_all(browser, lab, notebook)
     IMG.mkdir(parents=True, exist_ok=True)

@@ -13,7 +13,6 @@ chromium, marimo or Playwright is missing, except under CI=true.
 from __future__ import annotations
 
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -25,6 +24,9 @@ from typing import Any
 
 import pytest
 
+from _chromium import chromium as chromium_browser
+from _jupyter import free_port
+
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -34,28 +36,8 @@ IMG = (
     if os.environ.get("EVALBOOK_UPDATE_SCREENSHOTS") == "1"
     else Path(tempfile.mkdtemp(prefix="evalbook-marimo-shots-"))
 )
-CHROMIUM = "/usr/bin/chromium"
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking"]
 START_TIMEOUT_S = 90
 RUN_TIMEOUT_S = 180
-
-
-def _missing() -> str | None:
-    if not Path(CHROMIUM).exists():
-        return f"{CHROMIUM} not found (apt-get install chromium)"
-    for module in ("playwright", "marimo"):
-        try:
-            __import__(module)
-        except ImportError:
-            return f"{module} is not installed (pip install -e '.[test]')"
-    return None
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port: int = s.getsockname()[1]
-    return port
 
 
 class Marimo:
@@ -72,7 +54,7 @@ class Marimo:
         config = home / f"config-{theme}" / "marimo"
         config.mkdir(parents=True)
         (config / "marimo.toml").write_text(f'[display]\ntheme = "{theme}"\n')
-        self.port = _free_port()
+        self.port = free_port()
         env = {
             **os.environ,
             "EVALBOOK_PROGRESS": "0",
@@ -109,19 +91,8 @@ class Marimo:
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    missing = _missing()
-    if missing:
-        if os.environ.get("CI"):
-            pytest.fail(f"marimo browser test cannot run in CI: {missing}")
-        pytest.skip(missing)
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_ARGS)
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with chromium_browser("marimo") as browser:
+        yield browser
 
 
 def _open(chromium: Any, app: Marimo) -> Any:

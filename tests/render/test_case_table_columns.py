@@ -5,7 +5,6 @@ that repeats the case id is not shown twice.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from html.parser import HTMLParser
 from pathlib import Path
@@ -15,9 +14,9 @@ import pandas as pd
 import pytest
 
 import evalbook as eb
+from _chromium import chromium as chromium_browser
 from evalbook._render._case_table import case_table_html, column_labels, table_frame
 
-CHROMIUM = "/usr/bin/chromium"  # Debian's, as in tests/display/test_browser.py: never downloaded
 EVIL = "<script>alert(1)</script>"
 
 
@@ -157,19 +156,8 @@ _SCROLL_JS = """dx => {
 
 @pytest.fixture(scope="module")
 def chromium() -> Iterator[Any]:
-    if not Path(CHROMIUM).exists():
-        if os.environ.get("CI"):
-            pytest.fail(f"browser test cannot run in CI: {CHROMIUM} not found")
-        pytest.skip(f"{CHROMIUM} not found (apt-get install chromium)")
-    sync_api = pytest.importorskip("playwright.sync_api")
-    with sync_api.sync_playwright() as p:
-        browser = p.chromium.launch(
-            executable_path=CHROMIUM, headless=True, args=["--no-sandbox", "--disable-gpu"]
-        )
-        try:
-            yield browser
-        finally:
-            browser.close()
+    with chromium_browser() as browser:  # Debian's, never downloaded (tests/_chromium.py)
+        yield browser
 
 
 @pytest.mark.parametrize("theme", sorted(_THEMES))
