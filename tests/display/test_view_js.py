@@ -17,7 +17,7 @@ import pytest
 import evalbook as eb
 from _chromium import chromium
 
-pytestmark = pytest.mark.slow
+pytestmark = pytest.mark.browser
 
 VIEW_JS = Path(eb.__file__).parent / "display" / "_static" / "view.js"
 
