@@ -166,6 +166,15 @@ def test_the_live_view_clicks_sorts_and_opens_a_case_in_marimo(
         )
         after = view.evaluate(_FIRST_CELLS_JS)
         assert after == sorted(after, reverse=True) and after[0] == max(before), after
+        # the case id cell, which rows scroll under sideways, is opaque in marimo's own page
+        # colour (the browser's Canvas colour was a darker band in its dark theme)
+        sticky = view.evaluate(
+            "(el) => getComputedStyle(el.querySelector(\"[data-evalbook='case-table-box'] "
+            "[data-evalbook='case-row'] > div:first-child\")).backgroundColor"
+        )
+        page_colour = page.evaluate("() => getComputedStyle(document.body).backgroundColor")
+        same = all(abs(a - b) < 1 for a, b in zip(_rgb(sticky), _rgb(page_colour), strict=True))
+        assert same and "rgba" not in sticky, (sticky, page_colour)
         view.locator("button[data-eb-action='table.open']").first.click()
         case = view.locator("[data-evalbook='case-table-view'] [data-evalbook='case']").first
         case.wait_for(timeout=30_000)
@@ -192,14 +201,18 @@ def test_the_live_view_clicks_sorts_and_opens_a_case_in_marimo(
         app.close()
 
 
-def _luminance(css: str) -> float:
-    """The relative luminance (WCAG) of a computed colour: `rgb(r, g, b)`, `rgba(...)` (0-255)
-    or `color(srgb r g b)` (0-1), as Chromium writes them."""
+def _rgb(css: str) -> list[float]:
+    """A computed colour's red, green and blue (0-255): `rgb(r, g, b)`, `rgba(...)` (0-255) or
+    `color(srgb r g b)` (0-1), as Chromium writes them."""
     inside = css[css.index("(") + 1 : css.index(")")]
     if inside.startswith("srgb"):
-        parts = [255 * float(p) for p in inside.split()[1:4]]
-    else:
-        parts = [float(p) for p in inside.split(",")[:3]]
+        return [255 * float(p) for p in inside.split()[1:4]]
+    return [float(p) for p in inside.split(",")[:3]]
+
+
+def _luminance(css: str) -> float:
+    """The relative luminance (WCAG) of a computed colour (`_rgb`)."""
+    parts = _rgb(css)
 
     def channel(c: float) -> float:
         c /= 255
