@@ -58,6 +58,8 @@ _END = struct.Struct("<IHHHHIIH")
 _ZIP = b"PK\x03\x04"
 # the zip method number of Zstandard (APPNOTE 4.4.5), which Inspect writes its members with
 _ZSTD = 93
+# bytes of a local header's extra field read with it (a zip64 record is 20)
+_EXTRA_GUESS = 32
 # the keys of a .json log that are not its header
 _NOT_HEADER = ("samples", "reductions")
 
@@ -250,22 +252,29 @@ class _Direct:
             return None
         if not 0 < info.file_size <= MAX_BYTES:
             return None  # empty (zstd needs a bound), or too large: zipfile's reading says so
-        head = os.pread(self.fd, _LOCAL.size, info.header_offset)
-        if len(head) != _LOCAL.size:
+        # one read for the local header, its name and the data: the header's extra field is
+        # Inspect's (none, or a zip64 record), read again when it is longer than guessed
+        name_size = len(info.filename.encode("utf-8"))
+        start = info.header_offset + _LOCAL.size
+        want = _LOCAL.size + name_size + _EXTRA_GUESS + info.compress_size
+        block = os.pread(self.fd, want, info.header_offset)
+        if len(block) < _LOCAL.size:
             return None
-        sig, _, flags, method, *_, n_name, n_extra = _LOCAL.unpack(head)
+        sig, _, flags, method, *_, n_name, n_extra = _LOCAL.unpack_from(block)
         if sig != 0x04034B50 or method != _ZSTD or flags & 0x1:
             return None
-        name = os.pread(self.fd, n_name, info.header_offset + _LOCAL.size)
+        name = block[_LOCAL.size : _LOCAL.size + n_name]
         try:
             if name.decode("utf-8" if flags & 0x800 else "cp437") != info.orig_filename:
                 return None
         except UnicodeDecodeError:
             return None
-        start = info.header_offset + _LOCAL.size + n_name + n_extra
-        raw = os.pread(self.fd, info.compress_size, start)
-        if len(raw) != info.compress_size:
-            return None
+        at = _LOCAL.size + n_name + n_extra
+        raw = block[at : at + info.compress_size]
+        if len(raw) != info.compress_size:  # a longer extra field than guessed, or cut short
+            raw = os.pread(self.fd, info.compress_size, start + n_name + n_extra)
+            if len(raw) != info.compress_size:
+                return None
         try:
             data = self.dctx.decompress(raw, max_output_size=info.file_size, allow_extra_data=False)
         except self.error:

@@ -13,7 +13,7 @@ The values are Inspect's parser's (`pydantic_core.from_json`, what `model_valida
 reads), or the member is not decoded here. Measured (tests/interop/test_inspect_json.py):
 
 - both refuse malformed JSON, trailing data, control characters in text, a lone surrogate
-  escape (also in a skipped text), nesting past their limit;
+  escape (also in a skipped text), nesting past Python's recursion limit;
 - both read integers of any size exactly, `-0.0`, paired surrogate escapes; a key given twice:
   the last value;
 - msgspec refuses the constants `NaN` and `Infinity` (Inspect writes a NaN score so) and a
@@ -21,6 +21,11 @@ reads), or the member is not decoded here. Measured (tests/interop/test_inspect_
   and then converted to the same schema (`msgspec.convert`, the same checks);
 - msgspec does not check the UTF-8 of a text it skips: a member that is not all ASCII is
   decoded first, and one that is not UTF-8 goes to from_json, which refuses it as Inspect does.
+
+The one difference left: from_json refuses JSON nested more than 200 levels deep, msgspec reads
+it (to Python's recursion limit), so a member that deep is imported with its values where
+Inspect's reader refuses it. No sound check of a member's depth was found that is cheaper than
+the parse it would save (stripping the text out of 50 KB took longer than from_json).
 """
 
 from __future__ import annotations
