@@ -112,16 +112,20 @@ def step_rows(messages: Sequence[Message]) -> list[tuple[Any, ...]]:
 
 def steps_frame(samples: Iterable[tuple[str, int, Sequence[tuple[Any, ...]]]]) -> pd.DataFrame:
     """The steps table of (case_id, epoch, `step_rows`) of each sample, in the order given."""
+    # one entry a sample that has rows: its case id, epoch and row count (the columns are
+    # repeated from these by numpy, not built row by row)
     ids: list[str] = []
     epochs: list[int] = []
-    steps: list[int] = []
+    counts: list[int] = []
     rows: list[tuple[Any, ...]] = []
     for cid, epoch, found in samples:
-        n = len(found)
-        ids.extend([cid] * n)
-        epochs.extend([epoch] * n)
-        steps.extend(range(n))
-        rows.extend(found)
+        if found:
+            ids.append(cid)
+            epochs.append(epoch)
+            counts.append(len(found))
+            rows.extend(found)
+    n_rows = np.asarray(counts, dtype=np.int64)
+    starts = np.cumsum(n_rows) - n_rows
     width = len(STEP_COLUMNS) - 3
     if any(len(r) != width for r in rows):
         raise ValueError(f"a steps table row has not {width} columns")
@@ -131,9 +135,9 @@ def steps_frame(samples: Iterable[tuple[str, int, Sequence[tuple[Any, ...]]]]) -
     del rows
     role, content, tname, tid, targs, error, model, tin, tout, cost, lat = cols
     frame: dict[str, Any] = {
-        "case_id": pd.Categorical(ids) if ids else pd.Categorical([], categories=[]),
-        "epoch": np.asarray(epochs, dtype=np.int32),
-        "step": np.asarray(steps, dtype=np.int32),
+        "case_id": _repeated(ids, n_rows),
+        "epoch": np.repeat(np.asarray(epochs, dtype=np.int32), n_rows),
+        "step": (np.arange(len(role)) - np.repeat(starts, n_rows)).astype(np.int32),
         "role": _category(role),
         "content": pd.Series(content, dtype=object),
         "tool_name": _category(tname),
@@ -147,6 +151,17 @@ def steps_frame(samples: Iterable[tuple[str, int, Sequence[tuple[Any, ...]]]]) -
         "latency_s": np.asarray(lat, dtype=float),
     }
     return pd.DataFrame(frame, columns=STEP_COLUMNS)
+
+
+def _repeated(ids: list[str], n_rows: np.ndarray) -> pd.Categorical:
+    """`pd.Categorical` of each id repeated its count of times, made of the ids once each:
+    the same categories (sorted) and codes as of the repeated list itself."""
+    if not ids:
+        return pd.Categorical([], categories=[])
+    once = pd.Categorical(ids)
+    dtype: Any = once.dtype  # pandas-stubs type from_codes' dtype by its codes
+    repeated: pd.Categorical = pd.Categorical.from_codes(np.repeat(once.codes, n_rows), dtype=dtype)
+    return repeated
 
 
 def _about(m: Message, calls: dict[str, ToolCall]) -> tuple[str | None, str | None, str | None]:
