@@ -358,8 +358,9 @@ class _CompactSteps:
         if self.frame is None:
             r, kept, full = self.results, self.kept, self.full
             chunks = []
+            present = (r.steps[:, 0] >= 0).tolist()  # once, not a numpy look-up a sample
             for pos in range(r.n_samples):
-                if r.steps[pos, 0] < 0:
+                if not present[pos]:
                     continue
                 if pos in kept:
                     chunks.append((r.case_id_of(pos), r.epoch_of(pos), kept[pos].steps()))
