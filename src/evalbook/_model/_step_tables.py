@@ -153,7 +153,8 @@ def steps_frame(samples: Iterable[tuple[str, int, Sequence[tuple[Any, ...]]]]) -
         "cost": cost,
         "latency_s": lat,
     }
-    return pd.DataFrame(frame, columns=STEP_COLUMNS)
+    # the arrays are this frame's own: not copied again (a copy of 3,050,000 rows a column took 1 s)
+    return pd.DataFrame(frame, columns=STEP_COLUMNS, copy=False)
 
 
 def _repeated(ids: list[str], n_rows: np.ndarray) -> pd.Categorical:
