@@ -3,9 +3,10 @@
 A real `inspect_ai.eval` run with `mockllm` makes a few template samples: an agent that calls a
 `lookup` tool 4 to 10 times and then answers (10 to 22 messages, one model event per
 assistant message, one tool event per call, usage on each). The log of N samples is written by
-Inspect's `EvalRecorder` (`log_start`, `log_sample`, `flush` in chunks, `log_finish`), each
-sample a template copied under a new id, with its score alternating C / I, so the file is what
-Inspect writes and generation never holds more than a chunk of samples.
+Inspect's `EvalRecorder` (`log_start`, `log_sample`, the buffered samples written into the zip
+in chunks, `log_finish`), each sample a template copied under a new id, with its score
+alternating C / I, so the file is what Inspect writes and generation never holds more than a
+chunk of samples.
 
     python benchmarks/make_inspect_log.py --n 200000 [--out /tmp/evalbook-inspect-200000.eval]
 

@@ -3,7 +3,8 @@
 A sample's `events` are most of its log (each model event repeats the conversation so far);
 building Inspect's models of them (`ModelEvent`, `ToolEvent`, ...) and walking them for
 attachments is most of the time an import takes, for the few fields `_inspect.py` reads. Here
-those fields are read from the parsed JSON, as Inspect's models give them (inspect_ai 0.3.285,
+those fields are read from the JSON (the event fields `_inspect_json.Event` decodes; the rest of
+each event is skipped unbuilt), as Inspect's models give them (inspect_ai 0.3.285,
 `event/_model.py`, `event/_tool.py`, `event/_base.py`, `model/_model_output.py`):
 
 - a model event: `model`, `output.choices[0].message.id`, `output.usage` (`ModelUsage`:

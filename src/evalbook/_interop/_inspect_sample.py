@@ -1,4 +1,5 @@
-"""An Inspect sample read from its parsed JSON: the fields the import keeps, no Inspect models.
+"""An Inspect sample read from its JSON (the fields `_inspect_json` decodes): what the import
+keeps, no Inspect models.
 
 Building Inspect's `EvalSample` (and resolving its attachments) was most of an import's time,
 for the few fields `_inspect.py` reads. Here those fields are read from the JSON as Inspect's
