@@ -3,9 +3,10 @@
 A real `inspect_ai.eval` run with `mockllm` makes a few template samples: an agent that calls a
 `lookup` tool 4 to 10 times and then answers (10 to 22 messages, one model event per
 assistant message, one tool event per call, usage on each). The log of N samples is written by
-Inspect's `EvalRecorder` (`log_start`, `log_sample`, `flush` in chunks, `log_finish`), each
-sample a template copied under a new id, with its score alternating C / I, so the file is what
-Inspect writes and generation never holds more than a chunk of samples.
+Inspect's `EvalRecorder` (`log_start`, `log_sample`, the buffered samples written into the zip
+in chunks, `log_finish`), each sample a template copied under a new id, with its score
+alternating C / I, so the file is what Inspect writes and generation never holds more than a
+chunk of samples.
 
     python benchmarks/make_inspect_log.py --n 200000 [--out /tmp/evalbook-inspect-200000.eval]
 
@@ -94,7 +95,11 @@ async def _write(path: Path, n: int, template: Any) -> None:
         sample = base.model_copy(update={"id": sid, "uuid": uuid.uuid4().hex, "scores": scores})
         await recorder.log_sample(spec, sample)
         if (i + 1) % _CHUNK == 0:
-            await recorder.flush(spec)
+            # Inspect's own step of a flush that writes the buffered samples into the log's
+            # zip (and their summaries journal); `recorder.flush` would then also copy the
+            # whole log so far to its destination and re-read its zip directory, which makes
+            # writing N samples quadratic. `log_finish` writes the file once, as Inspect does.
+            await recorder.data[recorder._log_file_key(spec)].write_buffered_samples()
     results = template.results
     if results is not None:
         results = results.model_copy(update={"total_samples": n, "completed_samples": n})

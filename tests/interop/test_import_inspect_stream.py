@@ -20,10 +20,13 @@ import pytest
 
 pytest.importorskip("inspect_ai", reason="the extra evalbook[inspect]")
 
+import msgspec
+
 import evalbook as eb
 from evalbook._interop import _inspect
 from evalbook._interop._inspect_events import Unusual, events_of
 from evalbook._interop._inspect_files import read_eval
+from evalbook._interop._inspect_json import Event
 
 FIXTURES = Path(__file__).parent / "fixtures" / "inspect"
 LOGS = [FIXTURES / "agent.eval", FIXTURES / "tiny.eval"]
@@ -121,19 +124,25 @@ def test_events_of_another_shape_are_read_by_inspects_models(tmp_path: Path) -> 
     assert first["latency_s"].notna().all()
 
 
+def _events(raw: Any) -> list[Event]:
+    return msgspec.convert(raw, list[Event])
+
+
 def test_events_of_the_light_shape() -> None:
     found = events_of(
-        [
-            {"event": "span_begin"},
-            {
-                "event": "model",
-                "model": "m",
-                "timestamp": "2026-01-01T00:00:00",  # no offset: UTC, as Inspect reads it
-                "working_time": 2,
-                "output": {"choices": [{"message": {"id": "r1"}}], "usage": {"total_cost": 1}},
-            },
-            {"event": "tool", "id": "t1", "timestamp": "2026-01-01T00:00:01+00:00"},
-        ]
+        _events(
+            [
+                {"event": "span_begin"},
+                {
+                    "event": "model",
+                    "model": "m",
+                    "timestamp": "2026-01-01T00:00:00",  # no offset: UTC, as Inspect reads it
+                    "working_time": 2,
+                    "output": {"choices": [{"message": {"id": "r1"}}], "usage": {"total_cost": 1}},
+                },
+                {"event": "tool", "id": "t1", "timestamp": "2026-01-01T00:00:01+00:00"},
+            ]
+        )
     )
     assert [e.event for e in found] == ["span_begin", "model", "tool"]
     model = found[1]
@@ -141,9 +150,12 @@ def test_events_of_the_light_shape() -> None:
     assert model.output.usage.input_tokens == 0 and model.output.usage.total_cost == 1.0
     assert model.working_time == 2.0 and model.output.choices[0].message.id == "r1"
     assert found[2].completed is None and not math.isnan(found[2].timestamp.timestamp())
-    for bad in ([{"event": 3}], [{"event": "model", "model": "m"}], "events", [{"event": "tool"}]):
+    for bad in ([{"event": 3}], [{"event": "model", "model": "m"}], [{"event": "tool"}]):
         with pytest.raises(Unusual):
-            events_of(bad)
+            events_of(_events(bad))
+    for bad_shape in ("events", ["event"], [None]):  # not a list of objects: msgspec refuses
+        with pytest.raises(msgspec.ValidationError):
+            _events(bad_shape)
 
 
 def test_the_archive_is_read_member_by_member_and_closed() -> None:

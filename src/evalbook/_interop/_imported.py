@@ -356,17 +356,26 @@ class _CompactSteps:
 
     def __call__(self) -> pd.DataFrame:
         if self.frame is None:
-            r, kept, full = self.results, self.kept, self.full
-            chunks = []
-            for pos in range(r.n_samples):
-                if r.steps[pos, 0] < 0:
-                    continue
-                if pos in kept:
-                    chunks.append((r.case_id_of(pos), r.epoch_of(pos), kept[pos].steps()))
-                elif (t := full[pos]) is not None:
-                    chunks.append((r.case_id_of(pos), r.epoch_of(pos), step_rows(t.messages)))
-            self.frame = steps_frame(chunks)
+            from ._reading import paused_gc  # here: _reading imports this module
+
+            # millions of rows are made and kept: no collection walks them (and the run's
+            # samples) again and again while they are
+            with paused_gc():
+                self.frame = self._made()
         return self.frame
+
+    def _made(self) -> pd.DataFrame:
+        r, kept, full = self.results, self.kept, self.full
+        chunks = []
+        present = (r.steps[:, 0] >= 0).tolist()  # once, not a numpy look-up a sample
+        for pos in range(r.n_samples):
+            if not present[pos]:
+                continue
+            if pos in kept:
+                chunks.append((r.case_id_of(pos), r.epoch_of(pos), kept[pos].steps()))
+            elif (t := full[pos]) is not None:
+                chunks.append((r.case_id_of(pos), r.epoch_of(pos), step_rows(t.messages)))
+        return steps_frame(chunks)
 
 
 def _keep_compact(results: Results, kept: dict[int, KeptTranscript]) -> None:

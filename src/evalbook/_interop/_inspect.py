@@ -42,8 +42,6 @@ from datetime import datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from pydantic_core import from_json
-
 from .._errors import ConfigurationError
 from .._model._contract import Score, ScoreError, Unscored
 from .._model._tally import InvalidUsage, Tally, amount
@@ -69,7 +67,6 @@ from ._inspect_files import (
     read_json,
     sniff,
 )
-from ._inspect_sample import light_sample
 from ._reading import check_version, paused_gc
 
 if TYPE_CHECKING:  # the extra's types, for mypy only (inspect_ai loads inside read)
@@ -96,12 +93,15 @@ _REPR_TYPE = re.compile(r"^([A-Za-z_][\w.]*)\(")
 
 
 def _inspect_log() -> Any:
-    """`inspect_ai.log`, imported here: Inspect AI is the optional extra `evalbook[inspect]`."""
+    """`inspect_ai.log`, imported here: Inspect AI (and msgspec, which reads its samples'
+    JSON, `_inspect_json`) are the optional extra `evalbook[inspect]`."""
     try:
         import inspect_ai.log  # optional extra: only Inspect logs need it
+        import msgspec  # noqa: F401  (the same extra)
     except ImportError as exc:
+        needs = "msgspec" if exc.name == "msgspec" else "Inspect AI"
         raise ImportError(
-            'reading Inspect AI logs needs Inspect AI: pip install "evalbook[inspect]"'
+            f'reading Inspect AI logs needs {needs}: pip install "evalbook[inspect]"'
         ) from exc
     return inspect_ai.log
 
@@ -284,9 +284,13 @@ def _parsed(log_api: Any, data: Any) -> tuple[Any, Sequence[Any]]:
 
 
 def _light(log_api: Any, data: Any) -> tuple[Any, Sequence[Any]]:
-    # Inspect's own JSON parser (pydantic's, as its `model_validate_json`): what it refuses
-    # (a lone surrogate, a byte order mark) is left to Inspect's models to refuse
-    return light_sample(from_json(data) if isinstance(data, bytes) else data)
+    # the fields read, with the values of Inspect's own JSON parser (pydantic's, as its
+    # `model_validate_json`): what that refuses (a lone surrogate, a byte order mark) is left
+    # to Inspect's models to refuse (`_inspect_json`); imported here, as msgspec is the extra's
+    from ._inspect_json import decoded, of_parsed
+    from ._inspect_sample import light_sample
+
+    return light_sample(decoded(data) if isinstance(data, bytes) else of_parsed(data))
 
 
 def _first_line(exc: BaseException) -> str:

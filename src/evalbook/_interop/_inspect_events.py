@@ -3,7 +3,8 @@
 A sample's `events` are most of its log (each model event repeats the conversation so far);
 building Inspect's models of them (`ModelEvent`, `ToolEvent`, ...) and walking them for
 attachments is most of the time an import takes, for the few fields `_inspect.py` reads. Here
-those fields are read from the parsed JSON, as Inspect's models give them (inspect_ai 0.3.285,
+those fields are read from the JSON (the event fields `_inspect_json.Event` decodes; the rest of
+each event is skipped unbuilt), as Inspect's models give them (inspect_ai 0.3.285,
 `event/_model.py`, `event/_tool.py`, `event/_base.py`, `model/_model_output.py`):
 
 - a model event: `model`, `output.choices[0].message.id`, `output.usage` (`ModelUsage`:
@@ -18,9 +19,11 @@ through Inspect's own models, as before, so an odd sample reads as Inspect reads
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from datetime import UTC, datetime
 from types import SimpleNamespace
-from typing import Any
+
+from ._inspect_json import Event
 
 __all__ = ["Unusual", "events_of"]
 
@@ -29,19 +32,15 @@ class Unusual(Exception):
     """A sample's events are not of the shape read here: read the sample with Inspect's models."""
 
 
-def events_of(raw: object) -> list[SimpleNamespace]:
-    """The events of a sample's JSON (`raw` is its `events` value).
+def events_of(events: Sequence[Event]) -> list[SimpleNamespace]:
+    """The events of a sample (its member's `events`, read by `_inspect_json`).
 
     Raises:
-        Unusual: not a list of events of the shape described in the module docstring.
+        Unusual: events not of the shape described in the module docstring.
     """
-    if not isinstance(raw, list):
-        raise Unusual("events")
     out: list[SimpleNamespace] = []
-    for event in raw:
-        if not isinstance(event, dict):
-            raise Unusual("event")
-        kind = event.get("event")
+    for event in events:
+        kind = event.event
         if kind == "model":
             out.append(_model(event))
         elif kind == "tool":
@@ -53,13 +52,13 @@ def events_of(raw: object) -> list[SimpleNamespace]:
     return out
 
 
-def _times(event: dict[str, Any]) -> dict[str, Any]:
-    working = event.get("working_time")
+def _times(event: Event) -> dict[str, object]:
+    working = event.working_time
     if working is not None and (isinstance(working, bool) or not isinstance(working, int | float)):
         raise Unusual("working_time")
     return {
-        "timestamp": _when(event.get("timestamp")),
-        "completed": None if event.get("completed") is None else _when(event["completed"]),
+        "timestamp": _when(event.timestamp),
+        "completed": None if event.completed is None else _when(event.completed),
         "working_time": None if working is None else float(working),
     }
 
@@ -74,8 +73,8 @@ def _when(text: object) -> datetime:
     return found if found.tzinfo is not None else found.replace(tzinfo=UTC)
 
 
-def _model(event: dict[str, Any]) -> SimpleNamespace:
-    model, output = event.get("model"), event.get("output")
+def _model(event: Event) -> SimpleNamespace:
+    model, output = event.model, event.output
     if not isinstance(model, str) or not isinstance(output, dict):
         raise Unusual("model event")
     choices = output.get("choices", [])
@@ -119,8 +118,8 @@ def _whole(value: object) -> bool:
     return type(value) is int
 
 
-def _tool(event: dict[str, Any]) -> SimpleNamespace:
-    call_id = event.get("id")
+def _tool(event: Event) -> SimpleNamespace:
+    call_id = event.id
     if not isinstance(call_id, str):
         raise Unusual("tool event")
     return SimpleNamespace(event="tool", id=call_id, **_times(event))

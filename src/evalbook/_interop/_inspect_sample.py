@@ -1,4 +1,5 @@
-"""An Inspect sample read from its parsed JSON: the fields the import keeps, no Inspect models.
+"""An Inspect sample read from its JSON (the fields `_inspect_json` decodes): what the import
+keeps, no Inspect models.
 
 Building Inspect's `EvalSample` (and resolving its attachments) was most of an import's time,
 for the few fields `_inspect.py` reads. Here those fields are read from the JSON as Inspect's
@@ -23,7 +24,10 @@ from __future__ import annotations
 from datetime import UTC, datetime
 from typing import Any
 
+from msgspec import UNSET
+
 from ._inspect_events import Unusual, events_of
+from ._inspect_json import Doc
 
 __all__ = ["LightSample", "light_sample"]
 
@@ -52,8 +56,6 @@ _TOOL_ERRORS = frozenset(
 _LIMITS = frozenset(
     {"context", "time", "working", "message", "token", "turn", "cost", "operator", "custom"}
 )
-# a sample key whose value Inspect migrates (or refuses): such a sample is Inspect's to read
-_LEGACY = ("score", "transcript")
 
 
 class _Obj:
@@ -67,21 +69,19 @@ class LightSample(_Obj):
     """A sample as `_inspect.py` reads it: the attributes of Inspect's `EvalSample` it uses."""
 
 
-def light_sample(doc: object) -> tuple[LightSample, list[Any]]:
-    """The sample of `doc` (a sample member's parsed JSON) and its events.
+def light_sample(doc: Doc) -> tuple[LightSample, list[Any]]:
+    """The sample of `doc` (a sample member's fields read, `_inspect_json`) and its events.
 
     Raises:
         Unusual: `doc` is not a sample of the shape read here (see the module docstring).
     """
-    if not isinstance(doc, dict) or "events" not in doc or any(k in doc for k in _LEGACY):
+    if doc.score is not UNSET or doc.transcript is not UNSET:
         raise Unusual("not a sample of the current shape")
-    attachments = doc.get("attachments") or {}
-    if not isinstance(attachments, dict):
-        raise Unusual("attachments")
-    sid, epoch = doc.get("id"), doc.get("epoch")
+    attachments = doc.attachments
+    sid, epoch = doc.id, doc.epoch
     if not (_is_int(sid) or isinstance(sid, str)) or not _is_int(epoch):
         raise Unusual("id or epoch")
-    raw_input = doc.get("input")
+    raw_input = doc.input
     sample_input: Any
     if isinstance(raw_input, str):
         sample_input = raw_input  # Inspect resolves a text input's references: never
@@ -89,19 +89,19 @@ def light_sample(doc: object) -> tuple[LightSample, list[Any]]:
         sample_input = [_message(m, attachments) for m in raw_input]
     else:
         raise Unusual("input")
-    target = doc.get("target")
+    target = doc.target
     if not (isinstance(target, str) or _strings(target)):
         raise Unusual("target")
-    choices = doc.get("choices")
+    choices = doc.choices
     if choices is not None and not _strings(choices):
         raise Unusual("choices")
-    metadata = doc.get("metadata", {})
+    metadata = doc.metadata
     if not isinstance(metadata, dict):
         raise Unusual("metadata")
-    messages = doc.get("messages", [])
+    messages = doc.messages
     if not isinstance(messages, list):
         raise Unusual("messages")
-    retries = doc.get("error_retries")
+    retries = doc.error_retries
     if retries is not None and not isinstance(retries, list):
         raise Unusual("error_retries")
     sample = LightSample(
@@ -112,16 +112,16 @@ def light_sample(doc: object) -> tuple[LightSample, list[Any]]:
         choices=choices,
         metadata=metadata,
         messages=[_message(m, attachments) for m in messages],
-        output=_output(doc.get("output")),
-        scores=_scores(doc.get("scores")),
-        error=_error(doc.get("error")),
+        output=_output(doc.output),
+        scores=_scores(doc.scores),
+        error=_error(doc.error),
         error_retries=None if retries is None else [_error(r) for r in retries],
-        limit=_limit(doc.get("limit")),
-        model_usage=_usages(doc.get("model_usage", {})),
-        started_at=_utc(doc.get("started_at")),
-        total_time=_optional_float(doc.get("total_time"), "total_time"),
+        limit=_limit(doc.limit),
+        model_usage=_usages(doc.model_usage),
+        started_at=_utc(doc.started_at),
+        total_time=_optional_float(doc.total_time, "total_time"),
     )
-    return sample, events_of(doc["events"])
+    return sample, events_of(doc.events)
 
 
 def _is_int(value: object) -> bool:
