@@ -28,8 +28,8 @@ from pathlib import Path
 from typing import Protocol, cast
 
 from .._model._run_data import RunData
+from .._util._gc import paused_gc
 from ._imported import FormatError, Imported, to_run_data
-from ._reading import paused_gc
 
 __all__ = ["FORMATS", "Importer", "format_named", "import_run", "sniff_format"]
 

@@ -42,6 +42,7 @@ from .._model._step_tables import step_rows, steps_frame
 from .._model._tally import Tally
 from .._model._transcript import Message, Transcript, counts_of, is_ascii
 from .._store._layout import check_run_name
+from .._util._gc import paused_gc
 from .._util._text import TextGate, safe_str
 from .._util._warn import warn
 
@@ -356,8 +357,6 @@ class _CompactSteps:
 
     def __call__(self) -> pd.DataFrame:
         if self.frame is None:
-            from ._reading import paused_gc  # here: _reading imports this module
-
             # millions of rows are made and kept: no collection walks them (and the run's
             # samples) again and again while they are
             with paused_gc():

@@ -46,6 +46,7 @@ from .._errors import ConfigurationError
 from .._model._contract import Score, ScoreError, Unscored
 from .._model._tally import InvalidUsage, Tally, amount
 from .._model._transcript import Transcript
+from .._util._gc import paused_gc
 from .._util._warn import warn
 from ._imported import (
     FormatError,
@@ -67,7 +68,7 @@ from ._inspect_files import (
     read_json,
     sniff,
 )
-from ._reading import check_version, paused_gc
+from ._reading import check_version
 
 if TYPE_CHECKING:  # the extra's types, for mypy only (inspect_ai loads inside read)
     from inspect_ai.log import EvalLog

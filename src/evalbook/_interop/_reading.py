@@ -10,8 +10,6 @@ the values read against the means the harness itself reported (docs/interop.md).
 
 from __future__ import annotations
 
-import contextlib
-import gc
 import json
 import math
 import os
@@ -40,7 +38,6 @@ __all__ = [
     "json_lines",
     "json_object",
     "open_file",
-    "paused_gc",
     "read_bytes",
     "read_json",
     "too_large",
@@ -318,16 +315,3 @@ def check_means(
             "its values); check the file",
             RuntimeWarning,
         )
-
-
-@contextlib.contextmanager
-def paused_gc() -> Iterator[None]:
-    """No cyclic garbage collection while a results file is read into a run: what is built is
-    kept (or freed by reference counting), and each collection would walk all of it again."""
-    enabled = gc.isenabled()
-    gc.disable()
-    try:
-        yield
-    finally:
-        if enabled:
-            gc.enable()
