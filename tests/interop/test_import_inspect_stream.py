@@ -11,7 +11,6 @@ from __future__ import annotations
 import json
 import math
 import warnings
-import zipfile
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +22,7 @@ pytest.importorskip("inspect_ai", reason="the extra evalbook[inspect]")
 import msgspec
 
 import evalbook as eb
+from _eval_members import rewritten
 from evalbook._interop import _inspect
 from evalbook._interop._inspect_events import Unusual, events_of
 from evalbook._interop._inspect_files import read_eval
@@ -73,17 +73,13 @@ def test_the_quick_path_gives_what_inspects_models_give(
 
 def _rewritten(path: Path, out: Path, change: Any) -> Path:
     """`path` with each sample member's JSON changed by `change(doc, n)`."""
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w") as dst:
-        n = 0
-        for info in src.infolist():
-            data = src.read(info)
-            if info.filename.startswith("samples/"):
-                doc = json.loads(data)
-                change(doc, n)
-                n += 1
-                data = json.dumps(doc).encode()
-            dst.writestr(info.filename, data, zipfile.ZIP_DEFLATED)
-    return out
+
+    def changed(data: bytes, n: int) -> bytes:
+        doc = json.loads(data)
+        change(doc, n)
+        return json.dumps(doc).encode()
+
+    return rewritten(path, out, changed)
 
 
 def test_text_beyond_ascii_and_a_lone_surrogate_read_as_before(

@@ -26,6 +26,7 @@ from hypothesis import strategies as st
 from pydantic_core import from_json
 
 import evalbook as eb
+from _eval_members import rewritten
 from evalbook._interop import _inspect
 from evalbook._interop._inspect_events import Unusual
 from evalbook._interop._inspect_files import read_eval
@@ -191,19 +192,6 @@ def test_a_legacy_sample_and_a_missing_events_list_are_inspects_to_read() -> Non
         decoded(b'{"id": "s", "epoch": 1}')
 
 
-def _rewritten(path: Path, out: Path, change: Any) -> Path:
-    """`path` with each sample member's bytes changed by `change(data, n)`."""
-    with zipfile.ZipFile(path) as src, zipfile.ZipFile(out, "w") as dst:
-        n = 0
-        for info in src.infolist():
-            data = src.read(info)
-            if info.filename.startswith("samples/"):
-                data = change(data, n)
-                n += 1
-            dst.writestr(info.filename, data, zipfile.ZIP_DEFLATED)
-    return out
-
-
 def _import(path: Path) -> Any:
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -227,7 +215,7 @@ def test_a_log_with_nan_and_bad_utf8_imports_as_inspects_models_read_it(
             out = out.replace(b'"store": {', b'"store": {"bad": "\xff", ', 1)
         return out
 
-    log = _rewritten(AGENT, tmp_path / "odd.eval", odd)
+    log = rewritten(AGENT, tmp_path / "odd.eval", odd)
     read_light = []
     light = _inspect._light
 
