@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -80,3 +81,19 @@ def persistent(profile: Path, *modules: str, **options: Any) -> Iterator[Any]:
             yield context
         finally:
             context.close()
+
+
+def screenshots(prefix: str) -> Path:
+    """Where a browser test saves its screenshots: `docs/img/` with
+    EVALBOOK_UPDATE_SCREENSHOTS=1 (they are regenerated), else a new temporary folder."""
+    if os.environ.get("EVALBOOK_UPDATE_SCREENSHOTS") == "1":
+        return Path(__file__).resolve().parents[1] / "docs" / "img"
+    return Path(tempfile.mkdtemp(prefix=prefix))
+
+
+@contextlib.contextmanager
+def profile_context(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
+    """A `persistent` Chromium context (1280 × 1000) in a fresh profile folder of the test run."""
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    with persistent(profile, viewport={"width": 1280, "height": 1000}) as context:
+        yield context

@@ -27,18 +27,14 @@ from typing import Any
 
 import pytest
 
-from _chromium import persistent, require
+from _chromium import profile_context, require, screenshots
 from _jupyter import Server, jupyter_server, wait_for_kernel
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
-IMG = (
-    ROOT / "docs" / "img"
-    if os.environ.get("EVALBOOK_UPDATE_SCREENSHOTS") == "1"
-    else Path(tempfile.mkdtemp(prefix="evalbook-screenshots-"))
-)
+IMG = screenshots("evalbook-screenshots-")
 RUN_ALL_TIMEOUT_S = 240
 # eb.show's tab bar: HTML buttons drawn by the kernel (docs/architecture.md, the view protocol)
 _TAB = "[data-eb-action='tab']"
@@ -60,8 +56,7 @@ def lab(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 @pytest.fixture(scope="module")
 def browser(lab: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    with persistent(profile, viewport={"width": 1280, "height": 1000}) as context:
+    with profile_context(tmp_path_factory) as context:
         yield context
 
 

@@ -15,7 +15,6 @@ from __future__ import annotations
 import os
 import subprocess
 import sys
-import tempfile
 import time
 import urllib.request
 from collections.abc import Iterator
@@ -25,17 +24,14 @@ from typing import Any
 import pytest
 
 from _chromium import chromium as chromium_browser
+from _chromium import screenshots
 from _jupyter import free_port
 
 pytestmark = pytest.mark.browser
 
 ROOT = Path(__file__).resolve().parents[2]
 NOTEBOOKS = ROOT / "notebooks"
-IMG = (
-    ROOT / "docs" / "img"
-    if os.environ.get("EVALBOOK_UPDATE_SCREENSHOTS") == "1"
-    else Path(tempfile.mkdtemp(prefix="evalbook-marimo-shots-"))
-)
+IMG = screenshots("evalbook-marimo-shots-")
 START_TIMEOUT_S = 90
 RUN_TIMEOUT_S = 180
 

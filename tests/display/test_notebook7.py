@@ -11,26 +11,18 @@ under CI=true.
 
 from __future__ import annotations
 
-import os
 import re
-import tempfile
 from collections.abc import Iterator
-from pathlib import Path
 from typing import Any
 
 import pytest
 
-from _chromium import persistent, require
+from _chromium import profile_context, require, screenshots
 from _jupyter import Server, jupyter_server, wait_for_kernel
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[2]
-IMG = (
-    ROOT / "docs" / "img"
-    if os.environ.get("EVALBOOK_UPDATE_SCREENSHOTS") == "1"
-    else Path(tempfile.mkdtemp(prefix="evalbook-nb7-shots-"))
-)
+IMG = screenshots("evalbook-nb7-shots-")
 NOTEBOOK = "show.ipynb"
 # 30 cases q00..q29 (the table's first page holds 25); q07 errors
 _CELLS = [
@@ -82,8 +74,7 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
 
 @pytest.fixture(scope="module")
 def browser(server: Server, tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    with persistent(profile, viewport={"width": 1280, "height": 1000}) as context:
+    with profile_context(tmp_path_factory) as context:
         yield context
 
 

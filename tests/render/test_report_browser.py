@@ -12,8 +12,6 @@ missing, except under CI=true.
 
 from __future__ import annotations
 
-import os
-import tempfile
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -23,15 +21,11 @@ import pytest
 
 import evalbook as eb
 from _chromium import chromium as chromium_browser
+from _chromium import screenshots
 
 pytestmark = pytest.mark.browser
 
-ROOT = Path(__file__).resolve().parents[2]
-IMG = (
-    ROOT / "docs" / "img"
-    if os.environ.get("EVALBOOK_UPDATE_SCREENSHOTS") == "1"
-    else Path(tempfile.mkdtemp(prefix="evalbook-screenshots-"))
-)
+IMG = screenshots("evalbook-screenshots-")
 N = 10_000
 
 

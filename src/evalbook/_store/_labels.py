@@ -40,8 +40,8 @@ __all__ = [
     "read_labels",
 ]
 
-# `run.labels()`'s columns (docs/judges.md, "Labelling in the notebook"): DESIGN §20's, then
-# the draw that picked each labelled sample
+# `run.labels()`'s columns (docs/judges.md, "Labelling in the notebook"): the label's seven,
+# then the draw that picked each labelled sample
 LABEL_COLUMNS = ("case_id", "epoch", "score", "label", "labeler", "labeled_at", "note", *DRAW_KEYS)
 
 
