@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import numpy as np
 import pandas as pd
+import pyarrow as pa
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -75,3 +76,18 @@ def test_a_frame_of_the_first_rows_equals_the_full_frames_head(
         same = [x == y or (pd.isna(x) and pd.isna(y)) for x, y in zip(a, b, strict=True)]
         assert all(same), column
     assert np.array_equal(head["_case"], full["_case"])
+    # each case's input, once for each of its epochs
+    expected = np.repeat(run.data["q"].to_numpy(dtype=object), epochs)[:rows]
+    assert list(full["q"]) == list(expected)
+
+
+def test_input_columns_of_several_arrow_chunks_repeat_per_epoch() -> None:
+    # as load_run reads them: Arrow text in one chunk per Parquet row group
+    run = _run(9, epochs=2)
+    chunked = pa.chunked_array([[f"t{i}" for i in range(4)], [f"t{i}" for i in range(4, 9)]])
+    run.data["topic"] = pd.Series(pd.arrays.ArrowStringArray(chunked))
+    assert run.data["topic"].array._pa_array.num_chunks == 2
+    for rows in (None, 3, 8, 18):
+        frame = table_frame(run, rows)
+        want = [f"t{i // 2}" for i in range(18)][:rows]
+        assert list(frame["topic"]) == want, rows

@@ -32,6 +32,18 @@ def test_load_from_parquet_is_identical(tmp_path: Path) -> None:
     assert list(loaded.data["question"]) == list(DATA["question"])
 
 
+def test_load_keeps_the_summary_it_checked_summary_json_against(tmp_path: Path) -> None:
+    run = run_t(tmp_path)
+    assert run.path is not None
+    loaded = eb.load_run(run.path)
+    # computed once, by the check: a million-sample run's headline does not compute it again
+    assert "_summary" in vars(loaded)
+    pd.testing.assert_frame_equal(loaded.summary(cluster=False), run.summary())
+    first = loaded.summary(cluster=False)
+    first.loc[0, "mean"] = -1.0  # a copy each time: the kept one is not changed
+    assert loaded.summary()["mean"].iloc[0] == run.summary()["mean"].iloc[0]
+
+
 def test_load_from_the_log_alone_is_identical(tmp_path: Path) -> None:
     run = run_t(tmp_path)
     assert run.path is not None

@@ -163,8 +163,9 @@ class Run(RunData):
 
 
 # Tables a RunData builds from its records, definitions and options alone (not its data):
-# those the store already built (load_run checks the summary.json against them) are kept
-_BUILT = ("_counted", "cases", "scores", "_reduced")
+# those the store already built (load_run checks the summary.json against them) are kept;
+# `_summary` only is when the run is not clustered (the load's check needs no data then)
+_BUILT = ("_counted", "cases", "scores", "_reduced", "_summary")
 
 
 def as_run(data: RunData) -> Run:

@@ -223,8 +223,10 @@ class RunData:
             0     x  lambda   0.5        2
             1     y  lambda   1.0        1
         """
-        if by is None and cluster is None:
-            return self._summary.copy()
+        if by is None and (
+            cluster is None or (cluster is False and not self.options.get("cluster"))
+        ):
+            return self._summary.copy()  # the run's own (unclustered when it has no cluster)
         return self._summary_of(by, self._cluster_column(cluster))
 
     @cached_property

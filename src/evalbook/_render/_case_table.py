@@ -210,7 +210,7 @@ def table_frame(run: RunLike, rows: int | None = None) -> pd.DataFrame:
         # each case's input repeated for its epochs (rows: case, then epoch); data of another
         # length (a user's object) has no values here
         fits = len(column) * k == len(run.cases)
-        out[label] = _column(column.take(np.arange(n) // k)) if fits else np.full(n, None)
+        out[label] = _column(_per_sample(column, n, k)) if fits else np.full(n, None)
     # an array, not a Series: all text, pandas makes it an Arrow text column (sorts, searches)
     out["output"] = cases["output"].to_numpy(dtype=object)
     for label in STEP_LABELS:
@@ -229,6 +229,15 @@ def table_frame(run: RunLike, rows: int | None = None) -> pd.DataFrame:
     frame["_case"] = np.arange(n) // k
     frame[ORIGINS_COLUMN] = origins
     return frame
+
+
+def _per_sample(column: pd.Series, n: int, k: int) -> pd.Series:
+    """The first `n` samples' values of a column of one value a case (each case's for its `k`
+    epochs): the cases' rows sliced first (no copy; a take over a whole Arrow column of a
+    parquet file's chunks copies every text of it), then each repeated for its epochs (one
+    epoch: the slice is the column)."""
+    rows = column.iloc[: -(-n // k)]
+    return rows if k == 1 else rows.take(np.arange(n) // k)
 
 
 def _column(values: pd.Series) -> pd.Series:

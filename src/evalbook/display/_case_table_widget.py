@@ -106,9 +106,14 @@ class CaseTable(Pane):
             control.observe(self._refresh)
         self.pager.observe(lambda _: self._draw())
         self.whole.observe(lambda _: self.open_row(self.selected))
-        self._static_html = case_table_html(run)
         self._static_text = repr(run)
         self._new_score()
+
+    @property
+    def _static_html(self) -> str:
+        """The static table (the run view's own follows its card; this one is made on
+        request: the tab opening at a million samples does not build it again)."""
+        return case_table_html(self.run)
 
     @property
     def page(self) -> int:
