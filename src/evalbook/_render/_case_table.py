@@ -15,8 +15,10 @@ pages through these rows; where widgets don't run, the static table shows the fi
 
 from __future__ import annotations
 
+import os
 import weakref
 from collections.abc import Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -191,7 +193,7 @@ def table_frame(run: RunLike, rows: int | None = None) -> pd.DataFrame:
     cases = run.cases if rows is None else run.cases.iloc[:rows]
     k = epochs_of(run)
     n = len(cases)
-    out: dict[str, Any] = {"case_id": _column(cases["case_id"].astype(str))}
+    out: dict[str, Any] = {"case_id": _text_column(cases["case_id"])}
     if k > 1:
         out["epoch"] = _column(cases["epoch"])
     out["outcome"] = _column(_filled(cases["outcome"], "pending"))
@@ -211,8 +213,7 @@ def table_frame(run: RunLike, rows: int | None = None) -> pd.DataFrame:
         # length (a user's object) has no values here
         fits = len(column) * k == len(run.cases)
         out[label] = _column(_per_sample(column, n, k)) if fits else np.full(n, None)
-    # an array, not a Series: all text, pandas makes it an Arrow text column (sorts, searches)
-    out["output"] = cases["output"].to_numpy(dtype=object)
+    out["output"] = _text_column(cases["output"])
     for label in STEP_LABELS:
         if label in cases.columns:  # nullable Int64: <NA> for a sample without a transcript
             out[label] = cases[label].to_numpy(dtype=float, na_value=np.nan)
@@ -229,6 +230,18 @@ def table_frame(run: RunLike, rows: int | None = None) -> pd.DataFrame:
     frame["_case"] = np.arange(n) // k
     frame[ORIGINS_COLUMN] = origins
     return frame
+
+
+def _text_column(values: pd.Series) -> pd.Series | np.ndarray:
+    """A column of text as Arrow text (what sorts and searches read: made here once, straight
+    from the values, which is several times quicker on a million than pandas' own inference),
+    any other as its objects."""
+    arrow = _text_arrow(values)
+    if arrow is None:
+        return values.to_numpy(dtype=object)
+    # pandas' own `str` (missing: NaN), as its inference made it, without a copy
+    text = pd.StringDtype("pyarrow", na_value=np.nan)
+    return pd.Series(pd.array(arrow, dtype=text))
 
 
 def _per_sample(column: pd.Series, n: int, k: int) -> pd.Series:
@@ -452,12 +465,17 @@ def _text_arrow(column: pd.Series) -> pa.ChunkedArray | None:
 
 def _utf8(texts: np.ndarray, missing: np.ndarray) -> pa.Array:
     """Texts as an Arrow array; a lone surrogate (text from outside a run's gate: a run's
-    own text never has one) is spelled out as the run's gate would store it."""
+    own text never has one) is spelled out as the run's gate would store it.
+
+    Made in the system allocator's memory: it reuses the pages pandas and numpy freed, where
+    Arrow's own pool maps new ones, each touched for the first time (on a virtual machine that
+    backs memory lazily, 1,000,000 outputs took 0.26-0.42 s so, 0.035 s in reused pages)."""
+    pool = pa.system_memory_pool()
     try:
-        return pa.array(texts, type=pa.large_string(), mask=missing)
+        return pa.array(texts, type=pa.large_string(), mask=missing, memory_pool=pool)
     except (UnicodeEncodeError, pa.ArrowException):
         cleaned = np.array([clean(t) for t in texts.tolist()], dtype=object)
-        return pa.array(cleaned, type=pa.large_string(), mask=missing)
+        return pa.array(cleaned, type=pa.large_string(), mask=missing, memory_pool=pool)
 
 
 def _codes(frame: pd.DataFrame, label: str) -> tuple[np.ndarray, np.ndarray]:
@@ -550,9 +568,16 @@ def _search(frame: pd.DataFrame, word: str) -> np.ndarray:
     folding); a missing value holds nothing."""
     hit = np.zeros(len(frame), dtype=bool)
     pattern = clean(word)
-    for label in _searched(frame):
-        found = pc.match_substring(_arrow_text(frame, label), pattern, ignore_case=True)
-        hit |= found.fill_null(False).to_numpy()
+    texts = [_arrow_text(frame, label) for label in _searched(frame)]  # made once a frame
+
+    def match(text: pa.ChunkedArray) -> pa.ChunkedArray:
+        return pc.match_substring(text, pattern, ignore_case=True)
+
+    # Arrow matches without the GIL: the columns side by side (a million rows: 0.27-0.34 s
+    # one after the other, 0.18-0.25 s on two cores)
+    with ThreadPoolExecutor(max(1, min(len(texts), os.cpu_count() or 1))) as pool:
+        for found in pool.map(match, texts):
+            hit |= found.fill_null(False).to_numpy()
     return hit
 
 
