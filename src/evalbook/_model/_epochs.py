@@ -85,27 +85,38 @@ def _groups(scores: pd.DataFrame, names: list[str]) -> tuple[_Groups, pd.Categor
     if len(unknown):
         raise ValueError(f"score {unknown.iloc[0]!r} of the sample table has no definition")
     status = _codes_in(scores["status"], STATUSES).astype(np.int8)
+    # Each temporary is dropped once read (`del`): at millions of rows the new pages a next
+    # one would otherwise take cost more than the arithmetic (the freed ones are reused).
     key = case * len(names) + score
+    del case, score
     epoch = scores["epoch"].to_numpy(np.int64)
     low = int(epoch.min()) if epoch.size else 0
     span = int(epoch.max()) - low + 1 if epoch.size else 1
     # one integer sort key (group, then epoch): several times faster than a lexsort
     order = np.argsort(key * span + (epoch - low), kind="stable")
+    del epoch
     key_sorted = key[order]
+    del key
     first = np.ones(key_sorted.size, dtype=bool)
     first[1:] = key_sorted[1:] != key_sorted[:-1]
     starts = np.flatnonzero(first)
     group = np.cumsum(first) - 1
+    del first
     x = scores["counted"].to_numpy(np.float64)[order]
     size = starts.size
     counted = ~np.isnan(x)
     n = np.bincount(group, weights=counted, minlength=size).astype(np.int64)
     total = np.bincount(group, weights=np.where(counted, x, 0.0), minlength=size)
     mean = np.divide(total, n, out=np.full(size, math.nan), where=n > 0)
+    del total
     # two passes (deviations from the group mean): no cancellation in Σx² − n·mean²
     dev = np.where(counted, x - mean[group], 0.0)
-    ss = np.bincount(group, weights=dev * dev, minlength=size)
+    del counted
+    dev *= dev
+    ss = np.bincount(group, weights=dev, minlength=size)
+    del dev
     var = np.divide(ss, n - 1, out=np.full(size, math.nan), where=n > 1)
+    del ss
     groups = _Groups(
         key_sorted[starts],
         starts,
