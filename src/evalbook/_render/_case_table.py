@@ -297,7 +297,9 @@ _ORIGIN_NAMES = ("task", "provider", "environment", "grader", "harness")
 
 def _origin_bits(values: pd.Series) -> np.ndarray:
     """Each value's origin as a bit (`_ORIGIN_NAMES` order; another origin: the next bit)."""
-    codes, uniques = pd.factorize(values.astype(object), use_na_sentinel=True)
+    # the tables' origin columns are categories: their codes read, no million objects made
+    column = values if isinstance(values.dtype, pd.CategoricalDtype) else values.astype("category")
+    codes, uniques = column.cat.codes.to_numpy(), list(column.cat.categories)
     bit_of = np.zeros(len(uniques) + 1, dtype=np.int64)  # the last slot: missing (code -1)
     for k, u in enumerate(uniques):
         text = str(u)
