@@ -75,6 +75,22 @@ _CELLS = [
     'print(f"EBTIME {{time.perf_counter() - _t:.3f}} {{time.process_time() - _c:.3f}}")\nview',
 ]
 
+
+def _evaluate(page: Any, js: str, arg: Any = None) -> Any:
+    """`page.evaluate(js, arg)` that fails after `CELL_TIMEOUT_MS` (Playwright's evaluate has
+    no limit of its own: one sitting once waited 17 minutes for a cell that never ran)."""
+    wrapped = f"""async (arg) => {{
+        const run = ({js});
+        let timer;
+        const limit = new Promise((_, reject) => {{
+            timer = setTimeout(() => reject(new Error('no answer in {CELL_TIMEOUT_MS} ms')),
+                               {CELL_TIMEOUT_MS});
+        }});
+        try {{ return await Promise.race([run(arg), limit]); }} finally {{ clearTimeout(timer); }}
+    }}"""
+    return page.evaluate(wrapped, arg)
+
+
 # Run cell `index` (as Ctrl+Enter does: the command its key binding calls); resolve with the
 # time to its reply and, if `view`, to `live` drawn in its output, then the next frame.
 _RUN_CELL_JS = """async ([index, view, live]) => {
@@ -225,7 +241,7 @@ def _kernel_time(text: str) -> float:
 
 def _run_cell(page: Any, index: int, view: bool) -> dict[str, Any]:
     # drawn: the view's tab bar, which comes with the kernel's answer to the front end's hello
-    out: dict[str, Any] = page.evaluate(_RUN_CELL_JS, [index, view, f"{LIVE} {TAB}"])
+    out: dict[str, Any] = _evaluate(page, _RUN_CELL_JS, [index, view, f"{LIVE} {TAB}"])
     if re.search(r"Traceback|Error", out["text"]) and "EBTIME" not in out["text"]:
         raise RuntimeError(f"cell {index} failed: {out['text'][:2000]}")
     return out
@@ -236,7 +252,7 @@ def _opens(page: Any, cpu: Cpu, opens: int) -> dict[str, Sample]:
     found = {k: Sample() for k in ("load_run", "eb.show", "together")}
 
     def fresh() -> None:
-        page.evaluate(_RESTART_JS)
+        _evaluate(page, _RESTART_JS)
         out = _run_cell(page, 0, view=False)
         pid = int(re.findall(r"\d+", out["text"])[-1])
         cpu.kernel = psutil.Process(pid)
@@ -315,7 +331,7 @@ def _act(page: Any, cpu: Cpu, sizes: list[int], actions: list[Action], repeats: 
         for a in actions:
             nth = a.nth(i) if callable(a.nth) else a.nth
             before, sent = cpu.now(), len(sizes)
-            out = page.evaluate(_ACT_JS, [LIVE, a.selector, nth, a.kind, a.value])
+            out = _evaluate(page, _ACT_JS, [LIVE, a.selector, nth, a.kind, a.value])
             after = cpu.now()
             if "missing" in out:
                 raise RuntimeError(f"{a.name}: no {out['missing']} in the view")
@@ -396,7 +412,7 @@ def _samples(page: Any, cpu: Cpu, sizes: list[int]) -> tuple[int, dict[str, Samp
     """The number of rows of the drawn view's case table, and the time its Case table tab took
     to open the first time (the view makes that tab then: its table of every sample)."""
     before, sent = cpu.now(), len(sizes)
-    out = page.evaluate(_ACT_JS, [LIVE, TAB, 4, "click", ""])
+    out = _evaluate(page, _ACT_JS, [LIVE, TAB, 4, "click", ""])
     after = cpu.now()
     found = re.search(r"rows [\d,]+–[\d,]+ of ([\d,]+)", out.get("pager", ""))
     if not found:

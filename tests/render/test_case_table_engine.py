@@ -4,6 +4,7 @@ sort orders are computed once per frame and reused)."""
 
 from __future__ import annotations
 
+from decimal import Decimal
 from typing import Any
 
 import numpy as np
@@ -11,7 +12,15 @@ import pandas as pd
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from evalbook._render._case_table import ORIGINS_COLUMN, CaseTableFilter, reasons, table_rows
+from evalbook._render._case_table import (
+    ORIGINS_COLUMN,
+    CaseTableFilter,
+    _text_arrow,
+    reasons,
+    table_rows,
+)
+from evalbook._render._style import is_missing
+from evalbook._util._text import clean
 
 # text with cased non-ASCII letters and regex characters (a search is a plain substring)
 _TEXT = (
@@ -176,3 +185,24 @@ def test_reasons_are_those_some_row_has() -> None:
     frame = pd.DataFrame({"case_id": list("abcd"), "s": [np.nan] * 4, "s reason": reason})
     assert reasons(frame, "s") == ["empty", "late"]
     assert reasons(frame, "other") == []
+
+
+# every missing value pandas knows, beside text (with a lone surrogate and non-ASCII)
+_MISSING = st.sampled_from(
+    [None, float("nan"), pd.NA, pd.NaT, Decimal("NaN"), np.float32("nan"), np.datetime64("NaT")]
+)
+_TEXTS = st.lists(st.sampled_from(["a", "", "é", "x\ud800y", "日本", "10"]) | _MISSING, max_size=20)
+
+
+@given(_TEXTS)
+def test_text_as_arrow_is_each_value_null_where_pandas_sees_it_missing(values) -> None:  # type: ignore[no-untyped-def]
+    column = pd.Series(values, dtype=object)
+    arrow = _text_arrow(column)
+    if arrow is None:  # read value by value (`text_of`): no text, or a missing pandas
+        # does not infer as text's (NaT, Decimal NaN); text with None is always Arrow
+        assert not any(isinstance(v, str) for v in values if v is not None) or any(
+            is_missing(v) and v is not None for v in values
+        )
+        return
+    expected = [None if is_missing(v) else clean(v) for v in values]
+    assert arrow.to_pylist() == expected

@@ -15,6 +15,7 @@ pages through these rows; where widgets don't run, the static table shows the fi
 
 from __future__ import annotations
 
+import functools
 import os
 import weakref
 from collections.abc import Sequence
@@ -123,48 +124,74 @@ def _input_label(col: Any, taken: set[str]) -> str:
     return f"input.{label}" if label in taken else label
 
 
-def _inputs(run: RunLike) -> list[tuple[int, str]]:
-    """The input columns the table shows: (position in `run.data`, label), without a column
-    that holds the case ids (the `id` column the run takes them from: `case_id` shows it).
-    Read once per run and tables (the widget, its frame and its static table ask)."""
+class _RunText:
+    """What the table reads of a run's tables once (kept per run, `_read`): the input columns
+    it shows and, when first asked, the case ids as Arrow text (the frame's `case_id` column,
+    and what an input column is compared with to find the one that repeats them)."""
+
+    def __init__(self, data: pd.DataFrame, cases: pd.DataFrame) -> None:
+        self.data, self.cases, self.columns = data, cases, [*data]
+        self.inputs: list[tuple[int, str]] = []
+
+    def fits(self, data: pd.DataFrame, cases: pd.DataFrame) -> bool:
+        """Whether these are still the run's tables (a column added to `run.data` is seen)."""
+        return self.data is data and self.cases is cases and self.columns == [*data]
+
+    @functools.cached_property
+    def ids(self) -> pa.ChunkedArray | None:
+        """Every sample's case id as Arrow text (None: ids that are not all text)."""
+        return _text_arrow(self.cases["case_id"])
+
+
+def _read(run: RunLike) -> _RunText:
+    """The run's `_RunText`, made once per run and tables (the widget, its frame and its
+    static table ask)."""
     data = run.data if isinstance(run.data, pd.DataFrame) else pd.DataFrame()
     cases = run.cases
-    found = _INPUTS.get(id(run))
-    if found is not None and found[0] is data and found[1] is cases and found[2] == [*data]:
-        return list(found[3])
+    found = _RUNS.get(id(run))
+    if found is not None and found.fits(data, cases):
+        return found
+    read = _RunText(data, cases)
     names = [d.name for d in run.definitions]
     taken = set(_FIXED) | {f"{n}{end}" for n in names for end in ("", " status", " reason")}
-    ids = cases["case_id"]
-    inputs = [
+    k = epochs_of(run)
+    read.inputs = [
         (j, _input_label(c, taken))
         for j, c in enumerate(data.columns)
-        if not _repeats_ids(data.iloc[:, j], ids, epochs_of(run))
+        if not _repeats_ids(data.iloc[:, j], read, k)
     ]
     try:
-        if id(run) not in _INPUTS:
-            weakref.finalize(run, _INPUTS.pop, id(run), None)
-        _INPUTS[id(run)] = (data, cases, [*data], inputs)
+        if id(run) not in _RUNS:
+            weakref.finalize(run, _RUNS.pop, id(run), None)
+        _RUNS[id(run)] = read
     except TypeError:  # a run object that takes no weak reference: not kept
         pass
-    return list(inputs)
+    return read
 
 
-# Per run (by id, dropped with the run): its data and cases tables, the data's column names
-# (a column added to `run.data` is seen) and the input columns
-_INPUTS: dict[int, tuple[pd.DataFrame, pd.DataFrame, list[Any], list[tuple[int, str]]]] = {}
+def _inputs(run: RunLike) -> list[tuple[int, str]]:
+    """The input columns the table shows: (position in `run.data`, label), without a column
+    that holds the case ids (the `id` column the run takes them from: `case_id` shows it)."""
+    return list(_read(run).inputs)
 
 
-def _repeats_ids(column: pd.Series, ids: pd.Series, k: int) -> bool:
-    """Whether each case's value in `column` reads as its case id (`ids`: one per sample,
-    case then epoch)."""
+# Per run (by id, dropped with the run): what the table read of its tables
+_RUNS: dict[int, _RunText] = {}
+
+
+def _repeats_ids(column: pd.Series, read: _RunText, k: int) -> bool:
+    """Whether each case's value in `column` reads as its case id (`read.cases`: one row per
+    sample, case then epoch)."""
     n = len(column)
+    ids = read.cases["case_id"]
     if n == 0 or n * k != len(ids) or text_of(column.iloc[0]) != str(ids.iloc[0]):
         return False  # the first value settles most columns without reading the rest
-    per_case = ids.iloc[::k]  # may be a categorical over the run's ids
-    texts, wanted = _text_arrow(column), _text_arrow(per_case)
-    if texts is not None and wanted is not None:  # text both: compared in Arrow
+    texts, every = _text_arrow(column), read.ids
+    if texts is not None and every is not None:  # text both: compared in Arrow
+        wanted = every if k == 1 else every.take(pa.array(np.arange(0, n * k, k)))
         same = pc.all(pc.equal(texts, wanted), skip_nulls=False).as_py()  # null: a missing one
         return same is True
+    per_case = ids.iloc[::k]  # may be a categorical over the run's ids
     return bool(np.array_equal(_texts(column), per_case.astype(str).to_numpy(dtype=object)))
 
 
@@ -193,7 +220,8 @@ def table_frame(run: RunLike, rows: int | None = None) -> pd.DataFrame:
     cases = run.cases if rows is None else run.cases.iloc[:rows]
     k = epochs_of(run)
     n = len(cases)
-    out: dict[str, Any] = {"case_id": _text_column(cases["case_id"])}
+    ids = _read(run).ids  # the run's, made once (the static table's 25 take a slice)
+    out: dict[str, Any] = {"case_id": _text_column(cases["case_id"], ids)}
     if k > 1:
         out["epoch"] = _column(cases["epoch"])
     out["outcome"] = _column(_filled(cases["outcome"], "pending"))
@@ -232,11 +260,11 @@ def table_frame(run: RunLike, rows: int | None = None) -> pd.DataFrame:
     return frame
 
 
-def _text_column(values: pd.Series) -> pd.Series | np.ndarray:
+def _text_column(values: pd.Series, arrow: pa.ChunkedArray | None = None) -> pd.Series | np.ndarray:
     """A column of text as Arrow text (what sorts and searches read: made here once, straight
-    from the values, which is several times quicker on a million than pandas' own inference),
-    any other as its objects."""
-    arrow = _text_arrow(values)
+    from the values, which is several times quicker on a million than pandas' own inference;
+    `arrow`: made already, of these values or more), any other as its objects."""
+    arrow = _text_arrow(values) if arrow is None else arrow.slice(0, len(values))
     if arrow is None:
         return values.to_numpy(dtype=object)
     # pandas' own `str` (missing: NaN), as its inference made it, without a copy
@@ -461,18 +489,25 @@ def _text_arrow(column: pd.Series) -> pa.ChunkedArray | None:
         values = column.to_numpy(dtype=object)
         if pd.api.types.infer_dtype(values, skipna=True) != "string":
             return None
-        arrow = pa.chunked_array([_utf8(values, np.asarray(pd.isna(values), bool))])
+        arrow = pa.chunked_array([_utf8(values)])
     return arrow if pa.types.is_large_string(arrow.type) else arrow.cast(pa.large_string())
 
 
-def _utf8(texts: np.ndarray, missing: np.ndarray) -> pa.Array:
-    """Texts as an Arrow array; a lone surrogate (text from outside a run's gate: a run's
-    own text never has one) is spelled out as the run's gate would store it.
+def _utf8(texts: np.ndarray, missing: np.ndarray | None = None) -> pa.Array:
+    """Texts as an Arrow array, null where `missing` (None: where pandas sees a missing
+    value, which Arrow finds as it copies, without a pass of `pd.isna`: 38 ms of 90 ms for a
+    million texts); a lone surrogate (text from outside a run's gate: a run's own text never
+    has one) is spelled out as the run's gate would store it.
 
     Made in the system allocator's memory: it reuses the pages pandas and numpy freed, where
     Arrow's own pool maps new ones, each touched for the first time (on a virtual machine that
     backs memory lazily, 1,000,000 outputs took 0.26-0.42 s so, 0.035 s in reused pages)."""
     pool = pa.system_memory_pool()
+    if missing is None:
+        try:
+            return pa.array(texts, type=pa.large_string(), from_pandas=True, memory_pool=pool)
+        except (UnicodeEncodeError, pa.ArrowException):  # a lone surrogate, or a missing
+            missing = np.asarray(pd.isna(texts), bool)  # value Arrow does not know (NaT)
     try:
         return pa.array(texts, type=pa.large_string(), mask=missing, memory_pool=pool)
     except (UnicodeEncodeError, pa.ArrowException):
