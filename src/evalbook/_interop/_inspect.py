@@ -45,7 +45,6 @@ from typing import TYPE_CHECKING, Any
 from .._errors import ConfigurationError
 from .._model._contract import Score, ScoreError, Unscored
 from .._model._tally import InvalidUsage, Tally, amount
-from .._model._transcript import Transcript
 from .._util._gc import paused_gc
 from .._util._warn import warn
 from ._imported import (
@@ -68,6 +67,7 @@ from ._inspect_files import (
     read_json,
     sniff,
 )
+from ._kept import pool_steps
 from ._reading import check_version
 
 if TYPE_CHECKING:  # the extra's types, for mypy only (inspect_ai loads inside read)
@@ -172,6 +172,7 @@ def _parts(
 ) -> list[Part]:
     """Each sample as imported (its scores still Inspect's), read and mapped one at a time."""
     parts: list[Part] = []
+    kept: list[KeptTranscript] = []  # their rows pooled into a block every `_CHUNK`
     with paused_gc():
         for where, data in raw_samples:
             try:
@@ -180,7 +181,14 @@ def _parts(
                 skipped.append(f"{where}: not an Inspect sample ({_first_line(exc)})")
                 continue
             # each sample is mapped as it is read, and its Inspect objects dropped
-            parts.append((_order(sample), _sample(sample, events, path), sample.scores or {}))
+            imported = _sample(sample, events, path)
+            parts.append((_order(sample), imported, sample.scores or {}))
+            if isinstance(imported.transcript, KeptTranscript):
+                kept.append(imported.transcript)
+                if len(kept) == _CHUNK:
+                    pool_steps(kept)
+                    kept = []
+        pool_steps(kept)
     return parts
 
 
@@ -485,8 +493,8 @@ def _readable_transcript(
     """The sample's transcript, kept compact (a log holds many); None when it has none or
     none evalbook can keep (then with a warning)."""
     try:
-        found = _transcript(sample, events)
-        return None if found is None else KeptTranscript(found)
+        found = _steps_of(sample, events)
+        return None if found is None else KeptTranscript.of_steps(*found)
     except (ConfigurationError, AttributeError, LookupError, TypeError, ValueError) as exc:
         warn(
             f"{'' if path is None else f'{path}: '}Inspect sample {sample.id!r} "
@@ -497,8 +505,9 @@ def _readable_transcript(
         return None
 
 
-def _transcript(sample: AnySample, events: Sequence[Any]) -> Transcript | None:
-    """The sample's messages as its transcript, not flattened: roles, text, tool calls and
+def _steps_of(sample: AnySample, events: Sequence[Any]) -> tuple[list[dict[str, Any]], Any] | None:
+    """The sample's messages as its transcript's steps and output (`Transcript`'s arguments),
+    not flattened: roles, text, tool calls and
     their results (`error` from Inspect's ToolCallError), each assistant message with its
     model event's model, tokens, working time and start, each tool result with its tool
     event's. None for a sample without messages; a message evalbook cannot take (a role it
@@ -520,7 +529,7 @@ def _transcript(sample: AnySample, events: Sequence[Any]) -> Transcript | None:
         elif kind == "tool" and getattr(event, "id", None) is not None:
             tools[event.id] = event
     steps = [_step(m, replies, tools) for m in messages]
-    return Transcript(steps, output=sample.output.completion if sample.output.choices else None)
+    return steps, sample.output.completion if sample.output.choices else None
 
 
 def _step(m: Any, replies: Mapping[str, Any], tools: Mapping[str, Any]) -> dict[str, Any]:
