@@ -25,6 +25,7 @@ it) or text; every tool message answering a call made before it. That is a subse
 from __future__ import annotations
 
 import json
+import marshal
 import math
 import zlib
 from collections.abc import Sequence
@@ -54,23 +55,23 @@ _STEP_KEYS = frozenset(
         "started_at",
     }
 )
-_TEXTS = ("content", "tool_call_id", "name", "model", "error")
-# the amounts in the steps table's order (`started_at` is not in it)
-_AMOUNTS = ("input_tokens", "output_tokens", "cost", "latency_s", "started_at")
+# a plain step's fields as `_plain` packs them (its tool calls after them)
+_FIELDS = (
+    "role", "content", "tool_call_id", "name", "model", "error",
+    "input_tokens", "output_tokens", "cost", "latency_s", "started_at",
+)  # fmt: skip
 _CALL_KEYS = frozenset({"id", "function"})
 _FUNCTION_KEYS = frozenset({"name", "arguments"})
 # a whole amount up to this is exactly its float (pydantic converts a larger one: left to it)
 _EXACT = 2**53
 _NAN = math.nan
 _INF = math.inf
-# the plain steps' JSON (ASCII text only, amounts finite: any encoder writes it the same)
-_ENCODE = json.JSONEncoder(check_circular=False, separators=(",", ":")).encode
 
 
 class KeptTranscript:
     """A sample's transcript kept compact (see the module docstring)."""
 
-    __slots__ = ("_blob", "_whole", "ascii", "at", "block", "counts", "output", "rows")
+    __slots__ = ("_blob", "_packed", "_whole", "ascii", "at", "block", "counts", "output", "rows")
 
     def __init__(self, transcript: Transcript) -> None:
         messages = transcript.messages
@@ -86,6 +87,7 @@ class KeptTranscript:
         self.at = 0
         dumped = _messages().dump_json(messages, exclude_defaults=True) if self.ascii else b""
         self._blob = zlib.compress(dumped, 1)
+        self._packed = False  # the blob is the messages' JSON (`_plain`'s: their fields packed)
 
     @classmethod
     def of_steps(cls, steps: Sequence[Any], output: Any = None) -> KeptTranscript:
@@ -102,7 +104,16 @@ class KeptTranscript:
         """The transcript again, as it was given."""
         if self._whole is not None:
             return self._whole
-        messages = json.loads(zlib.decompress(self._blob))
+        if not self._packed:
+            return Transcript(json.loads(zlib.decompress(self._blob)), output=self.output)
+        messages = []
+        for *values, calls in marshal.loads(zlib.decompress(self._blob)):
+            message = {k: v for k, v in zip(_FIELDS, values, strict=True) if v is not None}
+            if calls:
+                message["tool_calls"] = [
+                    {"id": c, "function": {"name": n, "arguments": a}} for c, n, a in calls
+                ]
+            messages.append(message)
         return Transcript(messages, output=self.output)
 
     def steps(self) -> list[tuple[Any, ...]]:
@@ -132,7 +143,7 @@ def _plain(cls: type[KeptTranscript], steps: Sequence[Any], output: Any) -> Kept
     """`steps` kept without building their messages; None unless every step is plain."""
     if type(steps) is not list:
         return None
-    dumped: list[dict[str, Any]] = []  # each step as the JSON its message is made again from
+    packed: list[tuple[Any, ...]] = []  # each step's fields (`_FIELDS`), then its calls
     rows: list[tuple[Any, ...]] = []
     made: dict[str, tuple[str, str]] = {}  # each call so far by id: (name, arguments)
     n_calls = n_errors = 0
@@ -140,32 +151,37 @@ def _plain(cls: type[KeptTranscript], steps: Sequence[Any], output: Any) -> Kept
     for step in steps:
         if type(step) is not dict or not step.keys() <= _STEP_KEYS:
             return None
-        role = step.get("role")
+        get = step.get
+        role = get("role")
         if type(role) is not str or role not in ROLES:
             return None
-        content, call_id, _, model, error = texts = [step.get(k) for k in _TEXTS]
-        if not all(t is None or (type(t) is str and t.isascii()) for t in texts):
-            return None
-        amounts = [_amount(step.get(k)) for k in _AMOUNTS]
+        content, call_id, name, model, error = (
+            get("content"), get("tool_call_id"), get("name"), get("model"), get("error")
+        )  # fmt: skip
+        for text in (content, call_id, name, model, error):
+            if text is not None and (type(text) is not str or not text.isascii()):
+                return None
+        given = (
+            get("input_tokens"), get("output_tokens"), get("cost"), get("latency_s"),
+            get("started_at"),
+        )  # fmt: skip
+        amounts = [_amount(v) for v in given]
         if None in amounts:
             return None
-        message = {k: v for k, v in step.items() if v is not None}
-        calls = _calls(step.get("tool_calls"))
+        calls = _calls(get("tool_calls"))
         if calls is None:
             return None
-        about: tuple[str | None, str | None, str | None] = (None, None, None)
         if calls:
-            message["tool_calls"] = [
-                {"id": c, "function": {"name": n, "arguments": a}} for c, n, a in calls
-            ]
             for c, n, a in calls:
                 made[c] = (n, a)
             n_calls += len(calls)
-            c, n, a = calls[0]
-            joined = ", ".join(n for _, n, _ in calls)
-            about = (n, c, a) if len(calls) == 1 else (joined, None, None)
+            if len(calls) == 1:
+                c, n, a = calls[0]
+                about: tuple[str | None, str | None, str | None] = (n, c, a)
+            else:
+                about = (", ".join(n for _, n, _ in calls), None, None)
         else:
-            message.pop("tool_calls", None)  # [] is no calls, as `Message` keeps it
+            about = (None, None, None)
         if role == "tool":
             answered = None if call_id is None else made.get(call_id)
             if answered is None:  # answering no call made before it: `Transcript` refuses it
@@ -176,7 +192,7 @@ def _plain(cls: type[KeptTranscript], steps: Sequence[Any], output: Any) -> Kept
         elif role == "assistant" and content:
             last_text = content
         rows.append((role, content, *about, error, model, *amounts[:4]))
-        dumped.append(message)
+        packed.append((role, content, call_id, name, model, error, *given, tuple(calls)))
     kept = cls.__new__(cls)
     kept.counts = (len(rows), n_calls, n_errors)
     kept.output = last_text if output is None else output
@@ -184,7 +200,9 @@ def _plain(cls: type[KeptTranscript], steps: Sequence[Any], output: Any) -> Kept
     kept._whole = None
     kept.rows = rows
     kept.block, kept.at = None, 0
-    kept._blob = zlib.compress(_ENCODE(dumped).encode("ascii"), 1)
+    # marshal: only text, numbers, None and tuples, each checked above; in memory only
+    kept._blob = zlib.compress(marshal.dumps(packed), 1)
+    kept._packed = True
     return kept
 
 
