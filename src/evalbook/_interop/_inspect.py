@@ -200,30 +200,43 @@ def _parts_of_members(path: Path, members: Members, skipped: list[str], log_api:
     workers = _workers(len(names))
     if workers < 2:
         return _parts(path, members, skipped, log_api)
+    # a forked worker starts with this process's reading of the archive's directory (one
+    # entry a sample: 1.3 s at 200,000 samples); a spawned one reads it again
+    context = _context()
+    inherited = members.directory() if context.get_start_method() == "fork" else None
     members.close()
     chunks = [names[i : i + _CHUNK] for i in range(0, len(names), _CHUNK)]
     parts: list[Part] = []
     pool = ProcessPoolExecutor(
-        workers, mp_context=_context(), initializer=_open_archive, initargs=(path,)
+        workers, mp_context=context, initializer=_open_archive, initargs=(path,)
     )
-    with pool, paused_gc():  # what comes back is kept: no collection walks it again and again
-        for found, lost, said in pool.map(_chunk, chunks):
-            parts.extend(found)
-            skipped.extend(lost)
-            for message, category in said:
-                warn(message, category)
+    _DIRECTORY[:] = [] if inherited is None else [inherited]
+    try:
+        with pool, paused_gc():  # what comes back is kept: no collection walks it again
+            for found, lost, said in pool.map(_chunk, chunks):
+                parts.extend(found)
+                skipped.extend(lost)
+                for message, category in said:
+                    warn(message, category)
+    finally:
+        _DIRECTORY.clear()
     return parts
 
 
 # the archive a worker process reads its runs from, opened once (its zip directory, one entry
 # a sample, read once rather than once a run)
 _OPENED: list[Members] = []
+# the archive's directory as the importing process read it: what a forked worker starts with
+_DIRECTORY: list[tuple[tuple[int, ...], dict[str, Any]]] = []
 
 
 def _open_archive(path: Path) -> None:
-    """In a worker, first: open the archive."""
+    """In a worker, first: open the archive (with the directory it was forked with, when that
+    is of the file at `path` still)."""
     _inspect_log()  # also teaches zipfile Inspect's zstd members
-    _, members, _ = read_eval(path)
+    members = Members.again(path, _DIRECTORY[0]) if _DIRECTORY else None
+    if members is None:
+        _, members, _ = read_eval(path)
     _OPENED.append(members)
 
 
