@@ -14,6 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from evalbook._model import _step_tables
 from evalbook._model._step_tables import STEP_COLUMNS, StepBlock, blocks_frame, steps_frame
 
 _maybe = st.none() | st.sampled_from(["a", "b", "é"])
@@ -54,11 +55,13 @@ def _row_by_row(samples: list[tuple[str, int, list[tuple[Any, ...]]]]) -> pd.Dat
 
 
 @settings(max_examples=200, deadline=None)
-@given(samples=_samples)
+@given(samples=_samples, block=st.integers(1, 7))
 def test_the_steps_table_is_the_rows_one_by_one(
-    samples: list[tuple[str, int, list[tuple[Any, ...]]]],
+    samples: list[tuple[str, int, list[tuple[Any, ...]]]], block: int
 ) -> None:
-    pd.testing.assert_frame_equal(steps_frame(samples), _row_by_row(samples))
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(_step_tables, "BLOCK", block)  # the samples in runs of `block`
+        pd.testing.assert_frame_equal(steps_frame(samples), _row_by_row(samples))
 
 
 def test_a_row_of_another_width_is_refused() -> None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -111,8 +110,19 @@ def step_rows(messages: Sequence[Message]) -> list[tuple[Any, ...]]:
 def steps_frame(samples: Iterable[tuple[str, int, Sequence[tuple[Any, ...]]]]) -> pd.DataFrame:
     """The steps table of (case_id, epoch, `step_rows`) of each sample, in the order given."""
     listed = list(samples)
-    block = StepBlock([found for _, _, found in listed])
-    return blocks_frame((cid, epoch, block, i) for i, (cid, epoch, _) in enumerate(listed))
+    placed: list[tuple[StepBlock, int]] = []  # each sample's block: one a run of `BLOCK`
+    for start in range(0, len(listed), BLOCK):
+        block = StepBlock([found for _, _, found in listed[start : start + BLOCK]])
+        placed.extend((block, i) for i in range(len(block)))
+    return blocks_frame(
+        (cid, epoch, *where) for (cid, epoch, _), where in zip(listed, placed, strict=True)
+    )
+
+
+# the samples a block holds (`steps_frame`, an import's runs of samples): each block's columns
+# are made at once, by zip(*rows), which is quick for thousands of rows (for millions it took
+# four times as long as one pass a column)
+BLOCK = 500
 
 
 class StepBlock:
@@ -134,18 +144,16 @@ class StepBlock:
             raise ValueError(f"a steps table row has not {width} columns")
         # where each sample's rows end (its rows start where the one before it ends)
         self.ends = np.cumsum(np.fromiter(map(len, samples), dtype=np.int64, count=len(samples)))
-        # each column by one pass over the rows (a zip(*rows) of millions of rows took four
-        # times as long), the numbers straight into an array
+        # a block is a run of samples' rows (thousands): zip(*rows) makes its columns at once
+        columns = list(zip(*rows, strict=True)) if rows else [() for _ in range(width)]
         self.codes: list[np.ndarray] = []
         self.categories: list[list[str]] = []
         for j in _CODED:
-            codes, values = _coded(list(map(itemgetter(j), rows)))
+            codes, values = _coded(columns[j])
             self.codes.append(codes)
             self.categories.append(values)
-        self.texts = [_objects(list(map(itemgetter(j), rows))) for j in _TEXTS]
-        self.numbers = np.empty((width - 7, len(rows)))
-        for k, j in enumerate(range(7, width)):
-            self.numbers[k] = np.fromiter(map(itemgetter(j), rows), dtype=float, count=len(rows))
+        self.texts = [_objects(columns[j]) for j in _TEXTS]
+        self.numbers = np.array(columns[7:width], dtype=float).reshape(width - 7, len(rows))
 
     def __len__(self) -> int:
         return len(self.ends)
@@ -175,7 +183,7 @@ _CODED = (0, 2, 6)
 _TEXTS = (1, 3, 4, 5)
 
 
-def _coded(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
+def _coded(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
     """Codes of `values` (-1: None) and the values coded, in first-seen order."""
     index: dict[Any, int] = {}
     codes = np.fromiter(
@@ -186,7 +194,7 @@ def _coded(values: list[Any]) -> tuple[np.ndarray, list[Any]]:
     return codes, list(index)
 
 
-def _objects(values: list[Any]) -> np.ndarray:
+def _objects(values: Sequence[Any]) -> np.ndarray:
     out = np.empty(len(values), dtype=object)
     out[:] = values
     return out
