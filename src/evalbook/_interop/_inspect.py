@@ -25,7 +25,6 @@ What each field becomes is the table in docs/interop.md ("Inspect AI").
 from __future__ import annotations
 
 import ast
-import contextlib
 import importlib.metadata
 import io
 import json
@@ -562,7 +561,7 @@ def _step(m: Any, replies: Mapping[str, Any], tools: Mapping[str, Any]) -> dict[
                 step["input_tokens"] = usage.input_tokens
                 step["output_tokens"] = usage.output_tokens
                 step["cost"] = usage.total_cost
-            step.update(_timing(event))
+            _timing(event, step)
     elif m.role == "tool":
         step["tool_call_id"] = m.tool_call_id
         step["name"] = m.function
@@ -570,27 +569,34 @@ def _step(m: Any, replies: Mapping[str, Any], tools: Mapping[str, Any]) -> dict[
             step["error"] = m.error.message
         event = tools.get(m.tool_call_id) if m.tool_call_id is not None else None
         if event is not None:
-            step.update(_timing(event))
+            _timing(event, step)
     return step
 
 
-def _timing(event: Any) -> dict[str, float]:
+def _timing(event: Any, step: dict[str, Any]) -> None:
     """An event's working time (`latency_s`; else its `completed` less its `timestamp`) and
-    start (`started_at`), where it says."""
-    out: dict[str, float] = {}
+    start (`started_at`), where it says, into `step`."""
+    # try blocks, not contextlib.suppress: a context manager a time was a tenth of a step
+    started = None
     when = getattr(event, "timestamp", None)
     if when is not None:
-        with contextlib.suppress(AttributeError, OverflowError, ValueError):
-            out["started_at"] = when.timestamp()
+        try:
+            started = step["started_at"] = when.timestamp()
+        except (AttributeError, OverflowError, ValueError):
+            started = None
     working = getattr(event, "working_time", None)
-    if isinstance(working, int | float) and not isinstance(working, bool) and working >= 0:
-        out["latency_s"] = float(working)
-    elif "started_at" in out and (completed := getattr(event, "completed", None)) is not None:
-        with contextlib.suppress(AttributeError, OverflowError, ValueError):
-            took = completed.timestamp() - out["started_at"]
-            if took >= 0:
-                out["latency_s"] = took
-    return out
+    if isinstance(working, _NUMBERS) and not isinstance(working, bool) and working >= 0:
+        step["latency_s"] = float(working)
+    elif started is not None and (completed := getattr(event, "completed", None)) is not None:
+        try:
+            took = completed.timestamp() - started
+        except (AttributeError, OverflowError, ValueError):
+            return
+        if took >= 0:
+            step["latency_s"] = took
+
+
+_NUMBERS = (int, float)
 
 
 def _inputs(sample: AnySample) -> Iterator[tuple[str, Any]]:
