@@ -1,14 +1,15 @@
 """A sample's transcript kept compact by an import: its counts, its steps table rows, its
-messages as compressed JSON; the `Transcript` is made again only when it is asked for.
+messages compressed; the `Transcript` is made again only when it is asked for.
 
 A `Transcript` of messages takes kilobytes a step; an import of a long log keeps this instead
 (`to_run_data` gives the run its steps table from the rows, its transcripts on first use).
 An importer hands its steps over as dicts (`KeptTranscript.of_steps`): a transcript of plain
-steps (below) is kept without building its pydantic messages, which was a third of the time
-an Inspect sample took to read; any other is built as a `Transcript`, which checks it (and
-refuses it, as before). The rows of a run of samples are then pooled into one `StepBlock`
-(`pool_steps`): a few arrays where a tuple a row was (an import's worker processes hand
-them back so).
+steps (below) is kept without building its pydantic messages (building and dumping them was
+a third of the time an Inspect sample took to read), its checked fields packed by `marshal`
+(in memory only, never written) and compressed; any other is built as a `Transcript`, which
+checks it (and refuses it, as before), and kept as its messages' JSON. The rows of a run of
+samples are then pooled into one `StepBlock` (`pool_steps`): a few arrays where a tuple a row
+was (an import's worker processes hand them back so).
 
 A plain step is a dict of only the fields below, each `None` or of exactly the type the
 message keeps (no conversion but a whole amount to its float): `role` one of `ROLES`; text
@@ -17,9 +18,9 @@ lone surrogate, which the run cleans: such a transcript is built and kept whole)
 amounts (`input_tokens`, `output_tokens`, `cost`, `latency_s`, `started_at`) a finite float
 >= 0 or a whole number 0..2**53 (exactly its float); `tool_calls` a list of `{"id",
 "function": {"name", "arguments"}}`, the arguments a dict (written as `ToolFunction` writes
-it) or text; every tool message answering a call made before it. That is a subset of what
-`Transcript` takes, and the transcript made again from the JSON is the one it builds
-(tests/interop/test_kept.py).
+it), text or None; every tool message answering a call made before it. That is a subset of
+what `Transcript` takes, and the transcript made again is the one it builds, with the same
+counts, output and rows (tests/interop/test_kept.py).
 """
 
 from __future__ import annotations
