@@ -354,3 +354,36 @@ def test_a_log_cut_short_is_read_in_one_process_whatever_the_workers(
     _same(_everything(here), _everything(workers))
     assert workers_said == here_said and "cut short" in workers_said[0]
     assert 0 < workers.cases["outcome"].notna().sum() < 10
+
+
+def test_a_forked_worker_reads_with_the_directory_it_was_forked_with(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from evalbook._interop._inspect_files import read_eval
+
+    with zipfile.ZipFile(TINY) as zf:
+        member = sorted(n for n in zf.namelist() if n.startswith("samples/"))[3]
+    log = _flipped(TINY, tmp_path / "copy.eval", member)  # a damaged member: zipfile's to say
+    _, members, _ = read_eval(log)
+    names = members.names()
+    want_skipped: list[str] = []
+    want = list(members.only(names, want_skipped))
+    directory = members.directory()
+    members.close()
+    monkeypatch.setattr(_inspect, "_DIRECTORY", [directory])
+    monkeypatch.setattr(_inspect, "_OPENED", [])
+    _inspect._open_archive(log)
+    again = _inspect._OPENED[-1]
+    assert again.members is directory[1]  # not read again
+    skipped: list[str] = []
+    assert list(again.only(names, skipped)) == want and len(want) == len(names) - 1
+    assert skipped == want_skipped and member in skipped[0]
+    again.close()
+    # the file replaced since: its directory is read again, never the old one used
+    body = log.read_bytes()
+    log.unlink()
+    log.write_bytes(body)
+    _inspect._open_archive(log)
+    fresh = _inspect._OPENED[-1]
+    assert fresh.members is not directory[1] and list(fresh.only(names, [])) == want
+    fresh.close()

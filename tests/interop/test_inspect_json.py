@@ -174,6 +174,11 @@ def test_a_member_that_is_no_json_text_is_refused(data: bytes) -> None:
         b'"attachments": null',
         b'"events": {}',
         b'"events": [1]',
+        # a model event's output: an object of choices, each choice's message an object
+        b'"events": [{"event": "model", "output": "text"}]',
+        b'"events": [{"event": "model", "output": {"choices": null}}]',
+        b'"events": [{"event": "model", "output": {"choices": [1]}}]',
+        b'"events": [{"event": "model", "output": {"choices": [{"message": "hi"}]}}]',
     ],
 )
 def test_a_member_of_another_shape_is_not_read_here(fields: bytes) -> None:

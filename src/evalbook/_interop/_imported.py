@@ -9,19 +9,16 @@ each goes through the score contract (`record_of`), so a harness's `1.5`, `True`
 
 from __future__ import annotations
 
-import json
 import math
 import re
 import uuid
-import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from functools import cache, partial
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import pandas as pd
-from pydantic import TypeAdapter
 
 from .._errors import ConfigurationError
 from .._model._contract import ERROR, UNSCORED, Rec, error_rec, record_of
@@ -38,13 +35,14 @@ from .._model._results import (
     Results,
 )
 from .._model._run_data import RunData
-from .._model._step_tables import step_rows, steps_frame
+from .._model._step_tables import StepBlock, blocks_frame, step_rows
 from .._model._tally import Tally
-from .._model._transcript import Message, Transcript, counts_of, is_ascii
+from .._model._transcript import Transcript
 from .._store._layout import check_run_name
 from .._util._gc import paused_gc
 from .._util._text import TextGate, safe_str
 from .._util._warn import warn
+from ._kept import KeptTranscript
 
 __all__ = [
     "FormatError",
@@ -114,48 +112,6 @@ class ImportedAttempt:
     error_message: str | None = None
     started_at: float = math.nan
     duration_s: float = math.nan
-
-
-class KeptTranscript:
-    """A sample's transcript kept compact: its counts, its steps table rows, its messages as
-    compressed JSON; the `Transcript` is made again only when it is asked for.
-
-    A `Transcript` of messages takes kilobytes a step; an import of a long log keeps this instead
-    (`to_run_data` gives the run its steps table from the rows, its transcripts on first use).
-    """
-
-    __slots__ = ("_blob", "_whole", "ascii", "counts", "output", "rows")
-
-    def __init__(self, transcript: Transcript) -> None:
-        messages = transcript.messages
-        self.counts = counts_of(messages)
-        self.output = transcript.output
-        self.ascii = all(is_ascii(m) for m in messages)
-        # text that is not all ASCII may hold a lone surrogate, which no JSON encoder takes
-        # (the run cleans it): such a transcript is kept whole
-        self._whole = None if self.ascii else transcript
-        self.rows = step_rows(messages) if self.ascii else []
-        dumped = _messages().dump_json(messages, exclude_defaults=True) if self.ascii else b""
-        self._blob = zlib.compress(dumped, 1)
-
-    def transcript(self) -> Transcript:
-        """The transcript again, as it was given."""
-        if self._whole is not None:
-            return self._whole
-        messages = json.loads(zlib.decompress(self._blob))
-        return Transcript(messages, output=self.output)
-
-    def steps(self) -> list[tuple[Any, ...]]:
-        """Its steps table rows, once (`step_rows`); made again from the transcript after."""
-        rows, self.rows = self.rows, []
-        if rows or not self.counts[0]:
-            return rows
-        return step_rows(self.transcript().messages)
-
-
-@cache
-def _messages() -> TypeAdapter[list[Message]]:
-    return TypeAdapter(list[Message])
 
 
 @dataclass
@@ -365,16 +321,33 @@ class _CompactSteps:
 
     def _made(self) -> pd.DataFrame:
         r, kept, full = self.results, self.kept, self.full
-        chunks = []
+        # each sample's rows where they are: in a kept transcript's block, else (its rows
+        # kept loose, a transcript kept whole) in one block made of them here
+        samples: list[tuple[str, int, StepBlock | None, int]] = []
+        loose: list[list[tuple[Any, ...]]] = []
         present = (r.steps[:, 0] >= 0).tolist()  # once, not a numpy look-up a sample
         for pos in range(r.n_samples):
             if not present[pos]:
                 continue
-            if pos in kept:
-                chunks.append((r.case_id_of(pos), r.epoch_of(pos), kept[pos].steps()))
+            k = kept.get(pos)
+            if k is not None and k.block is not None:
+                samples.append((r.case_id_of(pos), r.epoch_of(pos), k.block, k.at))
+                continue
+            if k is not None:
+                rows = k.steps()
             elif (t := full[pos]) is not None:
-                chunks.append((r.case_id_of(pos), r.epoch_of(pos), step_rows(t.messages)))
-        return steps_frame(chunks)
+                rows = step_rows(t.messages)
+            else:
+                continue
+            samples.append((r.case_id_of(pos), r.epoch_of(pos), None, len(loose)))
+            loose.append(rows)
+        block = StepBlock(loose)
+        frame = blocks_frame(
+            (cid, epoch, block if b is None else b, i) for cid, epoch, b, i in samples
+        )
+        for k in kept.values():  # the rows are in the table now: the blocks are let go
+            k.block = None
+        return frame
 
 
 def _keep_compact(results: Results, kept: dict[int, KeptTranscript]) -> None:

@@ -25,7 +25,6 @@ What each field becomes is the table in docs/interop.md ("Inspect AI").
 from __future__ import annotations
 
 import ast
-import contextlib
 import importlib.metadata
 import io
 import json
@@ -45,7 +44,6 @@ from typing import TYPE_CHECKING, Any
 from .._errors import ConfigurationError
 from .._model._contract import Score, ScoreError, Unscored
 from .._model._tally import InvalidUsage, Tally, amount
-from .._model._transcript import Transcript
 from .._util._gc import paused_gc
 from .._util._warn import warn
 from ._imported import (
@@ -68,6 +66,7 @@ from ._inspect_files import (
     read_json,
     sniff,
 )
+from ._kept import pool_steps
 from ._reading import check_version
 
 if TYPE_CHECKING:  # the extra's types, for mypy only (inspect_ai loads inside read)
@@ -172,6 +171,7 @@ def _parts(
 ) -> list[Part]:
     """Each sample as imported (its scores still Inspect's), read and mapped one at a time."""
     parts: list[Part] = []
+    kept: list[KeptTranscript] = []  # their rows pooled into a block every `_CHUNK`
     with paused_gc():
         for where, data in raw_samples:
             try:
@@ -180,7 +180,14 @@ def _parts(
                 skipped.append(f"{where}: not an Inspect sample ({_first_line(exc)})")
                 continue
             # each sample is mapped as it is read, and its Inspect objects dropped
-            parts.append((_order(sample), _sample(sample, events, path), sample.scores or {}))
+            imported = _sample(sample, events, path)
+            parts.append((_order(sample), imported, sample.scores or {}))
+            if isinstance(imported.transcript, KeptTranscript):
+                kept.append(imported.transcript)
+                if len(kept) == _CHUNK:
+                    pool_steps(kept)
+                    kept = []
+        pool_steps(kept)
     return parts
 
 
@@ -192,30 +199,43 @@ def _parts_of_members(path: Path, members: Members, skipped: list[str], log_api:
     workers = _workers(len(names))
     if workers < 2:
         return _parts(path, members, skipped, log_api)
+    # a forked worker starts with this process's reading of the archive's directory (one
+    # entry a sample: 1.3 s at 200,000 samples); a spawned one reads it again
+    context = _context()
+    inherited = members.directory() if context.get_start_method() == "fork" else None
     members.close()
     chunks = [names[i : i + _CHUNK] for i in range(0, len(names), _CHUNK)]
     parts: list[Part] = []
     pool = ProcessPoolExecutor(
-        workers, mp_context=_context(), initializer=_open_archive, initargs=(path,)
+        workers, mp_context=context, initializer=_open_archive, initargs=(path,)
     )
-    with pool, paused_gc():  # what comes back is kept: no collection walks it again and again
-        for found, lost, said in pool.map(_chunk, chunks):
-            parts.extend(found)
-            skipped.extend(lost)
-            for message, category in said:
-                warn(message, category)
+    _DIRECTORY[:] = [] if inherited is None else [inherited]
+    try:
+        with pool, paused_gc():  # what comes back is kept: no collection walks it again
+            for found, lost, said in pool.map(_chunk, chunks):
+                parts.extend(found)
+                skipped.extend(lost)
+                for message, category in said:
+                    warn(message, category)
+    finally:
+        _DIRECTORY.clear()
     return parts
 
 
 # the archive a worker process reads its runs from, opened once (its zip directory, one entry
 # a sample, read once rather than once a run)
 _OPENED: list[Members] = []
+# the archive's directory as the importing process read it: what a forked worker starts with
+_DIRECTORY: list[tuple[tuple[int, ...], dict[str, Any]]] = []
 
 
 def _open_archive(path: Path) -> None:
-    """In a worker, first: open the archive."""
+    """In a worker, first: open the archive (with the directory it was forked with, when that
+    is of the file at `path` still)."""
     _inspect_log()  # also teaches zipfile Inspect's zstd members
-    _, members, _ = read_eval(path)
+    members = Members.again(path, _DIRECTORY[0]) if _DIRECTORY else None
+    if members is None:
+        _, members, _ = read_eval(path)
     _OPENED.append(members)
 
 
@@ -485,8 +505,8 @@ def _readable_transcript(
     """The sample's transcript, kept compact (a log holds many); None when it has none or
     none evalbook can keep (then with a warning)."""
     try:
-        found = _transcript(sample, events)
-        return None if found is None else KeptTranscript(found)
+        found = _steps_of(sample, events)
+        return None if found is None else KeptTranscript.of_steps(*found)
     except (ConfigurationError, AttributeError, LookupError, TypeError, ValueError) as exc:
         warn(
             f"{'' if path is None else f'{path}: '}Inspect sample {sample.id!r} "
@@ -497,8 +517,9 @@ def _readable_transcript(
         return None
 
 
-def _transcript(sample: AnySample, events: Sequence[Any]) -> Transcript | None:
-    """The sample's messages as its transcript, not flattened: roles, text, tool calls and
+def _steps_of(sample: AnySample, events: Sequence[Any]) -> tuple[list[dict[str, Any]], Any] | None:
+    """The sample's messages as its transcript's steps and output (`Transcript`'s arguments),
+    not flattened: roles, text, tool calls and
     their results (`error` from Inspect's ToolCallError), each assistant message with its
     model event's model, tokens, working time and start, each tool result with its tool
     event's. None for a sample without messages; a message evalbook cannot take (a role it
@@ -520,7 +541,7 @@ def _transcript(sample: AnySample, events: Sequence[Any]) -> Transcript | None:
         elif kind == "tool" and getattr(event, "id", None) is not None:
             tools[event.id] = event
     steps = [_step(m, replies, tools) for m in messages]
-    return Transcript(steps, output=sample.output.completion if sample.output.choices else None)
+    return steps, sample.output.completion if sample.output.choices else None
 
 
 def _step(m: Any, replies: Mapping[str, Any], tools: Mapping[str, Any]) -> dict[str, Any]:
@@ -540,7 +561,7 @@ def _step(m: Any, replies: Mapping[str, Any], tools: Mapping[str, Any]) -> dict[
                 step["input_tokens"] = usage.input_tokens
                 step["output_tokens"] = usage.output_tokens
                 step["cost"] = usage.total_cost
-            step.update(_timing(event))
+            _timing(event, step)
     elif m.role == "tool":
         step["tool_call_id"] = m.tool_call_id
         step["name"] = m.function
@@ -548,27 +569,34 @@ def _step(m: Any, replies: Mapping[str, Any], tools: Mapping[str, Any]) -> dict[
             step["error"] = m.error.message
         event = tools.get(m.tool_call_id) if m.tool_call_id is not None else None
         if event is not None:
-            step.update(_timing(event))
+            _timing(event, step)
     return step
 
 
-def _timing(event: Any) -> dict[str, float]:
+def _timing(event: Any, step: dict[str, Any]) -> None:
     """An event's working time (`latency_s`; else its `completed` less its `timestamp`) and
-    start (`started_at`), where it says."""
-    out: dict[str, float] = {}
+    start (`started_at`), where it says, into `step`."""
+    # try blocks, not contextlib.suppress: a context manager a time was a tenth of a step
+    started = None
     when = getattr(event, "timestamp", None)
     if when is not None:
-        with contextlib.suppress(AttributeError, OverflowError, ValueError):
-            out["started_at"] = when.timestamp()
+        try:
+            started = step["started_at"] = when.timestamp()
+        except (AttributeError, OverflowError, ValueError):
+            started = None
     working = getattr(event, "working_time", None)
-    if isinstance(working, int | float) and not isinstance(working, bool) and working >= 0:
-        out["latency_s"] = float(working)
-    elif "started_at" in out and (completed := getattr(event, "completed", None)) is not None:
-        with contextlib.suppress(AttributeError, OverflowError, ValueError):
-            took = completed.timestamp() - out["started_at"]
-            if took >= 0:
-                out["latency_s"] = took
-    return out
+    if isinstance(working, _NUMBERS) and not isinstance(working, bool) and working >= 0:
+        step["latency_s"] = float(working)
+    elif started is not None and (completed := getattr(event, "completed", None)) is not None:
+        try:
+            took = completed.timestamp() - started
+        except (AttributeError, OverflowError, ValueError):
+            return
+        if took >= 0:
+            step["latency_s"] = took
+
+
+_NUMBERS = (int, float)
 
 
 def _inputs(sample: AnySample) -> Iterator[tuple[str, Any]]:

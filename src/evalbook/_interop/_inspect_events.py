@@ -75,21 +75,18 @@ def _when(text: object) -> datetime:
 
 def _model(event: Event) -> SimpleNamespace:
     model, output = event.model, event.output
-    if not isinstance(model, str) or not isinstance(output, dict):
+    if not isinstance(model, str) or output is None:
         raise Unusual("model event")
-    choices = output.get("choices", [])
-    if not isinstance(choices, list):
-        raise Unusual("choices")
     first = []
-    if choices:
-        message = choices[0].get("message") if isinstance(choices[0], dict) else None
-        if not isinstance(message, dict):
+    if output.choices:
+        message = output.choices[0].message
+        if message is None:
             raise Unusual("choice")
-        reply_id = message.get("id")
+        reply_id = message.id
         if reply_id is not None and not isinstance(reply_id, str):
             raise Unusual("message id")
         first = [SimpleNamespace(message=SimpleNamespace(id=reply_id))]
-    usage = output.get("usage")
+    usage = output.usage
     return SimpleNamespace(
         event="model",
         model=model,

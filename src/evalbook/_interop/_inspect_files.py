@@ -187,14 +187,39 @@ class Members:
         self,
         path: Path,
         f: IO[bytes],
-        zf: zipfile.ZipFile,
+        zf: zipfile.ZipFile | None,
         members: dict[str, zipfile.ZipInfo],
         skipped: list[str],
     ) -> None:
-        self.path, self.f, self.zf, self.members, self.skipped = path, f, zf, members, skipped
+        self.path, self.f, self._zf, self.members, self.skipped = path, f, zf, members, skipped
         # a salvaged archive is made in memory of the file's whole members (`_salvage`)
         self.salvaged = bool(skipped)
         self.direct = None if self.salvaged else _Direct(f)
+
+    @property
+    def zf(self) -> zipfile.ZipFile:
+        """The archive as zipfile reads it (a member `_Direct` does not read goes to it),
+        opened on first use when the directory came from another reading (`again`)."""
+        if self._zf is None:
+            self._zf = zipfile.ZipFile(self.f)
+        return self._zf
+
+    def directory(self) -> tuple[tuple[int, ...], dict[str, zipfile.ZipInfo]]:
+        """The file's identity (`fstat`: device, inode, size, change times) and its members."""
+        return _identity(self.f), self.members
+
+    @classmethod
+    def again(
+        cls, path: Path, directory: tuple[tuple[int, ...], dict[str, zipfile.ZipInfo]]
+    ) -> Members | None:
+        """The archive at `path` opened again with the members a reading of it found
+        (`directory()`, of a whole archive); None when the file is not that one now."""
+        identity, members = directory
+        f = open_file(path)
+        if _identity(f) != identity:
+            f.close()
+            return None
+        return cls(path, f, None, members, [])
 
     def __iter__(self) -> Iterator[RawSample]:
         try:
@@ -225,8 +250,14 @@ class Members:
         return not self.salvaged
 
     def close(self) -> None:
-        self.zf.close()
+        if self._zf is not None:
+            self._zf.close()
         self.f.close()
+
+
+def _identity(f: IO[bytes]) -> tuple[int, ...]:
+    info = os.fstat(f.fileno())
+    return (info.st_dev, info.st_ino, info.st_size, info.st_mtime_ns, info.st_ctime_ns)
 
 
 class _Direct:

@@ -5,9 +5,10 @@ repeats the conversation so far), `call` and `tools`, its state events' `changes
 them into Python objects only to drop them was a third of an import's time. `msgspec` (of the
 extra `evalbook[inspect]`) decodes the JSON against a schema of the fields read (`Doc`,
 `Event`) and skips the rest without building it. A field the import checks itself is typed
-`Any` (it gets the JSON value as is, as before); `events` must be a list of objects and
-`attachments` Inspect's `dict[str, str]`, else msgspec refuses the member and Inspect's own
-models read it, as for any member of another shape.
+`Any` (it gets the JSON value as is, as before); `events` must be a list of objects, an
+event's `output` an object of `choices` (a list of objects, each `message` an object or null)
+and `attachments` Inspect's `dict[str, str]`, else msgspec refuses the member and Inspect's own
+models read it, as for any member of another shape (Inspect's models take no other).
 
 The values are Inspect's parser's (`pydantic_core.from_json`, what `model_validate_json`
 reads), or the member is not decoded here. Measured (tests/interop/test_inspect_json.py):
@@ -35,7 +36,28 @@ from typing import Any
 import msgspec
 from pydantic_core import from_json
 
-__all__ = ["Doc", "Event", "decoded", "of_parsed"]
+__all__ = ["Choice", "Doc", "Event", "Output", "Reply", "decoded", "of_parsed"]
+
+
+class Reply(msgspec.Struct):
+    """A model event's choice's message as `_inspect_events` reads it: its id (the rest, its
+    text and calls again, skipped)."""
+
+    id: Any = None
+
+
+class Choice(msgspec.Struct):
+    """A model event's choice: its message (None when it has none)."""
+
+    message: Reply | None = None
+
+
+class Output(msgspec.Struct):
+    """A model event's output as `_inspect_events` reads it: its choices' messages' ids and
+    its usage (its completion and the rest skipped)."""
+
+    choices: list[Choice] = msgspec.field(default_factory=list)
+    usage: Any = None
 
 
 class Event(msgspec.Struct):
@@ -43,7 +65,7 @@ class Event(msgspec.Struct):
 
     event: Any = None
     model: Any = None
-    output: Any = None
+    output: Output | None = None
     timestamp: Any = None
     completed: Any = None
     working_time: Any = None

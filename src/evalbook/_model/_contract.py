@@ -185,6 +185,11 @@ def error_rec(reason: str, message: str, **extra: Any) -> Rec:
     return Rec(ERROR, math.nan, reason, message, **extra)
 
 
+# `json.dumps(data, default=safe_repr, ensure_ascii=False)`, its encoder made once (a dumps
+# call with options builds one each time: a third of the round trip for a small dict)
+_METADATA = json.JSONEncoder(default=safe_repr, ensure_ascii=False)
+
+
 class _BadMetadata(Exception):
     """Metadata that cannot be kept; the message says why."""
 
@@ -205,7 +210,7 @@ def _json_safe(metadata: object) -> dict[str, Any]:
     try:
         # one round trip: plain data only, nothing of the user's objects kept; raw characters
         # (ensure_ascii=False), else two lone surrogates would come back joined into one
-        text = json.dumps(data, default=safe_repr, ensure_ascii=False)
+        text = _METADATA.encode(data)
         loaded: dict[str, Any] = json.loads(text)
     except (ValueError, TypeError, RecursionError) as exc:
         raise _BadMetadata(

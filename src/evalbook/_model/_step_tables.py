@@ -13,7 +13,6 @@ from __future__ import annotations
 
 import math
 from collections.abc import Iterable, Sequence
-from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -25,6 +24,8 @@ from ._transcript import Message, ToolCall, Transcript
 __all__ = [
     "STEP_COLUMNS",
     "TOOL_CALL_COLUMNS",
+    "StepBlock",
+    "blocks_frame",
     "step_rows",
     "steps_frame",
     "steps_table",
@@ -74,10 +75,6 @@ def _num(value: float | None) -> float:
     return _NAN if value is None else float(value)
 
 
-def _category(values: list[str | None]) -> pd.Categorical:
-    return pd.Categorical(values)
-
-
 def steps_table(results: Results) -> pd.DataFrame:
     """One row per (case_id, epoch, step), `step` 0-based; no rows for a sample without one."""
     return steps_frame(
@@ -112,42 +109,144 @@ def step_rows(messages: Sequence[Message]) -> list[tuple[Any, ...]]:
 
 def steps_frame(samples: Iterable[tuple[str, int, Sequence[tuple[Any, ...]]]]) -> pd.DataFrame:
     """The steps table of (case_id, epoch, `step_rows`) of each sample, in the order given."""
+    listed = list(samples)
+    placed: list[tuple[StepBlock, int]] = []  # each sample's block: one a run of `BLOCK`
+    for start in range(0, len(listed), BLOCK):
+        block = StepBlock([found for _, _, found in listed[start : start + BLOCK]])
+        placed.extend((block, i) for i in range(len(block)))
+    return blocks_frame(
+        (cid, epoch, *where) for (cid, epoch, _), where in zip(listed, placed, strict=True)
+    )
+
+
+# the samples a block holds (`steps_frame`, an import's runs of samples): each block's columns
+# are made at once, by zip(*rows), which is quick for thousands of rows (for millions it took
+# four times as long as one pass a column)
+BLOCK = 500
+
+
+class StepBlock:
+    """The steps table rows (`step_rows`) of several samples, column by column.
+
+    An import's worker process hands its samples' rows back so: a few arrays a run of samples
+    instead of a tuple a row (3,050,000 of them at 200,000 samples, each pickled, unpickled and
+    walked again to make the table). `role`, `tool_name` and `model` are kept as codes of their
+    values (-1: None) in first-seen order; the text columns as object arrays; the numbers as
+    one float array, a row per column.
+    """
+
+    __slots__ = ("categories", "codes", "ends", "numbers", "texts")
+
+    def __init__(self, samples: Sequence[Sequence[tuple[Any, ...]]]) -> None:
+        rows = [row for found in samples for row in found]
+        width = len(STEP_COLUMNS) - 3
+        if rows and set(map(len, rows)) != {width}:
+            raise ValueError(f"a steps table row has not {width} columns")
+        # where each sample's rows end (its rows start where the one before it ends)
+        self.ends = np.cumsum(np.fromiter(map(len, samples), dtype=np.int64, count=len(samples)))
+        # a block is a run of samples' rows (thousands): zip(*rows) makes its columns at once
+        columns = list(zip(*rows, strict=True)) if rows else [() for _ in range(width)]
+        self.codes: list[np.ndarray] = []
+        self.categories: list[list[str]] = []
+        for j in _CODED:
+            codes, values = _coded(columns[j])
+            self.codes.append(codes)
+            self.categories.append(values)
+        self.texts = [_objects(columns[j]) for j in _TEXTS]
+        self.numbers = np.array(columns[7:width], dtype=float).reshape(width - 7, len(rows))
+
+    def __len__(self) -> int:
+        return len(self.ends)
+
+    def span(self, i: int) -> tuple[int, int]:
+        """Where sample `i`'s rows are in the block's columns: [start, stop)."""
+        return (0 if i == 0 else int(self.ends[i - 1])), int(self.ends[i])
+
+    def rows(self, i: int) -> list[tuple[Any, ...]]:
+        """Sample `i`'s rows again, as `step_rows` gave them."""
+        start, stop = self.span(i)
+        out = []
+        for r in range(start, stop):
+            role, tname, model = (
+                None if c[r] < 0 else v[c[r]]
+                for c, v in zip(self.codes, self.categories, strict=True)
+            )
+            content, tid, targs, error = (t[r] for t in self.texts)
+            numbers = tuple(float(x) for x in self.numbers[:, r])
+            out.append((role, content, tname, tid, targs, error, model, *numbers))
+        return out
+
+
+# the row columns kept as codes (role, tool_name, model) and as objects (content, tool_call_id,
+# tool_args, error)
+_CODED = (0, 2, 6)
+_TEXTS = (1, 3, 4, 5)
+
+
+def _coded(values: Sequence[Any]) -> tuple[np.ndarray, list[Any]]:
+    """Codes of `values` (-1: None) and the values coded, in first-seen order."""
+    index: dict[Any, int] = {}
+    codes = np.fromiter(
+        (-1 if v is None else index.setdefault(v, len(index)) for v in values),
+        dtype=np.int32,
+        count=len(values),
+    )
+    return codes, list(index)
+
+
+def _objects(values: Sequence[Any]) -> np.ndarray:
+    out = np.empty(len(values), dtype=object)
+    out[:] = values
+    return out
+
+
+def blocks_frame(samples: Iterable[tuple[str, int, StepBlock, int]]) -> pd.DataFrame:
+    """The steps table of (case_id, epoch, block, i) of each sample (sample `i` of `block`'s
+    rows), in the order given: the table `steps_frame` makes of the same rows."""
     # one entry a sample that has rows: its case id, epoch and row count (the columns are
-    # repeated from these by numpy, not built row by row)
+    # repeated from these by numpy, not built row by row), and where its rows are
     ids: list[str] = []
     epochs: list[int] = []
     counts: list[int] = []
-    rows: list[tuple[Any, ...]] = []
-    for cid, epoch, found in samples:
-        if found:
-            ids.append(cid)
-            epochs.append(epoch)
-            counts.append(len(found))
-            rows.extend(found)
+    starts: list[int] = []
+    blocks: dict[int, tuple[StepBlock, int]] = {}  # id -> (block, its first row in all)
+    total = 0
+    for cid, epoch, block, i in samples:
+        start, stop = block.span(i)
+        if stop == start:
+            continue
+        found = blocks.get(id(block))
+        if found is None:
+            found = blocks[id(block)] = (block, total)
+            total += int(block.ends[-1])
+        ids.append(cid)
+        epochs.append(epoch)
+        counts.append(stop - start)
+        starts.append(found[1] + start)
     n_rows = np.asarray(counts, dtype=np.int64)
-    starts = np.cumsum(n_rows) - n_rows
-    width = len(STEP_COLUMNS) - 3
-    if rows and set(map(len, rows)) != {width}:
-        raise ValueError(f"a steps table row has not {width} columns")
-    # each column by one pass over the rows (a zip(*rows) of millions of rows took four times
-    # as long), the numbers straight into arrays
-    texts = [list(map(itemgetter(j), rows)) for j in range(7)]
-    tin, tout, cost, lat = (
-        np.fromiter(map(itemgetter(j), rows), dtype=float, count=len(rows)) for j in range(7, width)
+    first = np.cumsum(n_rows) - n_rows
+    # each row's place in the blocks' columns laid end to end
+    where = np.arange(int(n_rows.sum()), dtype=np.int64) + np.repeat(
+        np.asarray(starts, dtype=np.int64) - first, n_rows
     )
-    del rows
-    role, content, tname, tid, targs, error, model = texts
+    kept = [block for block, _ in blocks.values()]
+    coded = [_categorical(kept, k, where) for k in range(len(_CODED))]
+    texts = [_taken([b.texts[k] for b in kept], where, object) for k in range(len(_TEXTS))]
+    numbers = [_taken([b.numbers[k] for b in kept], where, float) for k in range(4)]
+    role, tname, model = coded
+    content, tid, targs, error = texts
+    tin, tout, cost, lat = numbers
     frame: dict[str, Any] = {
         "case_id": _repeated(ids, n_rows),
         "epoch": np.repeat(np.asarray(epochs, dtype=np.int32), n_rows),
-        "step": (np.arange(len(role)) - np.repeat(starts, n_rows)).astype(np.int32),
-        "role": _category(role),
-        "content": pd.Series(content, dtype=object),
-        "tool_name": _category(tname),
-        "tool_call_id": pd.Series(tid, dtype=object),
-        "tool_args": pd.Series(targs, dtype=object),
-        "error": pd.Series(error, dtype=object),
-        "model": _category(model),
+        "step": (np.arange(len(where)) - np.repeat(first, n_rows)).astype(np.int32),
+        "role": role,
+        "content": pd.Series(content, dtype=object, copy=False),
+        "tool_name": tname,
+        "tool_call_id": pd.Series(tid, dtype=object, copy=False),
+        "tool_args": pd.Series(targs, dtype=object, copy=False),
+        "error": pd.Series(error, dtype=object, copy=False),
+        "model": model,
         "input_tokens": tin,
         "output_tokens": tout,
         "cost": cost,
@@ -155,6 +254,35 @@ def steps_frame(samples: Iterable[tuple[str, int, Sequence[tuple[Any, ...]]]]) -
     }
     # the arrays are this frame's own: not copied again (a copy of 3,050,000 rows a column took 1 s)
     return pd.DataFrame(frame, columns=STEP_COLUMNS, copy=False)
+
+
+def _taken(parts: list[np.ndarray], where: np.ndarray, dtype: Any) -> np.ndarray:
+    """The rows at `where` of `parts` laid end to end."""
+    if not parts:
+        return np.empty(0, dtype=dtype)
+    return np.concatenate(parts).take(where)
+
+
+def _categorical(blocks: list[StepBlock], k: int, where: np.ndarray) -> pd.Categorical:
+    """Coded column `k` of the rows at `where`: the `pd.Categorical` of its values themselves
+    (categories sorted as pandas sorts them, of the values these rows hold only)."""
+    values: list[Any] = []  # every block's values, laid end to end; a block's codes shifted
+    shifted = []
+    for block in blocks:
+        codes = block.codes[k]
+        shifted.append(np.where(codes < 0, -1, codes + len(values)).astype(np.int64))
+        values.extend(block.categories[k])
+    codes = _taken(shifted, where, np.int64)
+    used = np.unique(codes)
+    present = [values[c] for c in used.tolist() if c >= 0]
+    # the categories pandas gives the column's values: None among them if any row has none
+    # (an all-None column's categories are not text)
+    missing = bool(len(used)) and int(used[0]) < 0
+    dtype = pd.Categorical([*present, None] if missing else present).dtype
+    lookup = np.full(len(values) + 1, -1, dtype=np.int64)  # the last entry: code -1
+    lookup[used[used >= 0]] = dtype.categories.get_indexer(pd.Index(present, dtype=object))
+    made: Any = pd.Categorical.from_codes(lookup[codes], dtype=dtype)
+    return made  # type: ignore[no-any-return]
 
 
 def _repeated(ids: list[str], n_rows: np.ndarray) -> pd.Categorical:

@@ -27,6 +27,7 @@ __all__ = [
     "ToolCall",
     "ToolFunction",
     "Transcript",
+    "arguments_text",
     "cleaned",
     "counts_of",
     "is_ascii",
@@ -60,8 +61,13 @@ class ToolFunction(_Part):
     @classmethod
     def _as_json(cls, value: Any) -> Any:
         if isinstance(value, Mapping):
-            return _ARGUMENTS.encode(dict(value))
+            return arguments_text(value)
         return "{}" if value is None else value
+
+
+def arguments_text(value: Mapping[str, Any]) -> str:
+    """A tool call's dict arguments as the JSON text a `ToolFunction` keeps."""
+    return _ARGUMENTS.encode(dict(value))
 
 
 class ToolCall(_Part):
