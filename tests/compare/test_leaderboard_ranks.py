@@ -99,6 +99,28 @@ def test_a_noisy_run_shares_the_leaders_tier_below_a_separably_worse_one() -> No
     assert r.rank_low.tolist() == [1, 2, 1] and r.rank_high.tolist() == [2, 3, 3]
 
 
+def test_a_board_whose_tiers_do_not_rise_with_the_mean_says_why() -> None:
+    """The board of the noisy-run case: listed by mean its tiers read 1, 2, 1, and its note
+    says so; a board whose tiers rise with the mean has no such note."""
+    scores = {"a": [1.0] * 30, "b": [0.95] * 30, "c": [0.0, 0.0] + [1.0] * 28}
+    df = pd.DataFrame({"q": range(30)})
+    runs = []
+    for name, values in scores.items():
+        scorer = eb.scorer(eb.define_score("ok", primary=True))(
+            lambda output, v=values: float(v[output])
+        )
+        runs.append(
+            eb.run(df, task=lambda q: q, scorers=[scorer], name=name, store=None, progress=False)
+        )
+    board = eb.leaderboard(runs)
+    assert board["name"].tolist() == ["a", "b", "c"] and board["tier"].tolist() == [1, 2, 1]
+    assert "not the order of the means" in board.attrs["note"]
+    assert "not the order of the means" in eb.show(runs).card_html()
+    even = eb.leaderboard(_runs({"a": 0.9, "b": 0.88, "c": 0.6, "d": 0.58}))
+    assert even["tier"].tolist() == [1, 1, 2, 2]
+    assert "not the order of the means" not in str(even.attrs.get("note"))
+
+
 def test_two_cases_each_equally_worse_never_separate_two_runs() -> None:
     """Equal deltas make Student's t undefined (zero variance): the sign-flip test decides,
     and two equal deltas give p = 0.5 (never a certain verdict)."""

@@ -116,10 +116,22 @@ def leaderboard(runs: Iterable[RunData] | Mapping[str, RunData]) -> LeaderboardT
         )
         board.attrs["note"] = " ".join(n for n in (board.attrs.get("note"), shared) if n)
     order = np.lexsort((np.arange(len(board)), board["rank"].to_numpy()))
+    tiers = board["tier"].to_numpy(dtype=float, na_value=np.nan)[order]
+    tiers = tiers[~np.isnan(tiers)]
+    if (np.diff(tiers) < 0).any():  # a tier below a later one: the verdicts are not transitive
+        board.attrs["note"] = " ".join(n for n in (board.attrs.get("note"), _UNEVEN_TIERS) if n)
     out = LeaderboardTable(board.iloc[order].reset_index(drop=True))
     # each row's run by its position in `runs` (names may repeat): what a view puts beside it
     out.attrs = {**board.attrs, "positions": [int(i) for i in order]}
     return out
+
+
+# said when, listed by mean, a tier comes after a later one: paired verdicts need not chain
+_UNEVEN_TIERS = (
+    "Tiers follow the paired tests, not the order of the means: a run listed below one of a "
+    "later tier is not separable from its tier's first run, which the run above it is "
+    "separably worse than."
+)
 
 
 def board_order(board: pd.DataFrame) -> list[int]:
