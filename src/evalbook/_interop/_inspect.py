@@ -519,12 +519,12 @@ def _readable_transcript(
 
 def _steps_of(sample: AnySample, events: Sequence[Any]) -> tuple[list[dict[str, Any]], Any] | None:
     """The sample's messages as its transcript's steps and output (`Transcript`'s arguments),
-    not flattened: roles, text, tool calls and
-    their results (`error` from Inspect's ToolCallError), each assistant message with its
-    model event's model, tokens, working time and start, each tool result with its tool
-    event's. None for a sample without messages; a message evalbook cannot take (a role it
-    does not know, a result answering no call) leaves the sample without one, with a warning
-    of the import (`skipped`), never a different transcript."""
+    not flattened: roles, text, tool calls and their results (`error` from Inspect's
+    ToolCallError), each assistant message with its model event's model, tokens, working time
+    and start, each tool result with its tool event's. None for a sample without messages; a
+    message evalbook cannot take (a role it does not know, a result answering no call) leaves
+    the sample without one, with a warning of the import (`skipped`), never a different
+    transcript."""
     messages = sample.messages or []
     if not messages:
         return None

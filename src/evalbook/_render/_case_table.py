@@ -221,7 +221,9 @@ def table_frame(run: RunLike, rows: int | None = None) -> pd.DataFrame:
     k = epochs_of(run)
     n = len(cases)
     ids = _read(run).ids  # the run's, made once (the static table's 25 take a slice)
-    out: dict[str, Any] = {"case_id": _text_column(cases["case_id"], ids)}
+    out: dict[str, Any] = {
+        "case_id": cases["case_id"].to_numpy(dtype=object) if ids is None else _str(ids.slice(0, n))
+    }
     if k > 1:
         out["epoch"] = _column(cases["epoch"])
     out["outcome"] = _column(_filled(cases["outcome"], "pending"))
@@ -260,16 +262,18 @@ def table_frame(run: RunLike, rows: int | None = None) -> pd.DataFrame:
     return frame
 
 
-def _text_column(values: pd.Series, arrow: pa.ChunkedArray | None = None) -> pd.Series | np.ndarray:
+def _text_column(values: pd.Series) -> pd.Series | np.ndarray:
     """A column of text as Arrow text (what sorts and searches read: made here once, straight
-    from the values, which is several times quicker on a million than pandas' own inference;
-    `arrow`: made already, of these values or more), any other as its objects."""
-    arrow = _text_arrow(values) if arrow is None else arrow.slice(0, len(values))
-    if arrow is None:
-        return values.to_numpy(dtype=object)
-    # pandas' own `str` (missing: NaN), as its inference made it, without a copy
-    text = pd.StringDtype("pyarrow", na_value=np.nan)
-    return pd.Series(pd.array(arrow, dtype=text))
+    from the values, which is several times quicker on a million than pandas' own inference),
+    any other as its objects."""
+    arrow = _text_arrow(values)
+    return values.to_numpy(dtype=object) if arrow is None else _str(arrow)
+
+
+def _str(arrow: pa.ChunkedArray) -> pd.Series:
+    """Arrow text as pandas' own `str` column (missing: NaN), as its inference makes it,
+    without a copy."""
+    return pd.Series(pd.array(arrow, dtype=pd.StringDtype("pyarrow", na_value=np.nan)))
 
 
 def _per_sample(column: pd.Series, n: int, k: int) -> pd.Series:
